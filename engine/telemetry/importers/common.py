@@ -1,0 +1,51 @@
+"""Helpers every importer shares: options, reading bytes as text, clear whole-file errors."""
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field
+
+from engine.telemetry.errors import ImportRejected, RowError
+
+BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """Knobs a user can set on an import.
+
+    tz: IANA time zone for naive timestamps (and the default region's zone).
+    mapping: source column -> Meridian column, overriding the alias table (generic CSV).
+    region: region name for rows that carry none.
+    """
+
+    tz: str | None = None
+    mapping: dict[str, str] = field(default_factory=dict)
+    region: str | None = None
+
+
+def maybe_gunzip(data: bytes, source: str) -> bytes:
+    """Decompress gzip content (recognised by its magic bytes, whatever the file name)."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError) as exc:
+        raise ImportRejected.whole_file(source, f"corrupt gzip file ({exc})") from exc
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """Bytes -> str, rejecting empty, binary and non-UTF-8 content with a located reason."""
+    data = maybe_gunzip(data, source)
+    if not data.strip():
+        raise ImportRejected.whole_file(source, "file is empty")
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        raise ImportRejected.whole_file(source, "file is binary (contains NUL bytes), not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ImportRejected([RowError(
+            source, line,
+            f"byte 0x{data[exc.start]:02x} at column {column} is not valid UTF-8; save the file as UTF-8",
+        )]) from exc

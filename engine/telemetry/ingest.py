@@ -1,0 +1,133 @@
+"""Import one file into the store: read, detect, parse, complete, insert atomically.
+
+The only entry point the CLI and the dashboard use to add telemetry.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from engine.model import DEFAULT_REGION
+from engine.telemetry.batch import ImportBatch
+from engine.telemetry.errors import ImportRejected
+from engine.telemetry.importers import FORMATS, parser_for
+from engine.telemetry.importers.common import ImportOptions
+from engine.telemetry.importers.detect import detect_format
+from engine.telemetry.store import Store
+from engine.world.pricebook import default_price_rows
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    dataset: str
+    format: str
+    rows: int
+    import_id: int | None          # None when the content was already imported
+    duplicate_of: str | None = None  # dataset that already holds this content
+    notes: tuple[str, ...] = ()
+
+
+def dataset_name_for(source: str) -> str:
+    stem = Path(source).name
+    for suffix in (".gz", ".csv", ".swf", ".txt", ".psv"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-") or "dataset"
+
+
+def ingest_path(store: Store, path: str | Path, **kwargs) -> IngestResult:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ImportRejected.whole_file(str(path), f"cannot read file ({exc.strerror or exc})") from exc
+    return ingest_bytes(store, data, str(path), **kwargs)
+
+
+def ingest_bytes(
+    store: Store,
+    data: bytes,
+    source: str,
+    *,
+    format: str = "auto",
+    dataset: str | None = None,
+    options: ImportOptions | None = None,
+) -> IngestResult:
+    """Parse `data` (the content of file `source`) and add it to `dataset` in one transaction."""
+    options = options or ImportOptions()
+    sha = hashlib.sha256(data).hexdigest()
+    fmt = detect_format(source, data) if format == "auto" else format
+    if fmt not in FORMATS:
+        raise ImportRejected.whole_file(source, f"unknown format {fmt!r}; choose from auto, {', '.join(FORMATS)}")
+    earlier = store.find_import(sha)
+    if earlier is not None:
+        return IngestResult(earlier[0], fmt, 0, None, duplicate_of=earlier[0],
+                            notes=(f"identical content was already imported from {earlier[1]}",))
+    batch = parser_for(fmt)(data, source, options)
+    if batch.row_count == 0:
+        raise ImportRejected.whole_file(source, "no data rows (header only?)")
+    name = dataset or _free_name(store, dataset_name_for(source))
+    complete_world(store, name, batch, options)
+    import_id = store.add_import(name, batch, Path(source).name, sha)
+    return IngestResult(name, fmt, batch.row_count, import_id, notes=tuple(batch.notes))
+
+
+def _free_name(store: Store, base: str) -> str:
+    name, n = base, 1
+    while store.dataset_exists(name):
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def complete_world(store: Store, dataset: str, batch: ImportBatch, options: ImportOptions) -> None:
+    """Give every region and GPU type a time zone and prices, stating what was assumed.
+
+    Regions the dataset does not describe get the import's time zone (or UTC); GPU types
+    without a price get the default price book's on-demand/spot/reserved prices, marked assumed.
+    """
+    used = _regions_and_types(batch)
+    if used.empty:
+        return
+    known_regions = set(store.regions(dataset)["region"]) if store.dataset_exists(dataset) else set()
+    if "regions" in batch.tables:
+        known_regions |= set(batch.tables["regions"]["region"])
+    missing = sorted(set(used["region"]) - known_regions)
+    if missing:
+        tz = options.tz or "UTC"
+        extra = pd.DataFrame({"region": missing, "timezone": tz})
+        batch.tables["regions"] = pd.concat([batch.tables.get("regions", pd.DataFrame()), extra], ignore_index=True)
+        batch.notes.append(f"region(s) {', '.join(missing)} assumed to be in time zone {tz}")
+    priced = store.prices(dataset) if store.dataset_exists(dataset) else pd.DataFrame(columns=["region", "gpu_type"])
+    if "prices" in batch.tables:
+        priced = pd.concat([priced, batch.tables["prices"]], ignore_index=True)
+    have = set(zip(priced["region"], priced["gpu_type"]))
+    rows = [r for region, gpu_type in used.itertuples(index=False) if (region, gpu_type) not in have
+            for r in default_price_rows(region, gpu_type)]
+    if rows:
+        batch.tables["prices"] = pd.concat([batch.tables.get("prices", pd.DataFrame()), pd.DataFrame(rows)],
+                                           ignore_index=True)
+        batch.notes.append("GPU prices not in the file were taken from the default price book (marked assumed)")
+
+
+def _regions_and_types(batch: ImportBatch) -> pd.DataFrame:
+    parts = []
+    for table in ("jobs", "fleet"):
+        frame = batch.tables.get(table)
+        if frame is not None and "region" in frame and "gpu_type" in frame:
+            parts.append(frame[["region", "gpu_type"]])
+        elif frame is not None and "region" in frame:
+            parts.append(frame[["region"]].assign(gpu_type=None))
+    util = batch.tables.get("utilization")
+    if util is not None:
+        parts.append(util[["region"]].assign(gpu_type=None))
+    if not parts:
+        return pd.DataFrame(columns=["region", "gpu_type"])
+    both = pd.concat(parts, ignore_index=True)
+    both["region"] = both["region"].fillna(DEFAULT_REGION)
+    both["gpu_type"] = both["gpu_type"].fillna("unknown").astype(str)
+    return both.drop_duplicates().sort_values(["region", "gpu_type"]).reset_index(drop=True)
