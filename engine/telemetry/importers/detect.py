@@ -25,7 +25,7 @@ def _header_fields(line: str, sep: str) -> set[str]:
 def detect_format(name: str, data: bytes) -> str:
     """Return one of the importer format names. Falls back to 'csv'."""
     head = _head(data)
-    text = head.decode("utf-8", errors="replace")
+    text = head.decode("utf-8-sig", errors="replace")  # -sig: spreadsheet exports start with a BOM
     lines = [ln for ln in text.splitlines() if ln.strip()]
     lower = name.lower()
     if lower.endswith((".swf", ".swf.gz")) or (lines and lines[0].lstrip().startswith(";")):

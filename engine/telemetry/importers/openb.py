@@ -1,0 +1,155 @@
+"""Alibaba openb traces (cluster-trace-gpu-v2023, Weng et al., USENIX ATC'23): node lists and pod lists.
+
+Node list `sn,cpu_milli,memory_mib,gpu,model` -> fleet. Pod list `name,cpu_milli,memory_mib,num_gpu,
+gpu_milli[,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time]` -> jobs, where a pod
+asks for num_gpu GPUs of gpu_milli thousandths each (gpu_milli < 1000 means a shared GPU).
+The trace's times are seconds from its start, with no absolute date: they are anchored at
+`TRACE_EPOCH_UTC`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.model import DEFAULT_REGION
+from engine.telemetry.batch import ImportBatch
+from engine.telemetry.errors import ErrorCollector
+from engine.telemetry.importers.common import ImportOptions, decode_text
+from engine.telemetry.importers.delimited import Rows, numbers, read_rows
+
+CLUSTER = "openb"
+TRACE_EPOCH_UTC = pd.Timestamp("2023-01-01 00:00:00")
+NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+POD_OPTIONAL = ("gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time")
+PHASES = {"Running": "running", "Succeeded": "completed", "Failed": "failed", "Pending": "pending",
+          "Unknown": "failed"}
+QOS_CLASSES = {"LS": "inference", "BE": "batch"}   # latency-sensitive serving; best-effort jobs
+
+
+def parse_openb_nodes(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
+    """A node list -> fleet rows (tier 'reserved': Alibaba's own machines). CPU-only nodes keep gpu_type NULL."""
+    errors = ErrorCollector(source)
+    rows = read_rows(decode_text(data, source), source, ",", NODE_COLUMNS, (), errors)
+    cpu_milli = numbers(rows, "cpu_milli", errors, minimum=0)
+    memory_mib = numbers(rows, "memory_mib", errors, minimum=0)
+    gpus = numbers(rows, "gpu", errors, minimum=0)
+    _require_whole(rows, "gpu", gpus, errors)
+    _report_empty(rows, "sn", errors)
+    errors.raise_if_any()
+    fleet = pd.DataFrame({
+        "region": options.region or DEFAULT_REGION,
+        "cluster": CLUSTER,
+        "node": rows.frame["sn"],
+        "gpu_type": rows.frame["model"].where(rows.frame["model"] != "", None),
+        "gpus": gpus.astype(np.int64),
+        "cpus": cpu_milli / 1000,
+        "memory_gib": memory_mib / 1024,
+        "tier": "reserved",
+    })
+    return ImportBatch("openb-nodes", {"fleet": fleet},
+                       ["openb nodes are stored as tier 'reserved' (the operator's own machines)"])
+
+
+def parse_openb_pods(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
+    """A pod list -> jobs; fractional `gpus` = num_gpu * gpu_milli / 1000."""
+    errors = ErrorCollector(source)
+    rows = read_rows(decode_text(data, source), source, ",", POD_COLUMNS, POD_OPTIONAL, errors)
+    cpu_milli = numbers(rows, "cpu_milli", errors, minimum=0)
+    memory_mib = numbers(rows, "memory_mib", errors, minimum=0)
+    num_gpu = numbers(rows, "num_gpu", errors, minimum=0)
+    gpu_milli = numbers(rows, "gpu_milli", errors, minimum=0)
+    _require_whole(rows, "num_gpu", num_gpu, errors)
+    _require_whole(rows, "gpu_milli", gpu_milli, errors)
+    for i in np.flatnonzero(gpu_milli > 1000):
+        errors.add(rows.lines[i], f"gpu_milli must be at most 1000 (one whole GPU), found {gpu_milli[i]:g}")
+    _report_empty(rows, "name", errors)
+    notes: list[str] = []
+    status = _statuses(rows, errors, notes)
+    submit, start, end = _times(rows, status, errors, notes)
+    errors.raise_if_any()
+    qos = _optional(rows, "qos")
+    jobs = pd.DataFrame({
+        "source_line": rows.lines,
+        "job_id": rows.frame["name"],
+        "workload_class": [QOS_CLASSES.get(q, "unknown") for q in qos],
+        "qos": qos,
+        "submit_utc": submit,
+        "start_utc": start,
+        "end_utc": end,
+        "gpus": num_gpu * gpu_milli / 1000,
+        "gpu_milli": gpu_milli.astype(np.int64),
+        "gpu_type": _optional(rows, "gpu_spec"),
+        "cpus": cpu_milli / 1000,
+        "memory_gib": memory_mib / 1024,
+        "nodes": 1,
+        "region": options.region or DEFAULT_REGION,
+        "cluster": CLUSTER,
+        "status": status,
+    })
+    if rows.has("qos"):
+        notes.append("workload class from qos: LS (latency-sensitive) -> inference, BE (best effort) -> batch")
+    return ImportBatch("openb-pods", {"jobs": jobs}, notes)
+
+
+def _statuses(rows: Rows, errors: ErrorCollector, notes: list[str]) -> list[str | None]:
+    """Meridian status per pod from pod_phase; all 'pending' when the file has no phases."""
+    if not rows.has("pod_phase") or not (rows.frame["pod_phase"] != "").any():
+        notes.append("no pod_phase in the file: every pod is stored as pending (a workload to schedule)")
+        return ["pending"] * len(rows)
+    out: list[str | None] = []
+    for line, phase in zip(rows.lines, rows.frame["pod_phase"]):
+        if phase not in PHASES:
+            errors.add(line, f"unknown pod_phase {phase!r} (expected Pending, Running, Succeeded or Failed)")
+        out.append(PHASES.get(phase))
+    unknown = int((rows.frame["pod_phase"] == "Unknown").sum())
+    if unknown:
+        notes.append(f"{unknown} pods in phase Unknown (node lost contact) are stored as failed")
+    return out
+
+
+def _times(rows: Rows, status: list, errors: ErrorCollector, notes: list[str]) -> tuple[pd.Series, ...]:
+    """(submit, start, end) as UTC times: TRACE_EPOCH_UTC + seconds from creation/scheduled/deletion."""
+    epoch = TRACE_EPOCH_UTC.strftime("%Y-%m-%d %H:%M UTC")
+    if not rows.has("creation_time"):
+        notes.append(f"no times in the file: every pod is submitted at {epoch} (the trace epoch)")
+        submit = pd.Series(np.full(len(rows), TRACE_EPOCH_UTC.to_datetime64()))
+        missing = pd.Series(np.full(len(rows), np.datetime64("NaT"), dtype="datetime64[s]"))
+        return submit, missing, missing
+    notes.append(f"openb times are seconds from the trace start, which has no date: anchored at {epoch}")
+    created = numbers(rows, "creation_time", errors, minimum=0)
+    scheduled = numbers(rows, "scheduled_time", errors, allow_empty=True, minimum=0) \
+        if rows.has("scheduled_time") else np.full(len(rows), np.nan)
+    deleted = numbers(rows, "deletion_time", errors, allow_empty=True, minimum=0) \
+        if rows.has("deletion_time") else np.full(len(rows), np.nan)
+    pending = np.array([s == "pending" for s in status], dtype=bool)
+    scheduled[pending & (scheduled == 0)] = np.nan
+    for i in np.flatnonzero(deleted < created):
+        errors.add(rows.lines[i], f"deletion_time {deleted[i]:g} is before creation_time {created[i]:g}")
+    for i in np.flatnonzero(scheduled < created):
+        errors.add(rows.lines[i], f"scheduled_time {scheduled[i]:g} is before creation_time {created[i]:g}")
+    return _at(created), _at(scheduled), _at(deleted)
+
+
+def _at(seconds: np.ndarray) -> pd.Series:
+    """TRACE_EPOCH_UTC + whole seconds (NaN -> NaT)."""
+    known = np.isfinite(seconds)
+    stamps = np.full(len(seconds), np.datetime64("NaT"), dtype="datetime64[s]")
+    stamps[known] = TRACE_EPOCH_UTC.to_datetime64().astype("datetime64[s]") + \
+        np.rint(seconds[known]).astype(np.int64).astype("timedelta64[s]")
+    return pd.Series(stamps)
+
+
+def _require_whole(rows: Rows, column: str, values: np.ndarray, errors: ErrorCollector) -> None:
+    for i in np.flatnonzero(np.isfinite(values) & (values != np.round(values))):
+        errors.add(rows.lines[i], f"{column} must be a whole number, found {values[i]:g}")
+
+
+def _report_empty(rows: Rows, column: str, errors: ErrorCollector) -> None:
+    errors.add_many(rows.lines[(rows.frame[column] == "").to_numpy()], f"{column} is empty")
+
+
+def _optional(rows: Rows, column: str) -> list:
+    if not rows.has(column):
+        return [None] * len(rows)
+    return [value or None for value in rows.frame[column]]

@@ -1,0 +1,223 @@
+"""Standard Workload Format (Parallel Workloads Archive) -> jobs, fleet and regions tables.
+
+SWF logs come from CPU clusters. Meridian treats each processor as one schedulable slot:
+gpus = cpus = processors (allocated, else requested), gpu_type 'cpu'. Times are seconds from
+the header's UnixStartTime; -1 means unknown and becomes NULL. Parsing is vectorised (pandas'
+C reader over the job lines); only when that fails does a line-by-line pass locate the errors.
+"""
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import numpy as np
+import pandas as pd
+
+from engine.model import DEFAULT_REGION
+from engine.telemetry.batch import ImportBatch
+from engine.telemetry.errors import ErrorCollector, ImportRejected
+from engine.telemetry.importers.common import ImportOptions, decode_text
+from engine.telemetry.importers.localtime import checked_zone
+from engine.telemetry.importers.swf_header import SwfHeader, fleet_table
+
+FIELDS = (
+    "job id", "submit time", "wait time", "run time", "allocated processors", "average CPU time",
+    "used memory", "requested processors", "requested time", "requested memory", "status",
+    "user id", "group id", "executable id", "queue", "partition", "preceding job", "think time",
+)
+# 0-based column of each field Meridian reads (field k of the SWF spec is column k - 1).
+JOB, SUBMIT, WAIT, RUN, ALLOC, REQ_PROCS, REQ_TIME, STATUS, USER, GROUP, QUEUE = 0, 1, 2, 3, 4, 7, 8, 10, 11, 12, 14
+# SWF status codes; 2-4 are parts of a checkpointed job: 2 = interrupted and continued later,
+# 3 = last part, completed, 4 = last part, failed.
+STATUSES = {1: "completed", 0: "failed", 5: "cancelled", 2: "preempted", 3: "completed", 4: "failed"}
+# Fields that hold -1 for "unknown" and must otherwise be >= 0.
+UNKNOWN_OR_NONNEGATIVE = (WAIT, RUN, ALLOC, REQ_PROCS, REQ_TIME)
+# A comment, blank or whitespace-only line after the first job line.
+_IRREGULAR = re.compile(r"\n[ \t\r]*(;|\n|$)")
+
+
+def parse_swf(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
+    """Parse an SWF log (plain or gzip) into jobs, a fleet of processor slots and the region's zone."""
+    text = decode_text(data, source)
+    comments, body, lines = _split(text)
+    if not body:
+        raise ImportRejected.whole_file(source, "no job lines after the header")
+    errors = ErrorCollector(source)
+    values = _read_fast(body, len(lines))
+    if values is None:
+        values = _read_slow(body, lines, errors)
+    _check(values, lines, errors)
+    errors.raise_if_any()
+
+    header = SwfHeader.parse(comments)
+    region = options.region or DEFAULT_REGION
+    notes = ["SWF logs describe CPU clusters: each processor is treated as one slot "
+             "(gpus = cpus = processors, gpu type 'cpu')"]
+    procs = np.where(values[:, ALLOC] >= 0, values[:, ALLOC], values[:, REQ_PROCS])
+    max_procs, max_nodes = header.max_procs, header.max_nodes
+    if max_procs is None:
+        max_procs = max_nodes = max(1, int(procs.max()))
+        notes.append(f"no MaxNodes/MaxProcs header: fleet sized to the largest job ({max_procs} processors)")
+    jobs = _jobs(values, lines, procs, max(1.0, max_procs / max_nodes), header, region, notes)
+    tables = {"jobs": jobs, "fleet": fleet_table(max_nodes, max_procs, region)}
+    notes.append(f"fleet: {max_nodes} nodes with {max_procs} processors in all, tier 'reserved' "
+                 "(on-premise hardware is paid for whether used or not)")
+    tz = checked_zone(options.tz, source) if options.tz else header.timezone
+    if options.tz and header.timezone and options.tz != header.timezone:
+        notes.append(f"time zone {options.tz} given for the import overrides the log's {header.timezone}")
+    elif not options.tz and header.timezone_note:
+        notes.append(header.timezone_note)
+    if tz:
+        tables["regions"] = pd.DataFrame({"region": [region], "timezone": [tz]})
+    return ImportBatch("swf", tables, notes)
+
+
+def _split(text: str) -> tuple[list[str], str, np.ndarray]:
+    """(header comment lines, job lines joined by newlines, 1-based line number of each job line).
+
+    Logs put every comment before the first job; then the job lines are one slice of the text
+    and need no per-line work. Comments or blank lines among the jobs take the slower path.
+    """
+    comments, offset, number = [], 0, 1
+    for number, line in enumerate(io.StringIO(text), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(";"):
+            break
+        if stripped:
+            comments.append(stripped)
+        offset += len(line)
+    tail = text[offset:].rstrip()
+    if not tail:
+        return comments, "", np.zeros(0, dtype=np.int64)
+    if not _IRREGULAR.search(tail):
+        count = tail.count("\n") + 1
+        return comments, tail, np.arange(number, number + count, dtype=np.int64)
+    body, numbers = [], []
+    for extra, line in enumerate(tail.split("\n")):
+        stripped = line.strip()
+        if stripped.startswith(";"):
+            comments.append(stripped)
+        elif stripped:
+            body.append(stripped)
+            numbers.append(number + extra)
+    return comments, "\n".join(body), np.asarray(numbers, dtype=np.int64)
+
+
+def _read_fast(body: str, count: int) -> np.ndarray | None:
+    """All `count` job lines as an (n, 18) float array, or None when any line is malformed."""
+    try:
+        frame = pd.read_csv(io.StringIO(body), sep=r"\s+", header=None, dtype=np.float64,
+                            engine="c", skip_blank_lines=False)
+    except (ValueError, pd.errors.ParserError):
+        return None
+    values = frame.to_numpy()
+    if values.shape != (count, len(FIELDS)) or not np.isfinite(values).all():
+        return None
+    return values
+
+
+def _read_slow(body: str, lines: np.ndarray, errors: ErrorCollector) -> np.ndarray:
+    """Line-by-line parse that reports the first problem of every malformed line."""
+    values = np.full((len(lines), len(FIELDS)), np.nan)
+    for i, line in enumerate(body.split("\n")):
+        parts = line.split()
+        if len(parts) != len(FIELDS):
+            errors.add(lines[i], f"expected {len(FIELDS)} numeric fields, found {len(parts)}")
+            continue
+        for k, part in enumerate(parts):
+            try:
+                number = float(part)
+            except ValueError:
+                number = math.nan
+            if not math.isfinite(number):
+                errors.add(lines[i], f"field {k + 1} ({FIELDS[k]}) is not a number: {part!r}")
+                break
+            values[i, k] = number
+    return values
+
+
+def _check(values: np.ndarray, lines: np.ndarray, errors: ErrorCollector) -> None:
+    """Report values Meridian cannot store: negative times and sizes, unknown status codes.
+
+    Lines that did not parse (NaN rows) were reported already and are skipped here.
+    """
+    bad = {i: "" for i in np.flatnonzero(~np.isfinite(values).all(axis=1))}
+    for k in UNKNOWN_OR_NONNEGATIVE:
+        for i in np.flatnonzero((values[:, k] < 0) & (values[:, k] != -1)):
+            bad.setdefault(i, f"field {k + 1} ({FIELDS[k]}) is negative: {values[i, k]:g} "
+                              "(only -1, meaning unknown, is allowed)")
+    for i in np.flatnonzero(values[:, SUBMIT] < 0):
+        bad.setdefault(i, f"field 2 (submit time) must be >= 0, found {values[i, SUBMIT]:g}")
+    for i in np.flatnonzero((values[:, ALLOC] == -1) & (values[:, REQ_PROCS] == -1)):
+        bad.setdefault(i, "fields 5 and 8 (allocated and requested processors) are both unknown (-1)")
+    known = np.isin(values[:, STATUS], [-1, *STATUSES])
+    for i in np.flatnonzero(~known):
+        bad.setdefault(i, f"field 11 (status) is {values[i, STATUS]:g}; SWF defines -1, 0, 1, 2, 3, 4 and 5")
+    for i in sorted(bad):
+        if bad[i]:
+            errors.add(lines[i], bad[i])
+
+
+def _jobs(values: np.ndarray, lines: np.ndarray, procs: np.ndarray, procs_per_node: float,
+          header: SwfHeader, region: str, notes: list[str]) -> pd.DataFrame:
+    """The jobs table; appends to `notes` every assumption it makes."""
+    if header.unix_start_s is None:
+        notes.append("no UnixStartTime header: submit times are counted from 1970-01-01 00:00 UTC")
+    base = header.unix_start_s or 0
+    submit = base + np.rint(values[:, SUBMIT]).astype(np.int64)
+    wait, run = values[:, WAIT], values[:, RUN]
+    start = submit + np.rint(np.maximum(wait, 0)).astype(np.int64)
+    end = start + np.rint(np.maximum(run, 0)).astype(np.int64)
+    return pd.DataFrame({
+        "source_line": lines,
+        "job_id": _ids(values[:, JOB], ""),
+        "user_name": _ids(values[:, USER], "u"),
+        "team": _ids(values[:, GROUP], "g"),
+        "workload_class": "unknown",
+        "queue": _ids(values[:, QUEUE], "q"),
+        "submit_utc": _seconds_to_times(submit, np.ones(len(submit), dtype=bool)),
+        "start_utc": _seconds_to_times(start, wait >= 0),
+        "end_utc": _seconds_to_times(end, (wait >= 0) & (run >= 0)),
+        "gpus": procs,
+        "gpu_type": "cpu",
+        "cpus": procs,
+        "nodes": np.ceil(procs / procs_per_node - 1e-9).astype(np.int64),
+        "region": region,
+        "status": _statuses(values[:, STATUS], run, notes),
+        "requested_runtime_s": np.where(values[:, REQ_TIME] >= 0, values[:, REQ_TIME], np.nan),
+    })
+
+
+def _ids(column: np.ndarray, prefix: str) -> pd.Series:
+    """'<prefix><integer>' per value; NULL where the value is -1 (unknown)."""
+    text = pd.Series(column.astype(np.int64)).astype(str)
+    if prefix:
+        text = prefix + text
+    return text.where(column >= 0, None)
+
+
+def _seconds_to_times(seconds: np.ndarray, known: np.ndarray) -> pd.Series:
+    """Epoch seconds -> naive UTC datetimes, NaT where not `known`."""
+    stamps = seconds.astype("datetime64[s]")
+    stamps[~known] = np.datetime64("NaT")
+    return pd.Series(stamps)
+
+
+def _statuses(codes: np.ndarray, run: np.ndarray, notes: list[str]) -> np.ndarray:
+    """Meridian status per SWF code. Unknown (-1) is 'completed' when the run time is known, else 'cancelled'."""
+    names = np.full(len(codes), "completed", dtype=object)
+    for code, name in STATUSES.items():
+        names[codes == code] = name
+    unknown = codes == -1
+    names[unknown & (run < 0)] = "cancelled"
+    ran, never = int((unknown & (run >= 0)).sum()), int((unknown & (run < 0)).sum())
+    if ran:
+        notes.append(f"status unknown (-1) for {ran} job(s) with a run time: stored as completed")
+    if never:
+        notes.append(f"status and run time both unknown (-1) for {never} job(s): stored as cancelled")
+    partial = int(np.isin(codes, [2, 3, 4]).sum())
+    if partial:
+        notes.append(f"{partial} records are parts of checkpointed jobs (status 2-4): interrupted parts are "
+                     "stored as preempted, last parts as completed or failed")
+    return names

@@ -1,0 +1,117 @@
+"""Utilisation time series -> the utilization table.
+
+Two shapes are recognised:
+- Philly's `time,active,total` (philly/philly_node_sequence.csv): busy and total *nodes* per minute;
+- a generic one: a time column (timestamp, ts, ts_utc or time), optional region / cluster / node,
+  and either busy_gpus (or busy) with total_gpus (or total), or util_pct (or utilization /
+  utilisation) - counted in GPUs.
+Times are ISO-8601 (with or without an offset) or epoch seconds. Times without an offset are wall
+clock in `ImportOptions.tz`, or UTC when none is given (said in the notes).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.model import DEFAULT_REGION
+from engine.telemetry.batch import ImportBatch
+from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
+from engine.telemetry.importers.common import ImportOptions, decode_text
+from engine.telemetry.importers.delimited import Rows, numbers, read_rows
+from engine.telemetry.importers.localtime import checked_zone, local_to_utc
+
+TIME_COLUMNS = ("timestamp", "ts_utc", "ts", "time")
+BUSY_COLUMNS = ("busy_gpus", "busy", "active")
+TOTAL_COLUMNS = ("total_gpus", "total")
+PCT_COLUMNS = ("util_pct", "utilization", "utilisation")
+PLACE_COLUMNS = ("region", "cluster", "node")
+_OFFSET = r"(?:Z|[+-]\d\d:?\d\d)$"
+_EPOCH = r"\d+(?:\.\d*)?"
+
+
+def parse_utilization(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
+    """Parse a utilisation series; busy > total, bad numbers and unreadable times are row errors."""
+    text = decode_text(data, source)
+    errors = ErrorCollector(source)
+    rows = read_rows(text, source, ",", (), TIME_COLUMNS + BUSY_COLUMNS + TOTAL_COLUMNS + PCT_COLUMNS
+                     + PLACE_COLUMNS, errors)
+    time_col = _pick(rows, TIME_COLUMNS)
+    busy_col, total_col, pct_col = _pick(rows, BUSY_COLUMNS), _pick(rows, TOTAL_COLUMNS), _pick(rows, PCT_COLUMNS)
+    if time_col is None or not (pct_col or (busy_col and total_col)):
+        raise ImportRejected([RowError(source, 1, (
+            "a utilisation series needs a time column (timestamp, ts or time) and either busy and total "
+            "(busy_gpus/total_gpus, or Philly's active/total) or util_pct"))])
+    tz = checked_zone(options.tz, source) if options.tz else None
+    notes: list[str] = []
+    ts = _timestamps(rows, time_col, tz, errors, notes)
+    counted = bool(busy_col and total_col)
+    busy = numbers(rows, busy_col, errors, minimum=0) if counted else np.full(len(rows), np.nan)
+    total = numbers(rows, total_col, errors, minimum=0) if counted else np.full(len(rows), np.nan)
+    if counted:
+        for i in np.flatnonzero((busy > total) & (total >= 0)):
+            errors.add(rows.lines[i], f"{busy_col} {busy[i]:g} exceeds {total_col} {total[i]:g}")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pct = np.where(total > 0, 100 * busy / total, np.nan)
+    else:
+        pct = _percent(rows, pct_col, errors, notes)
+    errors.raise_if_any()
+    if not len(rows):
+        raise ImportRejected.whole_file(source, "no data rows (header only?)")
+    unit = "nodes" if busy_col == "active" else "gpus"
+    region = _place(rows, "region", options.region or DEFAULT_REGION)
+    table = pd.DataFrame({
+        "ts_utc": ts,
+        "region": region,
+        "cluster": _place(rows, "cluster", None),
+        "node": _place(rows, "node", None),
+        "busy": busy,
+        "total": total,
+        "util_pct": pct,
+        "unit": unit,
+    })
+    if unit == "nodes":
+        notes.append("active/total count nodes (Philly's node sequence), not GPUs")
+    return ImportBatch("utilization", {"utilization": table}, notes)
+
+
+def _pick(rows: Rows, names: tuple[str, ...]) -> str | None:
+    return next((name for name in names if rows.has(name)), None)
+
+
+def _timestamps(rows: Rows, column: str, tz: str | None, errors: ErrorCollector, notes: list[str]) -> pd.Series:
+    """UTC times from ISO-8601 text (offset or naive) or epoch seconds; bad values reported."""
+    text = rows.frame[column]
+    utc = pd.Series(pd.NaT, index=text.index, dtype="datetime64[us]")
+    is_epoch = text.str.fullmatch(_EPOCH).to_numpy(dtype=bool)
+    if is_epoch.any():
+        seconds = text[is_epoch].astype(np.float64).to_numpy()
+        utc[is_epoch] = pd.to_datetime(np.rint(seconds * 1e6).astype(np.int64), unit="us")
+    aware = ~is_epoch & text.str.contains(_OFFSET, regex=True).to_numpy(dtype=bool)
+    if aware.any():
+        utc[aware] = pd.to_datetime(text[aware], format="ISO8601", utc=True, errors="coerce").dt.tz_localize(None)
+    naive = ~is_epoch & ~aware & (text != "").to_numpy()
+    if naive.any():
+        wall = pd.to_datetime(text[naive], format="ISO8601", errors="coerce")
+        utc[naive] = local_to_utc(wall, tz) if tz else wall
+        notes.append(f"times without a UTC offset read as wall-clock times of {tz}" if tz else
+                     "times without a UTC offset read as UTC (pass the time zone to say otherwise)")
+    for i in np.flatnonzero(utc.isna().to_numpy()):
+        errors.add(rows.lines[i], f"{column} is not a time: {text.iloc[i]!r} (expected ISO-8601 or epoch seconds)")
+    return utc
+
+
+def _percent(rows: Rows, column: str, errors: ErrorCollector, notes: list[str]) -> np.ndarray:
+    """Utilisation in percent; a `utilization` column holding only fractions (<= 1) is scaled by 100."""
+    values = numbers(rows, column, errors, minimum=0)
+    if column != "util_pct" and len(values) and np.nanmax(values, initial=0) <= 1:
+        notes.append(f"{column} values are all <= 1: read as fractions and multiplied by 100")
+        values = values * 100
+    for i in np.flatnonzero(values > 100):
+        errors.add(rows.lines[i], f"{column} must be at most 100, found {values[i]:g}")
+    return values
+
+
+def _place(rows: Rows, column: str, default: str | None) -> list | str | None:
+    if not rows.has(column):
+        return default
+    return [value or default for value in rows.frame[column]]

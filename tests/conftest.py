@@ -1,0 +1,63 @@
+"""Shared test helpers."""
+from pathlib import Path
+
+# Real public traces, read-only, outside the repository (see ../shared/traces/README.md).
+TRACES = Path(__file__).parents[1].parent / "shared" / "traces"
+
+
+# --- A real Streamlit server for browser tests and benchmarks ------------------------------
+import contextlib  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import urllib.request  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(db: Path, log: Path, timeout_s: float = 90.0):
+    """Run `streamlit run dashboard/app.py -- --db DB` from the repository root in its own process
+    group; yield its base URL once /_stcore/health answers ok; kill the group afterwards."""
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
+               "--server.port", str(port), "--server.address", "127.0.0.1", "--", "--db", str(db)]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {proc.returncode}: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
+                    if response.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not become healthy in {timeout_s} s")
+            time.sleep(0.25)
+        yield url
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
