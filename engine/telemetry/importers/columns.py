@@ -1,0 +1,176 @@
+"""Names the generic job importers accept: column aliases, value vocabularies, mapping rules.
+
+A source column is matched to a Meridian jobs column (the schema's names in
+`batch.JOB_COLUMNS`) by, in this order:
+
+1. an explicit mapping (`ImportOptions.mapping`: source column, named as in the file or in the
+   normalised form below -> Meridian column or one of its aliases);
+2. the alias table below, compared after normalising the header: surrounding whitespace
+   removed, lower-cased, runs of spaces and hyphens turned into one underscore
+   ("Submit Time" -> "submit_time"). When several columns match the same Meridian
+   column, the one whose name comes earliest in that column's alias list wins (the
+   canonical name first), then the leftmost; the others are ignored with a note.
+
+Columns matching nothing are ignored with a note. `source_line` is never read from a
+file: it is always the physical line of the row.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engine.telemetry.errors import ImportRejected, RowError
+
+# Meridian column -> accepted header names (normalised), canonical name first.
+COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
+    "job_id": ("job_id", "jobid", "id", "job"),
+    "user_name": ("user_name", "user", "username"),
+    "team": ("team", "account", "group"),
+    "project": ("project",),
+    "workload_class": ("workload_class", "class", "type", "workload"),
+    "priority": ("priority",),
+    "qos": ("qos",),
+    "queue": ("queue", "partition"),
+    "submit_utc": ("submit_utc", "submit", "submit_time", "created", "creation_time"),
+    "start_utc": ("start_utc", "start", "start_time"),
+    "end_utc": ("end_utc", "end", "end_time", "finish", "finish_time"),
+    "gpus": ("gpus", "gpu", "num_gpus", "gpu_count"),
+    "gpu_milli": ("gpu_milli",),
+    "gpu_type": ("gpu_type", "gpu_model", "model"),
+    "cpus": ("cpus", "cpu", "num_cpus"),
+    "memory_gib": ("memory_gib", "mem_gib", "memory"),
+    "nodes": ("nodes", "num_nodes"),
+    "region": ("region",),
+    "cluster": ("cluster",),
+    "status": ("status", "state"),
+    "requested_runtime_s": ("requested_runtime_s", "timelimit_s", "requested_time", "walltime"),
+    "deadline_utc": ("deadline_utc", "deadline"),
+    "data_location": ("data_location",),
+    "data_size_gb": ("data_size_gb",),
+    "residency": ("residency",),
+}
+REQUIRED_COLUMNS = ("job_id", "submit_utc", "gpus")
+
+# Canonical value -> accepted spellings (compared lower-cased, surrounding whitespace removed).
+STATUS_ALIASES: dict[str, tuple[str, ...]] = {
+    "completed": ("completed", "complete", "succeeded", "success", "done", "ok"),
+    "failed": ("failed", "fail", "error", "timeout"),
+    "cancelled": ("cancelled", "canceled", "killed"),
+    "preempted": ("preempted", "evicted"),
+    "running": ("running",),
+    "pending": ("pending", "queued"),
+}
+WORKLOAD_CLASS_ALIASES: dict[str, tuple[str, ...]] = {
+    "training": ("training", "train"),
+    "inference": ("inference", "infer", "serving"),
+    "development": ("development", "dev", "interactive", "notebook"),
+    "hpo": ("hpo", "sweep", "tune"),
+    "batch": ("batch",),
+    "unknown": ("unknown",),
+}
+
+_ALIAS_RANK = {alias: (canonical, rank)
+               for canonical, aliases in COLUMN_ALIASES.items() for rank, alias in enumerate(aliases)}
+_SEPARATORS = re.compile(r"[\s\-]+")
+
+
+def normalise_header(name: str) -> str:
+    """'  Submit Time ' -> 'submit_time' (the form the alias table is written in)."""
+    return _SEPARATORS.sub("_", name.strip().lower())
+
+
+def value_lookup(aliases: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """Flatten a value-alias table to {spelling: canonical value}."""
+    return {alias: canonical for canonical, spellings in aliases.items() for alias in spellings}
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """Which source column feeds each Meridian jobs column.
+
+    header: the file's column names as written; sources: Meridian column -> index into
+    header; notes: what was ignored or overridden, in plain words.
+    """
+
+    header: tuple[str, ...]
+    sources: dict[str, int]
+    notes: tuple[str, ...] = ()
+
+    def source_name(self, column: str) -> str:
+        """The header of the source column feeding Meridian column `column`."""
+        return self.header[self.sources[column]]
+
+    def declares_utc(self, column: str) -> bool:
+        """True when the source header itself says its times are UTC (ends in '_utc')."""
+        return normalise_header(self.source_name(column)).endswith("_utc")
+
+
+def _listing(names) -> str:
+    return ", ".join(repr(n) for n in names) if names else "(none)"
+
+
+def _find_source(header: tuple[str, ...], name: str) -> int | None:
+    if name in header:
+        return header.index(name)
+    wanted = normalise_header(name)
+    matches = [i for i, h in enumerate(header) if normalise_header(h) == wanted]
+    return matches[0] if matches else None
+
+
+def _apply_mapping(header, mapping, source) -> tuple[dict[str, int], list[RowError]]:
+    chosen: dict[str, int] = {}
+    problems: list[RowError] = []
+    for src, target in mapping.items():
+        index = _find_source(header, src)
+        canonical = _ALIAS_RANK.get(normalise_header(str(target)), (None, 0))[0]
+        if index is None:
+            problems.append(RowError(source, 1, f"column mapping names column {src!r}, which is not in the "
+                                                f"file; the file's columns are: {_listing(header)}"))
+        elif canonical is None:
+            problems.append(RowError(source, 1, f"column mapping sends {src!r} to {target!r}, which is not a "
+                                                f"Meridian job column; choose from: {', '.join(COLUMN_ALIASES)}"))
+        elif canonical in chosen:
+            problems.append(RowError(source, 1, f"column mapping sends both {header[chosen[canonical]]!r} and "
+                                                f"{src!r} to {canonical!r}"))
+        else:
+            chosen[canonical] = index
+    return chosen, problems
+
+
+def resolve_columns(header: list[str], mapping: dict[str, str], source: str) -> ColumnPlan:
+    """Match `header` to Meridian columns, or raise ImportRejected (all header problems, line 1)."""
+    header = tuple(header)
+    chosen, problems = _apply_mapping(header, mapping or {}, source)
+    mapped = set(chosen.values())
+    candidates: dict[str, list[tuple[int, int]]] = {}
+    unknown = []
+    for index, name in enumerate(header):
+        if index in mapped:
+            continue
+        canonical, rank = _ALIAS_RANK.get(normalise_header(name), (None, 0))
+        if canonical is None:
+            unknown.append(name)
+        else:
+            candidates.setdefault(canonical, []).append((rank, index))
+    shadowed = []
+    for canonical, found in candidates.items():
+        found.sort()
+        if canonical not in chosen:
+            chosen[canonical] = found[0][1]
+            found = found[1:]
+        shadowed += [f"{header[i]!r} (Meridian's {canonical} comes from {header[chosen[canonical]]!r})"
+                     for _, i in found]
+    for column in REQUIRED_COLUMNS:
+        if column not in chosen:
+            problems.append(RowError(source, 1, (
+                f"missing required column {column!r}; the file's columns are: {_listing(header)}; "
+                f"accepted names: {', '.join(COLUMN_ALIASES[column])} (or map a column to it)")))
+    if problems:
+        raise ImportRejected(problems)
+    notes = []
+    if unknown:
+        notes.append(f"ignored column(s) Meridian does not use: {_listing(unknown)}")
+    if shadowed:
+        notes.append(f"ignored duplicate column(s): {'; '.join(shadowed)}")
+    ordered = {c: chosen[c] for c in COLUMN_ALIASES if c in chosen}
+    return ColumnPlan(header, ordered, tuple(notes))

@@ -1,0 +1,238 @@
+"""Read a comma-separated text table into string columns, each row tagged with its physical line.
+
+Line numbers are 1-based physical lines of the file (the header is usually line 1); a row
+whose quoted field spans several lines is reported at the line where it starts. Empty lines
+and rows holding nothing but commas, quotes and whitespace are skipped; the first other row
+is the header. A row with the wrong number
+of fields is reported ("expected N fields, found M") and left out of the table.
+
+Two readers give the same answer:
+- fast: numpy finds every record boundary (newlines outside quotes, by quote parity) and its
+  field count, and pyarrow parses the values (multi-threaded); used when every quote in the
+  file sits where RFC 4180 allows it and lines end in LF or CRLF, and only if pyarrow's row
+  counts match the scan exactly;
+- exact fallback: Python's csv module with `reader.line_num`, for anything else.
+"""
+from __future__ import annotations
+
+import csv
+import gc
+import io
+from dataclasses import dataclass
+from operator import itemgetter
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from engine.telemetry.errors import ImportRejected, RowError
+
+_QUOTE, _COMMA, _LF, _CR = 34, 44, 10, 13
+_BLANK_BYTES = b" \t\r,\""  # a row made only of these is skipped as blank
+_BLANK_TEXT = _BLANK_BYTES.decode()
+
+
+@dataclass
+class CsvTable:
+    """header: column names as written; columns: header index -> text Series (the requested
+    columns only); lines: physical line of each row; bad_rows: (line, fields found) of rows
+    with the wrong number of fields; header_line: the header's physical line."""
+
+    header: list[str]
+    columns: dict[int, pd.Series]
+    lines: np.ndarray
+    bad_rows: list[tuple[int, int]]
+    header_line: int
+
+
+@dataclass
+class _Records:
+    """Where each record of a CSV buffer sits (one entry per record, in file order)."""
+
+    starts: np.ndarray   # byte offset of each record
+    ends: np.ndarray     # byte offset just past each record's content (before CR/LF)
+    lines: np.ndarray    # 1-based physical line where each record starts
+    empty: np.ndarray    # zero-length record (an empty line)
+    quotes: np.ndarray   # byte offsets of every quote character
+    quoted_newlines: bool
+
+    def field_counts(self, buf: bytes) -> np.ndarray:
+        """Number of fields in each record (commas outside quotes, plus one)."""
+        commas = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == _COMMA)
+        if len(self.quotes):
+            commas = commas[np.searchsorted(self.quotes, commas) % 2 == 0]
+        return np.searchsorted(commas, self.ends) - np.searchsorted(commas, self.starts) + 1
+
+
+def _quotes_are_regular(arr: np.ndarray, quotes: np.ndarray) -> bool:
+    """True when every quote opens at a field start, closes at a field end, or is a doubled quote."""
+    if len(quotes) % 2:
+        return False
+    k = np.arange(len(quotes))
+    prev = np.where(quotes > 0, arr[np.maximum(quotes - 1, 0)], _COMMA)
+    nxt = np.where(quotes < len(arr) - 1, arr[np.minimum(quotes + 1, len(arr) - 1)], _COMMA)
+    after_quote = np.r_[False, np.diff(quotes) == 1]
+    before_quote = np.r_[np.diff(quotes) == 1, False]
+    opens_ok = np.isin(prev, (_COMMA, _LF, _CR)) | after_quote
+    closes_ok = np.isin(nxt, (_COMMA, _LF, _CR)) | before_quote
+    return bool(opens_ok[k % 2 == 0].all() and closes_ok[k % 2 == 1].all())
+
+
+def _scan(buf: bytes) -> _Records | None:
+    """Record boundaries, or None when the fast reader cannot be trusted with this buffer."""
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    lf = np.flatnonzero(arr == _LF)
+    cr = np.flatnonzero(arr == _CR)
+    if len(cr) and (cr[-1] == len(arr) - 1 or (arr[cr + 1] != _LF).any()):
+        return None  # a carriage return that does not end a line
+    if (arr == 0).any():
+        return None  # NUL bytes: let the exact reader report them
+    quotes = np.flatnonzero(arr == _QUOTE)
+    record_lf = lf
+    if len(quotes):
+        if not _quotes_are_regular(arr, quotes):
+            return None
+        record_lf = lf[np.searchsorted(quotes, lf) % 2 == 0]
+    starts = np.r_[0, record_lf + 1]
+    ends = np.r_[record_lf, len(arr)]
+    if starts[-1] == len(arr):
+        starts, ends = starts[:-1], ends[:-1]
+    ends = ends - ((ends > starts) & (arr[np.maximum(ends - 1, 0)] == _CR))
+    lines = lf.searchsorted(starts) + 1 if len(record_lf) < len(lf) else np.arange(1, len(starts) + 1)
+    return _Records(starts, ends, lines, ends == starts, quotes, len(record_lf) < len(lf))
+
+
+def _blank(buf: bytes, records: _Records, index: np.ndarray) -> np.ndarray:
+    """Which of the records at `index` hold only commas, quotes and whitespace."""
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    starts, ends = records.starts[index], records.ends[index]
+    first = arr[np.minimum(starts, len(arr) - 1)]
+    maybe = np.flatnonzero(np.isin(first, np.frombuffer(_BLANK_BYTES, dtype=np.uint8)) | (starts == ends))
+    out = np.zeros(len(index), dtype=bool)
+    out[maybe] = [not buf[s:e].strip(_BLANK_BYTES) for s, e in zip(starts[maybe], ends[maybe])]
+    return out
+
+
+def _header_index(buf: bytes, records: _Records) -> int | None:
+    """Index of the first record with content (the header), or None."""
+    for index in np.flatnonzero(~records.empty):
+        if buf[records.starts[index]:records.ends[index]].strip(_BLANK_BYTES):
+            return int(index)
+    return None
+
+
+def _pyarrow_rows(body, names: list[str], keep: list[str], quoted_newlines: bool) -> pa.Table | None:
+    """pyarrow's reading of `body` (data records, no header) as text columns `keep`, or None
+    when it refuses the buffer (e.g. a row with the wrong number of fields)."""
+    if not len(body):
+        return pa.table({n: pa.array([], pa.large_string()) for n in keep})
+    try:
+        return pacsv.read_csv(
+            pa.BufferReader(body), read_options=pacsv.ReadOptions(column_names=names),
+            parse_options=pacsv.ParseOptions(newlines_in_values=quoted_newlines),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=keep, column_types={n: pa.large_string() for n in names},
+                strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except pa.ArrowInvalid:
+        return None
+
+
+def _only(buf: bytes, records: _Records, index: np.ndarray) -> bytes:
+    """The bytes of the records at `index` (each with its line end), in file order."""
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    following = np.r_[records.starts[1:], len(arr)]
+    edges = np.zeros(len(arr) + 1, dtype=np.int8)
+    edges[records.starts[index]] += 1
+    edges[following[index]] -= 1
+    return arr[np.cumsum(edges[:-1], dtype=np.int8) > 0].tobytes()
+
+
+def _read_fast(buf: bytes, records: _Records, wanted_of) -> CsvTable | None:
+    """The fast reader; None when pyarrow's view of the rows differs from the scan."""
+    head = _header_index(buf, records)
+    if head is None:
+        return CsvTable([], {}, np.zeros(0, np.int64), [], 0)
+    header_text = buf[records.starts[head]:records.ends[head]].decode("utf-8")
+    header = next(csv.reader(io.StringIO(header_text, newline="")))
+    wanted = wanted_of(header)
+    names = [f"c{i}" for i in range(len(header))]
+    keep = [names[i] for i in wanted]
+    rest = np.flatnonzero(~records.empty)
+    rest = rest[rest > head]
+    good, bad, bad_fields = rest, rest[:0], rest[:0]
+    body_start = records.starts[rest[0]] if len(rest) else len(buf)
+    table = _pyarrow_rows(memoryview(buf)[body_start:], names, keep, records.quoted_newlines)
+    if table is None:  # some rows do not fit the header: set them aside, read the others
+        fields = records.field_counts(buf)[rest]
+        fits = fields == len(header)
+        good, bad, bad_fields = rest[fits], rest[~fits], fields[~fits]
+        table = _pyarrow_rows(_only(buf, records, good), names, keep, records.quoted_newlines)
+    if table is None or table.num_rows != len(good):
+        return None
+    shown = ~_blank(buf, records, bad)
+    bad_rows = list(zip(records.lines[bad][shown].tolist(), bad_fields[shown].tolist()))
+    kept = ~_blank(buf, records, good)
+    columns = {i: table.column(names[i]).to_pandas()[kept].reset_index(drop=True) for i in wanted}
+    return CsvTable(header, columns, records.lines[good][kept], bad_rows, int(records.lines[head]))
+
+
+def _picker(indexes: list[int]):
+    """row -> tuple of the fields at `indexes`."""
+    if len(indexes) == 1:
+        return lambda row, i=indexes[0]: (row[i],)
+    return itemgetter(*indexes) if indexes else (lambda row: ())
+
+
+def _read_exact(text: str, source: str, wanted_of) -> CsvTable:
+    """The exact reader: Python's csv module, each row starting one line after the previous ended."""
+    collecting = gc.isenabled()
+    gc.disable()  # millions of short-lived row lists would trigger needless collections
+    try:
+        return _read_rows(csv.reader(io.StringIO(text, newline="")), source, wanted_of)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_rows(reader, source: str, wanted_of) -> CsvTable:
+    header, header_line, width, wanted = None, 0, 0, []
+    rows, lines, bad_rows = [], [], []
+    previous_end = 0
+    while True:
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            raise ImportRejected([RowError(source, previous_end + 1, f"cannot read this row: {exc}")]) from exc
+        if row is None:
+            break
+        start, previous_end = previous_end + 1, reader.line_num
+        if not "".join(row).strip(_BLANK_TEXT):
+            continue
+        if header is None:
+            header, header_line, width = row, start, len(row)
+            wanted = wanted_of(header)
+            pick = _picker(wanted)
+        elif len(row) != width:
+            bad_rows.append((start, len(row)))
+        else:
+            rows.append(pick(row))
+            lines.append(start)
+    if header is None:
+        return CsvTable([], {}, np.zeros(0, np.int64), [], 0)
+    values = list(zip(*rows)) if rows else [()] * len(wanted)
+    columns = {i: pd.Series(v, dtype="str") for i, v in zip(wanted, values)}
+    return CsvTable(header, columns, np.asarray(lines, dtype=np.int64), bad_rows, header_line)
+
+
+def read_csv_table(text: str, source: str, wanted_of) -> CsvTable:
+    """Read decoded CSV `text` (from file `source`).
+
+    `wanted_of(header) -> list of header indexes` picks the columns to keep; it may raise
+    (e.g. ImportRejected for a header that does not fit). A file without any row gives an
+    empty `header`. A row the csv module cannot read raises ImportRejected with its line.
+    """
+    buf = text.encode("utf-8")
+    records = _scan(buf)
+    fast = _read_fast(buf, records, wanted_of) if records is not None else None
+    return fast if fast is not None else _read_exact(text, source, wanted_of)
