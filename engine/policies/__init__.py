@@ -1,0 +1,1 @@
+"""Scheduling policies, one family per module, registered by name (see `registry`)."""
