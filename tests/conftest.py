@@ -61,3 +61,8 @@ def streamlit_server(db: Path, log: Path, timeout_s: float = 90.0):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+
+
+# Playwright predicate: at least `n` Plotly charts on the page have drawn their SVG.
+ALL_CHARTS_DRAWN = """n => Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
+    .filter(chart => chart.querySelector('.main-svg')).length >= n"""

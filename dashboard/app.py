@@ -1,0 +1,59 @@
+"""Meridian's Streamlit entry point: page config, navigation and the shared sidebar.
+
+Run from the repository root: `streamlit run dashboard/app.py -- --db FILE`.
+"""
+import logging
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboard import data  # noqa: E402
+from engine.telemetry.store import StoreLocked  # noqa: E402
+
+DEFAULT_DATASET = "sample"
+PAGES = Path(__file__).parent / "app_pages"
+log = logging.getLogger("meridian.dashboard")
+
+
+def _pick_dataset(names: list[str]) -> None:
+    """Sidebar dataset picker; its choice lives in st.session_state['dataset']."""
+    requested = st.session_state.pop("select_dataset", None)
+    if requested in names:
+        st.session_state["dataset"] = requested
+    if st.session_state.get("dataset") not in names:
+        st.session_state["dataset"] = DEFAULT_DATASET if DEFAULT_DATASET in names else (names[0] if names else None)
+    if names:
+        st.selectbox("Dataset", names, key="dataset", help="The telemetry every page shows")
+    else:
+        st.info("No datasets yet: import one on the Data page.")
+
+
+st.set_page_config(page_title="Meridian", page_icon=":material/public:", layout="wide")
+page = st.navigation([
+    st.Page(PAGES / "overview.py", title="Overview", icon=":material/monitoring:", default=True),
+    st.Page(PAGES / "data.py", title="Data", icon=":material/database:", url_path="data"),
+])
+with st.sidebar:
+    st.markdown("**Meridian** · GPU fleet idle time")
+    try:
+        _pick_dataset(list(data.datasets()["name"]))
+    except StoreLocked as exc:
+        st.error(str(exc))
+        st.stop()
+    except Exception as exc:  # e.g. not a DuckDB file: say so instead of a traceback
+        log.exception("cannot open %s", data.db_path())
+        st.error(f"Cannot open the database {data.db_path()}: {str(exc)[:300]}")
+        st.stop()
+    if data.sample_problem():
+        st.warning(f"The sample data could not be loaded: {data.sample_problem()}")
+    st.caption(f"Database: `{data.db_path()}`")
+try:
+    page.run()
+except Exception as exc:  # a page must never show a traceback; the log keeps it for developers
+    log.exception("page %s failed", page.title)
+    st.error(f"This page could not be shown: {type(exc).__name__}: {str(exc)[:300]}")

@@ -1,0 +1,146 @@
+"""The dashboard's access to telemetry: the only module with st.cache_*.
+
+One DuckDB connection per process (st.cache_resource, keyed by the database path), a fresh
+cursor for every use within a script run (connections must not be shared across threads), and
+analysis results cached by (database, dataset, store fingerprint), so an import or a delete invalidates
+them without any explicit clearing.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import sys
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from plotly.graph_objects import Figure
+
+from dashboard import charts
+from engine.analysis import Overview, build_overview
+from engine.telemetry.errors import ImportRejected
+from engine.telemetry.importers.columns import COLUMN_ALIASES, normalise_header, resolve_columns
+from engine.telemetry.importers.common import ImportOptions
+from engine.telemetry.ingest import IngestResult, ingest_bytes
+from engine.telemetry.sample import ensure_sample
+from engine.telemetry.store import DEFAULT_DB_PATH, Store
+
+PREVIEW_ROWS = 20
+PREVIEW_BYTES = 256 * 1024
+
+
+def db_path() -> Path:
+    """The database file: `--db FILE` (or `--db=FILE`) among the script's arguments, else the default.
+
+    `streamlit run dashboard/app.py -- --db FILE` passes the arguments after `--` to the script.
+    """
+    args = sys.argv[1:]
+    for i, arg in enumerate(args):
+        if arg == "--db" and i + 1 < len(args):
+            return Path(args[i + 1]).expanduser()
+        if arg.startswith("--db="):
+            return Path(arg.split("=", 1)[1]).expanduser()
+    return DEFAULT_DB_PATH
+
+
+@st.cache_resource(show_spinner="Opening the database and loading the sample data (first start only)...")
+def _connection(path: str) -> tuple[Store, str | None]:
+    """(the process's store on `path`, why the sample data could not be loaded or None)."""
+    store = Store.open(path)
+    try:
+        ensure_sample(store)
+    except ImportRejected as exc:
+        return store, "; ".join(exc.lines()) or exc.summary()
+    return store, None
+
+
+def store() -> Store:
+    """A store on a fresh cursor of this process's connection (a connection must not be shared
+    across Streamlit's script threads; a cursor per use is cheap and safe)."""
+    return _connection(str(db_path()))[0].cursor()
+
+
+def sample_problem() -> str | None:
+    """Why the embedded sample data is missing from a fresh database, if it could not be loaded."""
+    return _connection(str(db_path()))[1]
+
+
+def datasets() -> pd.DataFrame:
+    """name, format, rows, start, end, files, created_utc per dataset (never cached: always fresh)."""
+    return store().datasets()
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _overview(path: str, dataset: str, fingerprint: str) -> Overview:
+    s = _connection(path)[0].cursor()
+    return build_overview(s.jobs(dataset), s.fleet(dataset), s.regions(dataset), s.prices(dataset),
+                          s.utilization(dataset))
+
+
+def overview(dataset: str) -> Overview:
+    """The Overview analysis of `dataset`, computed once per content of the database."""
+    return _overview(str(db_path()), dataset, store().fingerprint())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _figures(path: str, dataset: str, fingerprint: str) -> dict[str, Figure]:
+    # cache_resource, not cache_data: figures are shared read-only, and unpickling a plotly
+    # Figure costs as much as building it.
+    return charts.overview_figures(_overview(path, dataset, fingerprint))
+
+
+def overview_figures(dataset: str) -> dict[str, Figure]:
+    """The Overview's charts of `dataset` (see charts.overview_figures), built once per content."""
+    return _figures(str(db_path()), dataset, store().fingerprint())
+
+
+def import_file(name: str, content: bytes, *, format: str, dataset: str | None,
+                options: ImportOptions) -> IngestResult:
+    """Import an uploaded file (raises ImportRejected with the file's problems)."""
+    return ingest_bytes(store(), content, name, format=format, dataset=dataset or None, options=options)
+
+
+def delete_dataset(name: str) -> bool:
+    return store().delete_dataset(name)
+
+
+def _head_text(content: bytes) -> str:
+    if content[:2] == b"\x1f\x8b":
+        try:
+            content = gzip.GzipFile(fileobj=io.BytesIO(content)).read(PREVIEW_BYTES)
+        except (OSError, EOFError):
+            return ""
+    return content[:PREVIEW_BYTES].decode("utf-8-sig", errors="replace")
+
+
+def csv_preview(name: str, content: bytes) -> tuple[pd.DataFrame, dict[str, str]]:
+    """(header + first PREVIEW_ROWS rows as text, {source column: Meridian column it matches}).
+
+    The match is the generic CSV importer's own (`resolve_columns`); when the header lacks a
+    required column, each column is matched alone against the alias table instead.
+    """
+    lines = _head_text(content).splitlines()[: PREVIEW_ROWS + 1]
+    rows = list(csv.reader(lines))
+    if not rows:
+        return pd.DataFrame(), {}
+    header = [h.strip() for h in rows[0]]
+    body = [r + [""] * (len(header) - len(r)) for r in rows[1:]]
+    preview = pd.DataFrame([r[: len(header)] for r in body], columns=_unique(header))
+    try:
+        plan = resolve_columns(header, {}, name)
+        matched = {header[index]: column for column, index in plan.sources.items()}
+    except ImportRejected:
+        lookup = {alias: column for column, aliases in COLUMN_ALIASES.items() for alias in aliases}
+        matched = {h: lookup[normalise_header(h)] for h in header if normalise_header(h) in lookup}
+    return preview, matched
+
+
+def _unique(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n} ({seen[n]})")
+    return out

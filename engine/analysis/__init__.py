@@ -1,0 +1,22 @@
+"""Analysis of telemetry: utilisation, idle GPU-hours and dollars, queue waits, the job mix.
+
+Pure pandas/numpy: DataFrames in (as the telemetry store returns them), DataFrames out, units
+in column names. `build_overview` computes everything the Overview page shows; the modules
+below document each formula:
+
+  window     the whole-UTC-hour analysis window and local-hour bin edges
+  intervals  exact integrals of weighted intervals over bins, peak concurrency
+  activity   jobs -> GPU allocations, utilisation samples -> step intervals
+  capacity   GPUs per region and type, from the fleet or inferred
+  busy       busy and capacity unit-hours per bin
+  timeline   utilisation per region over time
+  heatmap    utilisation by local hour of the week
+  idle       idle GPU-hours and dollars
+  waits      queue-wait distributions by workload class
+  mix        jobs and GPU-hours by workload class
+  kpis       the headline numbers
+"""
+from engine.analysis.kpis import Kpis
+from engine.analysis.overview import Overview, build_overview
+
+__all__ = ["Kpis", "Overview", "build_overview"]

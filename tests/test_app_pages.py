@@ -1,0 +1,205 @@
+"""Every dashboard page through Streamlit's AppTest, on a temporary database."""
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.analysis import build_overview
+from engine.telemetry.batch import ImportBatch
+from engine.telemetry.sample import read_bundle
+from engine.telemetry.store import Store
+
+APP = str(Path(__file__).parents[1] / "dashboard" / "app.py")
+T = pd.Timestamp
+
+# A 2-hour dataset with exact figures: 4 reserved H100s at $3/GPU-h; job a holds 2 GPUs for 2 h,
+# job b waits 1 h then holds 2 GPUs for 1 h -> 6 of 8 GPU-hours busy (75 %), 2 idle ($6, i.e.
+# $6 / (2/24 days) x 30.4375 = $2,191.50 a month), waits 0 h and 1 h -> p95 0.95 h = 57 min.
+TINY = ImportBatch("csv", {
+    "jobs": pd.DataFrame({
+        "job_id": ["a", "b"], "workload_class": ["training", "batch"],
+        "submit_utc": [T("2024-03-04 00:00"), T("2024-03-04 00:00")],
+        "start_utc": [T("2024-03-04 00:00"), T("2024-03-04 01:00")],
+        "end_utc": [T("2024-03-04 02:00"), T("2024-03-04 02:00")],
+        "gpus": [2.0, 2.0], "gpu_type": ["H100", "H100"], "region": ["eu", "eu"],
+        "status": ["completed", "completed"]}),
+    "fleet": pd.DataFrame({"region": ["eu"], "node": ["n1"], "gpu_type": ["H100"], "gpus": [4], "tier": ["reserved"]}),
+    "regions": pd.DataFrame({"region": ["eu"], "timezone": ["Europe/Berlin"]}),
+    "prices": pd.DataFrame({"region": ["eu"], "gpu_type": ["H100"], "tier": ["reserved"],
+                            "usd_per_gpu_hour": [3.0], "assumed": [False]}),
+})
+SAMPLES = ImportBatch("utilization", {"utilization": pd.DataFrame({
+    "ts_utc": pd.date_range("2024-03-04", periods=4, freq="30min"), "region": "us",
+    "busy": [1.0, 3.0, 2.0, 2.0], "total": 4.0, "unit": "nodes"})})
+GOOD_CSV = (b"job_id,submit_utc,start_utc,end_utc,gpus,gpu_type,region,workload_class,status\n"
+            b"u1,2024-05-01T00:00:00,2024-05-01T00:00:00,2024-05-01T03:00:00,8,A100,us,training,completed\n"
+            b"u2,2024-05-01T00:30:00,2024-05-01T02:30:00,2024-05-01T03:00:00,8,A100,us,hpo,completed\n")
+BAD_CSV = (b"job_id,submit_utc,start_utc,end_utc,gpus,status\n"
+           b"x1,2024-05-01T00:00:00,2024-05-01T00:00:00,2024-05-01T01:00:00,-2,completed\n"
+           b"x2,yesterday,2024-05-01T00:00:00,2024-05-01T01:00:00,1,completed\n"
+           b"x3,2024-05-01T00:00:00,2024-05-01T00:00:00,2024-05-01T01:00:00,1,exploded\n")
+
+
+@pytest.fixture
+def app(tmp_path, monkeypatch):
+    """An AppTest of dashboard/app.py on a fresh database holding the datasets 'tiny' and 'util'."""
+    db = tmp_path / "meridian.duckdb"
+    store = Store.open(db)
+    store.add_import("tiny", TINY, "tiny.csv", "sha-tiny")
+    store.add_import("util", SAMPLES, "util.csv", "sha-util")
+    store.close()
+    monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(db)])
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _select(at, dataset):
+    at.selectbox(key="dataset").select(dataset).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def _open_data_page(at):
+    at.switch_page("app_pages/data.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _upload(at, name, content):
+    at.file_uploader[0].set_value((name, content, "text/csv")).run()
+    assert not at.exception, at.exception
+    at.button(key="import").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_fresh_database_opens_on_the_sample_data(app):
+    assert app.selectbox(key="dataset").value == "sample"
+    bundle = read_bundle().tables
+    kpis = build_overview(bundle["jobs"], bundle["fleet"], bundle["regions"], bundle["prices"], pd.DataFrame()).kpis
+    assert _metrics(app) == {
+        "Utilisation": f"{kpis.utilisation_pct:.1f}%", "Idle GPU-hours": f"{kpis.idle_unit_hours:,.0f}",
+        "Idle $ / month": f"${kpis.idle_usd_per_month:,.0f}", "p95 queue wait": f"{kpis.p95_wait_h:.1f} h"}
+    assert len(app.get("plotly_chart")) == 6
+    assert "from the fleet table" in app.caption[0].value and "prices: dataset" in app.caption[0].value
+
+
+def test_overview_shows_exact_kpis_charts_and_methods(app):
+    _select(app, "tiny")
+    assert _metrics(app) == {"Utilisation": "75.0%", "Idle GPU-hours": "2", "Idle $ / month": "$2,192",
+                             "p95 queue wait": "57 min"}
+    assert len(app.get("plotly_chart")) == 6
+    assert "2 jobs" in app.caption[0].value and "4 GPUs (from the fleet table)" in app.caption[0].value
+    methods = " ".join(m.value for m in app.expander[0].markdown)
+    assert "Capacity: 4 GPUs from the fleet table." in methods and "Idle $ / month" in methods
+
+
+def test_overview_switches_between_hourly_and_daily(app):
+    _select(app, "tiny")
+    assert app.radio(key="timeline_freq:tiny").value == "Hourly"   # a 2-hour dataset starts hourly
+    app.radio(key="timeline_freq:tiny").set_value("Daily").run()
+    assert not app.exception
+    assert len(app.get("plotly_chart")) == 6
+
+
+def test_overview_of_utilisation_samples_has_no_waits_or_dollars(app):
+    _select(app, "util")
+    metrics = _metrics(app)
+    assert metrics["Utilisation"] == "50.0%" and metrics["Idle node-hours"] == "4"
+    assert metrics["Idle $ / month"] == "n/a" and metrics["p95 queue wait"] == "n/a"
+    assert any("utilisation samples only" in i.value for i in app.info)
+
+
+def test_data_page_lists_the_datasets(app):
+    _open_data_page(app)
+    table = app.dataframe[-1].value
+    assert list(table["name"]) == [n for n in sorted(table["name"])]
+    assert {"tiny", "util"} <= set(table["name"])
+    assert table.set_index("name").loc["tiny", "rows"] == 2
+
+
+def test_uploading_a_csv_adds_and_selects_a_dataset(app):
+    _open_data_page(app)
+    _upload(app, "gpu-jobs.csv", GOOD_CSV)
+    assert any("Imported 2 rows (csv) into dataset gpu-jobs" in s.value for s in app.success)
+    assert app.selectbox(key="dataset").value == "gpu-jobs"
+    assert "gpu-jobs" in set(app.dataframe[-1].value["name"])
+    app.switch_page("app_pages/overview.py").run()
+    assert not app.exception
+    # Inferred capacity: peak 16 A100s; busy 24 + 4 = 28 of 48 GPU-hours.
+    assert _metrics(app)["Utilisation"] == "58.3%"
+
+
+def test_a_malformed_csv_shows_every_problem_with_file_and_line(app):
+    _open_data_page(app)
+    before = set(app.dataframe[-1].value["name"])
+    _upload(app, "broken.csv", BAD_CSV)
+    assert any("Import rejected" in e.value and "nothing was imported" in e.value for e in app.error)
+    reports = [d.value for d in app.dataframe if list(d.value.columns) == ["file", "line", "reason"]]
+    assert len(reports) == 1
+    report = reports[0]
+    assert list(report["line"]) == [2, 3, 4]
+    assert set(report["file"]) == {"broken.csv"}
+    assert set(app.dataframe[-1].value["name"]) == before
+
+
+def test_the_column_mapping_editor_fixes_an_unknown_header(app):
+    _open_data_page(app)
+    csv = GOOD_CSV.replace(b"submit_utc,", b"queued_at,", 1)
+    app.file_uploader[0].set_value(("renamed.csv", csv, "text/csv")).run()
+    preview = app.dataframe[0].value
+    assert list(preview.columns)[:2] == ["job_id", "queued_at"] and len(preview) == 2
+    mapping = [s for s in app.selectbox if s.label == "queued_at"][0]
+    assert mapping.value == "(automatic)"
+    mapping.select("submit_utc").run()
+    app.button(key="import").click().run()
+    # The mapped column's name does not say UTC, so its naive times need a stated time zone.
+    reasons = [d.value for d in app.dataframe if "reason" in d.value.columns][0]["reason"]
+    assert "have no time zone" in reasons.iloc[0]
+    app.selectbox(key="tz").select("UTC").run()
+    app.button(key="import").click().run()
+    assert not app.exception
+    assert any("into dataset renamed" in s.value for s in app.success)
+
+
+def test_deleting_a_dataset_asks_for_confirmation(app):
+    _select(app, "tiny")
+    _open_data_page(app)
+    app.selectbox(key="delete_choice").select("tiny").run()
+    app.button(key="delete").click().run()
+    assert any("Delete dataset tiny" in w.value for w in app.warning)
+    app.button(key="cancel").click().run()
+    assert "tiny" in set(app.dataframe[-1].value["name"])
+    app.button(key="delete").click().run()
+    app.button(key="confirm").click().run()
+    assert not app.exception
+    assert "tiny" not in set(app.dataframe[-1].value["name"])
+    assert app.selectbox(key="dataset").value != "tiny"
+
+
+def test_an_unreadable_database_is_an_error_message_not_a_traceback(tmp_path, monkeypatch):
+    db = tmp_path / "junk.duckdb"
+    db.write_bytes(b"this is not a database" * 100)
+    monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(db)])
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    assert any("Cannot open the database" in e.value for e in at.error)
+
+
+def test_an_unexpected_failure_is_a_short_error_not_a_traceback(app, monkeypatch):
+    from dashboard import data
+
+    def broken(*tables):
+        raise ValueError("analysis exploded")
+
+    monkeypatch.setattr(data, "build_overview", broken)
+    _select(app, "util")
+    assert any("This page could not be shown: ValueError: analysis exploded" in e.value for e in app.error)

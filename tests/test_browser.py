@@ -1,0 +1,91 @@
+"""The main journey in a real Chromium against a real `streamlit run` server.
+
+Opens the Overview, uploads a CSV on the Data page, sees the Overview change, finds no
+exception on any page, and saves full-page screenshots to tests/artifacts/.
+"""
+from pathlib import Path
+
+import pytest
+from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from test_app_pages import GOOD_CSV, TINY
+
+from engine.telemetry.store import Store
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")]
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+EXCEPTION = '[data-testid="stException"]'
+
+
+def _settle(page, timeout_ms: int = 60_000) -> None:
+    """Wait until Streamlit has finished the current script run."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+    page.wait_for_timeout(300)
+
+
+def _wait_for_overview(page) -> None:
+    page.wait_for_selector('[data-testid="stMetricValue"]', timeout=120_000)
+    page.wait_for_function(ALL_CHARTS_DRAWN, arg=6, timeout=120_000)
+    _settle(page)
+
+
+def _metrics(page) -> dict[str, str]:
+    labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
+    values = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+    return {label.strip(): value.strip() for label, value in zip(labels, values)}
+
+
+def _assert_clean(page) -> None:
+    assert page.locator(EXCEPTION).count() == 0
+    assert "Traceback" not in page.inner_text("body")
+
+
+def _go(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    _settle(page)
+
+
+@pytest.fixture
+def database(tmp_path):
+    db = tmp_path / "meridian.duckdb"
+    store = Store.open(db)
+    store.add_import("tiny", TINY, "tiny.csv", "sha-tiny")
+    store.close()
+    return db
+
+
+def test_upload_on_the_data_page_changes_the_overview(database, tmp_path):
+    ARTIFACTS.mkdir(exist_ok=True)
+    upload = tmp_path / "gpu-jobs.csv"
+    upload.write_bytes(GOOD_CSV)
+    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 2400})
+            page.goto(url)
+            _wait_for_overview(page)
+            _assert_clean(page)
+            before = _metrics(page)
+            assert set(before) == {"Utilisation", "Idle GPU-hours", "Idle $ / month", "p95 queue wait"}
+            page.screenshot(path=str(ARTIFACTS / "overview-start.png"), full_page=True)
+
+            _go(page, "Data")
+            page.set_input_files("input[type=file]", str(upload))
+            page.get_by_role("button", name="Import", exact=True).click()
+            page.get_by_text("Imported 2 rows (csv) into dataset gpu-jobs").wait_for(timeout=60_000)
+            _settle(page)
+            _assert_clean(page)
+            assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "gpu-jobs"
+            page.screenshot(path=str(ARTIFACTS / "data-after-upload.png"), full_page=True)
+
+            _go(page, "Overview")
+            _wait_for_overview(page)
+            _assert_clean(page)
+            after = _metrics(page)
+            assert after["Utilisation"] == "58.3%" and after != before
+            page.screenshot(path=str(ARTIFACTS / "overview-uploaded.png"), full_page=True)
+        finally:
+            browser.close()
