@@ -17,11 +17,15 @@ from engine.model import JOB_STATUSES, WORKLOAD_CLASSES
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ImportRejected, RowError
 from engine.telemetry.store import Store
-from engine.telemetry.synth.generate import BUNDLE_FILES
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
 SAMPLE_DATASET = "sample"
 META_KEY = "sample_loaded"
+# Fixed order: the bundle's content hash is the sha256 of these files' bytes in this order.
+BUNDLE_FILES = {
+    "regions": "regions.csv", "teams": "teams.csv", "prices": "prices.csv", "carbon": "carbon.csv",
+    "fleet": "fleet.csv", "jobs": "jobs.csv.gz", "utilization": "utilization.csv.gz",
+}
 
 _S, _F, _I, _T = pa.string(), pa.float64(), pa.int32(), pa.timestamp("s", tz="UTC")
 _TYPES = {   # column -> Arrow type, in file order

@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
+from engine.telemetry.sample import BUNDLE_FILES
 from engine.telemetry.synth import daytime, workload
 from engine.telemetry.synth.clock import WINDOW_END_S
 from engine.telemetry.synth.fifo import Replay, replay_pool
@@ -21,11 +22,6 @@ from engine.telemetry.synth.records import jobs_table, statuses, utilization_tab
 from engine.telemetry.synth.world import carbon_frame, fleet_frame, prices_frame, regions_frame, teams_frame
 
 DEFAULT_SEED = 20260803
-# Fixed order: the bundle's content hash is the sha256 of these files' bytes in this order.
-BUNDLE_FILES = {
-    "regions": "regions.csv", "teams": "teams.csv", "prices": "prices.csv", "carbon": "carbon.csv",
-    "fleet": "fleet.csv", "jobs": "jobs.csv.gz", "utilization": "utilization.csv.gz",
-}
 # Order of the job streams; each draws from its own generator so tuning one leaves the others as they are.
 STREAMS = (("training", workload.training), ("inference", daytime.inference),
            ("development", daytime.development), ("batch", workload.batch), ("hpo", workload.hpo))
