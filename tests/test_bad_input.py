@@ -72,6 +72,8 @@ EXPECTED = {
     "latin1.csv": (None, [(3, "byte 0xe9 at column 6 is not valid UTF-8; save the file as UTF-8")], 1),
     "empty.csv": (None, [(0, "file is empty")], 1),
     "binary_junk.png": (None, [(0, "file is binary (contains NUL bytes), not text")], 1),
+    "utf16.csv": (None, [(0, "file is UTF-16 encoded; save it as UTF-8")], 1),
+    "utf32.csv": (None, [(0, "file is UTF-32 encoded; save it as UTF-8")], 1),
     "corrupt.csv.gz": (None, [
         (0, "corrupt gzip file (Compressed file ended before the end-of-stream marker was reached)")], 1),
     "header_only.csv": (None, [(0, "no data rows (the file has only a header)")], 1),

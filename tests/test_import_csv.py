@@ -162,6 +162,14 @@ def test_naive_times_under_a_utc_header_are_utc_even_with_a_tz():
         assert jobs["submit_utc"].tolist() == [T("2024-07-01 12:00")]
 
 
+def test_a_column_whose_only_odd_local_time_is_skipped_reports_it():
+    with pytest.raises(ImportRejected) as caught:
+        parse_csv(b"id,submit,gpus\n1,2024-03-31 02:30,1\n", "g.csv", ImportOptions(tz="Europe/Berlin"))
+    assert caught.value.lines() == [
+        "g.csv:2: local time '2024-03-31 02:30' in column 'submit' does not exist in Europe/Berlin "
+        "(clocks were set forward); fix it or add an offset"]
+
+
 def test_reimport_is_detected_by_content_hash(store, tmp_path):
     first = ingest_path(store, _write(tmp_path, "happy.csv", HAPPY), options=ImportOptions(tz="Europe/Berlin"))
     digest = store.content_digest()
@@ -177,23 +185,26 @@ def test_reimport_is_detected_by_content_hash(store, tmp_path):
 
 _FIELDS = st.one_of(
     st.sampled_from(["", "a", " b ", "1.5", "-2", "=x", "x y", '"q"', '"a,b"', '"l1\nl2"', '"d""q"', '"r\r\nn"',
-                     'o"k', '"x"y', ' "s"', "\r"]),
-    st.text(alphabet='ab ,"\n', max_size=4),
+                     'o"k', '"x"y', ' "s"', "\r", "p|q", '"p|q"', "|"]),
+    st.text(alphabet='ab ,|"\n', max_size=4),
 )
+# Generic CSV; sacct's pipes with quotes as plain text; pipes with RFC 4180 quoting.
+_DIALECTS = [csv_records.CSV, csv_records.Dialect("|", quoting=False), csv_records.Dialect("|")]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(width=st.integers(1, 4), rows=st.lists(st.lists(_FIELDS, min_size=0, max_size=5), max_size=8),
-       crlf=st.booleans(), final_newline=st.booleans())
-def test_fast_reader_matches_exact_reader(width, rows, crlf, final_newline):
+       crlf=st.booleans(), final_newline=st.booleans(), dialect=st.sampled_from(_DIALECTS))
+def test_fast_reader_matches_exact_reader(width, rows, crlf, final_newline, dialect):
     eol = "\r\n" if crlf else "\n"
-    lines = [",".join(f"h{i}" for i in range(width))] + [",".join(r) for r in rows]
+    sep = dialect.delimiter
+    lines = [sep.join(f"h{i}" for i in range(width))] + [sep.join(r) for r in rows]
     text = eol.join(lines) + (eol if final_newline else "")
     every = lambda header: list(range(len(header)))  # noqa: E731
-    exact = csv_records._read_exact(text, "h.csv", every)
+    exact = csv_records._read_exact(text, "h.csv", every, dialect)
     buf = text.encode()
-    records = csv_records._scan(buf)
-    fast = csv_records._read_fast(buf, records, every) if records is not None else None
+    records = csv_records._scan(buf, dialect)
+    fast = csv_records._read_fast(buf, records, every, dialect) if records is not None else None
     if fast is None:
         return  # the fast reader declined; read_csv_table uses the exact one
     assert (fast.header, fast.header_line, fast.bad_rows) == (exact.header, exact.header_line, exact.bad_rows)

@@ -1,14 +1,15 @@
 """sacct importer: a realistic export (steps, DST changes, every state family) and malformed exports."""
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.common import ImportOptions
-from engine.telemetry.importers.localtime import local_to_utc
 from engine.telemetry.importers.sacct import parse_sacct
 from engine.telemetry.importers.slurm_fields import Tres, job_state, time_limit_s, tres, workload_from_partition
+from engine.telemetry.importers.timestamps import localise
 from engine.telemetry.ingest import ingest_bytes, ingest_path
 from engine.telemetry.store import Store
 
@@ -155,10 +156,33 @@ def test_partition_hints():
 
 
 def test_skipped_and_repeated_wall_times():
-    wall = pd.Series(pd.to_datetime(["2024-03-10 02:30:00", "2024-11-03 01:30:00", None]))
-    assert local_to_utc(wall, "America/New_York").tolist()[:2] == [
-        pd.Timestamp("2024-03-10 07:30:00"),    # skipped hour: the offset before the change (EST)
-        pd.Timestamp("2024-11-03 05:30:00")]    # repeated hour: first occurrence (EDT)
+    wall = np.array(["2024-03-10T02:30:00", "2024-11-03T01:30:00", "NaT"], dtype="datetime64[us]")
+    utc, nonexistent, ambiguous = localise(wall, "America/New_York")
+    assert nonexistent.tolist() == [True, False, False]         # skipped hour: no such time in New York
+    assert utc[1] == np.datetime64("2024-11-03T05:30:00")       # repeated hour: first occurrence (EDT)
+    assert np.isnat(utc[0]) and np.isnat(utc[2]) and ambiguous == 1
+
+
+def test_a_time_in_the_skipped_hour_is_a_row_error_and_the_repeated_hour_a_note():
+    header = b"JobID|Submit|Start|End|State|AllocTRES\n"
+    gap = header + b"1|2024-03-10T01:00:00|2024-03-10T02:30:00|2024-03-10T04:00:00|COMPLETED|gres/gpu=1\n"
+    with pytest.raises(ImportRejected) as caught:
+        parse_sacct(gap, "gap.txt", NEW_YORK)
+    assert caught.value.lines() == [
+        "gap.txt:2: local time '2024-03-10T02:30:00' in column 'Start' does not exist in America/New_York "
+        "(clocks were set forward); check the cluster's time zone (--tz)"]
+    notes = parse_sacct((DATA / "cluster_ny.txt").read_bytes(), "ny.txt", NEW_YORK).notes
+    assert [n for n in notes if "repeated" in n] == [
+        f"1 local time(s) in column '{column}' fall in the hour repeated when clocks go back in America/New_York; "
+        "read as the first (daylight-saving) occurrence" for column in ("Submit", "Start", "End")]
+
+
+def test_quotes_in_values_are_plain_text():
+    export = (b"JobID|JobName|User|Submit|Start|End|State|AllocTRES\n"
+              b'1|"my job|ann|2024-01-01T00:00:00|Unknown|Unknown|PENDING|\n'
+              b'2|say "hi"|"bo|2024-01-01T00:00:00|Unknown|Unknown|PENDING|\n')
+    jobs = parse_sacct(export, "q.txt", NEW_YORK).tables["jobs"]
+    assert jobs[["job_id", "user_name", "source_line"]].values.tolist() == [["1", "ann", 2], ["2", '"bo', 3]]
 
 
 def test_only_steps_is_rejected(store):

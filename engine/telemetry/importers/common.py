@@ -1,12 +1,16 @@
 """Helpers every importer shares: options, reading bytes as text, clear whole-file errors."""
 from __future__ import annotations
 
+import codecs
 import gzip
 from dataclasses import dataclass, field
 
 from engine.telemetry.errors import ImportRejected, RowError
 
 BINARY_SNIFF_BYTES = 8192
+# Byte-order marks of encodings other than UTF-8, longest first (UTF-32 LE starts like UTF-16 LE).
+_OTHER_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+               (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
 
 
 @dataclass(frozen=True)
@@ -34,10 +38,13 @@ def maybe_gunzip(data: bytes, source: str) -> bytes:
 
 
 def decode_text(data: bytes, source: str) -> str:
-    """Bytes -> str, rejecting empty, binary and non-UTF-8 content with a located reason."""
+    """Bytes -> str, rejecting empty, binary, UTF-16/32 and non-UTF-8 content with a located reason."""
     data = maybe_gunzip(data, source)
-    if not data.strip():
+    if not data or data.isspace():   # not data.strip(): that would copy the whole file
         raise ImportRejected.whole_file(source, "file is empty")
+    encoding = next((name for bom, name in _OTHER_BOMS if data.startswith(bom)), None)
+    if encoding:
+        raise ImportRejected.whole_file(source, f"file is {encoding} encoded; save it as UTF-8")
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise ImportRejected.whole_file(source, "file is binary (contains NUL bytes), not text")
     try:

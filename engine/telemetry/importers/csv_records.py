@@ -1,10 +1,14 @@
-"""Read a comma-separated text table into string columns, each row tagged with its physical line.
+"""Read a delimited text table (CSV, sacct's pipes) into string columns, each row tagged with its physical line.
+
+The one reader every importer of delimited text uses. A `Dialect` names the delimiter and
+whether double quotes quote fields (RFC 4180) or are ordinary characters (sacct prints job
+names as they are).
 
 Line numbers are 1-based physical lines of the file (the header is usually line 1); a row
 whose quoted field spans several lines is reported at the line where it starts. Empty lines
-and rows holding nothing but commas, quotes and whitespace are skipped; the first other row
-is the header. A row with the wrong number
-of fields is reported ("expected N fields, found M") and left out of the table.
+and rows holding nothing but delimiters, quotes and whitespace are skipped; the first other
+row is the header. A row with the wrong number of fields is listed in `bad_rows` (line,
+fields found) and left out of the table; the caller words the message.
 
 Two readers give the same answer:
 - fast: numpy finds every record boundary (newlines outside quotes, by quote parity) and its
@@ -28,9 +32,36 @@ import pyarrow.csv as pacsv
 
 from engine.telemetry.errors import ImportRejected, RowError
 
-_QUOTE, _COMMA, _LF, _CR = 34, 44, 10, 13
-_BLANK_BYTES = b" \t\r,\""  # a row made only of these is skipped as blank
-_BLANK_TEXT = _BLANK_BYTES.decode()
+_QUOTE, _LF, _CR = 34, 10, 13
+_DELIMITER_NAMES = {",": "commas", "|": "pipes"}
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """delimiter: one ASCII character; quoting: double quotes enclose fields (else they are text)."""
+
+    delimiter: str = ","
+    quoting: bool = True
+
+    @property
+    def byte(self) -> int:
+        return ord(self.delimiter)
+
+    @property
+    def blank(self) -> str:
+        """Characters a skipped (blank) row may consist of."""
+        return " \t\r" + self.delimiter + ('"' if self.quoting else "")
+
+    def csv_reader(self, text: str):
+        return csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter,
+                          quoting=csv.QUOTE_MINIMAL if self.quoting else csv.QUOTE_NONE)
+
+    def no_header(self) -> str:
+        filler = _DELIMITER_NAMES.get(self.delimiter, repr(self.delimiter))
+        return f"file has no header row (only blank lines, {filler}{' and quotes' if self.quoting else ''})"
+
+
+CSV = Dialect()
 
 
 @dataclass
@@ -57,29 +88,29 @@ class _Records:
     quotes: np.ndarray   # byte offsets of every quote character
     quoted_newlines: bool
 
-    def field_counts(self, buf: bytes) -> np.ndarray:
-        """Number of fields in each record (commas outside quotes, plus one)."""
-        commas = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == _COMMA)
+    def field_counts(self, buf: bytes, delimiter: int) -> np.ndarray:
+        """Number of fields in each record (delimiters outside quotes, plus one)."""
+        delims = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == delimiter)
         if len(self.quotes):
-            commas = commas[np.searchsorted(self.quotes, commas) % 2 == 0]
-        return np.searchsorted(commas, self.ends) - np.searchsorted(commas, self.starts) + 1
+            delims = delims[np.searchsorted(self.quotes, delims) % 2 == 0]
+        return np.searchsorted(delims, self.ends) - np.searchsorted(delims, self.starts) + 1
 
 
-def _quotes_are_regular(arr: np.ndarray, quotes: np.ndarray) -> bool:
+def _quotes_are_regular(arr: np.ndarray, quotes: np.ndarray, delimiter: int) -> bool:
     """True when every quote opens at a field start, closes at a field end, or is a doubled quote."""
     if len(quotes) % 2:
         return False
     k = np.arange(len(quotes))
-    prev = np.where(quotes > 0, arr[np.maximum(quotes - 1, 0)], _COMMA)
-    nxt = np.where(quotes < len(arr) - 1, arr[np.minimum(quotes + 1, len(arr) - 1)], _COMMA)
+    prev = np.where(quotes > 0, arr[np.maximum(quotes - 1, 0)], delimiter)
+    nxt = np.where(quotes < len(arr) - 1, arr[np.minimum(quotes + 1, len(arr) - 1)], delimiter)
     after_quote = np.r_[False, np.diff(quotes) == 1]
     before_quote = np.r_[np.diff(quotes) == 1, False]
-    opens_ok = np.isin(prev, (_COMMA, _LF, _CR)) | after_quote
-    closes_ok = np.isin(nxt, (_COMMA, _LF, _CR)) | before_quote
+    opens_ok = np.isin(prev, (delimiter, _LF, _CR)) | after_quote
+    closes_ok = np.isin(nxt, (delimiter, _LF, _CR)) | before_quote
     return bool(opens_ok[k % 2 == 0].all() and closes_ok[k % 2 == 1].all())
 
 
-def _scan(buf: bytes) -> _Records | None:
+def _scan(buf: bytes, dialect: Dialect = CSV) -> _Records | None:
     """Record boundaries, or None when the fast reader cannot be trusted with this buffer."""
     arr = np.frombuffer(buf, dtype=np.uint8)
     lf = np.flatnonzero(arr == _LF)
@@ -88,10 +119,10 @@ def _scan(buf: bytes) -> _Records | None:
         return None  # a carriage return that does not end a line
     if (arr == 0).any():
         return None  # NUL bytes: let the exact reader report them
-    quotes = np.flatnonzero(arr == _QUOTE)
+    quotes = np.flatnonzero(arr == _QUOTE) if dialect.quoting else np.zeros(0, dtype=np.int64)
     record_lf = lf
     if len(quotes):
-        if not _quotes_are_regular(arr, quotes):
+        if not _quotes_are_regular(arr, quotes, dialect.byte):
             return None
         record_lf = lf[np.searchsorted(quotes, lf) % 2 == 0]
     starts = np.r_[0, record_lf + 1]
@@ -103,26 +134,27 @@ def _scan(buf: bytes) -> _Records | None:
     return _Records(starts, ends, lines, ends == starts, quotes, len(record_lf) < len(lf))
 
 
-def _blank(buf: bytes, records: _Records, index: np.ndarray) -> np.ndarray:
-    """Which of the records at `index` hold only commas, quotes and whitespace."""
+def _blank(buf: bytes, records: _Records, index: np.ndarray, blank: bytes) -> np.ndarray:
+    """Which of the records at `index` hold only `blank` bytes (delimiters, quotes, whitespace)."""
     arr = np.frombuffer(buf, dtype=np.uint8)
     starts, ends = records.starts[index], records.ends[index]
     first = arr[np.minimum(starts, len(arr) - 1)]
-    maybe = np.flatnonzero(np.isin(first, np.frombuffer(_BLANK_BYTES, dtype=np.uint8)) | (starts == ends))
+    maybe = np.flatnonzero(np.isin(first, np.frombuffer(blank, dtype=np.uint8)) | (starts == ends))
     out = np.zeros(len(index), dtype=bool)
-    out[maybe] = [not buf[s:e].strip(_BLANK_BYTES) for s, e in zip(starts[maybe], ends[maybe])]
+    out[maybe] = [not buf[s:e].strip(blank) for s, e in zip(starts[maybe], ends[maybe])]
     return out
 
 
-def _header_index(buf: bytes, records: _Records) -> int | None:
+def _header_index(buf: bytes, records: _Records, blank: bytes) -> int | None:
     """Index of the first record with content (the header), or None."""
     for index in np.flatnonzero(~records.empty):
-        if buf[records.starts[index]:records.ends[index]].strip(_BLANK_BYTES):
+        if buf[records.starts[index]:records.ends[index]].strip(blank):
             return int(index)
     return None
 
 
-def _pyarrow_rows(body, names: list[str], keep: list[str], quoted_newlines: bool) -> pa.Table | None:
+def _pyarrow_rows(body, names: list[str], keep: list[str], quoted_newlines: bool,
+                  dialect: Dialect) -> pa.Table | None:
     """pyarrow's reading of `body` (data records, no header) as text columns `keep`, or None
     when it refuses the buffer (e.g. a row with the wrong number of fields)."""
     if not len(body):
@@ -130,7 +162,8 @@ def _pyarrow_rows(body, names: list[str], keep: list[str], quoted_newlines: bool
     try:
         return pacsv.read_csv(
             pa.BufferReader(body), read_options=pacsv.ReadOptions(column_names=names),
-            parse_options=pacsv.ParseOptions(newlines_in_values=quoted_newlines),
+            parse_options=pacsv.ParseOptions(delimiter=dialect.delimiter, quote_char='"' if dialect.quoting else False,
+                                             newlines_in_values=quoted_newlines),
             convert_options=pacsv.ConvertOptions(
                 include_columns=keep, column_types={n: pa.large_string() for n in names},
                 strings_can_be_null=False, quoted_strings_can_be_null=False))
@@ -148,13 +181,13 @@ def _only(buf: bytes, records: _Records, index: np.ndarray) -> bytes:
     return arr[np.cumsum(edges[:-1], dtype=np.int8) > 0].tobytes()
 
 
-def _read_fast(buf: bytes, records: _Records, wanted_of) -> CsvTable | None:
+def _read_fast(buf: bytes, records: _Records, wanted_of, dialect: Dialect = CSV) -> CsvTable | None:
     """The fast reader; None when pyarrow's view of the rows differs from the scan."""
-    head = _header_index(buf, records)
+    blank = dialect.blank.encode()
+    head = _header_index(buf, records, blank)
     if head is None:
         return CsvTable([], {}, np.zeros(0, np.int64), [], 0)
-    header_text = buf[records.starts[head]:records.ends[head]].decode("utf-8")
-    header = next(csv.reader(io.StringIO(header_text, newline="")))
+    header = next(dialect.csv_reader(buf[records.starts[head]:records.ends[head]].decode("utf-8")))
     wanted = wanted_of(header)
     names = [f"c{i}" for i in range(len(header))]
     keep = [names[i] for i in wanted]
@@ -162,17 +195,17 @@ def _read_fast(buf: bytes, records: _Records, wanted_of) -> CsvTable | None:
     rest = rest[rest > head]
     good, bad, bad_fields = rest, rest[:0], rest[:0]
     body_start = records.starts[rest[0]] if len(rest) else len(buf)
-    table = _pyarrow_rows(memoryview(buf)[body_start:], names, keep, records.quoted_newlines)
+    table = _pyarrow_rows(memoryview(buf)[body_start:], names, keep, records.quoted_newlines, dialect)
     if table is None:  # some rows do not fit the header: set them aside, read the others
-        fields = records.field_counts(buf)[rest]
+        fields = records.field_counts(buf, dialect.byte)[rest]
         fits = fields == len(header)
         good, bad, bad_fields = rest[fits], rest[~fits], fields[~fits]
-        table = _pyarrow_rows(_only(buf, records, good), names, keep, records.quoted_newlines)
+        table = _pyarrow_rows(_only(buf, records, good), names, keep, records.quoted_newlines, dialect)
     if table is None or table.num_rows != len(good):
         return None
-    shown = ~_blank(buf, records, bad)
+    shown = ~_blank(buf, records, bad, blank)
     bad_rows = list(zip(records.lines[bad][shown].tolist(), bad_fields[shown].tolist()))
-    kept = ~_blank(buf, records, good)
+    kept = ~_blank(buf, records, good, blank)
     columns = {i: table.column(names[i]).to_pandas()[kept].reset_index(drop=True) for i in wanted}
     return CsvTable(header, columns, records.lines[good][kept], bad_rows, int(records.lines[head]))
 
@@ -184,18 +217,18 @@ def _picker(indexes: list[int]):
     return itemgetter(*indexes) if indexes else (lambda row: ())
 
 
-def _read_exact(text: str, source: str, wanted_of) -> CsvTable:
+def _read_exact(text: str, source: str, wanted_of, dialect: Dialect = CSV) -> CsvTable:
     """The exact reader: Python's csv module, each row starting one line after the previous ended."""
     collecting = gc.isenabled()
     gc.disable()  # millions of short-lived row lists would trigger needless collections
     try:
-        return _read_rows(csv.reader(io.StringIO(text, newline="")), source, wanted_of)
+        return _read_rows(dialect.csv_reader(text), source, wanted_of, dialect.blank)
     finally:
         if collecting:
             gc.enable()
 
 
-def _read_rows(reader, source: str, wanted_of) -> CsvTable:
+def _read_rows(reader, source: str, wanted_of, blank: str) -> CsvTable:
     header, header_line, width, wanted = None, 0, 0, []
     rows, lines, bad_rows = [], [], []
     previous_end = 0
@@ -207,7 +240,7 @@ def _read_rows(reader, source: str, wanted_of) -> CsvTable:
         if row is None:
             break
         start, previous_end = previous_end + 1, reader.line_num
-        if not "".join(row).strip(_BLANK_TEXT):
+        if not "".join(row).strip(blank):
             continue
         if header is None:
             header, header_line, width = row, start, len(row)
@@ -225,14 +258,17 @@ def _read_rows(reader, source: str, wanted_of) -> CsvTable:
     return CsvTable(header, columns, np.asarray(lines, dtype=np.int64), bad_rows, header_line)
 
 
-def read_csv_table(text: str, source: str, wanted_of) -> CsvTable:
-    """Read decoded CSV `text` (from file `source`).
+def read_csv_table(text: str, source: str, wanted_of, dialect: Dialect = CSV) -> CsvTable:
+    """Read decoded delimited `text` (from file `source`).
 
     `wanted_of(header) -> list of header indexes` picks the columns to keep; it may raise
-    (e.g. ImportRejected for a header that does not fit). A file without any row gives an
-    empty `header`. A row the csv module cannot read raises ImportRejected with its line.
+    (e.g. ImportRejected for a header that does not fit). A file without a header row, or a
+    row the csv module cannot read, raises ImportRejected (the latter with its line).
     """
     buf = text.encode("utf-8")
-    records = _scan(buf)
-    fast = _read_fast(buf, records, wanted_of) if records is not None else None
-    return fast if fast is not None else _read_exact(text, source, wanted_of)
+    records = _scan(buf, dialect)
+    fast = _read_fast(buf, records, wanted_of, dialect) if records is not None else None
+    table = fast if fast is not None else _read_exact(text, source, wanted_of, dialect)
+    if not table.header:
+        raise ImportRejected.whole_file(source, dialect.no_header())
+    return table

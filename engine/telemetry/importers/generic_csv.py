@@ -13,11 +13,11 @@ from __future__ import annotations
 import pandas as pd
 
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.errors import ImportRejected
+from engine.telemetry.errors import ErrorCollector, ImportRejected
 from engine.telemetry.importers.columns import ColumnPlan, resolve_columns
 from engine.telemetry.importers.common import ImportOptions, decode_text
 from engine.telemetry.importers.csv_records import read_csv_table
-from engine.telemetry.importers.jobs_frame import TIME_COLUMNS, RowProblems, normalise_jobs
+from engine.telemetry.importers.jobs_frame import TIME_COLUMNS, normalise_jobs
 
 
 def parse_csv(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
@@ -30,19 +30,17 @@ def parse_csv(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
         return sorted(plans[-1].sources.values())
 
     table = read_csv_table(text, source, wanted_of)
-    if not table.header:
-        raise ImportRejected.whole_file(source, "file has no header row (only blank lines, commas and quotes)")
     plan = plans[-1]
-    problems = RowProblems()
+    errors = ErrorCollector(source)
     width = len(table.header)
     if table.bad_rows:
         lines, found = zip(*table.bad_rows)
-        problems.add(lines, f"expected {width} field{'s' if width != 1 else ''}, found {{!r}}", found)
+        errors.add_many(lines, f"expected {width} field{'s' if width != 1 else ''}, found {{!r}}", found)
     if not len(table.lines) and not table.bad_rows:
         raise ImportRejected.whole_file(source, "no data rows (the file has only a header)")
     raw = {column: table.columns[index] for column, index in plan.sources.items()}
     labels = {column: plan.source_name(column) for column in plan.sources}
     naive_utc = [c for c in TIME_COLUMNS if c in plan.sources and plan.declares_utc(c)]
     jobs, notes = normalise_jobs(pd.DataFrame(raw), table.lines, source, options,
-                                 labels=labels, naive_utc=naive_utc, problems=problems)
+                                 labels=labels, naive_utc=naive_utc, errors=errors)
     return ImportBatch("csv", {"jobs": jobs}, notes=list(plan.notes) + notes)

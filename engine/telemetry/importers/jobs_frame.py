@@ -21,7 +21,7 @@ Rules (units as in the schema):
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 
 import numpy as np
 import pandas as pd
@@ -29,10 +29,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.model import DEFAULT_REGION, JOB_STATUSES, WORKLOAD_CLASSES
-from engine.telemetry.errors import MAX_REPORTED, ErrorCollector
+from engine.telemetry.errors import ErrorCollector
 from engine.telemetry.importers.columns import STATUS_ALIASES, WORKLOAD_CLASS_ALIASES, value_lookup
 from engine.telemetry.importers.common import ImportOptions
-from engine.telemetry.importers.timestamps import check_time_zone, parse_times, text_to_float
+from engine.telemetry.importers.timestamps import (ambiguous_note, checked_zone, nonexistent_template, parse_times,
+                                                   text_to_float)
 
 TEXT_COLUMNS = ("job_id", "user_name", "team", "project", "qos", "queue", "gpu_type", "region",
                 "cluster", "data_location", "residency")
@@ -48,43 +49,6 @@ _STATUS = value_lookup(STATUS_ALIASES)
 _CLASS = value_lookup(WORKLOAD_CLASS_ALIASES)
 
 
-class RowProblems:
-    """Row problems gathered column by column, reported in line order.
-
-    Each `add` records lines sharing one message template; `{!r}` slots are filled from
-    `values` (a sequence holding one value, or one tuple of values, per line). Messages are
-    only built for the lines that will be shown.
-    """
-
-    def __init__(self) -> None:
-        self._parts: list[tuple[np.ndarray, str, Sequence | None]] = []
-
-    def add(self, lines, template: str, values=None) -> None:
-        lines = np.asarray(lines, dtype=np.int64).reshape(-1)
-        if len(lines):
-            self._parts.append((lines, template, values))
-
-    def report(self, collector: ErrorCollector) -> None:
-        """Move every problem into `collector`: the first MAX_REPORTED by line in full, the rest counted."""
-        if not self._parts:
-            return
-        lines = np.concatenate([p[0] for p in self._parts])
-        part = np.concatenate([np.full(len(p[0]), k) for k, p in enumerate(self._parts)])
-        index = np.concatenate([np.arange(len(p[0])) for p in self._parts])
-        order = np.lexsort((index, part, lines))
-        for k in order[:MAX_REPORTED]:
-            _, template, values = self._parts[part[k]]
-            value = () if values is None else values[index[k]]
-            shown = value if isinstance(value, tuple) else (value,)
-            collector.add(int(lines[k]), template.format(*(_shorten(v) for v in shown)))
-        collector.total += max(0, len(order) - MAX_REPORTED)
-
-
-def _shorten(value, limit: int = 60):
-    """Long text cut to `limit` characters (with '...') so messages stay readable."""
-    return value[: limit - 3] + "..." if isinstance(value, str) and len(value) > limit else value
-
-
 def clean_text(values: pd.Series) -> pd.Series:
     """Text with surrounding whitespace removed and empty strings as missing (NaN)."""
     trimmed = pc.utf8_trim_whitespace(pa.array(values.astype("str"), from_pandas=True))
@@ -94,7 +58,7 @@ def clean_text(values: pd.Series) -> pd.Series:
     return pd.Series(trimmed.to_pandas(), index=values.index, dtype="str")
 
 
-def _numbers(text: pd.Series, column: str, label: str, lines: np.ndarray, problems: RowProblems) -> np.ndarray:
+def _numbers(text: pd.Series, column: str, label: str, lines: np.ndarray, errors: ErrorCollector) -> np.ndarray:
     """Parse one numeric column (see NUMBER_COLUMNS); NaN where missing or rejected."""
     low, high, whole = NUMBER_COLUMNS[column]
     present = text.notna().to_numpy()
@@ -106,7 +70,7 @@ def _numbers(text: pd.Series, column: str, label: str, lines: np.ndarray, proble
             values[clock] = parts @ np.array([86400.0, 3600.0, 60.0, 1.0])
     what = "GPUs" if column == "gpus" else "value"
     bad = present & ~np.isfinite(values)
-    problems.add(lines[bad], f"non-numeric {what} {{!r}} in column {label!r}", text[bad].to_numpy())
+    errors.add_many(lines[bad], f"non-numeric {what} {{!r}} in column {label!r}", text[bad].to_numpy())
     ok = present & ~bad
     checks = []
     if low is not None:
@@ -116,13 +80,13 @@ def _numbers(text: pd.Series, column: str, label: str, lines: np.ndarray, proble
     if whole:
         checks.append((ok & (values != np.round(values)), f"{{!r}} in column {label!r} is not a whole number"))
     for mask, template in checks:
-        problems.add(lines[mask], template, text[mask].to_numpy())
+        errors.add_many(lines[mask], template, text[mask].to_numpy())
         values[mask] = np.nan
     return values
 
 
 def _vocabulary(text: pd.Series, lookup: dict[str, str], choices, what: str, lines,
-                problems) -> tuple[np.ndarray, list[str | None]]:
+                errors) -> tuple[np.ndarray, list[str | None]]:
     """Map spellings to canonical values, as (codes, values): codes index values, -1 where
     the text is missing; values are None for unknown spellings, which are reported."""
     codes, uniques = pd.factorize(text)
@@ -130,8 +94,8 @@ def _vocabulary(text: pd.Series, lookup: dict[str, str], choices, what: str, lin
     unknown = [k for k, m in enumerate(mapped) if m is None]
     if unknown:
         bad = np.isin(codes, unknown)
-        problems.add(lines[bad], f"unknown {what} {{!r}}; expected one of {', '.join(choices)}",
-                     text[bad].to_numpy())
+        errors.add_many(lines[bad], f"unknown {what} {{!r}}; expected one of {', '.join(choices)}",
+                        text[bad].to_numpy())
     return codes, mapped
 
 
@@ -145,7 +109,7 @@ def _fill(codes: np.ndarray, values: list, fallback: np.ndarray | str) -> pd.Ser
     return pd.Series(filled.to_pandas(), dtype="str")
 
 
-def _duplicates(ids: pd.Series, label: str, lines: np.ndarray, problems: RowProblems) -> None:
+def _duplicates(ids: pd.Series, label: str, lines: np.ndarray, errors: ErrorCollector) -> None:
     """Report every repeat of a job id, naming the line where it first appeared."""
     codes, _ = pd.factorize(ids)
     valid = np.flatnonzero(codes >= 0)
@@ -154,11 +118,11 @@ def _duplicates(ids: pd.Series, label: str, lines: np.ndarray, problems: RowProb
     _, first = np.unique(codes[valid], return_index=True)  # codes are 0..k-1, so first[code]
     first_pos = valid[first]
     dup = valid[first_pos[codes[valid]] != valid]
-    problems.add(lines[dup], f"duplicate job id {{!r}} in column {label!r} (first on line {{!r}})",
-                 list(zip(ids.iloc[dup].to_numpy(), lines[first_pos[codes[dup]]].tolist())))
+    errors.add_many(lines[dup], f"duplicate job id {{!r}} in column {label!r} (first on line {{!r}})",
+                    list(zip(ids.iloc[dup].to_numpy(), lines[first_pos[codes[dup]]].tolist())))
 
 
-def _times(text: dict[str, pd.Series], labels, lines, problems, options, naive_utc, notes) -> dict:
+def _times(text: dict[str, pd.Series], labels, lines, errors, options, naive_utc, notes) -> dict:
     """Parse every time column present; one error for all naive values lacking a zone."""
     times, unzoned = {}, []
     for column in TIME_COLUMNS:
@@ -169,26 +133,23 @@ def _times(text: dict[str, pd.Series], labels, lines, problems, options, naive_u
         for mask, template in (
             (parsed.unparsable, f"unparsable time {{!r}} in column {label!r}"),
             (parsed.out_of_range, f"epoch seconds {{!r}} in column {label!r} are outside 1970-2100"),
-            (parsed.nonexistent, f"local time {{!r}} in column {label!r} does not exist in {options.tz} "
-                                 "(clocks were set forward); fix it or add an offset"),
+            (parsed.nonexistent, nonexistent_template(label, options.tz) + "; fix it or add an offset"),
         ):
-            if mask.any():
-                problems.add(lines[mask], template, text[column][mask].to_numpy())
+            errors.add_many(lines[mask], template, text[column][mask].to_numpy())
         if parsed.naive_unzoned.any():
             unzoned.append((int(lines[parsed.naive_unzoned].min()), label))
         if parsed.ambiguous:
-            notes.append(f"{parsed.ambiguous} local time(s) in column {label!r} fall in the hour repeated when "
-                         f"clocks go back in {options.tz}; read as the first (daylight-saving) occurrence")
+            notes.append(ambiguous_note(parsed.ambiguous, label, options.tz))
         times[column] = parsed.values
     if unzoned:
         names = ", ".join(repr(label) for _, label in unzoned)
         plural = "s" if len(unzoned) > 1 else ""
-        problems.add([min(unzoned)[0]], f"timestamps in column{plural} {names} have no time zone; "
-                                        "pass --tz (e.g. --tz Europe/Berlin) or add an offset")
+        errors.add(min(unzoned)[0], f"timestamps in column{plural} {names} have no time zone; "
+                                    "pass --tz (e.g. --tz Europe/Berlin) or add an offset")
     return times
 
 
-def _order(times, text, labels, lines, problems) -> None:
+def _order(times, text, labels, lines, errors) -> None:
     """Report times out of order: (later column, earlier column, check only when this one is empty)."""
     checks = [("start_utc", "submit_utc", None), ("end_utc", "start_utc", None),
               ("end_utc", "submit_utc", "start_utc")]
@@ -198,55 +159,52 @@ def _order(times, text, labels, lines, problems) -> None:
         bad = times[later] < times[earlier]  # NaT compares False
         if unless in times:
             bad &= np.isnat(times[unless])
-        problems.add(lines[bad], f"{labels[later]} {{!r}} is before {labels[earlier]} {{!r}}",
-                     list(zip(text[later][bad].to_numpy(), text[earlier][bad].to_numpy())))
+        errors.add_many(lines[bad], f"{labels[later]} {{!r}} is before {labels[earlier]} {{!r}}",
+                        list(zip(text[later][bad].to_numpy(), text[earlier][bad].to_numpy())))
 
 
 def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions, *,
                    labels: dict[str, str] | None = None, naive_utc: Collection[str] = (),
-                   problems: RowProblems | None = None) -> tuple[pd.DataFrame, list[str]]:
+                   errors: ErrorCollector | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Text jobs table -> (typed jobs table, notes); raises ImportRejected on any problem.
 
     lines: physical source line of each row. labels: column -> name shown in messages
     (default: the column name). naive_utc: time columns whose naive values are UTC.
-    problems: problems found earlier (e.g. malformed rows), reported together with these.
+    errors: errors found earlier (e.g. malformed rows), reported together with these.
     """
     missing = [c for c in ("job_id", "submit_utc", "gpus") if c not in raw.columns]
     if missing:
         raise ValueError(f"normalise_jobs needs columns {missing}")
     raw = raw.reset_index(drop=True)
-    problems = problems if problems is not None else RowProblems()
-    collector = ErrorCollector(source)
-    if options.tz and (reason := check_time_zone(options.tz)):
-        collector.add(0, reason)
-        collector.raise_if_any()
+    if options.tz:
+        checked_zone(options.tz, source)
+    errors = errors if errors is not None else ErrorCollector(source)
     lines = np.asarray(lines, dtype=np.int64)
     labels = {c: (labels or {}).get(c, c) for c in raw.columns}
     text = {c: clean_text(raw[c]) for c in raw.columns}
     notes: list[str] = []
     for column, what in (("job_id", "job id"), ("submit_utc", "submit time"), ("gpus", "GPUs")):
-        problems.add(lines[text[column].isna().to_numpy()], f"missing {what} in column {labels[column]!r}")
-    _duplicates(text["job_id"], labels["job_id"], lines, problems)
+        errors.add_many(lines[text[column].isna().to_numpy()], f"missing {what} in column {labels[column]!r}")
+    _duplicates(text["job_id"], labels["job_id"], lines, errors)
     out: dict[str, object] = {"source_line": lines}
     out.update({c: text[c] for c in TEXT_COLUMNS if c in text})
-    times = _times(text, labels, lines, problems, options, naive_utc, notes)
+    times = _times(text, labels, lines, errors, options, naive_utc, notes)
     out.update(times)
     for column in NUMBER_COLUMNS:
         if column in text:
-            values = _numbers(text[column], column, labels[column], lines, problems)
+            values = _numbers(text[column], column, labels[column], lines, errors)
             out[column] = pd.array(values, dtype="Int64") if NUMBER_COLUMNS[column][2] else values
-    _order(times, text, labels, lines, problems)
-    _finish_vocabularies(out, text, times, lines, problems, options, notes)
-    problems.report(collector)
-    collector.raise_if_any()
+    _order(times, text, labels, lines, errors)
+    _finish_vocabularies(out, text, times, lines, errors, options, notes)
+    errors.raise_if_any()
     return pd.DataFrame(out), notes
 
 
-def _finish_vocabularies(out, text, times, lines, problems, options, notes) -> None:
+def _finish_vocabularies(out, text, times, lines, errors, options, notes) -> None:
     """Fill status, workload_class and region, deriving or defaulting missing values."""
     n = len(lines)
     none = (np.full(n, -1), [])
-    codes, values = (_vocabulary(text["status"], _STATUS, JOB_STATUSES, "status", lines, problems)
+    codes, values = (_vocabulary(text["status"], _STATUS, JOB_STATUSES, "status", lines, errors)
                      if "status" in text else none)
     missing = codes < 0
     derived: np.ndarray | str = "pending"
@@ -258,7 +216,7 @@ def _finish_vocabularies(out, text, times, lines, problems, options, notes) -> N
                      "completed if ended, running if only started, else pending")
     out["status"] = _fill(codes, values, derived)
     codes, values = (_vocabulary(text["workload_class"], _CLASS, WORKLOAD_CLASSES, "workload class", lines,
-                                 problems) if "workload_class" in text else none)
+                                 errors) if "workload_class" in text else none)
     if (missing := int((codes < 0).sum())):
         notes.append(f"{missing} job(s) without a workload class recorded as 'unknown'")
     out["workload_class"] = _fill(codes, values, "unknown")

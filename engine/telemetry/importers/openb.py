@@ -15,7 +15,8 @@ from engine.model import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ErrorCollector
 from engine.telemetry.importers.common import ImportOptions, decode_text
-from engine.telemetry.importers.delimited import Rows, numbers, read_rows
+from engine.telemetry.importers.csv_records import CSV
+from engine.telemetry.importers.named_columns import Rows, numbers, read_rows, report_empty
 
 CLUSTER = "openb"
 TRACE_EPOCH_UTC = pd.Timestamp("2023-01-01 00:00:00")
@@ -30,12 +31,12 @@ QOS_CLASSES = {"LS": "inference", "BE": "batch"}   # latency-sensitive serving; 
 def parse_openb_nodes(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     """A node list -> fleet rows (tier 'reserved': Alibaba's own machines). CPU-only nodes keep gpu_type NULL."""
     errors = ErrorCollector(source)
-    rows = read_rows(decode_text(data, source), source, ",", NODE_COLUMNS, (), errors)
+    rows = read_rows(decode_text(data, source), source, CSV, NODE_COLUMNS, (), errors)
     cpu_milli = numbers(rows, "cpu_milli", errors, minimum=0)
     memory_mib = numbers(rows, "memory_mib", errors, minimum=0)
     gpus = numbers(rows, "gpu", errors, minimum=0)
     _require_whole(rows, "gpu", gpus, errors)
-    _report_empty(rows, "sn", errors)
+    report_empty(rows, "sn", errors)
     errors.raise_if_any()
     fleet = pd.DataFrame({
         "region": options.region or DEFAULT_REGION,
@@ -54,7 +55,7 @@ def parse_openb_nodes(data: bytes, source: str, options: ImportOptions) -> Impor
 def parse_openb_pods(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     """A pod list -> jobs; fractional `gpus` = num_gpu * gpu_milli / 1000."""
     errors = ErrorCollector(source)
-    rows = read_rows(decode_text(data, source), source, ",", POD_COLUMNS, POD_OPTIONAL, errors)
+    rows = read_rows(decode_text(data, source), source, CSV, POD_COLUMNS, POD_OPTIONAL, errors)
     cpu_milli = numbers(rows, "cpu_milli", errors, minimum=0)
     memory_mib = numbers(rows, "memory_mib", errors, minimum=0)
     num_gpu = numbers(rows, "num_gpu", errors, minimum=0)
@@ -63,12 +64,12 @@ def parse_openb_pods(data: bytes, source: str, options: ImportOptions) -> Import
     _require_whole(rows, "gpu_milli", gpu_milli, errors)
     for i in np.flatnonzero(gpu_milli > 1000):
         errors.add(rows.lines[i], f"gpu_milli must be at most 1000 (one whole GPU), found {gpu_milli[i]:g}")
-    _report_empty(rows, "name", errors)
+    report_empty(rows, "name", errors)
     notes: list[str] = []
     status = _statuses(rows, errors, notes)
     submit, start, end = _times(rows, status, errors, notes)
     errors.raise_if_any()
-    qos = _optional(rows, "qos")
+    qos = rows.text("qos")
     jobs = pd.DataFrame({
         "source_line": rows.lines,
         "job_id": rows.frame["name"],
@@ -79,7 +80,7 @@ def parse_openb_pods(data: bytes, source: str, options: ImportOptions) -> Import
         "end_utc": end,
         "gpus": num_gpu * gpu_milli / 1000,
         "gpu_milli": gpu_milli.astype(np.int64),
-        "gpu_type": _optional(rows, "gpu_spec"),
+        "gpu_type": rows.text("gpu_spec"),
         "cpus": cpu_milli / 1000,
         "memory_gib": memory_mib / 1024,
         "nodes": 1,
@@ -143,13 +144,3 @@ def _at(seconds: np.ndarray) -> pd.Series:
 def _require_whole(rows: Rows, column: str, values: np.ndarray, errors: ErrorCollector) -> None:
     for i in np.flatnonzero(np.isfinite(values) & (values != np.round(values))):
         errors.add(rows.lines[i], f"{column} must be a whole number, found {values[i]:g}")
-
-
-def _report_empty(rows: Rows, column: str, errors: ErrorCollector) -> None:
-    errors.add_many(rows.lines[(rows.frame[column] == "").to_numpy()], f"{column} is empty")
-
-
-def _optional(rows: Rows, column: str) -> list:
-    if not rows.has(column):
-        return [None] * len(rows)
-    return [value or None for value in rows.frame[column]]

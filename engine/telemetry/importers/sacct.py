@@ -14,9 +14,10 @@ from engine.model import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ErrorCollector, ImportRejected
 from engine.telemetry.importers.common import ImportOptions, decode_text
-from engine.telemetry.importers.delimited import Rows, numbers, read_rows
-from engine.telemetry.importers.localtime import checked_zone, local_to_utc
+from engine.telemetry.importers.csv_records import Dialect
+from engine.telemetry.importers.named_columns import Rows, numbers, read_rows, report_empty
 from engine.telemetry.importers.slurm_fields import Tres, job_state, time_limit_s, tres, workload_from_partition
+from engine.telemetry.importers.timestamps import ambiguous_note, checked_zone, localise, nonexistent_template
 
 REQUIRED = ("jobid", "submit", "start", "end", "state", "alloctres")
 OPTIONAL = ("user", "account", "partition", "qos", "cluster", "timelimit", "priority",
@@ -26,6 +27,7 @@ SHOWN = {"jobid": "JobID", "submit": "Submit", "start": "Start", "end": "End", "
          "reqtres": "ReqTRES", "timelimit": "Timelimit", "state": "State"}
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 NO_TIME = {"", "Unknown", "None"}
+PIPES = Dialect("|", quoting=False)   # --parsable2 prints every value as it is, quotes included
 
 
 def parse_sacct(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
@@ -36,12 +38,13 @@ def parse_sacct(data: bytes, source: str, options: ImportOptions) -> ImportBatch
             source, "sacct timestamps are local times; pass the cluster's time zone (--tz)")
     tz = checked_zone(options.tz, source)
     errors = ErrorCollector(source)
-    rows = _jobs_only(read_rows(text, source, "|", REQUIRED, OPTIONAL, errors), errors)
+    rows = _jobs_only(read_rows(text, source, PIPES, REQUIRED, OPTIONAL, errors), errors)
     frame = rows.frame
-    submit = local_to_utc(_times(rows, "submit", errors, required=True), tz)
-    start = local_to_utc(_times(rows, "start", errors), tz)
-    end = local_to_utc(_times(rows, "end", errors), tz)
-    for i in np.flatnonzero((end < start).to_numpy()):
+    notes = [f"sacct times read as wall-clock times of {tz} and stored as UTC"]
+    submit = _times(rows, "submit", tz, errors, notes, required=True)
+    start = _times(rows, "start", tz, errors, notes)
+    end = _times(rows, "end", tz, errors, notes)
+    for i in np.flatnonzero(end < start):
         errors.add(rows.lines[i], f"End {frame['end'].iloc[i]} is before Start {frame['start'].iloc[i]}")
     status = _each(rows, "state", job_state, errors)
     limit = _each(rows, "timelimit", time_limit_s, errors) if rows.has("timelimit") else None
@@ -60,12 +63,12 @@ def parse_sacct(data: bytes, source: str, options: ImportOptions) -> ImportBatch
     jobs = pd.DataFrame({
         "source_line": rows.lines,
         "job_id": frame["jobid"],
-        "user_name": _text(rows, "user"),
-        "team": _text(rows, "account"),
-        "workload_class": [workload_from_partition(p) for p in _text(rows, "partition")],
+        "user_name": rows.text("user"),
+        "team": rows.text("account"),
+        "workload_class": [workload_from_partition(p) for p in rows.text("partition")],
         "priority": priority,
-        "qos": _text(rows, "qos"),
-        "queue": _text(rows, "partition"),
+        "qos": rows.text("qos"),
+        "queue": rows.text("partition"),
         "submit_utc": submit,
         "start_utc": start,
         "end_utc": end,
@@ -75,11 +78,10 @@ def parse_sacct(data: bytes, source: str, options: ImportOptions) -> ImportBatch
         "memory_gib": [t.memory_gib for t in alloc],
         "nodes": pd.array(_first_known([t.nodes for t in alloc], nnodes), dtype="Int64"),
         "region": region,
-        "cluster": _text(rows, "cluster"),
+        "cluster": rows.text("cluster"),
         "status": status,
         "requested_runtime_s": limit,
     })
-    notes = [f"sacct times read as wall-clock times of {tz} and stored as UTC"]
     if rows.has("reqtres"):
         notes.append("jobs without AllocTRES (never allocated, e.g. pending) take their sizes from ReqTRES")
     regions = pd.DataFrame({"region": [region], "timezone": [tz]})
@@ -88,23 +90,31 @@ def parse_sacct(data: bytes, source: str, options: ImportOptions) -> ImportBatch
 
 def _jobs_only(rows: Rows, errors: ErrorCollector) -> Rows:
     """Drop job steps (JobID containing '.') and report empty JobIDs."""
+    report_empty(rows, "jobid", errors, SHOWN["jobid"])
     ids = rows.frame["jobid"]
-    errors.add_many(rows.lines[(ids == "").to_numpy()], "JobID is empty")
-    keep = (~ids.str.contains(".", regex=False) & (ids != "")).to_numpy()
-    return Rows(rows.frame[keep].reset_index(drop=True), rows.lines[keep])
+    return rows.where((~ids.str.contains(".", regex=False) & (ids != "")).to_numpy())
 
 
-def _times(rows: Rows, column: str, errors: ErrorCollector, required: bool = False) -> pd.Series:
-    """Naive local times of one column (NaT for Unknown/None), reporting unreadable ones."""
-    text = rows.frame[column]
+def _times(rows: Rows, column: str, tz: str, errors: ErrorCollector, notes: list[str],
+           required: bool = False) -> np.ndarray:
+    """One column's wall-clock times of zone `tz` as naive UTC (NaT for Unknown/None).
+
+    Reports unreadable times and times skipped by a clock change; notes times in a repeated hour.
+    """
+    text, label = rows.frame[column], SHOWN[column]
     missing = text.isin(NO_TIME).to_numpy()
-    parsed = pd.to_datetime(text.where(~missing, None), format=TIME_FORMAT, errors="coerce")
-    for i in np.flatnonzero(~missing & parsed.isna().to_numpy()):
-        errors.add(rows.lines[i], f"{SHOWN[column]} is not a time: {text.iloc[i]!r} (expected YYYY-MM-DDTHH:MM:SS)")
+    wall = pd.to_datetime(text.where(~missing, None), format=TIME_FORMAT, errors="coerce").to_numpy()
+    bad = ~missing & np.isnat(wall)
+    errors.add_many(rows.lines[bad], f"{label} is not a time: {{!r}} (expected YYYY-MM-DDTHH:MM:SS)",
+                    text[bad].to_numpy())
     if required:
-        for i in np.flatnonzero(missing):
-            errors.add(rows.lines[i], f"{SHOWN[column]} is {text.iloc[i]!r}; every job needs one")
-    return parsed
+        errors.add_many(rows.lines[missing], f"{label} is {{!r}}; every job needs one", text[missing].to_numpy())
+    utc, nonexistent, ambiguous = localise(wall, tz)
+    errors.add_many(rows.lines[nonexistent], nonexistent_template(label, tz) + "; check the cluster's time zone (--tz)",
+                    text[nonexistent].to_numpy())
+    if ambiguous:
+        notes.append(ambiguous_note(ambiguous, label, tz))
+    return utc
 
 
 def _each(rows: Rows, column: str, parse, errors: ErrorCollector) -> list:
@@ -123,13 +133,6 @@ def _each(rows: Rows, column: str, parse, errors: ErrorCollector) -> list:
             result = None
         out.append(result)
     return out
-
-
-def _text(rows: Rows, column: str) -> list:
-    """An optional text column, with empty values as NULL (all NULL when the column is absent)."""
-    if not rows.has(column):
-        return [None] * len(rows)
-    return [value or None for value in rows.frame[column]]
 
 
 def _first_known(primary: list, fallback: np.ndarray | None) -> list:

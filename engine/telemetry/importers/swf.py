@@ -18,7 +18,7 @@ from engine.model import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ErrorCollector, ImportRejected
 from engine.telemetry.importers.common import ImportOptions, decode_text
-from engine.telemetry.importers.localtime import checked_zone
+from engine.telemetry.importers.timestamps import checked_zone
 from engine.telemetry.importers.swf_header import SwfHeader, fleet_table
 
 FIELDS = (

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.telemetry.importers.localtime import is_zone, zone_from_offset
+from engine.telemetry.importers.timestamps import is_zone, zone_from_offset
 
 _KEY_VALUE = re.compile(r"^;\s*([A-Za-z]\w*)\s*:\s*(.*?)\s*$")
 _LEADING_INT = re.compile(r"^[+-]?\d+")

@@ -1,12 +1,17 @@
-"""Vectorised parsing of timestamp text into naive UTC datetimes (microsecond resolution).
+"""Time zones and timestamps for importers: IANA names, local -> UTC, and vectorised parsing.
 
-Accepted values, mixed freely within one column:
+Meridian stores naive UTC (microsecond resolution). One policy for local (wall-clock) times,
+used by every importer:
+- a local time repeated when clocks go back is read as its first (daylight-saving) occurrence,
+  and the importer says so in a note (`ambiguous_note`);
+- a local time skipped when clocks go forward is a row error naming the zone
+  (`nonexistent_template`): it means the source's clock and the stated zone disagree.
+
+`parse_times` accepts, mixed freely within one column:
 - epoch seconds, integer or fractional ("1711846800", "1711846800.25"), 1970-01-01 to 2100-01-01;
 - ISO-8601 with an offset or Z ("2024-03-31T01:30:00+02:00", "2024-03-31 00:30Z"): converted to UTC;
 - naive ISO-8601 ("2024-03-31 01:30"): UTC when the column says so (`naive_is_utc`, e.g. a
-  header ending in "_utc"), else local time in the IANA zone `tz`, daylight saving included.
-  A local time repeated when clocks go back is read as its first (daylight-saving) occurrence;
-  a local time skipped when clocks go forward is reported as nonexistent.
+  header ending in "_utc"), else local time in the IANA zone `tz`, placed by `localise`.
 
 Nothing here raises for bad values: the result says which positions failed and why.
 """
@@ -19,6 +24,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from engine.telemetry.errors import ImportRejected
 
 EPOCH_MAX_S = 4_102_444_800.0  # 2100-01-01T00:00:00Z
 # Written for pyarrow's RE2 engine (no \d or \s, which would send pandas to Python's re).
@@ -34,6 +41,7 @@ class ParsedTimes:
     values: naive UTC datetime64[us] (NaT where empty or failed).
     unparsable / out_of_range / nonexistent: positions that failed, by reason.
     naive_unzoned: naive values that could not be placed because no zone was given.
+    naive: how many values had no offset (placed as UTC or local time, or unzoned).
     ambiguous: how many local times fell in a repeated hour (read as the first occurrence).
     """
 
@@ -42,6 +50,7 @@ class ParsedTimes:
     out_of_range: np.ndarray
     nonexistent: np.ndarray
     naive_unzoned: np.ndarray
+    naive: int = 0
     ambiguous: int = 0
 
 
@@ -57,13 +66,47 @@ def text_to_float(text: pd.Series) -> np.ndarray:
         return pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
 
 
-def check_time_zone(tz: str) -> str | None:
-    """None if `tz` is a known IANA zone name, else the reason it is not."""
+def is_zone(name: str | None) -> bool:
+    """True when `name` is a time zone the zoneinfo database knows (e.g. Europe/Stockholm, US/Eastern)."""
+    if not name or name != name.strip():
+        return False
     try:
-        ZoneInfo(tz)
+        ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, TypeError):
-        return f"unknown time zone {tz!r}; use an IANA name such as Europe/Berlin or America/New_York"
-    return None
+        return False
+    return True
+
+
+def checked_zone(name: str, source: str) -> str:
+    """`name` if it is a known time zone, else a whole-file rejection saying what to pass."""
+    if not is_zone(name):
+        raise ImportRejected.whole_file(
+            source, f"unknown time zone {name!r}; use an IANA name such as Europe/Berlin or America/New_York")
+    return name
+
+
+def zone_from_offset(offset_s: int) -> str | None:
+    """A fixed-offset zone (Etc/GMT-1 for UTC+1) for whole-hour offsets in seconds, else None.
+
+    The Etc/ names count westwards, so their sign is the opposite of the UTC offset.
+    """
+    hours, rest = divmod(int(offset_s), 3600)
+    if rest or not -12 <= hours <= 14:
+        return None
+    if hours == 0:
+        return "UTC"
+    return f"Etc/GMT{-hours:+d}"
+
+
+def nonexistent_template(label: str, tz: str) -> str:
+    """Row-error template (one `{!r}` slot: the value) for a local time skipped when clocks went forward."""
+    return f"local time {{!r}} in column {label!r} does not exist in {tz} (clocks were set forward)"
+
+
+def ambiguous_note(count: int, label: str, tz: str) -> str:
+    """The note saying how local times in a repeated hour were read."""
+    return (f"{count} local time(s) in column {label!r} fall in the hour repeated when clocks go back in {tz}; "
+            "read as the first (daylight-saving) occurrence")
 
 
 def _from_epoch(seconds: np.ndarray) -> np.ndarray:
@@ -78,32 +121,38 @@ def _cast(values: pa.Array, to: pa.DataType) -> np.ndarray | None:
         return None
 
 
-def _localise(local: np.ndarray, tz: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """Naive local datetimes -> (naive UTC datetimes, nonexistent mask, ambiguous count)."""
+def localise(local: np.ndarray, tz: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Naive wall-clock datetimes of zone `tz` -> (naive UTC datetime64[us], nonexistent mask,
+    how many fell in a repeated hour). NaT stays NaT; nonexistent times become NaT."""
     local = pd.Series(local.astype(UTC_DTYPE))
-    placed = local.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
-    failed = (placed.isna() & local.notna()).to_numpy()
+    present = local.notna().to_numpy()
+    utc = _naive_utc(local.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT"))
+    failed = present & np.isnat(utc)
     ambiguous = 0
     if failed.any():
-        retry = local[failed].dt.tz_localize(tz, ambiguous=np.ones(int(failed.sum()), dtype=bool),
-                                             nonexistent="NaT")
-        ambiguous = int(retry.notna().sum())
-        placed = placed.copy()
-        placed[failed] = retry.to_numpy()
-        failed = (placed.isna() & local.notna()).to_numpy()
-    utc = placed.dt.tz_convert("UTC").dt.tz_localize(None).astype(UTC_DTYPE)
-    return utc.to_numpy(), failed, ambiguous
+        first = np.ones(int(failed.sum()), dtype=bool)   # True = the daylight-saving (first) occurrence
+        retry = _naive_utc(local[failed].dt.tz_localize(tz, ambiguous=first, nonexistent="NaT"))
+        ambiguous = int((~np.isnat(retry)).sum())
+        utc[failed] = retry
+        failed = present & np.isnat(utc)
+    return utc, failed, ambiguous
+
+
+def _naive_utc(aware: pd.Series) -> np.ndarray:
+    return aware.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype=UTC_DTYPE, copy=True)
 
 
 def _place_naive(result: ParsedTimes, naive_at: np.ndarray, local: np.ndarray, naive_is_utc: bool,
                  tz: str | None) -> None:
     """Store naive values (positions `naive_at`) as UTC, or flag them if they have no zone."""
+    result.naive += len(naive_at)
     if naive_is_utc:
         result.values[naive_at] = local
     elif tz is None:
         result.naive_unzoned[naive_at] = True
     else:
-        placed, failed, result.ambiguous = _localise(local, tz)
+        placed, failed, ambiguous = localise(local, tz)
+        result.ambiguous += ambiguous
         result.values[naive_at] = placed
         result.nonexistent[naive_at] = failed
 
@@ -117,7 +166,7 @@ def _epoch(result: ParsedTimes, at: np.ndarray, seconds: np.ndarray) -> None:
 def parse_times(text: pd.Series, *, naive_is_utc: bool, tz: str | None) -> ParsedTimes:
     """Parse stripped timestamp text (missing values as NA) into naive UTC datetimes.
 
-    `tz` must already be a valid IANA name (see `check_time_zone`) or None. A column written
+    `tz` must already be a valid IANA name (see `checked_zone`) or None. A column written
     in one style (all naive ISO, all ISO with offsets, or all epoch seconds) is converted by
     one pyarrow cast; mixed columns take the general, slower path.
     """

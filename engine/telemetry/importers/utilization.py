@@ -5,8 +5,9 @@ Two shapes are recognised:
 - a generic one: a time column (timestamp, ts, ts_utc or time), optional region / cluster / node,
   and either busy_gpus (or busy) with total_gpus (or total), or util_pct (or utilization /
   utilisation) - counted in GPUs.
-Times are ISO-8601 (with or without an offset) or epoch seconds. Times without an offset are wall
-clock in `ImportOptions.tz`, or UTC when none is given (said in the notes).
+Times are ISO-8601 (with or without an offset) or epoch seconds (see `timestamps.parse_times`).
+Times without an offset are wall clock in `ImportOptions.tz`, or UTC when none is given (said in
+the notes); a wall-clock time skipped when clocks go forward is a row error.
 """
 from __future__ import annotations
 
@@ -17,23 +18,22 @@ from engine.model import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
 from engine.telemetry.importers.common import ImportOptions, decode_text
-from engine.telemetry.importers.delimited import Rows, numbers, read_rows
-from engine.telemetry.importers.localtime import checked_zone, local_to_utc
+from engine.telemetry.importers.csv_records import CSV
+from engine.telemetry.importers.named_columns import Rows, numbers, read_rows
+from engine.telemetry.importers.timestamps import ambiguous_note, checked_zone, nonexistent_template, parse_times
 
 TIME_COLUMNS = ("timestamp", "ts_utc", "ts", "time")
 BUSY_COLUMNS = ("busy_gpus", "busy", "active")
 TOTAL_COLUMNS = ("total_gpus", "total")
 PCT_COLUMNS = ("util_pct", "utilization", "utilisation")
 PLACE_COLUMNS = ("region", "cluster", "node")
-_OFFSET = r"(?:Z|[+-]\d\d:?\d\d)$"
-_EPOCH = r"\d+(?:\.\d*)?"
 
 
 def parse_utilization(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     """Parse a utilisation series; busy > total, bad numbers and unreadable times are row errors."""
     text = decode_text(data, source)
     errors = ErrorCollector(source)
-    rows = read_rows(text, source, ",", (), TIME_COLUMNS + BUSY_COLUMNS + TOTAL_COLUMNS + PCT_COLUMNS
+    rows = read_rows(text, source, CSV, (), TIME_COLUMNS + BUSY_COLUMNS + TOTAL_COLUMNS + PCT_COLUMNS
                      + PLACE_COLUMNS, errors)
     time_col = _pick(rows, TIME_COLUMNS)
     busy_col, total_col, pct_col = _pick(rows, BUSY_COLUMNS), _pick(rows, TOTAL_COLUMNS), _pick(rows, PCT_COLUMNS)
@@ -58,12 +58,11 @@ def parse_utilization(data: bytes, source: str, options: ImportOptions) -> Impor
     if not len(rows):
         raise ImportRejected.whole_file(source, "no data rows (header only?)")
     unit = "nodes" if busy_col == "active" else "gpus"
-    region = _place(rows, "region", options.region or DEFAULT_REGION)
     table = pd.DataFrame({
         "ts_utc": ts,
-        "region": region,
-        "cluster": _place(rows, "cluster", None),
-        "node": _place(rows, "node", None),
+        "region": rows.text("region", options.region or DEFAULT_REGION),
+        "cluster": rows.text("cluster"),
+        "node": rows.text("node"),
         "busy": busy,
         "total": total,
         "util_pct": pct,
@@ -78,26 +77,23 @@ def _pick(rows: Rows, names: tuple[str, ...]) -> str | None:
     return next((name for name in names if rows.has(name)), None)
 
 
-def _timestamps(rows: Rows, column: str, tz: str | None, errors: ErrorCollector, notes: list[str]) -> pd.Series:
-    """UTC times from ISO-8601 text (offset or naive) or epoch seconds; bad values reported."""
+def _timestamps(rows: Rows, column: str, tz: str | None, errors: ErrorCollector, notes: list[str]) -> np.ndarray:
+    """Naive UTC times from ISO-8601 text (offset or naive) or epoch seconds; bad values reported."""
     text = rows.frame[column]
-    utc = pd.Series(pd.NaT, index=text.index, dtype="datetime64[us]")
-    is_epoch = text.str.fullmatch(_EPOCH).to_numpy(dtype=bool)
-    if is_epoch.any():
-        seconds = text[is_epoch].astype(np.float64).to_numpy()
-        utc[is_epoch] = pd.to_datetime(np.rint(seconds * 1e6).astype(np.int64), unit="us")
-    aware = ~is_epoch & text.str.contains(_OFFSET, regex=True).to_numpy(dtype=bool)
-    if aware.any():
-        utc[aware] = pd.to_datetime(text[aware], format="ISO8601", utc=True, errors="coerce").dt.tz_localize(None)
-    naive = ~is_epoch & ~aware & (text != "").to_numpy()
-    if naive.any():
-        wall = pd.to_datetime(text[naive], format="ISO8601", errors="coerce")
-        utc[naive] = local_to_utc(wall, tz) if tz else wall
+    empty = (text == "").to_numpy()
+    parsed = parse_times(text.where(~empty, None), naive_is_utc=tz is None, tz=tz)
+    for mask, template in (
+        (empty | parsed.unparsable, f"{column} is not a time: {{!r}} (expected ISO-8601 or epoch seconds)"),
+        (parsed.out_of_range, f"{column} is not a time: {{!r}} (epoch seconds must fall in 1970-2100)"),
+        (parsed.nonexistent, nonexistent_template(column, tz) + "; fix it or add an offset"),
+    ):
+        errors.add_many(rows.lines[mask], template, text[mask].to_numpy())
+    if parsed.naive:
         notes.append(f"times without a UTC offset read as wall-clock times of {tz}" if tz else
                      "times without a UTC offset read as UTC (pass the time zone to say otherwise)")
-    for i in np.flatnonzero(utc.isna().to_numpy()):
-        errors.add(rows.lines[i], f"{column} is not a time: {text.iloc[i]!r} (expected ISO-8601 or epoch seconds)")
-    return utc
+    if parsed.ambiguous:
+        notes.append(ambiguous_note(parsed.ambiguous, column, tz))
+    return parsed.values
 
 
 def _percent(rows: Rows, column: str, errors: ErrorCollector, notes: list[str]) -> np.ndarray:
@@ -109,9 +105,3 @@ def _percent(rows: Rows, column: str, errors: ErrorCollector, notes: list[str]) 
     for i in np.flatnonzero(values > 100):
         errors.add(rows.lines[i], f"{column} must be at most 100, found {values[i]:g}")
     return values
-
-
-def _place(rows: Rows, column: str, default: str | None) -> list | str | None:
-    if not rows.has(column):
-        return default
-    return [value or default for value in rows.frame[column]]
