@@ -56,7 +56,7 @@ EXPECTED = {
         (4, "non-numeric value 'high' in column 'priority'")], 8),
     "naive_times_no_tz.csv": (None, [
         (3, "timestamps in columns 'submit', 'start' have no time zone; "
-            "pass --tz (e.g. --tz Europe/Berlin) or add an offset")], 1),
+            "state it (--tz Europe/Berlin on the CLI, the time-zone choice on the Data page) or add an offset")], 1),
     "nonexistent_local_time.csv": (BERLIN, [
         (3, "local time '2024-03-31 02:30' in column 'submit' does not exist in Europe/Berlin "
             "(clocks were set forward); fix it or add an offset")], 1),

@@ -104,7 +104,7 @@ def test_malformed_export_reports_every_row_and_changes_nothing(store):
 
 
 @pytest.mark.parametrize(("tz", "reason"), [
-    (None, "sacct timestamps are local times; pass the cluster's time zone (--tz)"),
+    (None, "sacct timestamps are local times; state the cluster's time zone (--tz on the CLI, the time-zone choice on the Data page)"),
     ("Mars/Olympus", "unknown time zone 'Mars/Olympus'; use an IANA name such as Europe/Berlin or America/New_York"),
 ])
 def test_time_zone_is_required(store, tz, reason):

@@ -144,8 +144,9 @@ def _times(text: dict[str, pd.Series], labels, lines, errors, options, naive_utc
     if unzoned:
         names = ", ".join(repr(label) for _, label in unzoned)
         plural = "s" if len(unzoned) > 1 else ""
-        errors.add(min(unzoned)[0], f"timestamps in column{plural} {names} have no time zone; "
-                                    "pass --tz (e.g. --tz Europe/Berlin) or add an offset")
+        errors.add(min(unzoned)[0], f"timestamps in column{plural} {names} have no time zone; state it "
+                                    "(--tz Europe/Berlin on the CLI, the time-zone choice on the Data page) "
+                                    "or add an offset")
     return times
 
 

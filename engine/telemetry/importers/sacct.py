@@ -35,7 +35,7 @@ def parse_sacct(data: bytes, source: str, options: ImportOptions) -> ImportBatch
     text = decode_text(data, source)
     if not options.tz:
         raise ImportRejected.whole_file(
-            source, "sacct timestamps are local times; pass the cluster's time zone (--tz)")
+            source, "sacct timestamps are local times; state the cluster's time zone (--tz on the CLI, the time-zone choice on the Data page)")
     tz = checked_zone(options.tz, source)
     errors = ErrorCollector(source)
     rows = _jobs_only(read_rows(text, source, PIPES, REQUIRED, OPTIONAL, errors), errors)
