@@ -135,6 +135,16 @@ def cmd_dashboard(args) -> int:
         return EXIT_OK
 
 
+def _add_experiment_parsers(sub) -> None:
+    """`meridian experiment NAME`: reproductions of published results (see engine.experiments)."""
+    from engine.experiments import fgd, rlscheduler
+
+    p = sub.add_parser("experiment", help="re-run a published scheduling experiment (the fidelity report)")
+    experiments = p.add_subparsers(dest="experiment", required=True)
+    rlscheduler.add_parser(experiments)
+    fgd.add_parser(experiments)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meridian", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -171,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--db", help=db_help)
     p.set_defaults(func=cmd_dashboard)
+
+    _add_experiment_parsers(sub)
     return parser
 
 

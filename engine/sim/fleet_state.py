@@ -1,0 +1,226 @@
+"""Fleet state held in numpy arrays, with allocate/release that check every decision.
+
+Units: CPU in milli-cores, memory in MiB, GPU capacity in milli-GPU (1000 = one whole GPU).
+Nodes are indexed 0..n-1 in the order given, the GPUs of a node 0..gpu_count-1; the per-GPU
+free array is nodes x max_gpus with -1 in the slots of absent GPUs. The GPU model is a node
+attribute (an id into `model_names`, -1 for a node without GPUs).
+
+Policies never see the state itself, only `FleetView`: the same arrays as non-writeable numpy
+views (built once, so handing out a view costs nothing; it always shows the live state).
+Optionally the state keeps FGD's per-node fragmentation for a target workload current on every
+allocate/release (see `engine.sim.fragmentation`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.sim.fragmentation import FragmentationIndex, TargetWorkload
+
+MILLI = 1000
+
+
+class PlacementError(ValueError):
+    """A placement that does not fit the fleet (over-allocation, wrong GPU model, bad index)."""
+
+
+@dataclass(frozen=True)
+class PodRequest:
+    """What one pod (one task of a job) asks for on a single node.
+
+    num_gpu GPUs, each with gpu_milli free: gpu_milli < 1000 shares a GPU, 1000 takes whole GPUs,
+    num_gpu = gpu_milli = 0 asks for CPU only. gpu_models lists the allowed GPU models (empty: any).
+    """
+
+    cpu_milli: int
+    memory_mib: int = 0
+    num_gpu: int = 0
+    gpu_milli: int = 0
+    gpu_models: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.cpu_milli < 0 or self.memory_mib < 0 or self.num_gpu < 0:
+            raise ValueError(f"negative request: {self}")
+        if (self.num_gpu == 0) != (self.gpu_milli == 0) or not 0 <= self.gpu_milli <= MILLI:
+            raise ValueError(f"gpu_milli must be in 1..1000 with num_gpu >= 1, or both 0: {self}")
+
+    @property
+    def total_gpu_milli(self) -> int:
+        return self.num_gpu * self.gpu_milli
+
+    @property
+    def shares_gpu(self) -> bool:
+        """True for a fraction of one GPU (the GPU-sharing case)."""
+        return self.num_gpu == 1 and self.gpu_milli < MILLI
+
+    @property
+    def shape_slot(self) -> int:
+        """Column of `FleetView.gpu_pods` counting pods of this shape: 0 GPU-sharing, k for k whole GPUs."""
+        return 0 if self.shares_gpu else self.num_gpu
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a request goes: a node index and the GPU indices on it (gpu_milli taken from each)."""
+
+    node: int
+    gpus: tuple[int, ...] = ()
+    gpu_milli: int = 0
+
+
+@dataclass(frozen=True)
+class FleetView:
+    """Read-only live arrays of a `FleetState` (see its docstring for units).
+
+    gpu_pods counts the GPU pods placed on each node by shape: column 0 GPU-sharing pods, column
+    k pods holding k whole GPUs. max_cpu_milli / max_gpu_milli are the largest node's capacity,
+    the scale score-based policies normalise by. fragmentation is None unless the state tracks
+    a target workload.
+    """
+
+    cpu_total: np.ndarray
+    cpu_free: np.ndarray
+    memory_total: np.ndarray
+    memory_free: np.ndarray
+    gpu_count: np.ndarray
+    gpu_model: np.ndarray
+    gpu_free: np.ndarray
+    gpu_free_total: np.ndarray
+    gpu_idle: np.ndarray
+    gpu_pods: np.ndarray
+    rack: np.ndarray
+    model_names: tuple[str, ...]
+    max_cpu_milli: int
+    max_gpu_milli: int
+    fragmentation: FragmentationIndex | None
+    _model_masks: dict
+
+    def __len__(self) -> int:
+        return len(self.cpu_free)
+
+    def model_ok(self, models: tuple[str, ...]) -> np.ndarray:
+        """Nodes whose GPU model is one of `models` (every node when `models` is empty)."""
+        mask = self._model_masks.get(models)
+        if mask is None:
+            ids = [self.model_names.index(m) for m in models if m in self.model_names]
+            mask = np.ones(len(self), bool) if not models else np.isin(self.gpu_model, ids)
+            mask.flags.writeable = False
+            self._model_masks[models] = mask
+        return mask
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class FleetState:
+    """Mutable fleet state. Build it from per-node capacities; `view()` is what policies get."""
+
+    def __init__(self, cpu_milli, memory_mib, gpu_count, gpu_model, *, rack=None,
+                 target: TargetWorkload | None = None):
+        self.cpu_total = np.asarray(cpu_milli, dtype=np.int64).copy()
+        self.memory_total = np.asarray(memory_mib, dtype=np.int64).copy()
+        self.gpu_count = np.asarray(gpu_count, dtype=np.int64).copy()
+        n = len(self.cpu_total)
+        if not len(self.memory_total) == len(self.gpu_count) == len(gpu_model) == n:
+            raise ValueError("cpu_milli, memory_mib, gpu_count and gpu_model differ in length")
+        if (self.cpu_total < 0).any() or (self.memory_total < 0).any() or (self.gpu_count < 0).any():
+            raise ValueError("node capacities must not be negative")
+        names = [m if isinstance(m, str) and m and c > 0 else None for m, c in zip(gpu_model, self.gpu_count)]
+        self.model_names = tuple(sorted({m for m in names if m is not None}))
+        self.gpu_model = np.array([-1 if m is None else self.model_names.index(m) for m in names], np.int64)
+        self.rack = np.zeros(n, np.int64) if rack is None else np.asarray(rack, dtype=np.int64).copy()
+        width = int(self.gpu_count.max()) if n else 0
+        slots = np.arange(width)
+        self.gpu_free = np.where(slots[None, :] < self.gpu_count[:, None], MILLI, -1).astype(np.int64)
+        self.cpu_free = self.cpu_total.copy()
+        self.memory_free = self.memory_total.copy()
+        self.gpu_free_total = self.gpu_count * MILLI
+        self.gpu_idle = self.gpu_count.copy()
+        self.gpu_pods = np.zeros((n, width + 1), np.int64)
+        self.fragmentation: FragmentationIndex | None = None
+        self._view: FleetView | None = None
+        self.set_target(target)
+
+    @classmethod
+    def from_frame(cls, nodes, target: TargetWorkload | None = None) -> "FleetState":
+        """From a table with columns cpu_milli, memory_mib, gpu, model (openb node list), optional rack."""
+        rack = nodes["rack"].to_numpy() if "rack" in nodes else None
+        return cls(nodes["cpu_milli"].to_numpy(), nodes["memory_mib"].to_numpy(), nodes["gpu"].to_numpy(),
+                   list(nodes["model"]), rack=rack, target=target)
+
+    def set_target(self, target: TargetWorkload | None) -> None:
+        """Track FGD fragmentation for `target` from now on (None stops tracking)."""
+        self.fragmentation = None if target is None else FragmentationIndex(
+            target, self.gpu_model, self.model_names, self.cpu_free, self.gpu_free)
+        self._view = None
+
+    def view(self) -> FleetView:
+        """The read-only live view policies receive (the same object until the target changes)."""
+        if self._view is None:
+            self._view = FleetView(
+                _frozen(self.cpu_total), _frozen(self.cpu_free), _frozen(self.memory_total),
+                _frozen(self.memory_free), _frozen(self.gpu_count), _frozen(self.gpu_model),
+                _frozen(self.gpu_free), _frozen(self.gpu_free_total), _frozen(self.gpu_idle),
+                _frozen(self.gpu_pods), _frozen(self.rack), self.model_names,
+                int(self.cpu_total.max(initial=0)), int(self.gpu_count.max(initial=0)) * MILLI,
+                self.fragmentation, {})
+        return self._view
+
+    @property
+    def gpu_milli_capacity(self) -> int:
+        return int(self.gpu_count.sum()) * MILLI
+
+    @property
+    def gpu_milli_free(self) -> int:
+        return int(self.gpu_free_total.sum())
+
+    def check(self, placement: Placement, request: PodRequest) -> None:
+        """Raise PlacementError unless `request` fits on `placement` right now."""
+        node, gpus = placement.node, placement.gpus
+        if not 0 <= node < len(self.cpu_free):
+            raise PlacementError(f"node {node} does not exist (fleet has {len(self.cpu_free)} nodes)")
+        if self.cpu_free[node] < request.cpu_milli or self.memory_free[node] < request.memory_mib:
+            raise PlacementError(f"node {node} lacks CPU or memory for {request}")
+        if len(gpus) != request.num_gpu or placement.gpu_milli != request.gpu_milli:
+            raise PlacementError(f"{placement} does not match the request's GPUs ({request})")
+        if len(set(gpus)) != len(gpus) or any(not 0 <= g < self.gpu_count[node] for g in gpus):
+            raise PlacementError(f"{placement}: GPU indices must be distinct GPUs of node {node}")
+        if gpus and (self.gpu_free[node, list(gpus)] < request.gpu_milli).any():
+            raise PlacementError(f"{placement}: a chosen GPU has less than {request.gpu_milli} milli free")
+        if request.gpu_models and request.num_gpu and (
+                self.gpu_model[node] < 0 or self.model_names[self.gpu_model[node]] not in request.gpu_models):
+            raise PlacementError(f"node {node}'s GPU model is not one of {request.gpu_models}")
+
+    def allocate(self, placement: Placement, request: PodRequest) -> None:
+        """Take `request`'s resources on `placement`, after checking that they are free."""
+        self.check(placement, request)
+        self._apply(placement, request, -1)
+
+    def release(self, placement: Placement, request: PodRequest) -> None:
+        """Give back what `allocate(placement, request)` took; refuses to exceed any capacity."""
+        node, gpus = placement.node, list(placement.gpus)
+        if not 0 <= node < len(self.cpu_free) or len(gpus) != request.num_gpu:
+            raise PlacementError(f"cannot release {request} from {placement}")
+        if (self.cpu_free[node] + request.cpu_milli > self.cpu_total[node]
+                or self.memory_free[node] + request.memory_mib > self.memory_total[node]
+                or any(not 0 <= g < self.gpu_count[node] for g in gpus)
+                or (gpus and (self.gpu_free[node, gpus] + placement.gpu_milli > MILLI).any())
+                or (request.num_gpu and self.gpu_pods[node, request.shape_slot] < 1)):
+            raise PlacementError(f"releasing {request} from {placement} would exceed node capacity")
+        self._apply(placement, request, +1)
+
+    def _apply(self, placement: Placement, request: PodRequest, sign: int) -> None:
+        node, gpus = placement.node, list(placement.gpus)
+        self.cpu_free[node] += sign * request.cpu_milli
+        self.memory_free[node] += sign * request.memory_mib
+        if gpus:
+            self.gpu_free[node, gpus] += sign * placement.gpu_milli
+            self.gpu_free_total[node] += sign * placement.gpu_milli * len(gpus)
+            self.gpu_idle[node] = int((self.gpu_free[node] == MILLI).sum())
+            self.gpu_pods[node, request.shape_slot] -= sign
+        if self.fragmentation is not None:
+            self.fragmentation.refresh(np.array([node]), self.cpu_free, self.gpu_free)

@@ -1,0 +1,66 @@
+"""Read-only views of simulator state that policies receive.
+
+A view is a bundle of numpy arrays, one entry per item, that costs nothing to build: `take`
+selects a subset by fancy indexing and every array is a non-writeable view, so a policy cannot
+change simulator state through it. Times are seconds from the workload's time 0.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class QueueView:
+    """The waiting jobs, one entry per job, in no particular order.
+
+    index: int64 stable job id (position in the workload); every order ends with it.
+    submit_s: float64 submit time, seconds from the workload's time 0.
+    requested_s: float64 runtime known at submit (the user's request, later a prediction), seconds.
+    size: float64 resource units asked for: GPUs (fractions allowed) in the simulator,
+        processors in SWF replays.
+    priority: float64 the job's priority field; higher runs earlier under the priority order.
+    deadline_s: float64 deadline, seconds from time 0; +inf when the job has none.
+    """
+
+    index: np.ndarray
+    submit_s: np.ndarray
+    requested_s: np.ndarray
+    size: np.ndarray
+    priority: np.ndarray
+    deadline_s: np.ndarray
+
+    def __post_init__(self) -> None:
+        lengths = set()
+        for f in fields(self):
+            array = np.asarray(getattr(self, f.name), dtype=np.int64 if f.name == "index" else np.float64)
+            if array.ndim != 1:
+                raise ValueError(f"QueueView.{f.name} must be one-dimensional, got shape {array.shape}")
+            view = array.view()
+            view.flags.writeable = False
+            object.__setattr__(self, f.name, view)
+            lengths.add(len(view))
+        if len(lengths) > 1:
+            raise ValueError(f"QueueView arrays differ in length: {sorted(lengths)}")
+
+    @classmethod
+    def of(cls, submit_s, requested_s, size, *, index=None, priority=None, deadline_s=None) -> "QueueView":
+        """A view from the three arrays every workload has; index defaults to 0..n-1, priority to 0
+        and deadline to +inf."""
+        n = len(submit_s)
+        return cls(
+            index=np.arange(n) if index is None else index,
+            submit_s=submit_s,
+            requested_s=requested_s,
+            size=size,
+            priority=np.zeros(n) if priority is None else priority,
+            deadline_s=np.full(n, np.inf) if deadline_s is None else deadline_s,
+        )
+
+    def take(self, positions) -> "QueueView":
+        """The jobs at `positions` (integer array or boolean mask), in that order."""
+        return QueueView(**{f.name: getattr(self, f.name)[positions] for f in fields(self)})
+
+    def __len__(self) -> int:
+        return len(self.index)
