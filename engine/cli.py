@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_dashboard)
 
     _add_experiment_parsers(sub)
+    from engine.cli_simulate import add_parsers as add_simulate_parsers
+
+    add_simulate_parsers(sub, db_help)
     return parser
 
 

@@ -15,7 +15,9 @@ from importlib import import_module
 
 _REGISTRY: dict[str, dict[str, type]] = {}
 # Modules that register policies when imported; import order does not matter.
-_FAMILY_MODULES = ("engine.policies.ordering", "engine.policies.placement")
+_FAMILY_MODULES = (
+    "engine.policies.ordering", "engine.policies.placement", "engine.policies.backfill", "engine.policies.admission",
+)
 
 
 class PolicyError(ValueError):

@@ -1,0 +1,132 @@
+"""`meridian simulate` and `meridian compare`: run scenarios over a dataset or a trace file.
+
+The jobs and fleet come from the Store (--dataset NAME) or from a trace parsed in memory with
+its importer (--trace FILE; no database involved). Output is a KPI table, or JSON:
+simulate -> {"scenario": name, "kpis": {...}}; compare -> a list of those, the first the baseline.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from engine.analysis.sim_metrics import kpis
+from engine.scenario import Scenario, ScenarioError
+from engine.telemetry.importers import parser_for
+from engine.telemetry.importers.common import ImportOptions
+from engine.telemetry.importers.detect import detect_format
+
+EXIT_BAD_INPUT = 2
+
+
+class _Unusable(Exception):
+    """Input the commands cannot use; printed on stderr with exit code 2."""
+
+
+def _tables(args) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(jobs, fleet) of the dataset or trace the arguments name."""
+    if args.trace:
+        path = Path(args.trace)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise _Unusable(f"cannot read {path}: {exc.strerror or exc}") from None
+        batch = parser_for(detect_format(path.name, data))(data, str(path), ImportOptions())
+        jobs, fleet = batch.tables.get("jobs"), batch.tables.get("fleet")
+        if jobs is None or fleet is None:
+            raise _Unusable(f"{path}: {batch.format} trace has no jobs and fleet; ingest it with a fleet "
+                            "and use --dataset")
+        return jobs, fleet
+    from engine.telemetry.sample import ensure_sample
+    from engine.telemetry.store import Store
+
+    store = Store.open(args.db)
+    try:
+        ensure_sample(store)
+        names = list(store.datasets()["name"])
+        if args.dataset not in names:
+            raise _Unusable(f"unknown dataset {args.dataset!r}; choose from {', '.join(names) or 'none'}")
+        return store.jobs(args.dataset), store.fleet(args.dataset)
+    finally:
+        store.close()
+
+
+def _run(args, files: list[str]) -> list[tuple[Scenario, dict, object]]:
+    scenarios = [Scenario.load(f) for f in files]
+    jobs, fleet = _tables(args)
+    out = []
+    for scenario in scenarios:
+        result = scenario.run(jobs, fleet)
+        out.append((scenario, kpis(result), result))
+    return out
+
+
+def _guarded(command):
+    def wrapped(args) -> int:
+        try:
+            return command(args)
+        except (ScenarioError, _Unusable) as exc:
+            print(f"meridian: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    return wrapped
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4g}"
+
+
+@_guarded
+def cmd_simulate(args) -> int:
+    ((scenario, values, result),) = _run(args, [args.scenario])
+    if args.out:
+        result.to_csv(args.out)
+        result.to_parquet(args.out)
+    if args.json:
+        print(json.dumps({"scenario": scenario.name, "kpis": values}))
+        return 0
+    print(f"scenario {scenario.name}")
+    for key, value in values.items():
+        print(f"  {key:28s} {_fmt(value)}")
+    if args.out:
+        print(f"per-job table, timeline and decision log written to {args.out}/ (CSV and Parquet)")
+    return 0
+
+
+@_guarded
+def cmd_compare(args) -> int:
+    runs = _run(args, args.scenario)
+    if args.json:
+        print(json.dumps([{"scenario": s.name, "kpis": k} for s, k, _ in runs]))
+        return 0
+    base = runs[0][1]
+    header = "kpi".ljust(28) + "".join(s.name[:22].rjust(24) for s, _, _ in runs)
+    print(header)
+    for key in base:
+        cells = [_fmt(base[key]).rjust(24)]
+        for _, values, _ in runs[1:]:
+            delta = values[key] - base[key]
+            rel = f" ({delta / base[key]:+.0%})" if base[key] and math.isfinite(delta / base[key]) else ""
+            cells.append(f"{_fmt(values[key])} {delta:+,.4g}{rel}".rjust(24))
+        print(key.ljust(28) + "".join(cells))
+    return 0
+
+
+def add_parsers(sub, db_help: str) -> None:
+    """Register the simulate and compare subcommands on the `meridian` parser."""
+    for name, func, help_text in (("simulate", cmd_simulate, "replay a dataset or trace under a scenario"),
+                                  ("compare", cmd_compare, "compare scenarios (deltas against the first)")):
+        p = sub.add_parser(name, help=help_text)
+        source = p.add_mutually_exclusive_group(required=True)
+        source.add_argument("--dataset", help="dataset in the database")
+        source.add_argument("--trace", help="trace file, parsed without a database")
+        if name == "simulate":
+            p.add_argument("--scenario", required=True, help="scenario TOML file")
+            p.add_argument("--out", help="folder for the per-job table, timeline and decision log")
+        else:
+            p.add_argument("--scenario", action="append", required=True, help="scenario TOML (repeat)")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        p.add_argument("--db", help=db_help)
+        p.set_defaults(func=func)

@@ -1,0 +1,196 @@
+"""Scenario: what to simulate, as data (a TOML file or the same dict built by the dashboard).
+
+    name = "easy-backfill"
+    seed = 0
+    [policies]
+    order = { key = "fcfs" }
+    placement = { key = "best-fit", cpu_weight = 0.5 }   # other keys: the policy's parameters
+    backfill = { key = "easy" }
+    admission = { key = "accept-all" }
+    [workload]                      # optional
+    start_utc = "2026-08-03T00:00:00"   # keep jobs submitted in [start_utc, end_utc)
+    end_utc = "2026-08-10T00:00:00"
+    load_scale = 1.5                # arrivals 1.5x as dense (inter-arrival times / 1.5)
+    [[fleet]]                       # optional fleet edits, applied in order
+    region = "us-east"
+    gpu_type = "H100"
+    tier = "reserved"               # optional
+    add_gpus = 16                   # or remove_gpus; whole nodes, cloned from the last matching one
+
+A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
+Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all). Errors
+are `ScenarioError`s that name the valid choices.
+"""
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import engine.policies.admission  # noqa: F401  (registers the family)
+import engine.policies.backfill  # noqa: F401  (registers the family)
+from engine.policies import registry
+from engine.sim.result import SimulationResult
+from engine.sim.simulator import Policies, simulate
+from engine.sim.workload import build_workload
+
+DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all"}
+_TOP = {"name", "seed", "policies", "workload", "fleet"}
+_WORKLOAD = {"start_utc", "end_utc", "load_scale"}
+_FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot run, with a message naming the valid choices."""
+
+
+@dataclass(frozen=True)
+class FleetEdit:
+    """Add (positive) or remove (negative) `gpus` GPUs of `gpu_type` in `region` (optionally `tier`)."""
+
+    region: str
+    gpu_type: str
+    gpus: int
+    tier: str | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Policies by registry key with parameters, a seed, and optional fleet and workload edits."""
+
+    name: str
+    policies: dict[str, tuple[str, dict]]
+    seed: int = 0
+    start_utc: pd.Timestamp | None = None
+    end_utc: pd.Timestamp | None = None
+    load_scale: float = 1.0
+    fleet_edits: tuple[FleetEdit, ...] = field(default=())
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Scenario":
+        """Read and validate a TOML scenario file."""
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ScenarioError(f"{path}: cannot read scenario: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+        return cls.from_dict(data, default_name=path.stem, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: dict, default_name: str = "scenario", source: str = "scenario") -> "Scenario":
+        _unknown(data, _TOP, source, "top-level key")
+        policies = data.get("policies", {})
+        if not isinstance(policies, dict):
+            raise ScenarioError(f"{source}: [policies] must be a table")
+        families = registry.families()
+        _unknown(policies, set(DEFAULTS), source, "policy family")
+        chosen = {}
+        for family, default in DEFAULTS.items():
+            spec = policies.get(family, {"key": default})
+            spec = {"key": spec} if isinstance(spec, str) else dict(spec)
+            key = spec.pop("key", None)
+            if key not in families.get(family, []):
+                raise ScenarioError(f"{source}: {family} policy {key!r} is unknown; "
+                                    f"choose from {', '.join(families.get(family, []))}")
+            try:
+                registry.make(family, key, **spec)
+            except (registry.PolicyError, ValueError, TypeError) as exc:
+                raise ScenarioError(f"{source}: {exc}") from None
+            chosen[family] = (key, spec)
+        workload = data.get("workload", {})
+        _unknown(workload, _WORKLOAD, source, "[workload] key")
+        scale = workload.get("load_scale", 1.0)
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or math.isinf(scale):
+            raise ScenarioError(f"{source}: load_scale must be a positive number, got {scale!r}")
+        seed = data.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ScenarioError(f"{source}: seed must be an integer, got {seed!r}")
+        return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
+                   start_utc=_time(workload, "start_utc", source), end_utc=_time(workload, "end_utc", source),
+                   load_scale=float(scale), fleet_edits=tuple(_edit(e, source) for e in data.get("fleet", [])))
+
+    def build_policies(self) -> Policies:
+        """The policy objects, built from their registry keys and parameters."""
+        return Policies(**{family: registry.make(family, key, **params)
+                           for family, (key, params) in self.policies.items()})
+
+    def run(self, jobs: pd.DataFrame, fleet: pd.DataFrame) -> SimulationResult:
+        """Simulate the dataset's jobs and fleet (schema tables) under this scenario."""
+        jobs, fleet = self.apply(jobs, fleet)
+        return simulate(build_workload(jobs, fleet), self.build_policies(), self.seed, self.name)
+
+    def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The dataset's jobs and fleet with this scenario's workload and fleet edits applied."""
+        submit = pd.to_datetime(jobs["submit_utc"])
+        keep = pd.Series(True, index=jobs.index)
+        if self.start_utc is not None:
+            keep &= submit >= self.start_utc
+        if self.end_utc is not None:
+            keep &= submit < self.end_utc
+        jobs = jobs[keep].copy()
+        if self.load_scale != 1.0 and len(jobs):
+            submit = pd.to_datetime(jobs["submit_utc"])
+            shift = (submit - submit.min()) * (1.0 / self.load_scale - 1.0)
+            for column in ("submit_utc", "start_utc", "end_utc", "deadline_utc"):
+                if column in jobs:
+                    jobs[column] = pd.to_datetime(jobs[column]) + shift
+        for edit in self.fleet_edits:
+            fleet = _edit_fleet(fleet, edit)
+        return jobs, fleet
+
+
+def _unknown(table, valid: set, source: str, what: str) -> None:
+    if not isinstance(table, dict):
+        raise ScenarioError(f"{source}: expected a table for the {what}s")
+    extra = sorted(set(table) - valid)
+    if extra:
+        raise ScenarioError(f"{source}: unknown {what} {', '.join(extra)}; valid: {', '.join(sorted(valid))}")
+
+
+def _time(table: dict, key: str, source: str) -> pd.Timestamp | None:
+    if key not in table:
+        return None
+    try:
+        stamp = pd.Timestamp(table[key])
+    except (ValueError, TypeError):
+        raise ScenarioError(f"{source}: {key} must be a date-time, got {table[key]!r}") from None
+    return stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp
+
+
+def _edit(spec: dict, source: str) -> FleetEdit:
+    _unknown(spec, _FLEET, source, "[[fleet]] key")
+    missing = sorted({"region", "gpu_type"} - set(spec))
+    if missing or ("add_gpus" in spec) == ("remove_gpus" in spec):
+        raise ScenarioError(f"{source}: a [[fleet]] edit needs region, gpu_type and one of add_gpus, remove_gpus")
+    count = spec.get("add_gpus", spec.get("remove_gpus"))
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ScenarioError(f"{source}: add_gpus / remove_gpus must be a non-negative integer, got {count!r}")
+    return FleetEdit(str(spec["region"]), str(spec["gpu_type"]), count if "add_gpus" in spec else -count,
+                     spec.get("tier"))
+
+
+def _edit_fleet(fleet: pd.DataFrame, edit: FleetEdit) -> pd.DataFrame:
+    """Apply one edit by whole nodes: remove the last matching nodes, or clone the last matching one."""
+    match = (fleet["region"] == edit.region) & (fleet["gpu_type"] == edit.gpu_type) & (fleet["gpus"] > 0)
+    if edit.tier is not None:
+        match &= fleet["tier"] == edit.tier
+    rows = fleet[match]
+    if rows.empty:
+        raise ScenarioError(f"fleet edit: no {edit.gpu_type} nodes in region {edit.region!r}"
+                            + (f" tier {edit.tier!r}" if edit.tier else "") + "; regions with that type: "
+                            + ", ".join(sorted(set(fleet.loc[fleet["gpu_type"] == edit.gpu_type, "region"]))))
+    if edit.gpus < 0:
+        removed = np.cumsum(rows["gpus"].to_numpy()[::-1])
+        count = int(np.searchsorted(removed, -edit.gpus) + 1)
+        return fleet.drop(index=rows.index[::-1][:count]).reset_index(drop=True)
+    template = rows.iloc[-1]
+    count = math.ceil(edit.gpus / int(template["gpus"]))
+    clones = pd.DataFrame([template] * count).reset_index(drop=True)
+    clones["node"] = [f"{template['node']}-added-{i + 1}" for i in range(count)]
+    return pd.concat([fleet, clones], ignore_index=True)

@@ -1,0 +1,160 @@
+"""One region's fleet for the simulator: a FleetState plus the bookkeeping the loop needs.
+
+Resource "units" are milli-GPU. Pools: pool 0 is every node of the region, pool m + 1 the nodes
+whose GPU model is `state.model_names[m]`; `pool_free[p]` is the free milli-GPU of pool p, kept
+current on every start and finish. Running jobs sit in slots (parallel arrays, reused), so a
+backfill policy gets their expected ends and units as numpy arrays without a Python loop.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.sim.fleet_state import MILLI, FleetState, Placement, PlacementError, PodRequest
+
+
+class GangFleetState(FleetState):
+    """FleetState plus vectorised, checked allocation of whole nodes (for gang jobs).
+
+    Taking a whole node is the same as `allocate` with every CPU, MiB and GPU of the node (a pod
+    of shape gpu_count whole GPUs); doing it for all of a gang's nodes in one numpy step keeps
+    replays of wide jobs fast.
+    """
+
+    def allocate_whole(self, nodes: np.ndarray) -> None:
+        """Take all of `nodes` (distinct indices); raise PlacementError unless each is entirely free."""
+        nodes = np.asarray(nodes, np.int64)
+        ordered = np.sort(nodes)
+        if (ordered[1:] == ordered[:-1]).any() or ((nodes < 0) | (nodes >= len(self.cpu_free))).any():
+            raise PlacementError(f"gang nodes must be distinct existing nodes: {nodes.tolist()}")
+        if ((self.cpu_free[nodes] != self.cpu_total[nodes]) | (self.memory_free[nodes] != self.memory_total[nodes])
+                | (self.gpu_idle[nodes] != self.gpu_count[nodes])).any():
+            raise PlacementError(f"gang nodes {nodes.tolist()} are not all entirely free")
+        self._whole(nodes, -1)
+
+    def release_whole(self, nodes: np.ndarray) -> None:
+        """Give back nodes taken by `allocate_whole`; refuses nodes that are not entirely taken."""
+        nodes = np.asarray(nodes, np.int64)
+        gpu = self.gpu_count[nodes] > 0
+        if ((self.cpu_free[nodes] != 0) | (self.memory_free[nodes] != 0) | (self.gpu_free_total[nodes] != 0)).any() \
+                or (self.gpu_pods[nodes[gpu], self.gpu_count[nodes[gpu]]] < 1).any():
+            raise PlacementError(f"nodes {nodes.tolist()} were not taken whole")
+        self._whole(nodes, +1)
+
+    def _whole(self, nodes: np.ndarray, sign: int) -> None:
+        take = sign < 0
+        self.cpu_free[nodes] = 0 if take else self.cpu_total[nodes]
+        self.memory_free[nodes] = 0 if take else self.memory_total[nodes]
+        rows = self.gpu_free[nodes]
+        self.gpu_free[nodes] = np.where(rows >= 0, 0 if take else MILLI, -1)
+        self.gpu_free_total[nodes] = 0 if take else self.gpu_count[nodes] * MILLI
+        self.gpu_idle[nodes] = 0 if take else self.gpu_count[nodes]
+        gpu = nodes[self.gpu_count[nodes] > 0]
+        self.gpu_pods[gpu, self.gpu_count[gpu]] -= sign  # nodes are distinct, so no index repeats
+        if self.fragmentation is not None:
+            self.fragmentation.refresh(nodes, self.cpu_free, self.gpu_free)
+
+
+class RegionFleet:
+    """Fleet state, pools and running-job slots of one region."""
+
+    def __init__(self, nodes: pd.DataFrame) -> None:
+        self.names = nodes["node"].astype(str).to_numpy()
+        self.state = GangFleetState(nodes["cpu_milli"].to_numpy(), nodes["memory_mib"].to_numpy(),
+                                nodes["gpu"].to_numpy(), list(nodes["model"]), rack=nodes["rack_id"].to_numpy())
+        self.view = self.state.view()
+        self.node_pool = self.state.gpu_model + 1
+        self.pool_free = np.bincount(self.node_pool, weights=self.state.gpu_count * MILLI,
+                                     minlength=len(self.state.model_names) + 1).astype(np.float64)
+        self.pool_free[0] = float(self.state.gpu_count.sum() * MILLI)
+        self.capacity_gpus = float(self.state.gpu_count.sum())
+        self.busy_milli = 0
+        self.slot_end = np.zeros(16)
+        self.slot_units = np.zeros(16)
+        self.slot_pool = np.zeros(16, np.int64)
+        self.slot_active = np.zeros(16, bool)
+        self._free_slots = list(range(15, -1, -1))
+
+    def pool_of(self, gpu_type) -> int:
+        """Pool index for a job's GPU model (0: any model); -1 when the region lacks the model."""
+        if gpu_type is None:
+            return 0
+        names = self.state.model_names
+        return names.index(gpu_type) + 1 if gpu_type in names else -1
+
+    def fits_empty(self, num_gpu: int, cpu_milli: int, memory_mib: int, nodes: int, pool: int) -> bool:
+        """Whether such a job fits this region's fleet when nothing runs."""
+        if pool < 0 and num_gpu:
+            return False
+        s = self.state
+        ok = (s.gpu_count >= num_gpu) & (s.cpu_total >= cpu_milli) & (s.memory_total >= memory_mib)
+        if num_gpu and pool > 0:
+            ok &= self.node_pool == pool
+        return int(ok.sum()) >= nodes
+
+    def whole_free_nodes(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int) -> np.ndarray:
+        """Indices of completely free nodes big enough for one pod of a gang job, ascending."""
+        s = self.state
+        ok = ((s.gpu_idle == s.gpu_count) & (s.cpu_free == s.cpu_total) & (s.memory_free == s.memory_total)
+              & (s.gpu_count >= num_gpu) & (s.cpu_total >= cpu_milli) & (s.memory_total >= memory_mib))
+        if num_gpu and pool > 0:
+            ok &= self.node_pool == pool
+        return np.flatnonzero(ok)
+
+    def allocate(self, placement: Placement, request: PodRequest) -> int:
+        """Allocate one pod (checked by FleetState), update the pools; returns the milli-GPU taken."""
+        self.state.allocate(placement, request)
+        milli = request.total_gpu_milli
+        self._account(self.node_pool[placement.node], milli, -1)
+        return milli
+
+    def release(self, placement: Placement, request: PodRequest) -> None:
+        self.state.release(placement, request)
+        self._account(self.node_pool[placement.node], request.total_gpu_milli, +1)
+
+    def allocate_whole(self, nodes: np.ndarray) -> int:
+        """Take whole `nodes` (checked); returns the milli-GPU taken."""
+        self.state.allocate_whole(nodes)
+        return self._account_many(nodes, -1)
+
+    def release_whole(self, nodes: np.ndarray) -> None:
+        self.state.release_whole(nodes)
+        self._account_many(nodes, +1)
+
+    def _account_many(self, nodes: np.ndarray, sign: int) -> int:
+        milli = self.state.gpu_count[nodes] * MILLI
+        per_pool = np.bincount(self.node_pool[nodes], weights=milli, minlength=len(self.pool_free))
+        total = int(milli.sum())
+        per_pool[0] = total  # pool 0 is every node, whatever its model
+        self.pool_free += sign * per_pool
+        self.busy_milli -= sign * total
+        return total
+
+    def _account(self, pool: int, milli: int, sign: int) -> None:
+        self.pool_free[0] += sign * milli
+        if pool > 0:
+            self.pool_free[pool] += sign * milli
+        self.busy_milli -= sign * milli
+
+    def occupy_slot(self, expected_end_s: float, units: float, pool: int) -> int:
+        """Record a running job; returns its slot."""
+        if not self._free_slots:
+            n = len(self.slot_end)
+            self.slot_end = np.concatenate([self.slot_end, np.zeros(n)])
+            self.slot_units = np.concatenate([self.slot_units, np.zeros(n)])
+            self.slot_pool = np.concatenate([self.slot_pool, np.zeros(n, np.int64)])
+            self.slot_active = np.concatenate([self.slot_active, np.zeros(n, bool)])
+            self._free_slots = list(range(2 * n - 1, n - 1, -1))
+        slot = self._free_slots.pop()
+        self.slot_end[slot], self.slot_units[slot] = expected_end_s, units
+        self.slot_pool[slot], self.slot_active[slot] = pool, True
+        return slot
+
+    def vacate_slot(self, slot: int) -> None:
+        self.slot_active[slot] = False
+        self._free_slots.append(slot)
+
+    def running_in_pool(self, pool: int) -> tuple[np.ndarray, np.ndarray]:
+        """(expected end s, units) of the running jobs holding units of `pool` (0: all)."""
+        mask = self.slot_active if pool == 0 else self.slot_active & (self.slot_pool == pool)
+        return self.slot_end[mask], self.slot_units[mask]

@@ -1,0 +1,56 @@
+"""What a simulation produces: a per-job table, a timeline and a decision log, with export.
+
+Times are seconds from the workload's time 0 (`origin_utc`). Reasons a job waited or never ran:
+"started" (no wait), "waiting-in-queue" (never reached the front), "blocked-by-capacity" (at the
+front, or a backfill candidate, but no node had room), "blocked-by-reservation" (would have
+delayed the head job's reservation), "rejected-by-admission", "never-fits" (larger than its
+region's fleet, or asks for a GPU model the region lacks). Decisions in the log: "started",
+"backfilled", "blocked-by-capacity", "blocked-by-reservation", "rejected-by-admission", "never-fits".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """jobs: job_id, region, workload_class, team, submit_s, start_s, end_s, wait_s, run_s,
+    gpus (asked for), gpus_allocated (held; gang jobs hold whole nodes), failed, started,
+    nodes (node names joined by ';'), reason (why it waited).
+    timeline: time_s, region, busy_gpus, queue_length, sampled after every event batch.
+    decisions: time_s, job_id, region, decision.
+    capacity_gpus: GPUs per region."""
+
+    scenario: str
+    jobs: pd.DataFrame
+    timeline: pd.DataFrame
+    decisions: pd.DataFrame
+    capacity_gpus: dict[str, float]
+    origin_utc: pd.Timestamp
+    notes: tuple[str, ...] = ()
+
+    def _tables(self) -> dict[str, pd.DataFrame]:
+        return {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
+
+    def to_csv(self, directory: str | Path) -> list[Path]:
+        """Write jobs.csv, timeline.csv and decisions.csv into `directory`; return the paths."""
+        return self._export(Path(directory), "csv")
+
+    def to_parquet(self, directory: str | Path) -> list[Path]:
+        """Write jobs.parquet, timeline.parquet and decisions.parquet into `directory`."""
+        return self._export(Path(directory), "parquet")
+
+    def _export(self, directory: Path, kind: str) -> list[Path]:
+        directory.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name, table in self._tables().items():
+            path = directory / f"{name}.{kind}"
+            if kind == "csv":
+                table.to_csv(path, index=False)
+            else:
+                table.to_parquet(path, index=False)
+            paths.append(path)
+        return paths

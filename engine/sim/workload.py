@@ -1,0 +1,129 @@
+"""Telemetry tables -> the simulator's numpy arrays (no Store involved).
+
+`build_workload(jobs, fleet)` takes the schema's jobs and fleet DataFrames. Per job it keeps what
+the scheduler may know at submit time (request, requested runtime, priority, deadline) and,
+separately, the true runtime from the telemetry (end - start), which only the simulator reads.
+
+Units: times are seconds from the earliest submit (`origin_utc`); CPU in milli-cores, memory in
+MiB, GPU shares in milli-GPU. A job asks for `nodes` pods; each pod asks for `num_gpu` GPUs of
+`gpu_milli` each (gpu_milli < 1000 shares one GPU), cpu_milli and memory_mib. Jobs with nodes > 1
+are gang jobs that take whole free nodes.
+
+True runtime: end - start when both are recorded; otherwise (pending or still running jobs) the
+requested runtime when known; otherwise the job is skipped. `notes` counts both cases.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from engine.model import DEFAULT_REGION
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Per-job arrays (index = stable job id 0..n-1, sorted by submit then job_id) and the fleet."""
+
+    job_id: np.ndarray
+    submit_s: np.ndarray
+    run_s: np.ndarray
+    requested_s: np.ndarray
+    priority: np.ndarray
+    deadline_s: np.ndarray
+    region: np.ndarray
+    nodes: np.ndarray
+    num_gpu: np.ndarray
+    gpu_milli: np.ndarray
+    cpu_milli: np.ndarray
+    memory_mib: np.ndarray
+    gpu_type: np.ndarray
+    failed: np.ndarray
+    workload_class: np.ndarray
+    team: np.ndarray
+    fleet: pd.DataFrame
+    origin_utc: pd.Timestamp
+    notes: tuple[str, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return len(self.job_id)
+
+    @property
+    def gpus(self) -> np.ndarray:
+        """GPU equivalents asked for per job (0.5 = half a GPU)."""
+        return self.nodes * self.num_gpu * self.gpu_milli / 1000.0
+
+
+def _col(frame: pd.DataFrame, name: str, default) -> pd.Series:
+    return frame[name] if name in frame else pd.Series(default, index=frame.index)
+
+
+def _seconds(times: pd.Series, origin: pd.Timestamp) -> np.ndarray:
+    return ((pd.to_datetime(times) - origin).dt.total_seconds()).to_numpy(np.float64)
+
+
+def normalise_fleet(fleet: pd.DataFrame) -> pd.DataFrame:
+    """Fleet rows in a stable order with cpu_milli, memory_mib, gpu, model and rack id columns."""
+    out = fleet.copy()
+    out["region"] = _col(out, "region", DEFAULT_REGION).fillna(DEFAULT_REGION)
+    out = out.sort_values(["region", "node"], kind="stable").reset_index(drop=True)
+    out["gpu"] = out["gpus"].fillna(0).astype(np.int64)
+    out["cpu_milli"] = np.rint(_col(out, "cpus", 0.0).fillna(0) * 1000).astype(np.int64)
+    out["memory_mib"] = np.rint(_col(out, "memory_gib", 0.0).fillna(0) * 1024).astype(np.int64)
+    out["model"] = _col(out, "gpu_type", None).where(lambda s: s.notna(), None)
+    racks = _col(out, "rack", None).fillna("").astype(str)
+    out["rack_id"] = pd.factorize(racks, sort=True)[0].astype(np.int64)
+    return out
+
+
+def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
+    """Arrays for the simulator from the jobs and fleet tables (see the module docstring)."""
+    notes = []
+    jobs = jobs.sort_values(["submit_utc", "job_id"], kind="stable").reset_index(drop=True)
+    origin = pd.to_datetime(jobs["submit_utc"]).min() if len(jobs) else pd.Timestamp("1970-01-01")
+    submit = _seconds(jobs["submit_utc"], origin)
+    requested = _col(jobs, "requested_runtime_s", np.nan).astype(np.float64).to_numpy()
+    start, end = _col(jobs, "start_utc", pd.NaT), _col(jobs, "end_utc", pd.NaT)
+    recorded = (pd.to_datetime(end) - pd.to_datetime(start)).dt.total_seconds().to_numpy(np.float64)
+    has_recorded = np.isfinite(recorded)
+    run = np.where(has_recorded, np.maximum(recorded, 0.0), requested)
+    keep = np.isfinite(run)
+    estimated = int((~has_recorded & keep).sum())
+    if estimated:
+        notes.append(f"{estimated} jobs without a recorded start and end run for their requested runtime")
+    if (~keep).sum():
+        notes.append(f"{int((~keep).sum())} jobs without a recorded start and end or a requested runtime skipped")
+    jobs, submit, run, requested = jobs[keep].reset_index(drop=True), submit[keep], run[keep], requested[keep]
+
+    nodes = np.maximum(_col(jobs, "nodes", 1).fillna(1).to_numpy(np.int64), 1)
+    gpus = jobs["gpus"].fillna(0).to_numpy(np.float64)
+    share = _col(jobs, "gpu_milli", np.nan).to_numpy(np.float64)
+    sharing = (gpus > 0) & (gpus < 1) & (nodes == 1)
+    gpu_milli = np.where(gpus <= 0, 0, np.where(sharing, np.where(np.isfinite(share), share,
+                                                                   np.rint(gpus * 1000)), 1000))
+    num_gpu = np.where(gpus <= 0, 0, np.where(sharing, 1, np.ceil(gpus / nodes - 1e-9)))
+    deadline = _col(jobs, "deadline_utc", pd.NaT)
+    deadline_s = np.where(pd.to_datetime(deadline).notna(), _seconds(deadline, origin), np.inf)
+    return Workload(
+        job_id=jobs["job_id"].astype(str).to_numpy(),
+        submit_s=submit,
+        run_s=run,
+        requested_s=np.where(np.isfinite(requested) & (requested > 0), requested, np.inf),
+        priority=_col(jobs, "priority", 0.0).fillna(0).to_numpy(np.float64),
+        deadline_s=deadline_s.astype(np.float64),
+        region=_col(jobs, "region", DEFAULT_REGION).fillna(DEFAULT_REGION).astype(str).to_numpy(),
+        nodes=nodes,
+        num_gpu=num_gpu.astype(np.int64),
+        gpu_milli=gpu_milli.astype(np.int64),
+        cpu_milli=np.rint(_col(jobs, "cpus", 0.0).fillna(0).to_numpy(np.float64) * 1000 / nodes).astype(np.int64),
+        memory_mib=np.rint(_col(jobs, "memory_gib", 0.0).fillna(0).to_numpy(np.float64) * 1024 / nodes
+                           ).astype(np.int64),
+        gpu_type=_col(jobs, "gpu_type", None).where(lambda s: s.notna(), None).to_numpy(object),
+        failed=(_col(jobs, "status", "completed") == "failed").to_numpy(bool),
+        workload_class=_col(jobs, "workload_class", "unknown").fillna("unknown").astype(str).to_numpy(),
+        team=_col(jobs, "team", "").fillna("").astype(str).to_numpy(),
+        fleet=normalise_fleet(fleet),
+        origin_utc=origin,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,105 @@
+"""Scenarios: loading, validation messages that list the valid choices, fleet and workload edits."""
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from engine.scenario import FleetEdit, Scenario, ScenarioError
+from engine.sim.simulator import Policies
+from sim_helpers import T0, fleet, job
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
+
+
+def test_bundled_scenarios_load():
+    fifo = Scenario.load(SCENARIOS / "fifo.toml")
+    assert fifo.name == "fifo" and fifo.seed == 0
+    assert fifo.policies == {"order": ("fcfs", {}), "placement": ("first-fit", {}), "backfill": ("none", {}),
+                             "admission": ("accept-all", {})}
+    easy = Scenario.load(SCENARIOS / "easy-backfill.toml")
+    assert easy.policies["backfill"] == ("easy", {}) and easy.policies["placement"] == ("best-fit", {})
+    policies = easy.build_policies()
+    assert isinstance(policies, Policies) and type(policies.backfill).registry_key == "easy"
+
+
+def test_defaults_and_parameters():
+    s = Scenario.from_dict({"policies": {"placement": {"key": "best-fit", "cpu_weight": 1},
+                                         "admission": {"key": "queue-length-limit", "max_queued": 5}}})
+    assert s.policies["order"] == ("fcfs", {}) and s.policies["backfill"] == ("none", {})
+    policies = s.build_policies()
+    assert policies.placement.cpu_weight == 1.0 and policies.admission.max_queued == 5
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"policies": {"order": {"key": "lifo"}}},
+     "order policy 'lifo' is unknown; choose from edf, f1, fcfs, priority, sjf, unicep, wfp3"),
+    ({"policies": {"backfill": {"key": "aggressive"}}}, "choose from"),
+    ({"policies": {"queue": {"key": "fcfs"}}},
+     "unknown policy family queue; valid: admission, backfill, order, placement"),
+    ({"policies": {"admission": {"key": "queue-length-limit", "limit": 3}}},
+     "has no parameter(s) limit; valid: max_queued"),
+    ({"policies": {"admission": {"key": "queue-length-limit", "max_queued": "x"}}}, "max_queued must be int"),
+    ({"polices": {}}, "unknown top-level key polices; valid: fleet, name, policies, seed, workload"),
+    ({"seed": 1.5}, "seed must be an integer"),
+    ({"workload": {"load_scale": 0}}, "load_scale must be a positive number"),
+    ({"workload": {"scale": 2}}, "unknown [workload] key scale; valid: end_utc, load_scale, start_utc"),
+    ({"workload": {"start_utc": "soon"}}, "start_utc must be a date-time"),
+    ({"fleet": [{"region": "r", "gpu_type": "A"}]}, "one of add_gpus, remove_gpus"),
+    ({"fleet": [{"region": "r", "gpu_type": "A", "add_gpus": -1}]}, "non-negative integer"),
+])
+def test_validation_messages(data, message):
+    with pytest.raises(ScenarioError) as error:
+        Scenario.from_dict(data, source="s.toml")
+    assert message in str(error.value)
+    assert str(error.value).startswith("s.toml: ")
+
+
+def test_unreadable_and_invalid_toml(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = ", encoding="utf-8")
+    with pytest.raises(ScenarioError, match="not valid TOML"):
+        Scenario.load(bad)
+    with pytest.raises(ScenarioError, match="cannot read scenario"):
+        Scenario.load(tmp_path / "missing.toml")
+
+
+def test_name_defaults_to_the_file_name(tmp_path):
+    path = tmp_path / "my-run.toml"
+    path.write_text("seed = 3\n", encoding="utf-8")
+    assert Scenario.load(path).name == "my-run"
+
+
+def test_fleet_edits_add_and_remove_whole_nodes():
+    nodes = fleet(4, 4, 8, gpu_type=["A", "B", "A"])
+    added = Scenario.from_dict({"fleet": [{"region": "r", "gpu_type": "A", "add_gpus": 10}]}).apply(
+        pd.DataFrame([job(0, 0, 1, 1)]), nodes)[1]
+    assert added["node"].tolist() == ["n0", "n1", "n2", "n2-added-1", "n2-added-2"]
+    assert added["gpus"].tolist() == [4, 4, 8, 8, 8]
+    removed = Scenario.from_dict({"fleet": [{"region": "r", "gpu_type": "A", "remove_gpus": 8}]}).apply(
+        pd.DataFrame([job(0, 0, 1, 1)]), nodes)[1]
+    assert removed["node"].tolist() == ["n0", "n1"]
+    with pytest.raises(ScenarioError, match="no H100 nodes in region 'r'"):
+        Scenario.from_dict({"fleet": [{"region": "r", "gpu_type": "H100", "add_gpus": 1}]}).apply(
+            pd.DataFrame([job(0, 0, 1, 1)]), nodes)
+    assert Scenario.from_dict({"fleet": [{"region": "r", "gpu_type": "A", "tier": "spot", "add_gpus": 1}]}
+                              ).fleet_edits == (FleetEdit("r", "A", 1, "spot"),)
+
+
+def test_workload_window_and_load_scale():
+    jobs = pd.DataFrame([job(0, 0, 10, 1), job(1, 100, 10, 1), job(2, 200, 10, 1), job(3, 400, 10, 1)])
+    s = Scenario.from_dict({"workload": {"start_utc": str(T0 + pd.Timedelta(seconds=100)),
+                                         "end_utc": str(T0 + pd.Timedelta(seconds=400)), "load_scale": 2}})
+    out, _ = s.apply(jobs, fleet(1))
+    assert out["job_id"].tolist() == ["j1", "j2"]
+    assert ((out["submit_utc"] - T0).dt.total_seconds()).tolist() == [100.0, 150.0]
+    # Run durations are kept: start and end shift with the submit time.
+    assert ((out["end_utc"] - out["start_utc"]).dt.total_seconds()).tolist() == [10.0, 10.0]
+
+
+def test_run_applies_edits_and_simulates():
+    jobs = pd.DataFrame([job(0, 0, 100, 4), job(1, 1, 10, 4)])
+    base = Scenario.from_dict({"name": "base"}).run(jobs, fleet(4))
+    bigger = Scenario.from_dict({"fleet": [{"region": "r", "gpu_type": "A", "add_gpus": 4}]}).run(jobs, fleet(4))
+    assert base.scenario == "base"
+    assert base.jobs["start_s"].tolist() == [0.0, 100.0]
+    assert bigger.jobs["start_s"].tolist() == [0.0, 1.0]

@@ -1,0 +1,148 @@
+"""The simulator on tiny hand-built fleets with exact expected start times, plus properties."""
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.sim.events import ARRIVAL, FINISH, EventQueue
+from sim_helpers import fleet, job, run, starts
+
+
+def test_event_queue_orders_finishes_before_arrivals_then_insertion():
+    q = EventQueue()
+    q.push(5.0, ARRIVAL, 1)
+    q.push(5.0, FINISH, 2)
+    q.push(1.0, ARRIVAL, 3)
+    q.push(5.0, FINISH, 4)
+    assert q.pop_batch() == (1.0, [(ARRIVAL, 3)])
+    assert q.pop_batch() == (5.0, [(FINISH, 2), (FINISH, 4), (ARRIVAL, 1)])
+    assert len(q) == 0 and q.peek_time() == float("inf")
+
+
+def test_fcfs_head_of_line_blocking():
+    jobs = [job(0, 0, 100, 3), job(1, 10, 50, 2), job(2, 20, 10, 1)]
+    result = run(jobs, fleet(4))
+    assert starts(result) == [0.0, 100.0, 100.0]
+    assert list(result.jobs["reason"]) == ["started", "blocked-by-capacity", "waiting-in-queue"]
+    assert list(result.jobs["end_s"]) == [100.0, 150.0, 110.0]
+
+
+def test_gang_job_waits_for_whole_nodes_all_at_once():
+    jobs = [job(0, 0, 100, 1), job(1, 1, 10, 8, nodes=2)]
+    result = run(jobs, fleet(4, 4))
+    assert starts(result) == [0.0, 100.0]
+    assert result.jobs["nodes"].tolist() == ["n0", "n0;n1"]
+    assert result.jobs["gpus_allocated"].tolist() == [1.0, 8.0]
+
+
+def test_gpu_type_constraint_and_never_fits():
+    jobs = [job(0, 0, 100, 4, gpu_type="B"), job(1, 1, 10, 1, gpu_type="B"), job(2, 2, 10, 1, gpu_type="A"),
+            job(3, 3, 10, 1, gpu_type="C"), job(4, 4, 10, 5, gpu_type="A")]
+    result = run(jobs, fleet(4, 4, gpu_type=["A", "B"]), backfill="easy")
+    # j2 asks for model A, which the blocked head (model B) does not need: it backfills at once.
+    assert starts(result) == [0.0, 100.0, 2.0, None, None]
+    assert result.jobs["nodes"].tolist()[:3] == ["n1", "n1", "n0"]
+    assert result.jobs["reason"].tolist()[3:] == ["never-fits", "never-fits"]
+
+
+def test_fractional_gpus_share_one_gpu():
+    jobs = [job(i, 0, 100, 0.5, gpu_milli=500) for i in range(3)]
+    result = run(jobs, fleet(1))
+    assert starts(result) == [0.0, 0.0, 100.0]
+    assert result.jobs["gpus_allocated"].tolist() == [0.5, 0.5, 0.5]
+
+
+def test_failed_job_ends_at_its_recorded_duration():
+    result = run([job(0, 0, 30, 1, requested=1000, status="failed"), job(1, 5, 10, 1)], fleet(1))
+    assert starts(result) == [0.0, 30.0]
+    assert result.jobs["failed"].tolist() == [True, False]
+
+
+def test_pending_jobs_run_for_their_requested_runtime_or_are_skipped():
+    rows = [job(0, 0, 10, 1), job(1, 1, 10, 1, requested=40), job(2, 2, 10, 1, requested=float("nan"))]
+    for row in rows[1:]:
+        row["start_utc"] = row["end_utc"] = None
+        row["status"] = "pending"
+    result = run(rows, fleet(1))
+    assert result.jobs["job_id"].tolist() == ["j0", "j1"]
+    assert result.jobs["end_s"].tolist() == [10.0, 50.0]
+    assert len(result.notes) == 2
+
+
+def test_queue_length_admission_rejects_with_a_reason():
+    jobs = [job(0, 0, 100, 1), job(1, 1, 10, 1), job(2, 2, 10, 1)]
+    result = run(jobs, fleet(1), admission=("queue-length-limit", {"max_queued": 1}))
+    assert starts(result) == [0.0, 100.0, None]
+    assert result.jobs["reason"].tolist()[2] == "rejected-by-admission"
+    assert "rejected-by-admission" in set(result.decisions["decision"])
+
+
+def test_jobs_stay_in_their_region():
+    jobs = [job(0, 0, 100, 4, region="a"), job(1, 1, 10, 4, region="a")]
+    nodes = pd.concat([fleet(4, region="a"), fleet(4, region="b").assign(node="m0")])
+    assert starts(run(jobs, nodes)) == [0.0, 100.0]
+    lost = run([job(0, 0, 10, 1, region="nowhere")], nodes)
+    assert lost.jobs["reason"].tolist() == ["never-fits"]
+
+
+def test_empty_workload_and_empty_fleet():
+    empty = pd.DataFrame([job(0, 0, 10, 1)]).iloc[:0]
+    assert len(run(empty, fleet(4)).jobs) == 0
+    result = run([job(0, 0, 10, 1)], fleet(4).iloc[:0])
+    assert result.jobs["reason"].tolist() == ["never-fits"] and result.capacity_gpus == {"r": 0.0}
+
+
+def test_sjf_orders_the_queue_by_requested_runtime():
+    jobs = [job(0, 0, 100, 1), job(1, 1, 50, 1), job(2, 2, 10, 1)]
+    assert starts(run(jobs, fleet(1), order="sjf")) == [0.0, 110.0, 100.0]
+
+
+def test_export_writes_csv_and_parquet(tmp_path):
+    result = run([job(0, 0, 10, 1)], fleet(1))
+    names = [p.name for p in result.to_csv(tmp_path) + result.to_parquet(tmp_path)]
+    assert names == ["jobs.csv", "timeline.csv", "decisions.csv", "jobs.parquet", "timeline.parquet",
+                     "decisions.parquet"]
+    assert pd.read_parquet(tmp_path / "jobs.parquet")["start_s"].tolist() == [0.0]
+
+
+job_strategy = st.tuples(st.integers(0, 50), st.integers(0, 60), st.sampled_from([0.25, 0.5, 1, 2, 3, 4, 6, 8]),
+                         st.integers(1, 2), st.sampled_from(["A", "B"]), st.floats(0.5, 3.0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(job_strategy, min_size=1, max_size=25), st.sampled_from(["first-fit", "best-fit", "random"]),
+       st.sampled_from(["none", "easy"]), st.sampled_from(["fcfs", "sjf", "wfp3"]), st.integers(0, 3))
+def test_never_over_allocates_and_is_deterministic(specs, placement, backfill, order, seed):
+    jobs = []
+    for i, (submit, runtime, gpus, nodes, gpu_type, guess) in enumerate(specs):
+        gang = nodes > 1 and gpus >= 1
+        jobs.append(job(i, submit, runtime, gpus * (nodes if gang else 1), runtime * guess, nodes=nodes if gang else 1,
+                        gpu_type=gpu_type, gpu_milli=int(gpus * 1000) if gpus < 1 else None))
+    nodes = fleet(4, 4, 8, gpu_type=["A", "B", "A"])
+    first = run(jobs, nodes, order=order, placement=placement, backfill=backfill, seed=seed)
+    again = run(jobs, nodes, order=order, placement=placement, backfill=backfill, seed=seed)
+    pd.testing.assert_frame_equal(first.jobs, again.jobs)
+    pd.testing.assert_frame_equal(first.decisions, again.decisions)
+    assert (first.timeline["busy_gpus"] <= 16 + 1e-9).all()
+    table = first.jobs
+    ran = table[table["started"]]
+    assert (ran["start_s"] >= ran["submit_s"]).all()
+    # Busy GPUs at every start, from the per-job table, never exceed any GPU model's capacity.
+    for model, capacity in (("A", 12), ("B", 4)):
+        model_of = {j["job_id"]: j["gpu_type"] for j in jobs}
+        mine = ran[ran["job_id"].map(model_of) == model]
+        for t in mine["start_s"]:
+            held = mine[(mine["start_s"] <= t) & (mine["end_s"] > t)]["gpus_allocated"].sum()
+            assert held <= capacity + 1e-9
+    never = table[~table["started"]]
+    assert set(never["reason"]) <= {"never-fits"}
+    assert np.isfinite(ran["end_s"]).all()
+
+
+def test_gpus_without_a_model_name_count_once():
+    nodes = fleet(4, 4).assign(gpu_type=None)
+    jobs = [job(0, 0, 10, 8, nodes=2, gpu_type=None), job(1, 1, 10, 8, nodes=2, gpu_type=None)]
+    result = run(jobs, nodes)
+    assert starts(result) == [0.0, 10.0]
+    assert (result.timeline["busy_gpus"] <= 8).all()
