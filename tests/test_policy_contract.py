@@ -1,0 +1,126 @@
+"""One contract suite over every registered policy, whatever its family.
+
+Every policy, built with its default parameters: is a frozen dataclass whose parameters are
+introspectable; is deterministic; never mutates what it is shown; copes with an empty queue and an
+empty fleet; and (placement) never proposes a placement the fleet state would refuse.
+"""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from engine.policies import registry
+from engine.policies.ordering import queue_order
+from engine.sim.fleet_state import FleetState, PodRequest
+from engine.sim.views import QueueView
+
+ALL = [(family, key) for family, keys in registry.families().items() for key in keys]
+
+
+def _of(family):
+    return [(f, k) for f, k in ALL if f == family]
+
+
+def test_every_family_of_the_issue_is_registered():
+    assert {"order", "placement", "backfill", "admission"} <= set(registry.families())
+
+
+@pytest.mark.parametrize("family,key", ALL)
+def test_policy_is_a_frozen_dataclass_with_introspectable_parameters(family, key):
+    policy = registry.make(family, key)
+    assert dataclasses.is_dataclass(policy)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(policy, "_probe", 1)
+    for parameter in registry.parameters(family, key):
+        assert parameter.default is not dataclasses.MISSING, f"{key}.{parameter.name} needs a default"
+    assert policy.registry_key == key and policy.family == family
+    assert (type(policy).__doc__ or "").strip(), "a policy says what it does"
+
+
+def _queue(n, seed=3):
+    rng = np.random.default_rng(seed)
+    return QueueView.of(
+        np.sort(rng.uniform(0, 1000, n)), rng.uniform(10, 5000, n), rng.integers(1, 9, n).astype(float),
+        priority=rng.integers(0, 5, n).astype(float), deadline_s=rng.uniform(2000, 9000, n))
+
+
+@pytest.mark.parametrize("family,key", _of("order"))
+def test_order_is_a_deterministic_permutation_and_copes_with_an_empty_queue(family, key):
+    policy = registry.make(family, key)
+    queue = _queue(200)
+    before = {f.name: getattr(queue, f.name).copy() for f in dataclasses.fields(queue)}
+    first = queue_order(policy, queue, 1500.0)
+    assert sorted(first.tolist()) == list(range(200))
+    assert np.array_equal(first, queue_order(policy, queue, 1500.0))
+    for name, values in before.items():
+        assert np.array_equal(getattr(queue, name), values)
+    assert len(queue_order(policy, _queue(0), 0.0)) == 0
+
+
+def _fleet(n_nodes, seed=5):
+    rng = np.random.default_rng(seed)
+    gpus = rng.choice([0, 2, 4, 8], n_nodes)
+    models = [("A100" if i % 2 else "V100") if g else "" for i, g in enumerate(gpus)]
+    return FleetState(np.full(n_nodes, 64_000), np.full(n_nodes, 262_144), gpus, models)
+
+
+REQUESTS = [
+    PodRequest(cpu_milli=4000, memory_mib=8192, num_gpu=1, gpu_milli=1000),
+    PodRequest(cpu_milli=2000, memory_mib=4096, num_gpu=1, gpu_milli=300),
+    PodRequest(cpu_milli=8000, memory_mib=16384, num_gpu=4, gpu_milli=1000),
+    PodRequest(cpu_milli=16000, memory_mib=32768),
+    PodRequest(cpu_milli=1000, memory_mib=1024, num_gpu=2, gpu_milli=1000, gpu_models=("A100",)),
+]
+
+
+def _snapshot(view):
+    return {f.name: getattr(view, f.name).copy() for f in dataclasses.fields(view)
+            if isinstance(getattr(view, f.name), np.ndarray)}
+
+
+@pytest.mark.parametrize("family,key", _of("placement"))
+def test_placement_never_overallocates_never_mutates_and_is_deterministic(family, key):
+    policy = registry.make(family, key)
+    runs = []
+    for _ in range(2):
+        state, rng, chosen = _fleet(24), np.random.default_rng(11), []
+        for step in range(150):
+            request = REQUESTS[step % len(REQUESTS)]
+            view = state.view()
+            before = _snapshot(view)
+            placement = policy.choose(view, request, rng)
+            after = _snapshot(view)
+            assert all(np.array_equal(before[k], after[k]) for k in before), "choose() changed the fleet"
+            if placement is not None:
+                state.allocate(placement, request)   # raises if it would over-allocate
+            chosen.append(placement)
+        final = state.view()
+        present = np.arange(final.gpu_free.shape[1]) < final.gpu_count[:, None]
+        assert (final.gpu_free[present] >= 0).all() and (final.cpu_free >= 0).all()
+        assert any(p is not None for p in chosen) and any(p is None for p in chosen)
+        runs.append(chosen)
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("family,key", _of("placement"))
+def test_placement_on_an_empty_fleet_finds_nothing(family, key):
+    empty = FleetState(np.zeros(0), np.zeros(0), np.zeros(0), [])
+    for request in REQUESTS:
+        assert registry.make(family, key).choose(empty.view(), request, np.random.default_rng(0)) is None
+
+
+@pytest.mark.parametrize("family,key", _of("backfill"))
+def test_backfill_window_is_deterministic_and_copes_with_nothing_running(family, key):
+    policy = registry.make(family, key)
+    ends, units = np.array([50.0, 20.0, 80.0]), np.array([2.0, 4.0, 2.0])
+    first = policy.window(6.0, 1.0, ends, units, 10.0)
+    assert first == policy.window(6.0, 1.0, ends, units, 10.0)
+    assert np.array_equal(ends, [50.0, 20.0, 80.0]) and np.array_equal(units, [2.0, 4.0, 2.0])
+    policy.window(6.0, 1.0, np.zeros(0), np.zeros(0), 10.0)
+
+
+@pytest.mark.parametrize("family,key", _of("admission"))
+def test_admission_is_deterministic_and_admits_into_an_empty_queue(family, key):
+    policy = registry.make(family, key)
+    assert policy.admit(0, 0.0) is True
+    assert [policy.admit(n, 5.0) for n in range(0, 3000, 500)] == [policy.admit(n, 5.0) for n in range(0, 3000, 500)]
