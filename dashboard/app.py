@@ -37,6 +37,7 @@ st.set_page_config(page_title="Meridian", page_icon=":material/public:", layout=
 page = st.navigation([
     st.Page(PAGES / "overview.py", title="Overview", icon=":material/monitoring:", default=True),
     st.Page(PAGES / "data.py", title="Data", icon=":material/database:", url_path="data"),
+    st.Page(PAGES / "whatif.py", title="What-if", icon=":material/science:", url_path="whatif"),
 ])
 with st.sidebar:
     st.markdown("**Meridian** · GPU fleet idle time")

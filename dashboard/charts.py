@@ -138,3 +138,44 @@ def overview_figures(overview) -> dict[str, go.Figure]:
         figures["waits"] = wait_ecdf(overview.wait_ecdf)
         figures["mix"] = job_mix(overview.mix)
     return figures
+
+
+def scenario_lines(series: dict[str, pd.DataFrame], value: str, title: str, axis_title: str,
+                   percent: bool = False) -> go.Figure:
+    """One step line per scenario of `value` (a fleet_series column) against time_utc."""
+    fig = go.Figure()
+    for i, (name, rows) in enumerate(series.items()):
+        y = 100 * rows[value] if percent else rows[value]
+        fig.add_trace(go.Scatter(
+            x=rows["time_utc"], y=y, name=name, mode="lines",
+            line=dict(shape="hv", width=1.5, color=PALETTE[i % len(PALETTE)]),
+            hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:,.1f}<extra>" + name + "</extra>"))
+    fig.update_yaxes(title_text=axis_title, rangemode="tozero")
+    fig.update_xaxes(title_text="time (UTC)")
+    return _layout(fig, title)
+
+
+def scenario_wait_ecdfs(ecdfs: dict[str, pd.DataFrame]) -> go.Figure:
+    """Wait CDF by workload class, one panel per scenario (columns of sim_series.wait_ecdf), log x axis;
+    a class keeps its colour across panels."""
+    names = list(ecdfs)
+    classes = sorted({str(c) for e in ecdfs.values() for c in e["workload_class"]})
+    colours = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(classes)}
+    fig = make_subplots(rows=1, cols=max(1, len(names)), subplot_titles=names or [""], shared_yaxes=True,
+                        horizontal_spacing=0.04)
+    for col, name in enumerate(names, start=1):
+        for cls, rows in ecdfs[name].groupby("workload_class", sort=True):
+            fig.add_trace(go.Scatter(
+                x=(rows["wait_s"] / 3600).clip(lower=MIN_WAIT_H), y=100 * rows["fraction"], name=str(cls),
+                legendgroup=str(cls), showlegend=col == 1, mode="lines",
+                line=dict(shape="hv", color=colours[str(cls)]),
+                hovertemplate="%{y:.0f}% waited at most %{x:.2f} h<extra>" + f"{cls} · {name}</extra>"),
+                row=1, col=col)
+    fig.update_xaxes(type="log", tickvals=list(WAIT_TICKS), ticktext=list(WAIT_TICKS.values()),
+                     title_text="queue wait (log)")
+    fig.update_yaxes(range=[0, 101])
+    fig.update_yaxes(title_text="jobs started within (%)", row=1, col=1)
+    fig.update_annotations(font_size=12)
+    _layout(fig, "Queue wait by workload class", height=420)
+    fig.update_layout(margin=dict(t=110), legend=dict(y=1.1))
+    return fig

@@ -10,7 +10,10 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 import sys
+import tomllib
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +23,9 @@ from plotly.graph_objects import Figure
 
 from dashboard import charts
 from engine.analysis import Overview, build_overview
+from engine.analysis.sim_metrics import kpis
+from engine.scenario import Scenario
+from engine.sim.result import SimulationResult
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.columns import COLUMN_ALIASES, normalise_header, resolve_columns
 from engine.telemetry.importers.common import ImportOptions
@@ -144,3 +150,48 @@ def _unique(names: list[str]) -> list[str]:
         seen[n] = seen.get(n, 0) + 1
         out.append(n if seen[n] == 1 else f"{n} ({seen[n]})")
     return out
+
+
+SCENARIO_DIR = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
+
+
+def bundled_scenarios() -> dict[str, dict]:
+    """The example scenarios shipped in sample_data/scenarios/, by file stem, as TOML dicts."""
+    out = {}
+    for path in sorted(SCENARIO_DIR.glob("*.toml")):
+        out[path.stem] = tomllib.loads(path.read_text(encoding="utf-8"))
+    return out
+
+
+@dataclass(frozen=True)
+class WhatIfRun:
+    """One scenario's run: its KPIs, the full result, the submit window simulated (UTC, end exclusive)
+    and the number of jobs simulated."""
+
+    name: str
+    kpis: dict[str, float]
+    result: SimulationResult
+    start_utc: pd.Timestamp | None
+    end_utc: pd.Timestamp | None
+    jobs: int
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _whatif(path: str, dataset: str, content: str, days: float, fingerprint: str) -> WhatIfRun:
+    spec = json.loads(content)
+    scenario = Scenario.from_dict(spec, source=str(spec.get("name", "scenario")))
+    s = _connection(path)[0].cursor()
+    jobs, fleet = s.jobs(dataset), s.fleet(dataset)
+    if days > 0 and scenario.start_utc is None and scenario.end_utc is None and len(jobs):
+        start = pd.to_datetime(jobs["submit_utc"]).min()
+        scenario = replace(scenario, start_utc=start, end_utc=start + pd.Timedelta(days=days))
+    result = scenario.run(jobs, fleet)
+    return WhatIfRun(scenario.name, kpis(result), result, scenario.start_utc, scenario.end_utc, len(result.jobs))
+
+
+def whatif_run(dataset: str, scenario: dict, days: float) -> WhatIfRun:
+    """Run `scenario` (a Scenario.from_dict dict) over `dataset`'s jobs submitted in its first `days`
+    days (0 = all, or the scenario's own [workload] window), cached per (dataset, scenario content,
+    window, store fingerprint). Raises ScenarioError for an invalid scenario."""
+    content = json.dumps(scenario, sort_keys=True, default=str)
+    return _whatif(str(db_path()), dataset, content, float(days), store().fingerprint())

@@ -89,3 +89,31 @@ def test_upload_on_the_data_page_changes_the_overview(database, tmp_path):
             page.screenshot(path=str(ARTIFACTS / "overview-uploaded.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(database, tmp_path):
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 3400})
+            page.goto(url + "/whatif")
+            page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
+            _settle(page)
+            assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+            days = page.get_by_role("spinbutton", name="Simulate the jobs submitted in the first N days")
+            days.fill("1")
+            days.press("Enter")
+            _settle(page)
+            page.get_by_role("button", name="Run", exact=True).click()
+            page.get_by_text("Why did this job wait?").wait_for(timeout=120_000)
+            page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=120_000)
+            _settle(page)
+            _assert_clean(page)
+            assert "Simulated jobs submitted from" in page.inner_text("body")
+            assert "Reason:" in page.inner_text("body")
+            labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
+            assert labels.count("Utilisation") == 2
+            page.screenshot(path=str(ARTIFACTS / "whatif.png"), full_page=True)
+        finally:
+            browser.close()

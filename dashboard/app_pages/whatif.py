@@ -1,0 +1,158 @@
+"""What-if: replay the dataset's workload under other scheduling scenarios and compare the outcomes."""
+import math
+
+import streamlit as st
+
+from dashboard import charts, data, widgets
+from engine.analysis.sim_series import fleet_series, kpi_comparison, longest_waits, wait_ecdf, why_waited
+from engine.scenario import ScenarioError
+
+CUSTOM = "custom (built below)"
+SHOWN = {"utilization": ("Utilisation", lambda v: f"{100 * v:.1f}%"),
+         "wait_p50_s": ("p50 wait", None), "wait_p95_s": ("p95 wait", None),
+         "avg_bounded_slowdown": ("Avg bounded slowdown", lambda v: f"{v:,.2f}"),
+         "idle_gpu_hours": ("Idle GPU-hours", lambda v: f"{v:,.0f}")}
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None or math.isnan(seconds):
+        return "n/a"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds >= 100 * 3600:
+        return f"{seconds / 3600:,.0f} h"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+
+
+def _fmt(key: str, value: float) -> str:
+    fmt = SHOWN[key][1]
+    return fmt(value) if fmt else _duration(value)
+
+
+def _choose() -> tuple[list[tuple[str, dict]], float] | None:
+    bundled = data.bundled_scenarios()
+    names = list(bundled) + [CUSTOM]
+    left, right = st.columns(2)
+    baseline = left.selectbox("Baseline", names, index=names.index("fifo") if "fifo" in names else 0,
+                              key="wi_baseline")
+    others = [n for n in names if n != baseline]
+    candidates = right.multiselect("Candidates", others, default=[n for n in others if n != CUSTOM][:1],
+                                   key="wi_candidates")
+    with st.expander("Custom scenario", expanded=CUSTOM in [baseline, *candidates]):
+        custom = widgets.scenario_form("custom")
+    days = st.number_input("Simulate the jobs submitted in the first N days of the dataset (0 = all)",
+                           min_value=0.0, value=7.0, step=1.0, key="wi_days",
+                           help="The whole sample takes tens of seconds to simulate; a week takes a few")
+    if not st.button("Run", type="primary", key="wi_run"):
+        return None
+    if not candidates:
+        st.warning("Pick at least one candidate scenario.")
+        return None
+    chosen = [(custom["name"], custom) if n == CUSTOM else (n, bundled[n]) for n in [baseline, *candidates]]
+    return chosen, days
+
+
+def _run(dataset: str, chosen: list[tuple[str, dict]], days: float) -> list[data.WhatIfRun] | None:
+    progress = st.progress(0.0, text="Simulating...")
+    runs = []
+    for i, (label, spec) in enumerate(chosen):
+        progress.progress(i / len(chosen), text=f"Simulating {label} ({i + 1} of {len(chosen)})...")
+        try:
+            runs.append(data.whatif_run(dataset, spec, days))
+        except ScenarioError as exc:
+            progress.empty()
+            st.error(str(exc) if str(exc).startswith(f"{label}: ") else f"{label}: {exc}")
+            return None
+    progress.progress(1.0, text=f"Simulated {len(chosen)} scenarios")
+    return runs
+
+
+def _window(run: data.WhatIfRun) -> str:
+    if run.start_utc is None and run.end_utc is None:
+        return f"the whole dataset ({run.jobs:,} jobs)"
+    start = "the start" if run.start_utc is None else f"{run.start_utc:%Y-%m-%d %H:%M}"
+    end = "the end" if run.end_utc is None else f"{run.end_utc:%Y-%m-%d %H:%M}"
+    return f"jobs submitted from {start} to {end} UTC ({run.jobs:,} jobs)"
+
+
+def _kpis(runs: list[data.WhatIfRun]) -> None:
+    names = _labels(runs)
+    table = kpi_comparison([(n, r.kpis) for n, r in zip(names, runs)])
+    for name, run in zip(names, runs):
+        st.markdown(f"**{name}**")
+        cols = st.columns(len(SHOWN))
+        for col, key in zip(cols, SHOWN):
+            delta, colour = None, "normal" if key == "utilization" else "inverse"
+            if run is not runs[0]:
+                diff = run.kpis[key] - runs[0].kpis[key]
+                delta = f"{100 * diff:+.1f} pts" if key == "utilization" else (
+                    f"{diff:+,.2f}" if key == "avg_bounded_slowdown" else (
+                        f"{diff:+,.0f}" if key == "idle_gpu_hours" else f"{diff:+,.0f} s"))
+                colour = "off" if diff == 0 else colour
+            col.metric(SHOWN[key][0], _fmt(key, run.kpis[key]), delta, delta_color=colour)
+    st.dataframe(table, height=35 * (len(table) + 1) + 3, key="wi_kpis")
+
+
+def _labels(runs: list[data.WhatIfRun]) -> list[str]:
+    seen: dict[str, int] = {}
+    labels = []
+    for run in runs:
+        seen[run.name] = seen.get(run.name, 0) + 1
+        labels.append(run.name if seen[run.name] == 1 else f"{run.name} ({seen[run.name]})")
+    return labels
+
+
+def _charts(runs: list[data.WhatIfRun]) -> None:
+    names = _labels(runs)
+    series = {n: fleet_series(r.result) for n, r in zip(names, runs)}
+    st.plotly_chart(charts.scenario_lines(series, "utilization", "GPU utilisation over time", "utilisation (%)",
+                                          percent=True), theme=None)
+    st.plotly_chart(charts.scenario_wait_ecdfs({n: wait_ecdf(r.result) for n, r in zip(names, runs)}), theme=None)
+    st.plotly_chart(charts.scenario_lines(series, "queue_length", "Queue length over time", "queued jobs"),
+                    theme=None)
+
+
+def _lookup(runs: list[data.WhatIfRun]) -> None:
+    st.subheader("Why did this job wait?")
+    names = _labels(runs)
+    left, right = st.columns([1, 2])
+    which = left.selectbox("Scenario", names, index=len(names) - 1, key="wi_lookup_scenario")
+    run = runs[names.index(which)]
+    job_id = right.selectbox("Job (longest waits first)", longest_waits(run.result), key="wi_lookup_job")
+    info = why_waited(run.result, job_id) if job_id is not None else None
+    if info is None:
+        st.info("No jobs in this run.")
+        return
+    submit = f"{info['submit_utc']:%Y-%m-%d %H:%M:%S}"
+    start = "never started" if info["start_utc"] is None else f"{info['start_utc']:%Y-%m-%d %H:%M:%S} UTC"
+    st.markdown(f"Job **{info['job_id']}** ({info['workload_class']}, {info['gpus']:g} GPUs, {info['region']}): "
+                f"submitted {submit} UTC, started {start}, waited **{_duration(info['wait_s'])}**. "
+                f"Reason: **{info['reason']}**.")
+    log = info["decisions"]
+    if not log.empty:
+        counts = log["decision"].value_counts()
+        st.caption("Decisions: " + ", ".join(f"{d} x{n}" for d, n in counts.items()))
+        st.dataframe(log, hide_index=True, key="wi_decisions")
+
+
+st.title("What-if")
+dataset = st.session_state.get("dataset")
+if dataset is None:
+    st.info("No dataset yet: import one on the Data page.")
+    st.stop()
+st.caption(f"Replay the jobs of **{dataset}** under other scheduling policies and compare. "
+           "Runtimes come from the telemetry; policies see only what is known at submit time.")
+picked = _choose()
+if picked is not None:
+    runs = _run(dataset, *picked)
+    st.session_state["wi_runs"] = (dataset, runs) if runs else None
+stored = st.session_state.get("wi_runs")
+if stored and stored[0] == dataset:
+    runs = stored[1]
+    st.info(f"Simulated {_window(runs[0])}.")
+    if runs[0].result.notes:
+        st.caption("Workload notes: " + "; ".join(runs[0].result.notes))
+    _kpis(runs)
+    _charts(runs)
+    _lookup(runs)

@@ -1,0 +1,115 @@
+"""The What-if page through Streamlit's AppTest, and the series it draws, on a tiny queue."""
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.analysis.sim_metrics import kpis
+from engine.analysis.sim_series import fleet_series, kpi_comparison, wait_ecdf, why_waited
+from engine.policies import registry
+from engine.scenario import Scenario
+from engine.telemetry.batch import ImportBatch
+from engine.telemetry.store import Store
+
+REPO = Path(__file__).parents[1]
+APP = str(REPO / "dashboard" / "app.py")
+SCENARIOS = REPO / "sample_data" / "scenarios"
+T = pd.Timestamp
+
+# One 4-GPU node. a holds 2 GPUs for 2 h; b wants all 4 (blocked until a ends); c wants 2 for 30 min:
+# FIFO keeps c behind b (c waits 2 h 58 min), EASY backfills c at once (it ends long before b's reservation).
+QUEUE = ImportBatch("csv", {
+    "jobs": pd.DataFrame({
+        "job_id": ["a", "b", "c"], "workload_class": ["training", "training", "batch"],
+        "submit_utc": [T("2024-03-04 00:00"), T("2024-03-04 00:01"), T("2024-03-04 00:02")],
+        "start_utc": [T("2024-03-04 00:00"), T("2024-03-04 02:00"), T("2024-03-04 03:00")],
+        "end_utc": [T("2024-03-04 02:00"), T("2024-03-04 03:00"), T("2024-03-04 03:30")],
+        "requested_runtime_s": [7200.0, 3600.0, 1800.0],
+        "gpus": [2.0, 4.0, 2.0], "gpu_type": ["H100"] * 3, "region": ["eu"] * 3,
+        "status": ["completed"] * 3}),
+    "fleet": pd.DataFrame({"region": ["eu"], "node": ["n1"], "gpu_type": ["H100"], "gpus": [4], "tier": ["reserved"]}),
+    "regions": pd.DataFrame({"region": ["eu"], "timezone": ["Europe/Berlin"]}),
+})
+
+
+def _engine_runs():
+    jobs, fleet = QUEUE.tables["jobs"], QUEUE.tables["fleet"]
+    return {name: Scenario.load(SCENARIOS / f"{name}.toml").run(jobs, fleet) for name in ("fifo", "easy-backfill")}
+
+
+def _kpi_table(at):
+    return [d.value for d in at.dataframe if "fifo" in d.value.columns][0]
+
+
+@pytest.fixture
+def app(tmp_path, monkeypatch):
+    db = tmp_path / "meridian.duckdb"
+    store = Store.open(db)
+    store.add_import("queue", QUEUE, "queue.csv", "sha-queue")
+    store.close()
+    monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(db)])
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.selectbox(key="dataset").select("queue").run()
+    at.switch_page("app_pages/whatif.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_engine_waits_differ_between_fifo_and_easy():
+    runs = _engine_runs()
+    fifo, easy = (r.jobs.set_index("job_id") for r in runs.values())
+    assert fifo.loc["c", "wait_s"] == 2 * 3600 + 58 * 60 and easy.loc["c", "wait_s"] == 0.0
+    assert why_waited(runs["fifo"], "c")["reason"] == "blocked-by-capacity"
+    series = fleet_series(runs["easy-backfill"], points=5)
+    assert list(series["time_s"]) == [0.0, 2700.0, 5400.0, 8100.0, 10800.0]
+    assert list(series["busy_gpus"]) == [2.0, 2.0, 2.0, 4.0, 0.0]
+    ecdf = wait_ecdf(runs["fifo"])
+    assert ecdf.to_dict("list") == {"workload_class": ["batch", "training", "training"],
+                                   "wait_s": [10680.0, 0.0, 7140.0], "fraction": [1.0, 0.5, 1.0]}
+
+
+def test_whatif_compares_fifo_with_easy_backfill(app):
+    assert app.selectbox(key="wi_baseline").value == "fifo"
+    assert app.multiselect(key="wi_candidates").value == ["easy-backfill"]
+    app.number_input(key="wi_days").set_value(1.0)
+    app.button(key="wi_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error
+    runs = _engine_runs()
+    expected = kpi_comparison([(name, kpis(r)) for name, r in runs.items()])
+    table = _kpi_table(app)
+    assert list(table.columns) == ["fifo", "easy-backfill", "easy-backfill Δ", "easy-backfill Δ%"]
+    pd.testing.assert_frame_equal(table, expected)
+    assert table.loc["wait_p95_s", "easy-backfill Δ"] < 0
+    assert any("jobs submitted from 2024-03-04 00:00 to 2024-03-05 00:00 UTC (3 jobs)" in i.value
+               for i in app.info)
+    assert len(app.get("plotly_chart")) == 3
+    assert len(app.metric) == 10
+    app.selectbox(key="wi_lookup_scenario").select("fifo").run()
+    app.selectbox(key="wi_lookup_job").select("c").run()
+    text = " ".join(m.value for m in app.markdown)
+    assert "Job **c**" in text and "started 2024-03-04 03:00:00 UTC, waited **2 h 58 min**" in text
+    assert "Reason: **blocked-by-capacity**" in text
+
+
+def test_custom_scenario_widgets_cover_every_family(app):
+    for family, keys in registry.families().items():
+        box = app.selectbox(key=f"custom:{family}")
+        assert box.options == keys
+    app.selectbox(key="custom:placement").select("best-fit").run()
+    assert app.number_input(key="custom:placement:best-fit:cpu_weight").value == 0.5
+    app.selectbox(key="custom:admission").select("queue-length-limit").run()
+    assert app.number_input(key="custom:admission:queue-length-limit:max_queued").value == 1000
+
+
+def test_an_invalid_custom_scenario_is_an_error_message(app):
+    app.multiselect(key="wi_candidates").set_value(["custom (built below)"]).run()
+    app.selectbox(key="custom:admission").select("queue-length-limit").run()
+    app.number_input(key="custom:admission:queue-length-limit:max_queued").set_value(-1).run()
+    app.button(key="wi_run").click().run()
+    assert not app.exception
+    assert [e.value for e in app.error] == ["custom: max_queued must be >= 0, got -1"]
+    assert not [d for d in app.dataframe if "fifo" in d.value.columns]
