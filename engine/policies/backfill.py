@@ -61,7 +61,7 @@ class EasyBackfill:
     def window(self, head_units, free_units, running_end_s, running_units, now_s) -> Window | None:
         if free_units >= head_units:
             return Window(now_s, free_units - head_units)
-        order = np.lexsort((np.arange(len(running_end_s)), running_end_s))
+        order = np.argsort(running_end_s, kind="stable")  # equal ends: earlier slot first
         available = free_units + np.cumsum(np.asarray(running_units, np.float64)[order])
         enough = np.flatnonzero(available >= head_units)
         if not len(enough):

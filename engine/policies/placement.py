@@ -26,7 +26,8 @@ def feasible(view: FleetView, request: PodRequest) -> np.ndarray:
     """Nodes where `request` fits now: CPU, memory, GPU model, and enough GPUs with its milli free."""
     ok = (view.cpu_free >= request.cpu_milli) & (view.memory_free >= request.memory_mib)
     if request.num_gpu:
-        ok &= view.model_ok(request.gpu_models)
+        if request.gpu_models:
+            ok &= view.model_ok(request.gpu_models)
         if request.gpu_milli == MILLI:
             ok &= view.gpu_idle >= request.num_gpu
         else:
@@ -39,7 +40,9 @@ def tightest_gpus(view: FleetView, node: int, request: PodRequest) -> tuple[int,
     if not request.num_gpu:
         return ()
     free = view.gpu_free[node]
-    fits = np.flatnonzero(free >= request.gpu_milli)
+    fits = (free >= request.gpu_milli).nonzero()[0]
+    if request.gpu_milli == MILLI:  # every fitting GPU is idle: tightest-fit is lowest index first
+        return tuple(fits[: request.num_gpu].tolist())
     chosen = fits[np.argsort(free[fits], kind="stable")[: request.num_gpu]]
     return tuple(sorted(int(g) for g in chosen))
 
@@ -72,12 +75,14 @@ class FirstFit:
     """The lowest-indexed node that fits; its lowest-indexed GPUs that fit."""
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = np.flatnonzero(feasible(view, request))
-        if not len(nodes):
+        ok = feasible(view, request)
+        node = int(ok.argmax()) if len(ok) else 0
+        if not len(ok) or not ok[node]:
             return None
-        node = int(nodes[0])
-        fits = np.flatnonzero(view.gpu_free[node] >= request.gpu_milli)[: request.num_gpu]
-        return Placement(node, tuple(int(g) for g in fits) if request.num_gpu else (), request.gpu_milli)
+        if not request.num_gpu:
+            return Placement(node, (), 0)
+        fits = (view.gpu_free[node] >= request.gpu_milli).nonzero()[0][: request.num_gpu]
+        return Placement(node, tuple(fits.tolist()), request.gpu_milli)
 
 
 @register("placement", "best-fit")
@@ -88,7 +93,7 @@ class BestFit:
     cpu_weight: float = _cpu_weight()
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = np.flatnonzero(feasible(view, request))
+        nodes = feasible(view, request).nonzero()[0]
         scores = np.trunc((1.0 - _leftover(view, nodes, request, self.cpu_weight)) * 100)
         return _place(view, pick_top(nodes, scores), request)
 
@@ -101,7 +106,7 @@ class WorstFit:
     cpu_weight: float = _cpu_weight()
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = np.flatnonzero(feasible(view, request))
+        nodes = feasible(view, request).nonzero()[0]
         scores = np.trunc(_leftover(view, nodes, request, self.cpu_weight) * 100)
         return _place(view, pick_top(nodes, scores), request)
 
@@ -113,7 +118,7 @@ class DotProduct:
     normalised by the largest node; the least aligned node wins (it keeps big free vectors whole)."""
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = np.flatnonzero(feasible(view, request))
+        nodes = feasible(view, request).nonzero()[0]
         cpu_max, gpu_max = max(view.max_cpu_milli, 1), max(view.max_gpu_milli, 1)
         dot = (view.cpu_free[nodes] / cpu_max) * (request.cpu_milli / cpu_max) \
             + (view.gpu_free_total[nodes] / gpu_max) * (request.total_gpu_milli / gpu_max)
@@ -128,7 +133,7 @@ class GpuPacking:
     (33-50), then idle nodes (0-33, smaller nodes higher). CPU-only pods: all nodes tie."""
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = np.flatnonzero(feasible(view, request))
+        nodes = feasible(view, request).nonzero()[0]
         scores = np.zeros(len(nodes), np.int64)
         if request.num_gpu and len(nodes):
             free = view.gpu_free[nodes]
@@ -148,7 +153,7 @@ class GpuClustering:
     others (50-75), empty of GPU pods (25-50), other shapes only (0-25); fuller nodes higher inside each band."""
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = np.flatnonzero(feasible(view, request))
+        nodes = feasible(view, request).nonzero()[0]
         scores = np.zeros(len(nodes), np.int64)
         if request.num_gpu and len(nodes):
             gpu_max = max(view.max_gpu_milli, 1)
@@ -166,7 +171,7 @@ class RandomPlacement:
     """A uniformly random feasible node; a random fitting GPU for a shared GPU, else the lowest-indexed idle ones."""
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = np.flatnonzero(feasible(view, request))
+        nodes = feasible(view, request).nonzero()[0]
         if not len(nodes):
             return None
         node = int(nodes[rng.integers(len(nodes))])
@@ -188,7 +193,7 @@ class FragmentationGradientDescent:
     """
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = np.flatnonzero(feasible(view, request))
+        nodes = feasible(view, request).nonzero()[0]
         if not len(nodes):
             return None
         index = view.fragmentation or _own_shape_index(view, request)

@@ -135,11 +135,16 @@ class FleetState:
         self.rack = np.zeros(n, np.int64) if rack is None else np.asarray(rack, dtype=np.int64).copy()
         width = int(self.gpu_count.max()) if n else 0
         slots = np.arange(width)
-        self.gpu_free = np.where(slots[None, :] < self.gpu_count[:, None], MILLI, -1).astype(np.int64)
-        self.cpu_free = self.cpu_total.copy()
-        self.memory_free = self.memory_total.copy()
-        self.gpu_free_total = self.gpu_count * MILLI
-        self.gpu_idle = self.gpu_count.copy()
+        # One n x (4 + width) block holds every free figure of a node (CPU, memory, free GPU milli,
+        # idle GPUs, then the per-GPU free milli), so taking or giving back whole nodes is one row
+        # assignment; the named arrays are column views of it. `capacity` is the block when idle.
+        self.capacity = np.empty((n, 4 + width), np.int64)
+        self.capacity[:, 0], self.capacity[:, 1] = self.cpu_total, self.memory_total
+        self.capacity[:, 2], self.capacity[:, 3] = self.gpu_count * MILLI, self.gpu_count
+        self.capacity[:, 4:] = np.where(slots[None, :] < self.gpu_count[:, None], MILLI, -1)
+        self.free = self.capacity.copy()
+        self.cpu_free, self.memory_free, self.gpu_free_total, self.gpu_idle = (self.free[:, i] for i in range(4))
+        self.gpu_free = self.free[:, 4:]
         self.gpu_pods = np.zeros((n, width + 1), np.int64)
         self.fragmentation: FragmentationIndex | None = None
         self._view: FleetView | None = None
@@ -179,7 +184,7 @@ class FleetState:
         return int(self.gpu_free_total.sum())
 
     def check(self, placement: Placement, request: PodRequest) -> None:
-        """Raise PlacementError unless `request` fits on `placement` right now."""
+        """Raise PlacementError unless `request` fits on `placement` right now (scalar checks only)."""
         node, gpus = placement.node, placement.gpus
         if not 0 <= node < len(self.cpu_free):
             raise PlacementError(f"node {node} does not exist (fleet has {len(self.cpu_free)} nodes)")
@@ -187,13 +192,22 @@ class FleetState:
             raise PlacementError(f"node {node} lacks CPU or memory for {request}")
         if len(gpus) != request.num_gpu or placement.gpu_milli != request.gpu_milli:
             raise PlacementError(f"{placement} does not match the request's GPUs ({request})")
-        if len(set(gpus)) != len(gpus) or any(not 0 <= g < self.gpu_count[node] for g in gpus):
-            raise PlacementError(f"{placement}: GPU indices must be distinct GPUs of node {node}")
-        if gpus and (self.gpu_free[node, list(gpus)] < request.gpu_milli).any():
-            raise PlacementError(f"{placement}: a chosen GPU has less than {request.gpu_milli} milli free")
-        if request.gpu_models and request.num_gpu and (
-                self.gpu_model[node] < 0 or self.model_names[self.gpu_model[node]] not in request.gpu_models):
+        if not gpus:
+            return
+        self._check_gpu_indices(placement)
+        row = self.gpu_free[node]
+        for g in gpus:
+            if row[g] < request.gpu_milli:
+                raise PlacementError(f"{placement}: a chosen GPU has less than {request.gpu_milli} milli free")
+        model = self.gpu_model[node]
+        if request.gpu_models and (model < 0 or self.model_names[model] not in request.gpu_models):
             raise PlacementError(f"node {node}'s GPU model is not one of {request.gpu_models}")
+
+    def _check_gpu_indices(self, placement: Placement) -> None:
+        gpus, count = placement.gpus, self.gpu_count[placement.node]
+        distinct = len(gpus) == 1 or len(set(gpus)) == len(gpus)
+        if not distinct or not all(0 <= g < count for g in gpus):
+            raise PlacementError(f"{placement}: GPU indices must be distinct GPUs of node {placement.node}")
 
     def allocate(self, placement: Placement, request: PodRequest) -> None:
         """Take `request`'s resources on `placement`, after checking that they are free."""
@@ -202,25 +216,35 @@ class FleetState:
 
     def release(self, placement: Placement, request: PodRequest) -> None:
         """Give back what `allocate(placement, request)` took; refuses to exceed any capacity."""
-        node, gpus = placement.node, list(placement.gpus)
+        node, gpus = placement.node, placement.gpus
         if not 0 <= node < len(self.cpu_free) or len(gpus) != request.num_gpu:
             raise PlacementError(f"cannot release {request} from {placement}")
+        if gpus:
+            self._check_gpu_indices(placement)
+        row = self.gpu_free[node]
         if (self.cpu_free[node] + request.cpu_milli > self.cpu_total[node]
                 or self.memory_free[node] + request.memory_mib > self.memory_total[node]
-                or any(not 0 <= g < self.gpu_count[node] for g in gpus)
-                or (gpus and (self.gpu_free[node, gpus] + placement.gpu_milli > MILLI).any())
-                or (request.num_gpu and self.gpu_pods[node, request.shape_slot] < 1)):
+                or any(row[g] + placement.gpu_milli > MILLI for g in gpus)
+                or (gpus and self.gpu_pods[node, request.shape_slot] < 1)):
             raise PlacementError(f"releasing {request} from {placement} would exceed node capacity")
         self._apply(placement, request, +1)
 
     def _apply(self, placement: Placement, request: PodRequest, sign: int) -> None:
-        node, gpus = placement.node, list(placement.gpus)
+        """Move the request's resources on one node (sign -1 take, +1 give back); GPU by GPU, keeping
+        the node's free total and idle count current instead of recounting its row."""
+        node, gpus = placement.node, placement.gpus
         self.cpu_free[node] += sign * request.cpu_milli
         self.memory_free[node] += sign * request.memory_mib
         if gpus:
-            self.gpu_free[node, gpus] += sign * placement.gpu_milli
-            self.gpu_free_total[node] += sign * placement.gpu_milli * len(gpus)
-            self.gpu_idle[node] = int((self.gpu_free[node] == MILLI).sum())
+            delta = sign * placement.gpu_milli
+            row = self.gpu_free[node]
+            idle = 0
+            for g in gpus:
+                before = int(row[g])
+                row[g] = before + delta
+                idle += (before + delta == MILLI) - (before == MILLI)
+            self.gpu_free_total[node] += delta * len(gpus)
+            self.gpu_idle[node] += idle
             self.gpu_pods[node, request.shape_slot] -= sign
         if self.fragmentation is not None:
             self.fragmentation.refresh(np.array([node]), self.cpu_free, self.gpu_free)

@@ -18,39 +18,52 @@ class GangFleetState(FleetState):
 
     Taking a whole node is the same as `allocate` with every CPU, MiB and GPU of the node (a pod
     of shape gpu_count whole GPUs); doing it for all of a gang's nodes in one numpy step keeps
-    replays of wide jobs fast.
+    replays of wide jobs fast. Two boolean arrays are kept current on every change of a node:
+    `entirely_free` (nothing allocated on it) and `held_whole` (taken by `allocate_whole`).
     """
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.entirely_free = np.ones(len(self.cpu_free), bool)
+        self.held_whole = np.zeros(len(self.cpu_free), bool)
+        self._taken = np.where(self.capacity < 0, -1, 0)  # the block of a node taken whole
+        self._all_gpu = bool((self.gpu_count > 0).all())
+        self._pods_flat = self.gpu_pods.reshape(-1)  # a view: gpu_pods is C-contiguous
+        self._whole_slot = np.arange(len(self.cpu_free)) * self.gpu_pods.shape[1] + self.gpu_count
+
+    def _apply(self, placement: Placement, request: PodRequest, sign: int) -> None:
+        super()._apply(placement, request, sign)
+        node = placement.node
+        self.entirely_free[node] = (self.cpu_free[node] == self.cpu_total[node]
+                                    and self.memory_free[node] == self.memory_total[node]
+                                    and self.gpu_idle[node] == self.gpu_count[node])
+
     def allocate_whole(self, nodes: np.ndarray) -> None:
-        """Take all of `nodes` (distinct indices); raise PlacementError unless each is entirely free."""
+        """Take all of `nodes` (ascending distinct indices); raise PlacementError unless each is
+        an existing, entirely free node."""
         nodes = np.asarray(nodes, np.int64)
-        ordered = np.sort(nodes)
-        if (ordered[1:] == ordered[:-1]).any() or ((nodes < 0) | (nodes >= len(self.cpu_free))).any():
-            raise PlacementError(f"gang nodes must be distinct existing nodes: {nodes.tolist()}")
-        if ((self.cpu_free[nodes] != self.cpu_total[nodes]) | (self.memory_free[nodes] != self.memory_total[nodes])
-                | (self.gpu_idle[nodes] != self.gpu_count[nodes])).any():
-            raise PlacementError(f"gang nodes {nodes.tolist()} are not all entirely free")
+        if len(nodes):
+            if nodes[0] < 0 or nodes[-1] >= len(self.cpu_free) or np.count_nonzero(nodes[1:] <= nodes[:-1]):
+                raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
+            if np.count_nonzero(self.entirely_free[nodes]) != len(nodes):
+                raise PlacementError(f"gang nodes {nodes.tolist()} are not all entirely free")
         self._whole(nodes, -1)
 
     def release_whole(self, nodes: np.ndarray) -> None:
         """Give back nodes taken by `allocate_whole`; refuses nodes that are not entirely taken."""
         nodes = np.asarray(nodes, np.int64)
-        gpu = self.gpu_count[nodes] > 0
-        if ((self.cpu_free[nodes] != 0) | (self.memory_free[nodes] != 0) | (self.gpu_free_total[nodes] != 0)).any() \
-                or (self.gpu_pods[nodes[gpu], self.gpu_count[nodes[gpu]]] < 1).any():
+        if np.count_nonzero(self.held_whole[nodes]) != len(nodes) \
+                or np.count_nonzero(self.free[nodes, :3]):  # CPU, memory and GPU milli all taken
             raise PlacementError(f"nodes {nodes.tolist()} were not taken whole")
         self._whole(nodes, +1)
 
     def _whole(self, nodes: np.ndarray, sign: int) -> None:
         take = sign < 0
-        self.cpu_free[nodes] = 0 if take else self.cpu_total[nodes]
-        self.memory_free[nodes] = 0 if take else self.memory_total[nodes]
-        rows = self.gpu_free[nodes]
-        self.gpu_free[nodes] = np.where(rows >= 0, 0 if take else MILLI, -1)
-        self.gpu_free_total[nodes] = 0 if take else self.gpu_count[nodes] * MILLI
-        self.gpu_idle[nodes] = 0 if take else self.gpu_count[nodes]
-        gpu = nodes[self.gpu_count[nodes] > 0]
-        self.gpu_pods[gpu, self.gpu_count[gpu]] -= sign  # nodes are distinct, so no index repeats
+        self.free[nodes] = self._taken[nodes] if take else self.capacity[nodes]
+        self.entirely_free[nodes] = not take
+        self.held_whole[nodes] = take
+        gpu = nodes if self._all_gpu else nodes[self.gpu_count[nodes] > 0]
+        self._pods_flat[self._whole_slot[gpu]] -= sign  # nodes are distinct, so no index repeats
         if self.fragmentation is not None:
             self.fragmentation.refresh(nodes, self.cpu_free, self.gpu_free)
 
@@ -74,6 +87,10 @@ class RegionFleet:
         self.slot_pool = np.zeros(16, np.int64)
         self.slot_active = np.zeros(16, bool)
         self._free_slots = list(range(15, -1, -1))
+        self._big_enough: dict[tuple, np.ndarray] = {}
+        self._node_milli = (self.state.gpu_count * MILLI).astype(np.float64)
+        pools = np.unique(self.node_pool)
+        self._one_pool = int(pools[0]) if len(pools) == 1 else -1
 
     def pool_of(self, gpu_type) -> int:
         """Pool index for a job's GPU model (0: any model); -1 when the region lacks the model."""
@@ -94,12 +111,15 @@ class RegionFleet:
 
     def whole_free_nodes(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int) -> np.ndarray:
         """Indices of completely free nodes big enough for one pod of a gang job, ascending."""
-        s = self.state
-        ok = ((s.gpu_idle == s.gpu_count) & (s.cpu_free == s.cpu_total) & (s.memory_free == s.memory_total)
-              & (s.gpu_count >= num_gpu) & (s.cpu_total >= cpu_milli) & (s.memory_total >= memory_mib))
-        if num_gpu and pool > 0:
-            ok &= self.node_pool == pool
-        return np.flatnonzero(ok)
+        key = (num_gpu, cpu_milli, memory_mib, pool)
+        big = self._big_enough.get(key)
+        if big is None:
+            s = self.state
+            big = (s.gpu_count >= num_gpu) & (s.cpu_total >= cpu_milli) & (s.memory_total >= memory_mib)
+            if num_gpu and pool > 0:
+                big &= self.node_pool == pool
+            self._big_enough[key] = big
+        return (self.state.entirely_free & big).nonzero()[0]
 
     def allocate(self, placement: Placement, request: PodRequest) -> int:
         """Allocate one pod (checked by FleetState), update the pools; returns the milli-GPU taken."""
@@ -122,9 +142,12 @@ class RegionFleet:
         self._account_many(nodes, +1)
 
     def _account_many(self, nodes: np.ndarray, sign: int) -> int:
-        milli = self.state.gpu_count[nodes] * MILLI
-        per_pool = np.bincount(self.node_pool[nodes], weights=milli, minlength=len(self.pool_free))
+        milli = self._node_milli[nodes]
         total = int(milli.sum())
+        if self._one_pool >= 0:  # every node of the region in one pool: no per-pool split needed
+            self._account(self._one_pool, total, sign)
+            return total
+        per_pool = np.bincount(self.node_pool[nodes], weights=milli, minlength=len(self.pool_free))
         per_pool[0] = total  # pool 0 is every node, whatever its model
         self.pool_free += sign * per_pool
         self.busy_milli -= sign * total

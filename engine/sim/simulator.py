@@ -22,6 +22,7 @@ Loop, per batch of events at the same time t (finishes before arrivals, then ins
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +86,10 @@ class _Run:
         self.timeline: list[tuple[float, str, float, int]] = []
         self.events = EventQueue()
         self.requests: dict[tuple, PodRequest] = {}
+        # Python copies of the per-job figures the loop reads one at a time (cheaper than numpy scalars)
+        self.width, self.pool_list, self.units_list = w.nodes.tolist(), self.pool.tolist(), self.units.tolist()
+        self.submit, self.requested = w.submit_s.tolist(), w.requested_s.tolist()
+        self.run_s, self.region_name = w.run_s.astype(np.float64).tolist(), list(w.region)
 
     def _pools(self) -> np.ndarray:
         """Each job's pool in its region (see RegionFleet); 0 for CPU-only jobs."""
@@ -113,7 +118,7 @@ class _Run:
             now, batch = self.events.pop_batch()
             touched = {}
             for kind, j in batch:
-                region = self.w.region[j]
+                region = self.region_name[j]
                 touched[region] = True
                 if kind == FINISH:
                     self._finish(j, now)
@@ -200,9 +205,13 @@ class _Run:
         if window is None:
             return
         queue = self.queues[region]
-        rest = self._ordered(queue[1:], now) if self.static else np.asarray(queue[1:], np.int64)
-        if only is not None:
-            rest = rest[np.isin(rest, only)]
+        if self.static and only is not None:  # the new arrivals still waiting behind the head, by rank
+            ranks = sorted(int(self.job_rank[j]) for j in only if j != head and math.isnan(self.start[j]))
+            rest = self.rank_job[np.asarray(ranks, np.int64)]
+        else:
+            rest = self._ordered(queue[1:], now) if self.static else np.asarray(queue[1:], np.int64)
+            if only is not None:
+                rest = rest[np.isin(rest, only)]
         req, cand_units, cand_pool = self.w.requested_s[rest], self.units[rest], self.pool[rest]
         in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), cand_units, 0.0)
         allowed = window.allows(now, req, in_pool)
@@ -220,8 +229,11 @@ class _Run:
             else:
                 self._block(now, j, CAPACITY)
         self._mark(now, rest[allowed & ~fits], CAPACITY)
-        if started:
-            gone = set(int(self.job_rank[j]) for j in started) if self.static else set(started)
+        if started and self.static:  # the queue is sorted by rank: delete each started job in place
+            for rank in sorted(int(self.job_rank[j]) for j in started):
+                del queue[bisect.bisect_left(queue, rank)]
+        elif started:
+            gone = set(started)
             queue[:] = [q for q in queue if q not in gone]
 
     def _mark(self, now: float, jobs: np.ndarray, reason: int) -> None:
@@ -231,14 +243,14 @@ class _Run:
 
     def _try_start(self, j: int, now: float, fleet: RegionFleet, backfilled: bool) -> bool:
         """Place job j now if it fits (all pods or none); start it and schedule its finish."""
-        w, pool = self.w, int(self.pool[j])
-        if self.units[j] > fleet.pool_free[pool]:
+        w, pool, width = self.w, self.pool_list[j], self.width[j]
+        if self.units_list[j] > fleet.pool_free[pool]:
             return False
-        if w.nodes[j] > 1:
+        if width > 1:
             free = fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), pool)
-            if len(free) < w.nodes[j]:
+            if len(free) < width:
                 return False
-            nodes = free[: w.nodes[j]]
+            nodes = free[:width]
             units = fleet.allocate_whole(nodes)
             self.pods[j] = nodes
         else:
@@ -248,15 +260,15 @@ class _Run:
                 return False
             units = fleet.allocate(placement, request)
             self.pods[j] = (placement, request)
-            nodes = (placement.node,)
+            nodes = [placement.node]
         self.alloc_gpus[j] = units / 1000.0
         self.nodes_of[j] = nodes
-        self.slot[j] = fleet.occupy_slot(now + w.requested_s[j], units, int(fleet.node_pool[nodes[0]]))
+        self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, int(fleet.node_pool[nodes[0]]))
         self.start[j] = now
         self.log.append((now, j, "backfilled" if backfilled else "started"))
-        if now <= w.submit_s[j]:
+        if now <= self.submit[j]:
             self.reason[j] = 0
-        self.events.push(now + float(w.run_s[j]), FINISH, j)
+        self.events.push(now + self.run_s[j], FINISH, j)
         return True
 
     def _request(self, j: int) -> PodRequest:
@@ -271,7 +283,8 @@ class _Run:
 
     def result(self, scenario: str) -> SimulationResult:
         w = self.w
-        names = [";".join(self.region_of[j].names[n] for n in self.nodes_of.get(j, ())) for j in range(len(w))]
+        names = [";".join(self.region_of[j].names[self.nodes_of[j]]) if j in self.nodes_of else ""
+                 for j in range(len(w))]
         jobs = pd.DataFrame({
             "job_id": w.job_id, "region": w.region, "workload_class": w.workload_class, "team": w.team,
             "submit_s": w.submit_s, "start_s": self.start, "end_s": self.end,
