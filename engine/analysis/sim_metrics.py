@@ -1,7 +1,10 @@
 """KPIs of a `SimulationResult` (engine.sim.result).
 
-Utilisation is allocation-based: GPU-seconds held by jobs / (fleet GPUs x makespan), 0-1, over
-the run's span from the first submit (time 0) to the last job end (`makespan_s`). Waits count
+Utilisation is allocation-based: GPU-seconds held by jobs inside the measurement window / (fleet
+GPUs x window), 0-1. The window runs from the first submit (time 0) to the input data's observed
+end (`SimulationResult.window_s`, the span the Overview measures); idle GPU-hours are over the same
+window. Without a window (window_s = 0) it ends at the last job end. `makespan_s` stays the time
+of the last job end, which may lie past the window. Waits count
 started jobs only, in seconds. Bounded slowdown per finished job is
 max(1, (wait + run) / max(run, tau_s)) with tau_s = 10 s by default. Throughput is finished jobs
 per hour of makespan.
@@ -28,14 +31,18 @@ def wait_stats(wait_s: np.ndarray) -> dict[str, float]:
 
 
 def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, float]:
-    """The KPI dictionary `meridian simulate --json` prints; units in the names."""
+    """The KPI dictionary `meridian simulate --json` prints; units in the names. utilization and
+    idle_gpu_hours are over the measurement window [0, window_s]; the rest over all finished jobs."""
     jobs = result.jobs
     done = jobs[jobs["started"] & jobs["end_s"].notna()]
     wait, run = done["wait_s"].to_numpy(np.float64), done["run_s"].to_numpy(np.float64)
     makespan = float(done["end_s"].max()) if len(done) else 0.0
     capacity = float(sum(result.capacity_gpus.values()))
-    busy_gpu_s = float((done["gpus_allocated"].to_numpy(np.float64) * run).sum())
-    available_gpu_s = capacity * makespan
+    window = result.window_s if result.window_s > 0 else makespan
+    inside = np.clip(done["end_s"].to_numpy(np.float64), 0.0, window) - \
+        np.clip(done["start_s"].to_numpy(np.float64), 0.0, window)
+    busy_gpu_s = float((done["gpus_allocated"].to_numpy(np.float64) * inside).sum())
+    available_gpu_s = capacity * window
     slowdown = np.maximum(1.0, (wait + run) / np.maximum(run, tau_s)) if len(done) else np.zeros(0)
     failed = done["failed"].to_numpy(bool)
     return {

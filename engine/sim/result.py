@@ -22,7 +22,9 @@ class SimulationResult:
     nodes (node names joined by ';'), reason (why it waited).
     timeline: time_s, region, busy_gpus, queue_length, sampled after every event batch.
     decisions: time_s, job_id, region, decision.
-    capacity_gpus: GPUs per region."""
+    capacity_gpus: GPUs per region.
+    window_s: end of the measurement window in seconds from time 0 (the input data's observed end),
+    0 = none (KPIs then measure up to the makespan)."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -31,6 +33,7 @@ class SimulationResult:
     capacity_gpus: dict[str, float]
     origin_utc: pd.Timestamp
     notes: tuple[str, ...] = ()
+    window_s: float = 0.0
 
     def _tables(self) -> dict[str, pd.DataFrame]:
         return {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}

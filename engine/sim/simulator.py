@@ -297,7 +297,8 @@ class _Run:
         decisions = pd.DataFrame({"time_s": log["time_s"], "job_id": w.job_id[log["job"].to_numpy(np.int64)],
                                   "region": w.region[log["job"].to_numpy(np.int64)], "decision": log["decision"]})
         capacity = {r: f.capacity_gpus for r, f in self.regions.items()}
-        return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes)
+        return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
+                                w.observed_end_s)
 
 
 def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = "scenario") -> SimulationResult:

@@ -9,8 +9,12 @@ MiB, GPU shares in milli-GPU. A job asks for `nodes` pods; each pod asks for `nu
 `gpu_milli` each (gpu_milli < 1000 shares one GPU), cpu_milli and memory_mib. Jobs with nodes > 1
 are gang jobs that take whole free nodes.
 
-True runtime: end - start when both are recorded; otherwise (pending or still running jobs) the
-requested runtime when known; otherwise the job is skipped. `notes` counts both cases.
+True runtime: end - start when both are recorded. A job still running when the data ends (status
+running, start set, no end) runs until the data's observed end (`observed_end_s`: the latest submit,
+start or end in the jobs table), so its true runtime is observed end - start, censored: it may
+really have run longer. It needs no requested runtime; policies still see only the request (+inf when
+NULL). Otherwise (pending jobs) the requested runtime when known; otherwise the job is skipped.
+`notes` counts each case.
 """
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ class Workload:
     fleet: pd.DataFrame
     origin_utc: pd.Timestamp
     notes: tuple[str, ...] = field(default=())
+    observed_end_s: float = 0.0
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -86,9 +91,17 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
     requested = _col(jobs, "requested_runtime_s", np.nan).astype(np.float64).to_numpy()
     start, end = _col(jobs, "start_utc", pd.NaT), _col(jobs, "end_utc", pd.NaT)
     recorded = (pd.to_datetime(end) - pd.to_datetime(start)).dt.total_seconds().to_numpy(np.float64)
+    observed_end = max((float(np.nanmax(v)) for v in (submit, _seconds(start, origin), _seconds(end, origin))
+                        if np.isfinite(v).any()), default=0.0)
+    running = ((_col(jobs, "status", "completed") == "running").to_numpy(bool)
+               & pd.to_datetime(start).notna().to_numpy() & pd.to_datetime(end).isna().to_numpy())
+    recorded = np.where(running, observed_end - _seconds(start, origin), recorded)
     has_recorded = np.isfinite(recorded)
     run = np.where(has_recorded, np.maximum(recorded, 0.0), requested)
     keep = np.isfinite(run)
+    if running.sum():
+        notes.append(f"{int(running.sum())} jobs still running at the data's end run until it "
+                     "(observed end - start: a censored, lower-bound runtime)")
     estimated = int((~has_recorded & keep).sum())
     if estimated:
         notes.append(f"{estimated} jobs without a recorded start and end run for their requested runtime")
@@ -126,4 +139,5 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         fleet=normalise_fleet(fleet),
         origin_utc=origin,
         notes=tuple(notes),
+        observed_end_s=observed_end,
     )
