@@ -77,7 +77,7 @@ def normalise_fleet(fleet: pd.DataFrame) -> pd.DataFrame:
     out["cpu_milli"] = np.rint(_col(out, "cpus", 0.0).fillna(0) * 1000).astype(np.int64)
     out["memory_mib"] = np.rint(_col(out, "memory_gib", 0.0).fillna(0) * 1024).astype(np.int64)
     out["model"] = _col(out, "gpu_type", None).where(lambda s: s.notna(), None)
-    racks = _col(out, "rack", None).fillna("").astype(str)
+    racks = _col(out, "rack", None).astype(object).where(lambda s: s.notna(), "").astype(str)
     out["rack_id"] = pd.factorize(racks, sort=True)[0].astype(np.int64)
     return out
 
