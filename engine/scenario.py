@@ -33,12 +33,14 @@ import pandas as pd
 
 import engine.policies.admission  # noqa: F401  (registers the family)
 import engine.policies.backfill  # noqa: F401  (registers the family)
+import engine.policies.gang  # noqa: F401  (registers the family)
 from engine.policies import registry
 from engine.sim.result import SimulationResult
 from engine.sim.simulator import Policies, simulate
 from engine.sim.workload import build_workload
 
-DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all"}
+DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
+            "gang": "lowest-index"}
 _TOP = {"name", "seed", "policies", "workload", "fleet"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}

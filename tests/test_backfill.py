@@ -3,12 +3,14 @@ import numpy as np
 import pytest
 
 from engine.policies import registry
-from engine.policies.backfill import EasyBackfill, NoBackfill, Window
+from engine.policies.backfill import ConservativeBackfill, EasyBackfill, NoBackfill, ProfileWindow, Window
+from engine.policies import profile as profile_module
+from engine.policies.profile import Profile
 from sim_helpers import fleet, job, run, starts
 
 
 def test_families_are_registered():
-    assert {"none", "easy"} <= set(registry.families()["backfill"])
+    assert {"none", "easy", "conservative"} <= set(registry.families()["backfill"])
     assert registry.families()["admission"] == ["accept-all", "queue-length-limit"]
 
 
@@ -62,8 +64,175 @@ def test_easy_uses_requested_not_true_runtime():
     assert starts(run(jobs, fleet(4), backfill="easy")) == [0.0, 100.0, 150.0]
 
 
-@pytest.mark.parametrize("key", ["none", "easy"])
+@pytest.mark.parametrize("key", ["none", "easy", "conservative"])
 def test_policies_are_frozen(key):
     policy = registry.make("backfill", key)
     with pytest.raises(AttributeError):
         policy.x = 1
+
+
+def test_easy_window_is_not_sequential_and_a_skip_changes_nothing():
+    window = EasyBackfill().window(6.0, 2.0, np.array([50.0, 30.0, 80.0]), np.array([1.0, 2.0, 3.0]), 0.0,
+                                   head_requested_s=40.0)
+    assert window == Window(shadow_s=80.0, extra_units=2.0) and window.sequential is False
+    assert window.after_skip(0.0, 500.0, 2.0) is window
+    assert NoBackfill().window(4.0, 0.0, np.array([10.0]), np.array([4.0]), 0.0, head_requested_s=5.0) is None
+
+
+def test_conservative_window_is_sequential():
+    assert ProfileWindow.sequential is True
+
+
+# Each case: (head units, free units now, running ends s, running units, now s, head requested s),
+# the profile after the head's reservation, then candidates in queue order
+# (requested s, units, allowed?, started?), and the profile at the end. Worked out by hand.
+CONSERVATIVE_CASES = {
+    # 4 units; 1 free; 2 back at 100, 1 more at 200. Head (4 units, 50 s) reserves [200, 250).
+    # The 2nd queued job (3 units, 100 s) does not fit now and reserves [100, 200). The 3rd
+    # (1 unit, 150 s) ends by EASY's shadow time 200 but would take a unit that job needs at 100:
+    # it reserves [250, 400). The 4th (1 unit, 100 s) ends by 100 and starts.
+    "protects-the-second-reservation": (
+        (4.0, 1.0, [100.0, 200.0], [2.0, 1.0], 0.0, 50.0),
+        ([0.0, 100.0, 200.0, 250.0], [1.0, 3.0, 0.0, 4.0]),
+        [(100.0, 3.0, False, False), (150.0, 1.0, False, False), (100.0, 1.0, True, True)],
+        ([0.0, 100.0, 200.0, 250.0, 400.0], [0.0, 0.0, 0.0, 3.0, 4.0]),
+    ),
+    # 8 units, 4 free; 4 back at 100. Head (6 units, 100 s) reserves [100, 200), leaving 2 then.
+    # 2 units for 300 s start now (2 free over [0, 300) after the head). Then 3 units for 10 s:
+    # 2 free now, no start; earliest is 200 (2 free over [100, 200), then 6 until 300).
+    "long-small-job-starts-in-the-gap": (
+        (6.0, 4.0, [100.0], [4.0], 0.0, 100.0),
+        ([0.0, 100.0, 200.0], [4.0, 2.0, 8.0]),
+        [(300.0, 2.0, True, True), (10.0, 3.0, False, False), (50.0, 2.0, True, True)],
+        ([0.0, 50.0, 100.0, 200.0, 210.0, 300.0], [0.0, 2.0, 0.0, 3.0, 6.0, 8.0]),
+    ),
+    # A running job past its requested end (40 < now 50) is expected to end now: 4 free at 50.
+    # Head (2 units, 100 s) reserves [50, 150). A job wider than the pool (9 of 8) reserves
+    # nothing; one allowed that fit on no node (the simulator's finding) reserves now, [50, 70);
+    # then 1 unit for 1000 s is refused now and reserves [70, 1070).
+    "never-fits-and-allowed-but-unplaced": (
+        (2.0, 0.0, [40.0, 150.0], [4.0, 4.0], 50.0, 100.0),
+        ([50.0, 150.0], [2.0, 8.0]),
+        [(10.0, 9.0, False, False), (20.0, 2.0, True, False), (1000.0, 1.0, False, False)],
+        ([50.0, 70.0, 150.0, 1070.0], [0.0, 1.0, 7.0, 8.0]),
+    ),
+    # The head can never fit (10 of 8 units): no reservation, so a long job fitting now starts;
+    # the next (1 unit, 5 s) finds nothing free now and reserves [20, 25).
+    "head-never-fits": (
+        (10.0, 3.0, [20.0], [5.0], 0.0, 100.0),
+        ([0.0, 20.0], [3.0, 8.0]),
+        [(1e6, 3.0, True, True), (5.0, 1.0, False, False)],
+        ([0.0, 20.0, 25.0, 1e6], [0.0, 4.0, 5.0, 8.0]),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CONSERVATIVE_CASES)
+def test_conservative_reservations_by_hand(name):
+    args, after_head, candidates, final = CONSERVATIVE_CASES[name]
+    head_units, free_units, ends, units, now, head_requested = args
+    window = ConservativeBackfill().window(head_units, free_units, np.array(ends), np.array(units), now,
+                                           head_requested_s=head_requested)
+    assert window.profile == Profile(*after_head)
+    for requested, need, allowed, started in candidates:
+        assert window.allows(now, np.array([requested]), np.array([need])).tolist() == [allowed]
+        window = window.after_start(now, requested, need) if started else window.after_skip(now, requested, need)
+    assert window.profile == Profile(*final)
+
+
+def test_easy_would_backfill_the_job_conservative_refuses():
+    ends, units = np.array([100.0, 200.0]), np.array([2.0, 1.0])
+    easy = EasyBackfill().window(4.0, 1.0, ends, units, 0.0, head_requested_s=50.0)
+    assert easy == Window(200.0, 0.0)
+    easy = easy.after_skip(0.0, 100.0, 3.0)
+    assert easy.allows(0.0, np.array([150.0]), np.array([1.0])).tolist() == [True]
+    conservative = ConservativeBackfill().window(4.0, 1.0, ends, units, 0.0, head_requested_s=50.0)
+    conservative = conservative.after_skip(0.0, 100.0, 3.0)
+    assert conservative.allows(0.0, np.array([150.0]), np.array([1.0])).tolist() == [False]
+
+
+def test_conservative_allows_is_vectorised_and_matches_one_by_one():
+    window = ConservativeBackfill().window(6.0, 4.0, np.array([100.0]), np.array([4.0]), 0.0,
+                                           head_requested_s=100.0)
+    requested = np.array([0.0, 100.0, 100.0, 101.0, 5000.0, 5000.0])
+    need = np.array([4.0, 4.0, 2.0, 3.0, 2.0, 2.5])
+    allowed = window.allows(0.0, requested, need)
+    assert allowed.tolist() == [True, True, True, False, True, False]
+    assert [bool(window.allows(0.0, r, u)) for r, u in zip(requested, need)] == allowed.tolist()
+
+
+def test_conservative_head_that_fits_in_units_reserves_now():
+    # The head fits in units (placement failed it): it reserves now, like EASY's shadow = now.
+    window = ConservativeBackfill().window(3.0, 5.0, np.array([60.0]), np.array([3.0]), 10.0, head_requested_s=20.0)
+    assert window.profile == Profile([10.0, 30.0, 60.0], [2.0, 5.0, 8.0])
+    assert window.allows(10.0, np.array([1000.0, 1000.0]), np.array([2.0, 3.0])).tolist() == [True, False]
+
+
+def test_conservative_head_with_unknown_runtime_reserves_for_ever():
+    window = ConservativeBackfill().window(4.0, 2.0, np.array([100.0]), np.array([4.0]), 0.0)
+    assert window.profile == Profile([0.0, 100.0], [2.0, 2.0])
+    assert window.allows(0.0, np.array([1e9]), np.array([2.0])).tolist() == [True]
+
+
+def test_profile_earliest_and_reserve_with_float_units():
+    profile = Profile([0.0, 10.0, 20.0], [0.5, 1.5, 2.5])
+    assert profile.earliest(1.5, 100.0) == 10.0
+    assert profile.earliest(2.5, 1.0) == 20.0
+    assert profile.earliest(2.6, 1.0) == float("inf")
+    profile.reserve(10.0, 1.25, 15.0)
+    assert profile == Profile([0.0, 10.0, 20.0, 25.0], [0.5, 0.25, 1.25, 2.5])
+    assert profile.earliest(1.0, 4.0) == 20.0
+    profile.reserve(float("inf"), 1.0, 4.0)
+    assert profile == Profile([0.0, 10.0, 20.0, 25.0], [0.5, 0.25, 1.25, 2.5])
+
+
+def test_profile_gap_before_an_endless_reservation():
+    # The head of unknown runtime holds 4 of 6 units from 100 on; a 3-unit job fits only before.
+    profile = Profile([0.0, 50.0], [3.0, 6.0])
+    profile.reserve(100.0, 4.0, float("inf"))
+    assert profile == Profile([0.0, 50.0, 100.0], [3.0, 6.0, 2.0])
+    assert profile.earliest(3.0, 100.0) == 0.0
+    assert profile.earliest(3.0, 100.5) == float("inf")
+    assert profile.earliest(6.0, 50.0) == 50.0
+
+
+def _random_profile_run(seed):
+    rng = np.random.default_rng(seed)
+    profile = Profile.expected(0.0, 2.0, rng.uniform(0, 500, 40).round(), rng.integers(1, 4, 40).astype(float))
+    answers = []
+    needs = rng.integers(0, 12, 400).astype(float)
+    needs[::50] = 1e6                                   # more than the pool ever has
+    for need, length in zip(needs, rng.uniform(0, 300, 400).round()):
+        at = profile.earliest(need, length)
+        answers.append((at, profile.lowest(0.0, np.array([length, length / 2])).tolist()))
+        profile.reserve(at, need, length)
+    return profile, answers
+
+
+def test_large_profiles_switch_to_arrays_and_give_the_same_answers(monkeypatch):
+    small, small_answers = _random_profile_run(4)
+    assert type(small) is profile_module._ArrayProfile     # 400 reservations pass LARGE_STEPS
+    monkeypatch.setattr(profile_module, "LARGE_STEPS", 10**9)
+    lists, list_answers = _random_profile_run(4)
+    assert type(lists) is Profile and isinstance(lists.times, list)
+    assert list_answers == small_answers and lists == small
+    monkeypatch.setattr(profile_module, "LARGE_STEPS", 1)
+    arrays, array_answers = _random_profile_run(4)
+    assert type(arrays) is profile_module._ArrayProfile and array_answers == list_answers and arrays == lists
+    assert any(at == float("inf") for at, _ in list_answers) and any(at > 0 for at, _ in list_answers)
+
+
+def test_profile_expected_sorts_ends_and_clamps_past_ones_to_now():
+    profile = Profile.expected(50.0, 1.0, np.array([300.0, 20.0, 100.0, 100.0]), np.array([1.0, 2.0, 3.0, 4.0]))
+    assert profile == Profile([50.0, 100.0, 300.0], [3.0, 10.0, 11.0])
+    assert Profile.expected(0.0, 2, np.zeros(0), np.zeros(0, np.int64)) == Profile([0.0], [2])
+
+
+def test_conservative_in_the_simulator_protects_the_second_queued_job():
+    # One 4-GPU node: 2 GPUs busy until 100, 1 until 200. Queue: head j2 (4 GPUs, 50 s), j3 (3 GPUs,
+    # 100 s), j4 (1 GPU, 150 s). EASY backfills j4 at 3 (it ends by the shadow time 200), which
+    # pushes j3 behind the head; conservative refuses j4 (it would hold a GPU j3 needs at 100),
+    # so j3 starts at 100 in the gap before the head's reservation and j4 waits until 250.
+    jobs = [job(0, 0, 100, 2), job(1, 0, 200, 1), job(2, 1, 50, 4), job(3, 2, 100, 3), job(4, 3, 150, 1)]
+    assert starts(run(jobs, fleet(4), backfill="easy")) == [0.0, 0.0, 200.0, 250.0, 3.0]
+    assert starts(run(jobs, fleet(4), backfill="conservative")) == [0.0, 0.0, 200.0, 100.0, 250.0]

@@ -2,7 +2,7 @@
 
 Every policy, built with its default parameters: is a frozen dataclass whose parameters are
 introspectable; is deterministic; never mutates what it is shown; copes with an empty queue and an
-empty fleet; and (placement) never proposes a placement the fleet state would refuse.
+empty fleet; and (placement, gang) never proposes a placement the fleet state would refuse.
 """
 import dataclasses
 
@@ -12,6 +12,7 @@ import pytest
 from engine.policies import registry
 from engine.policies.ordering import queue_order
 from engine.sim.fleet_state import FleetState, PodRequest
+from engine.sim.region import GangFleetState
 from engine.sim.views import QueueView
 
 ALL = [(family, key) for family, keys in registry.families().items() for key in keys]
@@ -22,7 +23,7 @@ def _of(family):
 
 
 def test_every_family_of_the_issue_is_registered():
-    assert {"order", "placement", "backfill", "admission"} <= set(registry.families())
+    assert {"order", "placement", "backfill", "admission", "gang"} <= set(registry.families())
 
 
 @pytest.mark.parametrize("family,key", ALL)
@@ -113,10 +114,81 @@ def test_placement_on_an_empty_fleet_finds_nothing(family, key):
 def test_backfill_window_is_deterministic_and_copes_with_nothing_running(family, key):
     policy = registry.make(family, key)
     ends, units = np.array([50.0, 20.0, 80.0]), np.array([2.0, 4.0, 2.0])
-    first = policy.window(6.0, 1.0, ends, units, 10.0)
-    assert first == policy.window(6.0, 1.0, ends, units, 10.0)
+    first = policy.window(6.0, 1.0, ends, units, 10.0, head_requested_s=30.0)
+    assert first == policy.window(6.0, 1.0, ends, units, 10.0, head_requested_s=30.0)
     assert np.array_equal(ends, [50.0, 20.0, 80.0]) and np.array_equal(units, [2.0, 4.0, 2.0])
-    policy.window(6.0, 1.0, np.zeros(0), np.zeros(0), 10.0)
+    policy.window(6.0, 1.0, np.zeros(0), np.zeros(0), 10.0, head_requested_s=30.0)
+
+
+def _candidates(n, seed=7):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0, 200, n).round(), rng.integers(0, 10, n).astype(float)
+
+
+@pytest.mark.parametrize("family,key", _of("backfill"))
+def test_backfill_window_protocol(family, key):
+    """allows gives one bool per candidate, alone or together. A window that is not sequential
+    answers the same either way and ignores skips; any window takes a start or a skip per candidate."""
+    policy = registry.make(family, key)
+    window = policy.window(6.0, 1.0, np.array([50.0, 20.0, 80.0]), np.array([2.0, 4.0, 2.0]), 10.0,
+                           head_requested_s=30.0)
+    if window is None:
+        return
+    assert isinstance(type(window).sequential, bool)
+    requested, units = _candidates(40)
+    allowed = window.allows(10.0, requested, units)
+    assert allowed.dtype == bool and allowed.shape == (40,)
+    assert window.allows(10.0, requested[:0], units[:0]).shape == (0,)
+    for i, (r, u) in enumerate(zip(requested, units)):
+        one = window.allows(10.0, np.array([r]), np.array([u]))
+        assert one.shape == (1,)
+        if not window.sequential:
+            assert window.after_skip(10.0, r, u) == window
+            assert one[0] == window.allows(10.0, requested, units)[i]
+        window = window.after_start(10.0, r, u) if one[0] and u <= 1.0 else window.after_skip(10.0, r, u)
+    assert window.allows(10.0, requested, units).shape == (40,)
+
+
+def _gang_fleet(n_nodes, seed=5):
+    rng = np.random.default_rng(seed)
+    gpus = rng.choice([4, 8], n_nodes)
+    return GangFleetState(np.full(n_nodes, 64_000), np.full(n_nodes, 262_144), gpus, ["A100"] * n_nodes,
+                          rack=rng.integers(0, 5, n_nodes))
+
+
+@pytest.mark.parametrize("family,key", _of("gang"))
+def test_gang_never_overallocates_never_mutates_and_is_deterministic(family, key):
+    policy = registry.make(family, key)
+    runs = []
+    for _ in range(2):
+        state, rng, chosen, held = _gang_fleet(30), np.random.default_rng(11), [], []
+        widths = np.random.default_rng(13).integers(1, 9, 120)
+        for step, width in enumerate(widths.tolist()):
+            if step % 3 == 2 and held:
+                state.release_whole(held.pop(0))
+            free = np.flatnonzero(state.entirely_free)
+            view, free_before = state.view(), free.copy()
+            before = _snapshot(view)
+            nodes = policy.choose_nodes(view, free, width, rng)
+            assert all(np.array_equal(before[k], v) for k, v in _snapshot(view).items()), "changed the fleet"
+            assert np.array_equal(free, free_before), "changed free_nodes"
+            if len(free) < width:
+                assert nodes is None
+            if nodes is not None:
+                assert len(nodes) == width and (np.diff(nodes) > 0).all() and np.isin(nodes, free).all()
+                state.allocate_whole(nodes)       # raises unless ascending, distinct and entirely free
+                held.append(nodes)
+            chosen.append(None if nodes is None else nodes.tolist())
+        assert any(c is not None for c in chosen) and any(c is None for c in chosen)
+        runs.append(chosen)
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("family,key", _of("gang"))
+def test_gang_on_an_empty_fleet_finds_nothing(family, key):
+    empty = GangFleetState(np.zeros(0), np.zeros(0), np.zeros(0), [])
+    policy = registry.make(family, key)
+    assert policy.choose_nodes(empty.view(), np.zeros(0, np.int64), 1, np.random.default_rng(0)) is None
 
 
 @pytest.mark.parametrize("family,key", _of("admission"))

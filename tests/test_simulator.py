@@ -5,19 +5,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.sim.events import ARRIVAL, FINISH, EventQueue
+from engine.sim.events import ARRIVAL, FAILURE, FINISH, TIMER, EventQueue
 from sim_helpers import fleet, job, run, starts
 
 
-def test_event_queue_orders_finishes_before_arrivals_then_insertion():
-    q = EventQueue()
-    q.push(5.0, ARRIVAL, 1)
-    q.push(5.0, FINISH, 2)
-    q.push(1.0, ARRIVAL, 3)
-    q.push(5.0, FINISH, 4)
-    assert q.pop_batch() == (1.0, [(ARRIVAL, 3)])
-    assert q.pop_batch() == (5.0, [(FINISH, 2), (FINISH, 4), (ARRIVAL, 1)])
+def test_event_queue_orders_finishes_failures_timers_then_arrivals():
+    q = EventQueue(np.array([1.0, 5.0, 5.0]))
+    q.push(5.0, TIMER, -1)
+    q.push(5.0, FINISH, 7)
+    q.push(5.0, FAILURE, 8)
+    q.push(5.0, FINISH, 9)
+    assert len(q) == 7 and q.peek_time() == 1.0
+    assert q.pop_batch() == (1.0, [(ARRIVAL, 0)])
+    assert q.pop_batch() == (5.0, [(FINISH, 7), (FINISH, 9), (FAILURE, 8), (TIMER, -1), (ARRIVAL, 1), (ARRIVAL, 2)])
     assert len(q) == 0 and q.peek_time() == float("inf")
+
+
+def test_event_queue_refuses_unsorted_arrivals():
+    with pytest.raises(ValueError, match="non-decreasing"):
+        EventQueue(np.array([2.0, 1.0]))
 
 
 def test_fcfs_head_of_line_blocking():

@@ -20,11 +20,10 @@ requested end is expected to end now.
 """
 from __future__ import annotations
 
-import bisect
-
 import numpy as np
 
 from engine.experiments.rlscheduler_replay import Replay
+from engine.policies.profile import Profile
 
 
 def wait_none(replay: Replay, picked: int) -> None:
@@ -52,12 +51,10 @@ def wait_compat(replay: Replay, picked: int) -> None:
         replay.advance()
 
 
-def _expected_free(replay: Replay) -> "_Profile":
+def _expected_free(replay: Replay) -> Profile:
     """Free nodes over time if nothing else starts: now, then at each running job's expected end."""
     positions, requested_end_s = replay.running()
-    end_s = np.maximum(requested_end_s, replay.now_s)
-    free = replay.free_nodes + np.cumsum(replay.sequence.nodes[positions])
-    return _Profile([replay.now_s, *end_s.tolist()], [replay.free_nodes, *free.tolist()])
+    return Profile.expected(replay.now_s, replay.free_nodes, requested_end_s, replay.sequence.nodes[positions])
 
 
 def wait_easy(replay: Replay, picked: int) -> None:
@@ -109,53 +106,6 @@ def wait_conservative(replay: Replay, picked: int) -> None:
             if at_s <= replay.now_s and position != picked and replay.fits(position):
                 replay.start(position)
         replay.advance()
-
-
-class _Profile:
-    """Free nodes over time, a step function: `free[i]` nodes from `times[i]` to `times[i + 1]`.
-
-    Plain lists: profiles hold tens of steps, where list code beats numpy's per-call overhead.
-    """
-
-    def __init__(self, times: list[float], free: list[int]):
-        self.times, self.free = [], []
-        for t, f in zip(times, free):      # keep the last value at each distinct time
-            if self.times and self.times[-1] == t:
-                self.free[-1] = f
-            else:
-                self.times.append(t)
-                self.free.append(f)
-
-    def earliest(self, need: int, length_s: float) -> float:
-        """The earliest step start from which `need` nodes stay free for `length_s` seconds."""
-        times, free = self.times, self.free
-        i = 0
-        while True:         # the last step has every node free, so this ends
-            if free[i] < need:
-                i += 1
-                continue
-            end_s = times[i] + max(length_s, 0.0)
-            j = i + 1
-            while j < len(times) and times[j] < end_s and free[j] >= need:
-                j += 1
-            if j == len(times) or times[j] >= end_s:
-                return times[i]
-            i = j + 1       # step j is too small: no start before it can work
-
-    def reserve(self, at_s: float, need: int, length_s: float) -> None:
-        """Take `need` nodes from `at_s` for `length_s` seconds."""
-        end_s = at_s + max(length_s, 0.0)
-        lo, hi = self._breakpoint(at_s), self._breakpoint(end_s)
-        for k in range(lo, hi):
-            self.free[k] -= need
-
-    def _breakpoint(self, t: float) -> int:
-        i = bisect.bisect_right(self.times, t)
-        if self.times[i - 1] != t:
-            self.times.insert(i, t)
-            self.free.insert(i, self.free[i - 1])
-            return i
-        return i - 1
 
 
 MODES = {"none": wait_none, "compat": wait_compat, "easy": wait_easy, "conservative": wait_conservative}

@@ -1,20 +1,37 @@
 """Backfilling policies (family "backfill"): may a job behind a blocked head start now?
 
-Every policy has one method, `window(head_units, free_units, running_end_s, running_units,
-now_s) -> Window | None`. The simulator calls it when the queue's head does not fit; None means
-"no backfilling this pass". A `Window` is the head job's reservation: a candidate further back
-may start when it fits now (the simulator checks that by placing it) and `Window.allows` it.
+Every policy has one method, `window(head_units, free_units, running_end_s, running_units, now_s,
+*, head_requested_s) -> Window | None`. The simulator calls it when the queue's head does not fit;
+None means "no backfilling this pass". A window holds the reservations of one scheduling pass: a
+candidate further back may start when it fits now (the simulator checks that by placing it) and
+the window `allows` it. Every window class has:
+- `allows(now_s, requested_s, units) -> ndarray[bool]`, vectorised over candidates;
+- `after_start(now_s, requested_s, units)`: the window once that candidate started;
+- `after_skip(now_s, requested_s, units)`: the window once that candidate, in queue order, stays
+  queued this pass (not allowed, or allowed but it fit on no node);
+- `sequential`: False when `after_skip` changes nothing, so `allows` may be evaluated over all
+  candidates at once; True when the loop must visit the candidates one by one in queue order,
+  asking `allows` for that one candidate then calling `after_start` or `after_skip`.
+Windows are per-pass scratch objects built by `window()`: `after_start` / `after_skip` may update
+the window in place and return it (`ProfileWindow` does), so use only the returned window. The
+policy objects themselves are frozen and stateless.
 
 Units are resource units of the head job's resource pool (milli-GPU of the GPU models the head
-may use; processors in SWF replays); `running_end_s` are the running jobs' expected ends, start +
-requested runtime (never the true runtime), seconds from time 0.
+may use; processors in SWF replays; a candidate from another pool counts 0); `running_end_s` are
+the running jobs' expected ends, start + requested runtime (never the true runtime), seconds from
+time 0; `head_requested_s` is the head job's requested runtime in s (+inf when unknown: its
+reservation then never ends). "none" and "easy" ignore it. A policy whose window is always None
+may say so with the class attribute `disabled = True`.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
+from engine.policies.profile import Profile
 from engine.policies.registry import register
 
 FAMILY = "backfill"
@@ -24,6 +41,7 @@ FAMILY = "backfill"
 class Window:
     """The head's reservation: it starts at `shadow_s`; `extra_units` are free then beyond its need."""
 
+    sequential: ClassVar[bool] = False
     shadow_s: float
     extra_units: float
 
@@ -37,13 +55,47 @@ class Window:
             return self
         return replace(self, extra_units=self.extra_units - units)
 
+    def after_skip(self, now_s: float, requested_s: float, units: float) -> "Window":
+        """A candidate that stays queued holds no reservation under EASY: the window is unchanged."""
+        return self
+
+
+@dataclass
+class ProfileWindow:
+    """Every queued job's reservation, as the free units left over time (`profile`, from now).
+
+    Sequential: `allows` answers for the next candidate in queue order, given the candidates
+    before it; `after_start` and `after_skip` update the profile in place and return self.
+    """
+
+    sequential: ClassVar[bool] = True
+    profile: Profile
+
+    def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray) -> np.ndarray:
+        """Candidates whose units stay free over [now_s, now_s + requested_s) around every reservation."""
+        return np.asarray(units) <= self.profile.lowest(now_s, requested_s)
+
+    def after_start(self, now_s: float, requested_s: float, units: float) -> "ProfileWindow":
+        """The started candidate takes its units over [now_s, now_s + requested_s)."""
+        self.profile.reserve(now_s, units, requested_s)
+        return self
+
+    def after_skip(self, now_s: float, requested_s: float, units: float) -> "ProfileWindow":
+        """The skipped candidate reserves at the earliest time it fits (never, if it never fits)."""
+        self.profile.reserve(self.profile.earliest(units, requested_s), units, requested_s)
+        return self
+
 
 @register(FAMILY, "none")
 @dataclass(frozen=True)
 class NoBackfill:
-    """No backfilling: a blocked head blocks everyone behind it."""
+    """No backfilling: a blocked head blocks everyone behind it. `disabled` tells the simulator it
+    need not gather the running jobs' ends for a window that is always None."""
 
-    def window(self, head_units, free_units, running_end_s, running_units, now_s) -> Window | None:
+    disabled: ClassVar[bool] = True
+
+    def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
+               head_requested_s: float = math.inf) -> Window | None:
         return None
 
 
@@ -58,7 +110,8 @@ class EasyBackfill:
     If the head cannot be satisfied even when every running job ends, the shadow time is +inf.
     """
 
-    def window(self, head_units, free_units, running_end_s, running_units, now_s) -> Window | None:
+    def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
+               head_requested_s: float = math.inf) -> Window:
         if free_units >= head_units:
             return Window(now_s, free_units - head_units)
         order = np.argsort(running_end_s, kind="stable")  # equal ends: earlier slot first
@@ -69,3 +122,27 @@ class EasyBackfill:
         first = enough[0]
         shadow = max(float(np.asarray(running_end_s)[order[first]]), now_s)
         return Window(shadow, float(available[first] - head_units))
+
+
+@register(FAMILY, "conservative")
+@dataclass(frozen=True)
+class ConservativeBackfill:
+    """Conservative backfilling (Mu'alem and Feitelson 2001): a reservation for every queued job.
+
+    The pass starts from the free units expected over time (running jobs end at start + requested
+    runtime; one past its requested end is expected now) and reserves the head at the earliest
+    time it fits for its requested runtime. Then each candidate, in queue order, may start now if
+    its units stay free for its whole requested runtime around every reservation made so far;
+    otherwise it reserves at the earliest such time, so no job behind it may delay it. A job that
+    can never fit (more units than the pool has) reserves nothing. Reservations are rebuilt at
+    every pass, in the current queue order; they cover the head's pool only (jobs of other pools
+    count 0 units there).
+    """
+
+    def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
+               head_requested_s: float = math.inf) -> ProfileWindow:
+        profile = Profile.expected(now_s, float(free_units), running_end_s,
+                                   np.asarray(running_units, np.float64))
+        head_units = float(head_units)
+        profile.reserve(profile.earliest(head_units, head_requested_s), head_units, head_requested_s)
+        return ProfileWindow(profile)

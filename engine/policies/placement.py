@@ -69,6 +69,13 @@ def _cpu_weight():
     return field(default=0.5, metadata={"help": "weight of CPU (vs GPU) in the leftover score, 0-1"})
 
 
+def _check_cpu_weight(policy) -> None:
+    """Reject a cpu_weight outside [0, 1] (or NaN): the leftover score mixes CPU and GPU shares by it."""
+    if not 0.0 <= policy.cpu_weight <= 1.0:
+        raise ValueError(f"placement policy {policy.registry_key!r}: cpu_weight must be between 0 and 1 "
+                         f"(inclusive), got {policy.cpu_weight!r}")
+
+
 @register("placement", "first-fit")
 @dataclass(frozen=True)
 class FirstFit:
@@ -92,6 +99,9 @@ class BestFit:
 
     cpu_weight: float = _cpu_weight()
 
+    def __post_init__(self) -> None:
+        _check_cpu_weight(self)
+
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
         nodes = feasible(view, request).nonzero()[0]
         scores = np.trunc((1.0 - _leftover(view, nodes, request, self.cpu_weight)) * 100)
@@ -104,6 +114,9 @@ class WorstFit:
     """Spread: most leftover, score = 100 x [w (cpuFree - cpuReq)/maxCpu + (1 - w)(gpuFree - gpuReq)/maxGpu]."""
 
     cpu_weight: float = _cpu_weight()
+
+    def __post_init__(self) -> None:
+        _check_cpu_weight(self)
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
         nodes = feasible(view, request).nonzero()[0]

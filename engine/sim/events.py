@@ -1,41 +1,62 @@
-"""The simulator's event heap: (time_s, kind, seq, payload) entries, earliest first.
+"""The simulator's event queue: arrivals from a sorted array, everything else from a heap.
 
-Ties are deterministic: at equal times, lower `kind` first (finishes before arrivals, so a job
-that ends at t frees its resources for a job arriving at t), then insertion order (`seq`).
+Kinds, in tie order at equal times: finishes and failures first (a job that ends at t frees its
+resources for a job arriving at t), then timers, then arrivals; within a kind, insertion order.
+Arrivals are known up front and sorted by submit time, so they never enter the heap: `pop_batch`
+merges the next arrivals with the heap's earliest events.
 """
 from __future__ import annotations
 
 import heapq
 
+import numpy as np
+
 FINISH = 0
-ARRIVAL = 1
+FAILURE = 1
+TIMER = 2
+ARRIVAL = 3
 
 
 class EventQueue:
-    """A min-heap of events; `pop_batch` returns every event at the earliest time."""
+    """Events of one run; `pop_batch` returns every event at the earliest time."""
 
-    def __init__(self) -> None:
+    def __init__(self, arrival_s: np.ndarray | None = None) -> None:
+        """`arrival_s[j]`: submit time of job j, non-decreasing in j (the workload's order)."""
+        arrivals = [] if arrival_s is None else np.asarray(arrival_s, np.float64).tolist()
+        if any(b < a for a, b in zip(arrivals, arrivals[1:])):
+            raise ValueError("arrival times must be non-decreasing")
+        self._arrivals = arrivals
+        self._next = 0
         self._heap: list[tuple[float, int, int, int]] = []
         self._seq = 0
 
     def push(self, time_s: float, kind: int, payload: int) -> None:
-        """Add an event of `kind` (FINISH or ARRIVAL) about item `payload` (a job index) at `time_s`."""
+        """Add an event of `kind` (FINISH, FAILURE or TIMER) about `payload` (a job index) at `time_s`."""
         heapq.heappush(self._heap, (time_s, kind, self._seq, payload))
         self._seq += 1
 
     def __len__(self) -> int:
-        return len(self._heap)
+        return len(self._heap) + len(self._arrivals) - self._next
 
     def peek_time(self) -> float:
         """Time of the next event, seconds (+inf when empty)."""
-        return self._heap[0][0] if self._heap else float("inf")
+        heap_s = self._heap[0][0] if self._heap else float("inf")
+        arrival_s = self._arrivals[self._next] if self._next < len(self._arrivals) else float("inf")
+        return min(heap_s, arrival_s)
+
+    def pending_arrivals(self) -> int:
+        return len(self._arrivals) - self._next
 
     def pop_batch(self) -> tuple[float, list[tuple[int, int]]]:
         """(time_s, [(kind, payload), ...]) for every event at the earliest time, in tie order."""
-        heap = self._heap
-        time_s = heap[0][0]
-        batch = []
+        time_s = self.peek_time()
+        heap, batch = self._heap, []
         while heap and heap[0][0] == time_s:
             _, kind, _, payload = heapq.heappop(heap)
             batch.append((kind, payload))
+        arrivals, j = self._arrivals, self._next
+        while j < len(arrivals) and arrivals[j] == time_s:
+            batch.append((ARRIVAL, j))
+            j += 1
+        self._next = j
         return time_s, batch

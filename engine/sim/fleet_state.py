@@ -110,6 +110,20 @@ class FleetView:
         return mask
 
 
+def fits_on(view: FleetView, request: PodRequest, nodes=slice(None)) -> np.ndarray:
+    """Whether `request` fits now on each of `nodes` (default all): CPU, memory, GPU model, and
+    enough GPUs with its milli free. The fleet's one fit rule; policies choose among these."""
+    ok = (view.cpu_free[nodes] >= request.cpu_milli) & (view.memory_free[nodes] >= request.memory_mib)
+    if request.num_gpu:
+        if request.gpu_models:
+            ok &= view.model_ok(request.gpu_models)[nodes]
+        if request.gpu_milli == MILLI:
+            ok &= view.gpu_idle[nodes] >= request.num_gpu
+        else:
+            ok &= (view.gpu_free[nodes] >= request.gpu_milli).sum(axis=1) >= request.num_gpu
+    return ok
+
+
 def _frozen(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False

@@ -4,6 +4,11 @@ Resource "units" are milli-GPU. Pools: pool 0 is every node of the region, pool 
 whose GPU model is `state.model_names[m]`; `pool_free[p]` is the free milli-GPU of pool p, kept
 current on every start and finish. Running jobs sit in slots (parallel arrays, reused), so a
 backfill policy gets their expected ends and units as numpy arrays without a Python loop.
+
+Resources on a node only grow when something on it is released, so the region keeps `released`,
+the nodes of every release in order, and `no_room[shape]`, the length of that log when a job
+shape last found no room. Until a released node has room for the shape, it still has none: the
+simulator then refuses the shape with a few scalar checks instead of asking the policy again.
 """
 from __future__ import annotations
 
@@ -91,6 +96,19 @@ class RegionFleet:
         self._node_milli = (self.state.gpu_count * MILLI).astype(np.float64)
         pools = np.unique(self.node_pool)
         self._one_pool = int(pools[0]) if len(pools) == 1 else -1
+        self.released: list[int] = []
+        self.no_room: dict[int, int] = {}
+
+    def released_since(self, shape: int) -> list[int] | None:
+        """Nodes released since `shape` last found no room; None when it never failed, or when more
+        releases than nodes happened since (then asking the policy is cheaper than the check)."""
+        mark = self.no_room.get(shape)
+        if mark is None or len(self.released) - mark > len(self.names):
+            return None
+        return self.released[mark:]
+
+    def remember_no_room(self, shape: int) -> None:
+        self.no_room[shape] = len(self.released)
 
     def pool_of(self, gpu_type) -> int:
         """Pool index for a job's GPU model (0: any model); -1 when the region lacks the model."""
@@ -109,8 +127,8 @@ class RegionFleet:
             ok &= self.node_pool == pool
         return int(ok.sum()) >= nodes
 
-    def whole_free_nodes(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int) -> np.ndarray:
-        """Indices of completely free nodes big enough for one pod of a gang job, ascending."""
+    def big_enough(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int) -> np.ndarray:
+        """Nodes big enough (when empty) for one pod of a gang job of this shape (cached mask)."""
         key = (num_gpu, cpu_milli, memory_mib, pool)
         big = self._big_enough.get(key)
         if big is None:
@@ -119,6 +137,11 @@ class RegionFleet:
             if num_gpu and pool > 0:
                 big &= self.node_pool == pool
             self._big_enough[key] = big
+        return big
+
+    def whole_free_nodes(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int) -> np.ndarray:
+        """Indices of completely free nodes big enough for one pod of a gang job, ascending."""
+        big = self.big_enough(num_gpu, cpu_milli, memory_mib, pool)
         return (self.state.entirely_free & big).nonzero()[0]
 
     def allocate(self, placement: Placement, request: PodRequest) -> int:
@@ -130,6 +153,7 @@ class RegionFleet:
 
     def release(self, placement: Placement, request: PodRequest) -> None:
         self.state.release(placement, request)
+        self.released.append(placement.node)
         self._account(self.node_pool[placement.node], request.total_gpu_milli, +1)
 
     def allocate_whole(self, nodes: np.ndarray) -> int:
@@ -139,6 +163,7 @@ class RegionFleet:
 
     def release_whole(self, nodes: np.ndarray) -> None:
         self.state.release_whole(nodes)
+        self.released.extend(nodes.tolist())
         self._account_many(nodes, +1)
 
     def _account_many(self, nodes: np.ndarray, sign: int) -> int:

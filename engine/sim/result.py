@@ -24,7 +24,9 @@ class SimulationResult:
     decisions: time_s, job_id, region, decision.
     capacity_gpus: GPUs per region.
     window_s: end of the measurement window in seconds from time 0 (the input data's observed end),
-    0 = none (KPIs then measure up to the makespan)."""
+    0 = none (KPIs then measure up to the makespan).
+    fragmentation: time_s, region, idle_gpus, frag_gpus (FGD's fragmentation amount for the
+    workload's typical pod shapes, GPUs), sampled about hourly; None when not sampled."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -34,16 +36,22 @@ class SimulationResult:
     origin_utc: pd.Timestamp
     notes: tuple[str, ...] = ()
     window_s: float = 0.0
+    fragmentation: pd.DataFrame | None = None
 
     def _tables(self) -> dict[str, pd.DataFrame]:
-        return {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
+        tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
+        if self.fragmentation is not None:
+            tables["fragmentation"] = self.fragmentation
+        return tables
 
     def to_csv(self, directory: str | Path) -> list[Path]:
-        """Write jobs.csv, timeline.csv and decisions.csv into `directory`; return the paths."""
+        """Write jobs.csv, timeline.csv, decisions.csv (and fragmentation.csv when sampled) into
+        `directory`; return the paths."""
         return self._export(Path(directory), "csv")
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
-        """Write jobs.parquet, timeline.parquet and decisions.parquet into `directory`."""
+        """Write jobs.parquet, timeline.parquet, decisions.parquet (and fragmentation.parquet when
+        sampled) into `directory`; return the paths."""
         return self._export(Path(directory), "parquet")
 
     def _export(self, directory: Path, kind: str) -> list[Path]:

@@ -1,46 +1,46 @@
 """The discrete-event simulator: replays a workload's jobs on its fleet under a set of policies.
 
-`simulate(workload, policies, seed)` runs the loop below and returns a `SimulationResult`.
+`simulate(workload, policies, seed, timer_s)` runs the loop below and returns a `SimulationResult`.
 Jobs stay in their own region (each region has its own fleet and queue). Policies see only
 what is known at submit time (requested runtime, request, priority, deadline); the true
 runtime decides only when the simulator ends a job. The loop never asks a policy its name: it
 calls the one method of each family and checks every placement through `FleetState`.
 
-Loop, per batch of events at the same time t (finishes before arrivals, then insertion order):
-  1. Finishes: release the job's pods (a failed job ends at its recorded duration too).
-  2. Arrivals: a job its region can never hold is recorded "never-fits"; otherwise the admission
+Loop, per batch of events at the same time t (engine.sim.events gives the tie order):
+  1. Finishes and failures: release the job's pods (a failed job ends at its recorded duration).
+  2. Timers (every `timer_s` while jobs wait, when > 0): every region with waiting jobs gets a pass,
+     so time-dependent orders re-rank even when nothing arrives or ends.
+  3. Arrivals: a job its region can never hold is recorded "never-fits"; otherwise the admission
      policy admits it to the region's queue or it is "rejected-by-admission".
-  3. Scheduling pass, per region touched by the batch:
+  4. Scheduling pass, per region touched by the batch:
      a. order the queue with the order policy (time-independent orders are ranked once, and the
-        queue is kept sorted by that rank; time-dependent ones are re-keyed over the queue);
+        queue is a mask over ranks; time-dependent ones are re-keyed over the queue);
      b. start jobs from the front while they fit (placement policy; gang jobs take whole free
-        nodes, all or nothing); the first that does not fit is the blocked head;
+        nodes chosen by the gang policy, all or nothing); the first that does not fit is the
+        blocked head;
      c. ask the backfill policy for a window (None: stop) and start, in queue order, the
-        candidates that fit now and that the window allows, updating the window after each.
-  4. Record the timeline sample (busy GPUs, queue length) of each touched region.
+        candidates that fit now and that the window allows, updating the window after each
+        (engine.sim.backfill_pass).
+  5. Record the timeline sample (busy GPUs, queue length) of each touched region.
 """
 from __future__ import annotations
 
-import bisect
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from engine.policies.ordering import queue_order
-from engine.sim.events import ARRIVAL, FINISH, EventQueue
-from engine.sim.fleet_state import PodRequest
+from engine.policies.registry import make
+from engine.sim.backfill_pass import backfill
+from engine.sim.events import ARRIVAL, FAILURE, FINISH, TIMER, EventQueue
+from engine.sim.fleet_state import PodRequest, fits_on
 from engine.sim.region import RegionFleet
+from engine.sim.queue import WaitingQueue
+from engine.sim.reasons import CAPACITY, NEVER, REASONS, REJECTED, WAITING
 from engine.sim.result import SimulationResult
 from engine.sim.views import QueueView
 from engine.sim.workload import Workload
-
-# Why a job waited or never ran (engine.sim.result); a job that started at submit keeps 0.
-REASONS = ("started", "waiting-in-queue", "blocked-by-capacity", "blocked-by-reservation",
-           "rejected-by-admission", "never-fits")
-WAITING, CAPACITY, RESERVATION, REJECTED, NEVER = 1, 2, 3, 4, 5
-
 
 @dataclass(frozen=True)
 class Policies:
@@ -50,28 +50,30 @@ class Policies:
     placement: object
     backfill: object
     admission: object
+    gang: object = None
 
 
 class _Run:
     """State of one simulation run (see the module docstring for the loop)."""
 
-    def __init__(self, w: Workload, policies: Policies, seed: int) -> None:
-        self.w, self.p = w, policies
+    def __init__(self, w: Workload, policies: Policies, seed: int, timer_s: float) -> None:
+        self.w, self.p, self.timer_s = w, policies, float(timer_s)
+        self.gang = policies.gang or make("gang", "lowest-index")
         self.rng = np.random.default_rng(seed)
         names = sorted(set(w.fleet["region"]) | set(w.region))
         self.regions = {r: RegionFleet(w.fleet[w.fleet["region"] == r]) for r in names}
         self.region_of = [self.regions[r] for r in w.region]
         self.units = (w.nodes * w.num_gpu * w.gpu_milli).astype(np.float64)
         self.pool = self._pools()
-        self.never = self._never_fits()
+        self.never, self.shape = self._shapes()
         self.view = QueueView(index=np.arange(len(w)), submit_s=w.submit_s, requested_s=w.requested_s,
                               size=w.gpus, priority=w.priority, deadline_s=w.deadline_s)
         self.static = not getattr(policies.order, "time_dependent", True)
-        if self.static:
-            self.rank_job = queue_order(policies.order, self.view, 0.0)
-            self.job_rank = np.empty(len(w), np.int64)
-            self.job_rank[self.rank_job] = np.arange(len(w))
-        self.queues: dict[str, list[int]] = {r: [] for r in names}
+        # The queue's keys: ranks under a time-independent order, job indices otherwise.
+        self.key_job = queue_order(policies.order, self.view, 0.0) if self.static else np.arange(len(w))
+        self.job_key = np.empty(len(w), np.int64)
+        self.job_key[self.key_job] = np.arange(len(w))
+        self.queues = {r: WaitingQueue(len(w)) for r in names}
         self.freed = dict.fromkeys(names, True)
         self.arrived: dict[str, list[int]] = {r: [] for r in names}
         self.blocked_head = dict.fromkeys(names, -1)
@@ -84,12 +86,15 @@ class _Run:
         self.nodes_of: dict[int, object] = {}
         self.log: list[tuple[float, int, str]] = []
         self.timeline: list[tuple[float, str, float, int]] = []
-        self.events = EventQueue()
+        self.events = EventQueue(w.submit_s)
+        self.timer_pending = False
         self.requests: dict[tuple, PodRequest] = {}
         # Python copies of the per-job figures the loop reads one at a time (cheaper than numpy scalars)
         self.width, self.pool_list, self.units_list = w.nodes.tolist(), self.pool.tolist(), self.units.tolist()
         self.submit, self.requested = w.submit_s.tolist(), w.requested_s.tolist()
         self.run_s, self.region_name = w.run_s.astype(np.float64).tolist(), list(w.region)
+        self.failed = w.failed.astype(bool).tolist()
+        self.shape_list = self.shape.tolist()
 
     def _pools(self) -> np.ndarray:
         """Each job's pool in its region (see RegionFleet); 0 for CPU-only jobs."""
@@ -102,35 +107,45 @@ class _Run:
             pool[np.flatnonzero(mine)[known.to_numpy()]] = types[known].map(lookup).to_numpy(np.int64)
         return np.where(w.num_gpu > 0, pool, 0)
 
-    def _never_fits(self) -> np.ndarray:
+    def _shapes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(never fits its region's empty fleet, shape id) per job; jobs of one shape fit alike."""
         w = self.w
         shapes = pd.DataFrame({"r": w.region, "g": w.num_gpu, "c": w.cpu_milli, "m": w.memory_mib,
-                               "n": w.nodes, "p": self.pool})
+                               "n": w.nodes, "p": self.pool, "u": w.gpu_milli})
+        if not len(w):
+            return np.zeros(0, bool), np.zeros(0, np.int64)
         unique, inverse = np.unique(shapes.to_records(index=False), return_inverse=True)
         fits = np.array([self.regions[u.r].fits_empty(int(u.g), int(u.c), int(u.m), int(u.n), int(u.p))
                          for u in unique], bool)
-        return ~fits[inverse] if len(w) else np.zeros(0, bool)
+        return ~fits[inverse], inverse.astype(np.int64)
 
     def run(self) -> None:
-        for j in range(len(self.w)):
-            self.events.push(float(self.w.submit_s[j]), ARRIVAL, j)
-        while len(self.events):
-            now, batch = self.events.pop_batch()
+        events, queues = self.events, self.queues
+        while len(events):
+            now, batch = events.pop_batch()
             touched = {}
             for kind, j in batch:
-                region = self.region_name[j]
-                touched[region] = True
-                if kind == FINISH:
-                    self._finish(j, now)
-                    self.freed[region] = True
-                else:
+                if kind == ARRIVAL:
+                    region = self.region_name[j]
+                    touched[region] = True
                     self._arrive(j, now, region)
+                elif kind == TIMER:
+                    self.timer_pending = False
+                    touched.update((r, True) for r, q in queues.items() if len(q))
+                else:
+                    region = self.region_name[j]
+                    touched[region] = True
+                    self._finish(j, now, kind == FAILURE)
+                    self.freed[region] = True
             for region in touched:
                 self._schedule(region, now)
                 fleet = self.regions[region]
-                self.timeline.append((now, region, fleet.busy_milli / 1000.0, len(self.queues[region])))
+                self.timeline.append((now, region, fleet.busy_milli / 1000.0, len(queues[region])))
+            if self.timer_s > 0 and not self.timer_pending and any(len(q) for q in queues.values()):
+                events.push(now + self.timer_s, TIMER, -1)
+                self.timer_pending = True
 
-    def _finish(self, j: int, now: float) -> None:
+    def _finish(self, j: int, now: float, failed: bool) -> None:
         fleet = self.region_of[j]
         pods = self.pods.pop(j)
         if isinstance(pods, tuple):
@@ -139,30 +154,22 @@ class _Run:
             fleet.release_whole(pods)
         fleet.vacate_slot(int(self.slot[j]))
         self.end[j] = now
+        if failed:
+            self.log.append((now, j, "failed"))
 
     def _arrive(self, j: int, now: float, region: str) -> None:
         queue = self.queues[region]
         if self.never[j]:
-            self._decide(now, j, NEVER)
+            self.decide(now, j, NEVER)
         elif not self.p.admission.admit(len(queue), now):
-            self._decide(now, j, REJECTED)
+            self.decide(now, j, REJECTED)
         else:
             self.arrived[region].append(j)
-            if self.static:
-                bisect.insort(queue, int(self.job_rank[j]))
-            else:
-                queue.append(j)
+            queue.add(int(self.job_key[j]))
 
-    def _decide(self, now: float, j: int, reason: int) -> None:
+    def decide(self, now: float, j: int, reason: int) -> None:
         self.reason[j] = reason
         self.log.append((now, j, REASONS[reason]))
-
-    def _ordered(self, queue: list[int], now: float) -> np.ndarray:
-        """Job indices of `queue` in the order policy's order."""
-        if self.static:
-            return self.rank_job[np.asarray(queue, np.int64)]
-        jobs = np.asarray(queue, np.int64)
-        return jobs[queue_order(self.p.order, self.view.take(jobs), now)]
 
     def _schedule(self, region: str, now: float) -> None:
         # Starting jobs only takes resources, so a job that did not fit since the region's last
@@ -170,93 +177,64 @@ class _Run:
         fresh, new = self.freed[region], self.arrived[region]
         self.freed[region], self.arrived[region] = False, []
         queue = self.queues[region]
-        if not queue:
+        if not len(queue):
             return
-        fleet = self.regions[region]
-        ordered = None if self.static else self._ordered(queue, now)
-        k = 0
-        while k < len(queue):
-            j = int(self.rank_job[queue[k]]) if self.static else int(ordered[k])
-            if (not fresh and j == self.blocked_head[region]) or not self._try_start(j, now, fleet, False):
-                break
-            k += 1
+        fleet, blocked, rest = self.regions[region], self.blocked_head[region], None
         if self.static:
-            del queue[:k]
+            while len(queue):
+                j = int(self.key_job[queue.lo])
+                if (not fresh and j == blocked) or not self.try_start(j, now, fleet, False):
+                    break
+                queue.remove(queue.lo)
+            if not len(queue):
+                return
+            head = int(self.key_job[queue.lo])
         else:
-            queue[:] = [int(j) for j in ordered[k:]]
-        if not queue:
-            return
-        head = int(self.rank_job[queue[0]]) if self.static else queue[0]
+            jobs = queue.keys()
+            ordered = jobs[queue_order(self.p.order, self.view.take(jobs), now)].tolist()
+            k = 0
+            while k < len(ordered) and (fresh or ordered[k] != blocked) \
+                    and self.try_start(ordered[k], now, fleet, False):
+                queue.remove(ordered[k])
+                k += 1
+            if k == len(ordered):
+                return
+            head, rest = ordered[k], np.asarray(ordered[k + 1:], np.int64)
         self.blocked_head[region] = head
-        self._block(now, head, CAPACITY)
-        if len(queue) > 1 and (fresh or new):
-            self._backfill(region, fleet, head, now, None if fresh else new)
+        self.block(now, head, CAPACITY)
+        if len(queue) > 1 and (fresh or new or head != blocked) and not getattr(self.p.backfill, "disabled", False):
+            backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
 
-    def _block(self, now: float, j: int, reason: int) -> None:
+    def block(self, now: float, j: int, reason: int) -> None:
         if self.reason[j] != reason:
             self.reason[j] = reason
             self.log.append((now, j, REASONS[reason]))
 
-    def _backfill(self, region: str, fleet: RegionFleet, head: int, now: float, only: list[int] | None) -> None:
-        """Step 3c; `only`: consider just these jobs (the others were refused since the last finish)."""
-        pool = int(self.pool[head])
-        ends, units = fleet.running_in_pool(pool)
-        window = self.p.backfill.window(self.units[head], fleet.pool_free[pool], ends, units, now)
-        if window is None:
-            return
-        queue = self.queues[region]
-        if self.static and only is not None:  # the new arrivals still waiting behind the head, by rank
-            ranks = sorted(int(self.job_rank[j]) for j in only if j != head and math.isnan(self.start[j]))
-            rest = self.rank_job[np.asarray(ranks, np.int64)]
-        else:
-            rest = self._ordered(queue[1:], now) if self.static else np.asarray(queue[1:], np.int64)
-            if only is not None:
-                rest = rest[np.isin(rest, only)]
-        req, cand_units, cand_pool = self.w.requested_s[rest], self.units[rest], self.pool[rest]
-        in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), cand_units, 0.0)
-        allowed = window.allows(now, req, in_pool)
-        fits = cand_units <= fleet.pool_free[cand_pool]
-        self._mark(now, rest[~allowed], RESERVATION)
-        started = []
-        for i in np.flatnonzero(allowed & fits):
-            j = int(rest[i])
-            if not (window.allows(now, req[i], in_pool[i]) and cand_units[i] <= fleet.pool_free[cand_pool[i]]):
-                self._block(now, j, RESERVATION if cand_units[i] <= fleet.pool_free[cand_pool[i]] else CAPACITY)
-                continue
-            if self._try_start(j, now, fleet, True):
-                window = window.after_start(now, req[i], in_pool[i])
-                started.append(j)
-            else:
-                self._block(now, j, CAPACITY)
-        self._mark(now, rest[allowed & ~fits], CAPACITY)
-        if started and self.static:  # the queue is sorted by rank: delete each started job in place
-            for rank in sorted(int(self.job_rank[j]) for j in started):
-                del queue[bisect.bisect_left(queue, rank)]
-        elif started:
-            gone = set(started)
-            queue[:] = [q for q in queue if q not in gone]
-
-    def _mark(self, now: float, jobs: np.ndarray, reason: int) -> None:
+    def mark(self, now: float, jobs: np.ndarray, reason: int) -> None:
         changed = jobs[self.reason[jobs] != reason]
         self.reason[changed] = reason
-        self.log.extend((now, int(j), REASONS[reason]) for j in changed)
+        self.log.extend((now, j, REASONS[reason]) for j in changed.tolist())
 
-    def _try_start(self, j: int, now: float, fleet: RegionFleet, backfilled: bool) -> bool:
+    def try_start(self, j: int, now: float, fleet: RegionFleet, backfilled: bool) -> bool:
         """Place job j now if it fits (all pods or none); start it and schedule its finish."""
-        w, pool, width = self.w, self.pool_list[j], self.width[j]
+        pool, width, shape = self.pool_list[j], self.width[j], self.shape_list[j]
         if self.units_list[j] > fleet.pool_free[pool]:
             return False
+        released = fleet.released_since(shape)
+        if released is not None and not (released and self._room_on(j, fleet, np.unique(released))):
+            return False
         if width > 1:
-            free = fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), pool)
-            if len(free) < width:
+            nodes = self._gang_nodes(j, fleet)
+            if nodes is None:
+                fleet.remember_no_room(shape)
                 return False
-            nodes = free[:width]
             units = fleet.allocate_whole(nodes)
             self.pods[j] = nodes
         else:
             request = self._request(j)
             placement = self.p.placement.choose(fleet.view, request, self.rng)
             if placement is None:
+                fleet.remember_no_room(shape)
                 return False
             units = fleet.allocate(placement, request)
             self.pods[j] = (placement, request)
@@ -268,8 +246,21 @@ class _Run:
         self.log.append((now, j, "backfilled" if backfilled else "started"))
         if now <= self.submit[j]:
             self.reason[j] = 0
-        self.events.push(now + self.run_s[j], FINISH, j)
+        self.events.push(now + self.run_s[j], FAILURE if self.failed[j] else FINISH, j)
         return True
+
+    def _gang_nodes(self, j: int, fleet: RegionFleet) -> np.ndarray | None:
+        w = self.w
+        free = fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), self.pool_list[j])
+        return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng) if len(free) >= self.width[j] else None
+
+    def _room_on(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> bool:
+        """Whether job j's pod (a whole node for a gang job) fits on any of `nodes` now."""
+        w = self.w
+        if self.width[j] > 1:
+            big = fleet.big_enough(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), self.pool_list[j])
+            return bool((fleet.state.entirely_free[nodes] & big[nodes]).any())
+        return bool(fits_on(fleet.view, self._request(j), nodes).any())
 
     def _request(self, j: int) -> PodRequest:
         """Job j's pod request (one object per distinct shape)."""
@@ -301,8 +292,10 @@ class _Run:
                                 w.observed_end_s)
 
 
-def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = "scenario") -> SimulationResult:
-    """Replay `workload` under `policies`; same inputs and seed, same result."""
-    run = _Run(workload, policies, seed)
+def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = "scenario",
+             timer_s: float = 0.0) -> SimulationResult:
+    """Replay `workload` under `policies`; same inputs and seed, same result. `timer_s` > 0 adds a
+    scheduling pass every timer_s seconds while jobs wait."""
+    run = _Run(workload, policies, seed, timer_s)
     run.run()
     return run.result(name)

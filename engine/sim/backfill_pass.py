@@ -1,0 +1,123 @@
+"""Step 4c of the simulator's loop: backfill the jobs behind a blocked head.
+
+The backfill policy's window (engine.policies.backfill) says which candidates may start without
+delaying the reservations. Candidates are tried in queue order; a candidate starts if its pool
+has the units free now, the window allows it, and the placement (or gang) policy finds it room.
+
+Shortcuts that keep a pass over thousands of waiting jobs cheap, and change no decision:
+- When no candidate's pool has its units free, nothing can start: no window is asked for.
+- Windows whose `after_skip` changes nothing (`sequential` False, e.g. EASY) are evaluated over
+  every remaining candidate at once; after each start the masks are recomputed from the next
+  candidate on, since a start only shrinks the window and the free units.
+- A candidate whose placement fails marks its shape dead for the rest of the pass: starts only
+  take resources, so the same shape cannot fit later in the pass.
+- Sequential windows (conservative) visit the candidates one by one, calling `after_start` or
+  `after_skip`, and stop once no later candidate's units are free (reservations made after that
+  could only constrain candidates that cannot start anyway).
+Reasons for the candidates left waiting: "blocked-by-reservation" when its units are free but the
+window refuses it, else "blocked-by-capacity" (its units are not free, or no node had room).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.sim.reasons import CAPACITY, RESERVATION
+
+
+def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | None,
+             rest: np.ndarray | None) -> None:
+    """Backfill `region` behind `head` at `now`. `only`: consider just these new arrivals (nothing
+    was freed since the others were refused); `rest`: the waiting jobs behind the head in order
+    (time-dependent orders; None: read them from the queue)."""
+    all_rest = rest
+    queue = run.queues[region]
+    rest = _candidates(run, queue, only, rest)
+    cand_units, cand_pool = run.units[rest], run.pool[rest]
+    if not (cand_units <= fleet.pool_free[cand_pool]).any():
+        run.mark(now, rest, CAPACITY)
+        return
+    pool = run.pool_list[head]
+    ends, units = fleet.running_in_pool(pool)
+    window = run.p.backfill.window(run.units_list[head], fleet.pool_free[pool], ends, units, now,
+                                   head_requested_s=run.requested[head])
+    if window is None:
+        return
+    if window.sequential and only is not None:  # every waiting job's reservation counts
+        rest = _candidates(run, queue, None, all_rest)
+        cand_units, cand_pool = run.units[rest], run.pool[rest]
+    req = run.w.requested_s[rest]
+    in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), cand_units, 0.0)
+    if window.sequential:
+        started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
+    else:
+        started, window = _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
+        waiting = ~started
+        refused = np.zeros(len(rest), bool)
+        refused[waiting] = (cand_units[waiting] <= fleet.pool_free[cand_pool[waiting]]) \
+            & ~window.allows(now, req[waiting], in_pool[waiting])
+    run.mark(now, rest[refused], RESERVATION)
+    run.mark(now, rest[~started & ~refused], CAPACITY)
+    if started.any():
+        queue.remove_many(run.job_key[rest[started]])
+
+
+def _candidates(run, queue, only: list[int] | None, rest: np.ndarray | None) -> np.ndarray:
+    """The waiting jobs behind the head in queue order (just those in `only`, when given)."""
+    if rest is None:
+        if only is None:
+            return run.key_job[queue.keys()[1:]]
+        keys = sorted(k for k in run.job_key[np.asarray(only, np.int64)].tolist()
+                      if queue.mask[k] and k != queue.lo)
+        return run.key_job[np.asarray(keys, np.int64)]
+    return rest if only is None else rest[np.isin(rest, only)]
+
+
+def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool):
+    started = np.zeros(len(rest), bool)
+    dead: list[int] = []
+    shape, pool_free = run.shape[rest], fleet.pool_free
+    pos = 0
+    while pos < len(rest):
+        ok = window.allows(now, req[pos:], in_pool[pos:]) & (cand_units[pos:] <= pool_free[cand_pool[pos:]])
+        if dead:
+            ok &= ~np.isin(shape[pos:], dead)
+        i = int(ok.argmax())
+        if not ok[i]:
+            break
+        i += pos
+        if run.try_start(int(rest[i]), now, fleet, True):
+            window = window.after_start(now, req[i], in_pool[i])
+            started[i] = True
+        else:
+            dead.append(int(shape[i]))
+        pos = i + 1
+    return started, window
+
+
+def _last_free(cand_units, cand_pool, pool_free, start: int) -> int:
+    """Index of the last candidate from `start` on whose units are free now (-1: none)."""
+    free = np.flatnonzero(cand_units[start:] <= pool_free[cand_pool[start:]])
+    return start + int(free[-1]) if len(free) else -1
+
+
+def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool):
+    """Sequential windows: returns (started, refused by the window) masks over `rest`."""
+    started, refused = np.zeros(len(rest), bool), np.zeros(len(rest), bool)
+    dead: set[int] = set()
+    shape, pool_free = run.shape[rest].tolist(), fleet.pool_free
+    last = _last_free(cand_units, cand_pool, pool_free, 0)
+    for i, j in enumerate(rest[:last + 1].tolist()):
+        if i > last:
+            break
+        if cand_units[i] <= pool_free[cand_pool[i]]:
+            if not window.allows(now, req[i:i + 1], in_pool[i:i + 1])[0]:
+                refused[i] = True
+            elif shape[i] not in dead:
+                if run.try_start(j, now, fleet, True):
+                    window = window.after_start(now, req[i], in_pool[i])
+                    started[i] = True
+                    last = _last_free(cand_units, cand_pool, pool_free, i + 1)
+                    continue
+                dead.add(shape[i])
+        window = window.after_skip(now, req[i], in_pool[i])
+    return started, refused

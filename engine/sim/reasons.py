@@ -1,0 +1,8 @@
+"""Why a job waited or never ran: codes the simulator records, names the result shows.
+
+A job that started at its submit time keeps code 0 ("started"); see engine.sim.result for what
+each reason means.
+"""
+REASONS = ("started", "waiting-in-queue", "blocked-by-capacity", "blocked-by-reservation",
+           "rejected-by-admission", "never-fits")
+STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER = range(6)
