@@ -179,3 +179,32 @@ def scenario_wait_ecdfs(ecdfs: dict[str, pd.DataFrame]) -> go.Figure:
     _layout(fig, "Queue wait by workload class", height=420)
     fig.update_layout(margin=dict(t=110), legend=dict(y=1.1))
     return fig
+
+
+def scenario_region_gpus(series: dict[str, pd.DataFrame], columns: int = 2) -> go.Figure:
+    """Busy (solid) and idle (dotted) GPUs over time, one panel per region, one colour per scenario
+    (columns of sim_series.region_series)."""
+    names = list(series)
+    regions = sorted({str(r) for s in series.values() for r in s["region"]})
+    columns = max(1, min(columns, len(regions)))
+    rows = math.ceil(len(regions) / columns) or 1
+    fig = make_subplots(rows=rows, cols=columns, subplot_titles=regions or [""], shared_xaxes=True,
+                        horizontal_spacing=0.06, vertical_spacing=0.25 / rows)
+    for i, region in enumerate(regions):
+        row, col = i // columns + 1, i % columns + 1
+        for j, name in enumerate(names):
+            panel = series[name][series[name]["region"].astype(str) == region]
+            for value, dash in (("busy_gpus", "solid"), ("idle_gpus", "dot")):
+                label = f"{name} · {value.removesuffix('_gpus')}"
+                fig.add_trace(go.Scatter(
+                    x=panel["time_utc"], y=panel[value], name=label, legendgroup=label, showlegend=i == 0,
+                    mode="lines", line=dict(shape="hv", width=1.3, dash=dash, color=PALETTE[j % len(PALETTE)]),
+                    hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:,.1f} GPUs<extra>" + f"{label} · {region}</extra>"),
+                    row=row, col=col)
+    fig.update_xaxes(showticklabels=True)
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_yaxes(title_text="GPUs", col=1)
+    fig.update_annotations(font_size=12)
+    _layout(fig, "Busy and idle GPUs by region", height=140 + 220 * rows)
+    fig.update_layout(margin=dict(t=70, b=70), legend=dict(yref="container", y=0.0, yanchor="bottom"))
+    return fig

@@ -1,8 +1,10 @@
 """`meridian simulate` and `meridian compare`: run scenarios over a dataset or a trace file.
 
 The jobs and fleet come from the Store (--dataset NAME) or from a trace parsed in memory with
-its importer (--trace FILE; no database involved). Output is a KPI table, or JSON:
-simulate -> {"scenario": name, "kpis": {...}}; compare -> a list of those, the first the baseline.
+its importer (--trace FILE; no database involved). Output is a KPI table and per-group tables (by
+workload class and by team), or JSON: simulate -> {"scenario": name, "kpis": {...},
+"by_workload_class": [{...}, ...], "by_team": [{...}, ...]}; compare -> a list of those, the first
+the baseline. Keys and units: engine.analysis.sim_metrics (kpis, by_group) and the README.
 """
 from __future__ import annotations
 
@@ -13,13 +15,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.analysis.sim_metrics import kpis
+from engine.analysis.sim_metrics import by_group, kpis
+from engine.analysis.sim_series import group_comparison
 from engine.scenario import Scenario, ScenarioError
 from engine.telemetry.importers import parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
 
 EXIT_BAD_INPUT = 2
+GROUPS = (("workload_class", "by_workload_class"), ("team", "by_team"))
 
 
 class _Unusable(Exception):
@@ -78,20 +82,37 @@ def _fmt(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4g}"
 
 
+def _report(scenario: Scenario, values: dict, result) -> dict:
+    """The JSON object of one run: scenario name, KPIs and the per-group rows."""
+    return {"scenario": scenario.name, "kpis": values,
+            **{name: by_group(result, column).to_dict("records") for column, name in GROUPS}}
+
+
+def _print_groups(runs: list[tuple[str, object]]) -> None:
+    """The per-class and per-team tables (a scenario column when comparing); "" team as (none)."""
+    for column, name in GROUPS:
+        table = group_comparison(runs, column)
+        table[column] = table[column].replace("", "(none)")
+        if len(runs) == 1:
+            table = table.drop(columns="scenario")
+        numbers = {c: _fmt for c in table.columns if c not in (column, "scenario")}
+        print(f"\n{name.replace('_', ' ')}")
+        print(table.to_string(index=False, formatters=numbers))
+
+
 @_guarded
 def cmd_simulate(args) -> int:
     ((scenario, values, result),) = _run(args, [args.scenario])
-    if args.out:
-        result.to_csv(args.out)
-        result.to_parquet(args.out)
+    written = [*result.to_csv(args.out), *result.to_parquet(args.out)] if args.out else []
     if args.json:
-        print(json.dumps({"scenario": scenario.name, "kpis": values}))
+        print(json.dumps(_report(scenario, values, result)))
         return 0
     print(f"scenario {scenario.name}")
     for key, value in values.items():
         print(f"  {key:28s} {_fmt(value)}")
-    if args.out:
-        print(f"per-job table, timeline and decision log written to {args.out}/ (CSV and Parquet)")
+    _print_groups([(scenario.name, result)])
+    if written:
+        print(f"\nwrote {', '.join(p.name for p in written)} to {args.out}/")
     return 0
 
 
@@ -99,7 +120,7 @@ def cmd_simulate(args) -> int:
 def cmd_compare(args) -> int:
     runs = _run(args, args.scenario)
     if args.json:
-        print(json.dumps([{"scenario": s.name, "kpis": k} for s, k, _ in runs]))
+        print(json.dumps([_report(s, k, r) for s, k, r in runs]))
         return 0
     base = runs[0][1]
     header = "kpi".ljust(28) + "".join(s.name[:22].rjust(24) for s, _, _ in runs)
@@ -111,6 +132,7 @@ def cmd_compare(args) -> int:
             rel = f" ({delta / base[key]:+.0%})" if base[key] and math.isfinite(delta / base[key]) else ""
             cells.append(f"{_fmt(values[key])} {delta:+,.4g}{rel}".rjust(24))
         print(key.ljust(28) + "".join(cells))
+    _print_groups([(s.name, r) for s, _, r in runs])
     return 0
 
 

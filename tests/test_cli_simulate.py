@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "tests" / "data" / "swf" / "small.swf"
@@ -12,6 +13,12 @@ FIFO = REPO / "sample_data" / "scenarios" / "fifo.toml"
 EASY = REPO / "sample_data" / "scenarios" / "easy-backfill.toml"
 KPIS = {"utilization", "idle_gpu_hours", "wait_p50_s", "wait_p95_s", "avg_bounded_slowdown", "makespan_s",
         "jobs_completed", "jobs_failed"}
+# Every key the README documents; the fragmentation pair only for runs that sample fragmentation.
+ALL_KPIS = KPIS | {"wait_mean_s", "wait_p99_s", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s", "jobs_not_run",
+                   "throughput_jobs_per_hour"}
+FRAGMENTATION = {"frag_gpus_mean", "frag_gpu_pct_of_idle"}
+GROUP_KEYS = ["jobs", "finished", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_p99_s", "jct_mean_s", "jct_p50_s",
+              "jct_p95_s", "jct_p99_s", "avg_bounded_slowdown", "gpu_hours"]
 
 
 def meridian(*args):
@@ -23,11 +30,24 @@ def test_simulate_json_and_export(tmp_path):
     done = meridian("simulate", "--trace", SMALL, "--scenario", FIFO, "--json", "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["scenario"] == "fifo" and KPIS <= set(out["kpis"])
-    assert out["kpis"]["jobs_completed"] + out["kpis"]["jobs_failed"] == 7
-    assert 0 <= out["kpis"]["utilization"] <= 1
-    jobs = pd.read_parquet(tmp_path / "out" / "jobs.parquet")
-    assert len(jobs) == 7 and (tmp_path / "out" / "decisions.csv").exists()
+    assert out["scenario"] == "fifo" and set(out["kpis"]) in (ALL_KPIS, ALL_KPIS | FRAGMENTATION)
+    assert list(out) == ["scenario", "kpis", "by_workload_class", "by_team"]
+    k = out["kpis"]
+    assert k["jobs_completed"] + k["jobs_failed"] == 7
+    assert 0 <= k["utilization"] <= 1
+    # small.swf under FIFO: JCTs (end - submit) average 430 s, waits 194.3 s.
+    assert (k["jct_mean_s"], k["jct_p50_s"]) == (430.0, 300.0)
+    assert k["jct_mean_s"] - k["wait_mean_s"] == pytest.approx(sum(j["run_s"] for j in _jobs(tmp_path)) / 7)
+    assert [list(row) for row in out["by_workload_class"]] == [["workload_class", *GROUP_KEYS]]
+    assert [(r["team"], r["jobs"], r["finished"], r["jct_mean_s"]) for r in out["by_team"]] == [
+        ("", 4, 4, 640.0), ("g1", 2, 2, 200.0), ("g2", 1, 1, 50.0)]
+    busy_gpu_hours = k["idle_gpu_hours"] * k["utilization"] / (1 - k["utilization"])
+    assert sum(r["gpu_hours"] for r in out["by_team"]) == pytest.approx(busy_gpu_hours)
+    assert len(_jobs(tmp_path)) == 7 and (tmp_path / "out" / "decisions.csv").exists()
+
+
+def _jobs(tmp_path):
+    return pd.read_parquet(tmp_path / "out" / "jobs.parquet").to_dict("records")
 
 
 def test_compare_json_is_a_list_in_scenario_order():
@@ -35,7 +55,9 @@ def test_compare_json_is_a_list_in_scenario_order():
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert [o["scenario"] for o in out] == ["fifo", "easy-backfill"]
-    assert all(KPIS <= set(o["kpis"]) for o in out)
+    assert all(set(o["kpis"]) in (ALL_KPIS, ALL_KPIS | FRAGMENTATION) for o in out)
+    assert [r["jct_mean_s"] for o in out for r in o["by_workload_class"]] == [
+        o["kpis"]["jct_mean_s"] for o in out]   # one class ("unknown") in an SWF trace
     assert out[1]["kpis"]["wait_p95_s"] <= out[0]["kpis"]["wait_p95_s"]
 
 
@@ -45,6 +67,11 @@ def test_compare_table_shows_deltas():
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["kpi", "fifo", "easy-backfill"]
     assert any(line.startswith("wait_mean_s") and "(-" in line for line in lines)
+    assert any(line.startswith("jct_mean_s") and "341.4 -88.57 (-21%)" in line for line in lines)
+    team = lines.index("by team")
+    assert lines[team + 1].split()[:4] == ["team", "scenario", "jobs", "finished"]
+    assert lines[team + 2].split()[:4] == ["(none)", "fifo", "4", "4"]
+    assert lines[team + 3].split()[:4] == ["(none)", "easy-backfill", "4", "4"]
 
 
 def test_bad_inputs_exit_2_without_a_traceback(tmp_path):
@@ -62,3 +89,16 @@ def test_simulate_a_dataset_from_the_store(tmp_path):
     db = tmp_path / "m.duckdb"
     done = meridian("simulate", "--dataset", "nope", "--db", db, "--scenario", FIFO)
     assert done.returncode == 2 and "unknown dataset 'nope'; choose from sample" in done.stderr
+
+
+def test_simulate_table_lists_groups_and_written_files(tmp_path):
+    done = meridian("simulate", "--trace", SMALL, "--scenario", FIFO, "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "scenario fifo" and any(line.split() == ["jct_mean_s", "430"] for line in lines)
+    klass = lines.index("by workload class")
+    assert lines[klass + 1].split()[:3] == ["workload_class", "jobs", "finished"]
+    assert lines[klass + 2].split()[:3] == ["unknown", "7", "7"]
+    tables = ["jobs", "timeline", "decisions"] + ["fragmentation"] * (tmp_path / "fragmentation.csv").exists()
+    files = [f"{t}.{kind}" for kind in ("csv", "parquet") for t in tables]
+    assert lines[-1] == f"wrote {', '.join(files)} to {tmp_path}/"

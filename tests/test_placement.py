@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from engine.policies.registry import families, make
+from engine.scenario import Scenario, ScenarioError
 from engine.sim.fleet_state import FleetState, Placement, PlacementError, PodRequest
 from engine.sim.fragmentation import TargetWorkload
 
@@ -217,3 +218,15 @@ def test_requests_are_validated():
         with pytest.raises(ValueError):
             PodRequest(**bad)
     assert SHARE.shares_gpu and not ONE.shares_gpu and TWO.shape_slot == 2 and SHARE.shape_slot == 0
+
+
+@pytest.mark.parametrize("key", ["best-fit", "worst-fit"])
+def test_cpu_weight_outside_zero_to_one_is_rejected(key):
+    for weight in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match=f"'{key}': cpu_weight must be between 0 and 1 \\(inclusive\\)"):
+            make("placement", key, cpu_weight=weight)
+    assert [make("placement", key, cpu_weight=w).cpu_weight for w in (0, 1)] == [0.0, 1.0]
+    with pytest.raises(ScenarioError) as error:
+        Scenario.from_dict({"policies": {"placement": {"key": key, "cpu_weight": 2}}}, source="s.toml")
+    assert str(error.value) == f"s.toml: placement policy '{key}': cpu_weight must be between 0 and 1 " \
+                               "(inclusive), got 2.0"

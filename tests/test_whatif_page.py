@@ -7,7 +7,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.analysis.sim_metrics import kpis
-from engine.analysis.sim_series import fleet_series, kpi_comparison, wait_ecdf, why_waited
+from engine.analysis.sim_series import (fleet_series, group_comparison, kpi_comparison, region_series, wait_ecdf,
+                                        why_waited)
 from engine.policies import registry
 from engine.scenario import Scenario
 from engine.telemetry.batch import ImportBatch
@@ -66,6 +67,11 @@ def test_the_engine_waits_differ_between_fifo_and_easy():
     series = fleet_series(runs["easy-backfill"], points=5)
     assert list(series["time_s"]) == [0.0, 2700.0, 5400.0, 8100.0, 10800.0]
     assert list(series["busy_gpus"]) == [2.0, 2.0, 2.0, 4.0, 0.0]
+    assert list(series["idle_gpus"]) == [2.0, 2.0, 2.0, 0.0, 4.0]
+    regions = region_series(runs["easy-backfill"], points=5)
+    assert regions[["region", "busy_gpus", "idle_gpus"]].to_dict("list") == {
+        "region": ["eu"] * 5, "busy_gpus": [2.0, 2.0, 2.0, 4.0, 0.0], "idle_gpus": [2.0, 2.0, 2.0, 0.0, 4.0]}
+    assert regions["time_utc"].iloc[1] == T("2024-03-04 00:45")
     ecdf = wait_ecdf(runs["fifo"])
     assert ecdf.to_dict("list") == {"workload_class": ["batch", "training", "training"],
                                    "wait_s": [10680.0, 0.0, 7140.0], "fraction": [1.0, 0.5, 1.0]}
@@ -86,13 +92,38 @@ def test_whatif_compares_fifo_with_easy_backfill(app):
     assert table.loc["wait_p95_s", "easy-backfill Δ"] < 0
     assert any("jobs submitted from 2024-03-04 00:00 to 2024-03-05 00:00 UTC (3 jobs)" in i.value
                for i in app.info)
-    assert len(app.get("plotly_chart")) == 3
-    assert len(app.metric) == 10
+    assert table.loc["jct_p95_s", "fifo"] == pytest.approx(10740 + 0.9 * (12480 - 10740))
+    assert len(app.get("plotly_chart")) == 4
+    assert [m.label for m in app.metric][:6] == ["Utilisation", "p50 wait", "p95 wait", "p95 completion time",
+                                                 "Avg bounded slowdown", "Idle GPU-hours"]
+    assert len(app.metric) == 12
+    # p95 waits 10,326 s (FIFO) and 6,426 s (EASY); p95 JCTs 12,306 s and 10,386 s
+    tiles = {(i // 6, m.label): (m.value, m.delta) for i, m in enumerate(app.metric)}
+    assert tiles[0, "p95 wait"] == ("2.9 h", "") and tiles[1, "p95 wait"] == ("1.8 h", "-1.1 h")
+    assert tiles[1, "p95 completion time"] == ("2.9 h", "-32 min") and tiles[0, "p95 completion time"][0] == "3.4 h"
+    _assert_group_tables(app, runs)
     app.selectbox(key="wi_lookup_scenario").select("fifo").run()
     app.selectbox(key="wi_lookup_job").select("c").run()
     text = " ".join(m.value for m in app.markdown)
     assert "Job **c**" in text and "started 2024-03-04 03:00:00 UTC, waited **2 h 58 min**" in text
     assert "Reason: **blocked-by-capacity**" in text
+
+
+def _assert_group_tables(app, runs):
+    # FIFO: c (batch, 2 GPUs x 30 min) waits 2 h 58 min behind b; EASY backfills it at once.
+    by_class = [d.value for d in app.dataframe if "workload_class" in d.value.columns][0]
+    expected = group_comparison(list(runs.items()), "workload_class")
+    pd.testing.assert_frame_equal(by_class, expected)
+    assert by_class[["workload_class", "scenario", "jobs", "wait_mean_s", "jct_mean_s", "gpu_hours"]].to_dict(
+        "list") == {"workload_class": ["batch", "batch", "training", "training"],
+                    "scenario": ["fifo", "easy-backfill"] * 2, "jobs": [1, 1, 2, 2],
+                    "wait_mean_s": [10680.0, 0.0, 3570.0, 3570.0], "jct_mean_s": [12480.0, 1800.0, 8970.0, 8970.0],
+                    "gpu_hours": [1.0, 1.0, 8.0, 8.0]}
+    training = (1 + 10740 / 3600) / 2   # a: 1; b: (7140 s wait + 3600 s run) / 3600 s
+    assert by_class["avg_bounded_slowdown"].tolist() == pytest.approx([12480 / 1800, 1.0, training, training])
+    by_team = [d.value for d in app.dataframe if "team" in d.value.columns][0]
+    assert by_team[["team", "scenario", "jobs", "finished"]].to_dict("list") == {
+        "team": ["(none)", "(none)"], "scenario": ["fifo", "easy-backfill"], "jobs": [3, 3], "finished": [3, 3]}
 
 
 def test_custom_scenario_widgets_cover_every_family(app):

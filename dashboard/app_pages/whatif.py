@@ -4,14 +4,25 @@ import math
 import streamlit as st
 
 from dashboard import charts, data, widgets
-from engine.analysis.sim_series import fleet_series, kpi_comparison, longest_waits, wait_ecdf, why_waited
+from engine.analysis.sim_series import (fleet_series, group_comparison, kpi_comparison, longest_waits,
+                                        region_series, wait_ecdf, why_waited)
 from engine.scenario import ScenarioError
 
 CUSTOM = "custom (built below)"
-SHOWN = {"utilization": ("Utilisation", lambda v: f"{100 * v:.1f}%"),
-         "wait_p50_s": ("p50 wait", None), "wait_p95_s": ("p95 wait", None),
-         "avg_bounded_slowdown": ("Avg bounded slowdown", lambda v: f"{v:,.2f}"),
-         "idle_gpu_hours": ("Idle GPU-hours", lambda v: f"{v:,.0f}")}
+# KPI tiles: key -> (label, value format, delta format), "duration" for seconds shown in s, min or h;
+# a tile is drawn when the baseline has the KPI (fragmentation KPIs exist only for sampled runs).
+SHOWN = {"utilization": ("Utilisation", lambda v: f"{100 * v:.1f}%", lambda d: f"{100 * d:+.1f} pts"),
+         "wait_p50_s": ("p50 wait", "duration", "duration"),
+         "wait_p95_s": ("p95 wait", "duration", "duration"),
+         "jct_p95_s": ("p95 completion time", "duration", "duration"),
+         "avg_bounded_slowdown": ("Avg bounded slowdown", lambda v: f"{v:,.2f}", lambda d: f"{d:+,.2f}"),
+         "idle_gpu_hours": ("Idle GPU-hours", lambda v: f"{v:,.0f}", lambda d: f"{d:+,.0f}"),
+         "frag_gpu_pct_of_idle": ("Fragmented idle GPUs", lambda v: f"{v:.1f}%", lambda d: f"{d:+.1f} pts")}
+HIGHER_IS_BETTER = {"utilization"}
+GROUP_TABS = (("By workload class", "workload_class", "wi_by_class"), ("By team", "team", "wi_by_team"))
+SECONDS = st.column_config.NumberColumn(format="%.0f")
+GROUP_FORMATS = {"avg_bounded_slowdown": st.column_config.NumberColumn(format="%.2f"),
+                 "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f")}
 
 
 def _duration(seconds: float | None) -> str:
@@ -25,9 +36,23 @@ def _duration(seconds: float | None) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
+def _compact(seconds: float) -> str:
+    """A duration short enough for a KPI tile: s, min, or hours with one decimal below 100 h."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 100 * 3600 else f"{seconds / 3600:,.0f} h"
+
+
 def _fmt(key: str, value: float) -> str:
     fmt = SHOWN[key][1]
-    return fmt(value) if fmt else _duration(value)
+    return _compact(value) if fmt == "duration" else fmt(value)
+
+
+def _fmt_delta(key: str, diff: float) -> str:
+    fmt = SHOWN[key][2]
+    return ("+" if diff >= 0 else "-") + _compact(abs(diff)) if fmt == "duration" else fmt(diff)
 
 
 def _choose() -> tuple[list[tuple[str, dict]], float] | None:
@@ -79,19 +104,29 @@ def _window(run: data.WhatIfRun) -> str:
 def _kpis(runs: list[data.WhatIfRun]) -> None:
     names = _labels(runs)
     table = kpi_comparison([(n, r.kpis) for n, r in zip(names, runs)])
+    shown = [key for key in SHOWN if key in runs[0].kpis]
     for name, run in zip(names, runs):
         st.markdown(f"**{name}**")
-        cols = st.columns(len(SHOWN))
-        for col, key in zip(cols, SHOWN):
-            delta, colour = None, "normal" if key == "utilization" else "inverse"
-            if run is not runs[0]:
+        for col, key in zip(st.columns(len(shown)), shown):
+            delta, colour = None, "normal" if key in HIGHER_IS_BETTER else "inverse"
+            if run is not runs[0] and key in run.kpis:
                 diff = run.kpis[key] - runs[0].kpis[key]
-                delta = f"{100 * diff:+.1f} pts" if key == "utilization" else (
-                    f"{diff:+,.2f}" if key == "avg_bounded_slowdown" else (
-                        f"{diff:+,.0f}" if key == "idle_gpu_hours" else f"{diff:+,.0f} s"))
-                colour = "off" if diff == 0 else colour
-            col.metric(SHOWN[key][0], _fmt(key, run.kpis[key]), delta, delta_color=colour)
+                delta, colour = _fmt_delta(key, diff), "off" if diff == 0 else colour
+            value = _fmt(key, run.kpis[key]) if key in run.kpis else "n/a"
+            col.metric(SHOWN[key][0], value, delta, delta_color=colour)
     st.dataframe(table, height=35 * (len(table) + 1) + 3, key="wi_kpis")
+
+
+def _groups(runs: list[data.WhatIfRun]) -> None:
+    st.subheader("By workload class and team")
+    st.caption("Waits count started jobs, completion time (JCT, submit to end) and bounded slowdown "
+               "finished jobs; GPU-hours are those held inside the measured window. Times in seconds.")
+    labelled = list(zip(_labels(runs), (r.result for r in runs)))
+    for tab, (_, column, key) in zip(st.tabs([t[0] for t in GROUP_TABS]), GROUP_TABS):
+        table = group_comparison(labelled, column)
+        table[column] = table[column].replace("", "(none)")
+        formats = {c: SECONDS for c in table.columns if c.endswith("_s")} | GROUP_FORMATS
+        tab.dataframe(table, hide_index=True, key=key, column_config=formats)
 
 
 def _labels(runs: list[data.WhatIfRun]) -> list[str]:
@@ -108,6 +143,8 @@ def _charts(runs: list[data.WhatIfRun]) -> None:
     series = {n: fleet_series(r.result) for n, r in zip(names, runs)}
     st.plotly_chart(charts.scenario_lines(series, "utilization", "GPU utilisation over time", "utilisation (%)",
                                           percent=True), theme=None)
+    st.plotly_chart(charts.scenario_region_gpus({n: region_series(r.result) for n, r in zip(names, runs)}),
+                    theme=None)
     st.plotly_chart(charts.scenario_wait_ecdfs({n: wait_ecdf(r.result) for n, r in zip(names, runs)}), theme=None)
     st.plotly_chart(charts.scenario_lines(series, "queue_length", "Queue length over time", "queued jobs"),
                     theme=None)
@@ -154,5 +191,6 @@ if stored and stored[0] == dataset:
     if runs[0].result.notes:
         st.caption("Workload notes: " + "; ".join(runs[0].result.notes))
     _kpis(runs)
+    _groups(runs)
     _charts(runs)
     _lookup(runs)

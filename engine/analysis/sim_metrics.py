@@ -1,13 +1,15 @@
-"""KPIs of a `SimulationResult` (engine.sim.result).
+"""KPIs of a `SimulationResult` (engine.sim.result), for the whole run and per group of jobs.
 
 Utilisation is allocation-based: GPU-seconds held by jobs inside the measurement window / (fleet
 GPUs x window), 0-1. The window runs from the first submit (time 0) to the input data's observed
 end (`SimulationResult.window_s`, the span the Overview measures); idle GPU-hours are over the same
 window. Without a window (window_s = 0) it ends at the last job end. `makespan_s` stays the time
-of the last job end, which may lie past the window. Waits count
-started jobs only, in seconds. Bounded slowdown per finished job is
+of the last job end, which may lie past the window. Waits count started jobs, job completion time
+(JCT = end - submit) finished jobs, both in seconds. Bounded slowdown per finished job is
 max(1, (wait + run) / max(run, tau_s)) with tau_s = 10 s by default. Throughput is finished jobs
-per hour of makespan.
+per hour of makespan. Fragmentation (only when the result carries its sampled table): the fleet's
+fragmented GPUs (FGD's fragmentation amount, summed over regions) and their share of the idle GPUs,
+each sample holding until the next one, time-weighted over the measurement window.
 """
 from __future__ import annotations
 
@@ -17,53 +19,108 @@ import pandas as pd
 from engine.sim.result import SimulationResult
 
 DEFAULT_TAU_S = 10.0
+GROUP_COLUMNS = ("jobs", "finished", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_p99_s", "jct_mean_s",
+                 "jct_p50_s", "jct_p95_s", "jct_p99_s", "avg_bounded_slowdown", "gpu_hours")
 
 
 def _quantile(values: np.ndarray, q: float) -> float:
     return float(np.quantile(values, q)) if len(values) else 0.0
 
 
-def wait_stats(wait_s: np.ndarray) -> dict[str, float]:
-    """Mean, p50, p95 and p99 of waits, seconds (0 for no jobs)."""
-    return {"wait_mean_s": float(wait_s.mean()) if len(wait_s) else 0.0,
-            "wait_p50_s": _quantile(wait_s, 0.5), "wait_p95_s": _quantile(wait_s, 0.95),
-            "wait_p99_s": _quantile(wait_s, 0.99)}
+def _stats(prefix: str, seconds: np.ndarray) -> dict[str, float]:
+    """<prefix>_mean_s, _p50_s, _p95_s, _p99_s of `seconds` (0 for no values)."""
+    return {f"{prefix}_mean_s": float(seconds.mean()) if len(seconds) else 0.0,
+            f"{prefix}_p50_s": _quantile(seconds, 0.5), f"{prefix}_p95_s": _quantile(seconds, 0.95),
+            f"{prefix}_p99_s": _quantile(seconds, 0.99)}
+
+
+def _finished(jobs: pd.DataFrame) -> pd.DataFrame:
+    return jobs[jobs["started"] & jobs["end_s"].notna()]
+
+
+def _horizon(result: SimulationResult, finished: pd.DataFrame) -> float:
+    """End of the measurement window, seconds: window_s, or the makespan without one."""
+    return result.window_s if result.window_s > 0 else (float(finished["end_s"].max()) if len(finished) else 0.0)
+
+
+def _job_measures(jobs: pd.DataFrame, horizon: float, tau_s: float) -> dict[str, float]:
+    """Wait, JCT and bounded slowdown statistics of `jobs`, and the GPU-hours they held in [0, horizon]."""
+    finished = _finished(jobs)
+    wait, run = finished["wait_s"].to_numpy(np.float64), finished["run_s"].to_numpy(np.float64)
+    start, end = finished["start_s"].to_numpy(np.float64), finished["end_s"].to_numpy(np.float64)
+    inside = np.clip(end, 0.0, horizon) - np.clip(start, 0.0, horizon)
+    slowdown = np.maximum(1.0, (wait + run) / np.maximum(run, tau_s))
+    return {**_stats("wait", jobs.loc[jobs["started"], "wait_s"].to_numpy(np.float64)),
+            **_stats("jct", end - finished["submit_s"].to_numpy(np.float64)),
+            "avg_bounded_slowdown": float(slowdown.mean()) if len(slowdown) else 0.0,
+            "gpu_hours": float((finished["gpus_allocated"].to_numpy(np.float64) * inside).sum()) / 3600.0}
 
 
 def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, float]:
-    """The KPI dictionary `meridian simulate --json` prints; units in the names. utilization and
-    idle_gpu_hours are over the measurement window [0, window_s]; the rest over all finished jobs."""
+    """The KPI dictionary `meridian simulate --json` prints; units in the names. utilization,
+    idle_gpu_hours and the fragmentation KPIs are over the measurement window [0, window_s]; the
+    rest over all started (waits) or finished jobs. frag_gpus_mean and frag_gpu_pct_of_idle are
+    present only when the result has a fragmentation table."""
     jobs = result.jobs
-    done = jobs[jobs["started"] & jobs["end_s"].notna()]
-    wait, run = done["wait_s"].to_numpy(np.float64), done["run_s"].to_numpy(np.float64)
-    makespan = float(done["end_s"].max()) if len(done) else 0.0
-    capacity = float(sum(result.capacity_gpus.values()))
-    window = result.window_s if result.window_s > 0 else makespan
-    inside = np.clip(done["end_s"].to_numpy(np.float64), 0.0, window) - \
-        np.clip(done["start_s"].to_numpy(np.float64), 0.0, window)
-    busy_gpu_s = float((done["gpus_allocated"].to_numpy(np.float64) * inside).sum())
-    available_gpu_s = capacity * window
-    slowdown = np.maximum(1.0, (wait + run) / np.maximum(run, tau_s)) if len(done) else np.zeros(0)
-    failed = done["failed"].to_numpy(bool)
-    return {
+    finished = _finished(jobs)
+    makespan = float(finished["end_s"].max()) if len(finished) else 0.0
+    horizon = _horizon(result, finished)
+    measures = _job_measures(jobs, horizon, tau_s)
+    busy_gpu_s = measures.pop("gpu_hours") * 3600.0
+    available_gpu_s = float(sum(result.capacity_gpus.values())) * horizon
+    failed = finished["failed"].to_numpy(bool)
+    values = {
         "utilization": busy_gpu_s / available_gpu_s if available_gpu_s > 0 else 0.0,
         "idle_gpu_hours": (available_gpu_s - busy_gpu_s) / 3600.0,
-        **wait_stats(wait),
-        "avg_bounded_slowdown": float(slowdown.mean()) if len(slowdown) else 0.0,
+        **measures,
         "makespan_s": makespan,
         "jobs_completed": int((~failed).sum()),
         "jobs_failed": int(failed.sum()),
         "jobs_not_run": int((~jobs["started"]).sum()),
-        "throughput_jobs_per_hour": len(done) / (makespan / 3600.0) if makespan > 0 else 0.0,
+        "throughput_jobs_per_hour": len(finished) / (makespan / 3600.0) if makespan > 0 else 0.0,
     }
+    if result.fragmentation is not None:
+        values.update(fragmentation_kpis(result.fragmentation, horizon))
+    return values
 
 
-def waits_by(result: SimulationResult, column: str = "workload_class") -> pd.DataFrame:
-    """Wait statistics per value of `column` (workload_class or team): jobs, mean, p50, p95, p99 s."""
-    started = result.jobs[result.jobs["started"]]
-    rows = [{column: key, "jobs": len(group), **wait_stats(group["wait_s"].to_numpy(np.float64))}
-            for key, group in started.groupby(column, sort=True)]
-    return pd.DataFrame(rows, columns=[column, "jobs", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_p99_s"])
+def fragmentation_kpis(samples: pd.DataFrame, horizon_s: float) -> dict[str, float]:
+    """frag_gpus_mean (GPUs) and frag_gpu_pct_of_idle (fragmented GPUs / idle GPUs x 100, 0 while no
+    GPU is idle), time-weighted means over [0, horizon_s] of the fleet's samples (time_s, region,
+    idle_gpus, frag_gpus). At each sample time every region contributes its latest sample; a sample
+    holds until the next one, the last until horizon_s. If that leaves no time (one instant, or
+    no horizon), the plain mean over sample times. No samples: both 0."""
+    if samples.empty:
+        return {"frag_gpus_mean": 0.0, "frag_gpu_pct_of_idle": 0.0}
+    times = np.unique(samples["time_s"].to_numpy(np.float64))
+    idle, frag = np.zeros(len(times)), np.zeros(len(times))
+    for _, rows in samples.groupby("region", sort=True):
+        rows = rows.sort_values("time_s", kind="stable")
+        at = np.searchsorted(rows["time_s"].to_numpy(np.float64), times, side="right") - 1
+        seen = at >= 0
+        idle[seen] += rows["idle_gpus"].to_numpy(np.float64)[at[seen]]
+        frag[seen] += rows["frag_gpus"].to_numpy(np.float64)[at[seen]]
+    pct = np.divide(100.0 * frag, idle, out=np.zeros(len(times)), where=idle > 0)
+    ends = np.append(times[1:], max(horizon_s, times[-1]))
+    weight = np.clip(ends, 0.0, horizon_s) - np.clip(times, 0.0, horizon_s)
+    if weight.sum() <= 0:
+        weight = np.ones(len(times))
+    return {"frag_gpus_mean": float(np.average(frag, weights=weight)),
+            "frag_gpu_pct_of_idle": float(np.average(pct, weights=weight))}
+
+
+def by_group(result: SimulationResult, column: str = "workload_class",
+             tau_s: float = DEFAULT_TAU_S) -> pd.DataFrame:
+    """One row per value of `column` (workload_class or team), sorted by it: jobs (all), finished,
+    wait_mean/p50/p95/p99_s (started jobs), jct_mean/p50/p95/p99_s and avg_bounded_slowdown
+    (finished jobs), gpu_hours (GPUs allocated x run inside the measurement window, hours; the
+    groups' gpu_hours add up to the run's busy GPU-hours)."""
+    jobs = result.jobs
+    horizon = _horizon(result, _finished(jobs))
+    rows = [{column: key, "jobs": len(group), "finished": len(_finished(group)),
+             **_job_measures(group, horizon, tau_s)}
+            for key, group in jobs.groupby(column, sort=True)]
+    return pd.DataFrame(rows, columns=[column, *GROUP_COLUMNS])
 
 
 def wait_reasons(result: SimulationResult) -> pd.DataFrame:

@@ -1,41 +1,62 @@
 """Series and lookups over a `SimulationResult` for comparing scenarios (What-if page, reports).
 
-fleet_series: the whole fleet's busy GPUs, utilisation (0-1) and queue length sampled on a regular
-grid of the run (each region's last sample before a grid point, summed over regions).
+region_series: each region's busy and idle GPUs and queue length sampled on a regular grid of the
+run (the region's last timeline sample at or before a grid point).
+fleet_series: the same summed over regions, with utilisation (0-1).
 wait_ecdf: the empirical CDF of waits (seconds) of started jobs per workload class.
 why_waited: one job's submit, start, wait, reason and its decisions from the log.
+kpi_comparison, group_comparison: KPIs and per-group measures of several runs side by side.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from engine.analysis.sim_metrics import GROUP_COLUMNS, by_group
 from engine.sim.result import SimulationResult
 
 DEFAULT_POINTS = 600
 
 
-def fleet_series(result: SimulationResult, points: int = DEFAULT_POINTS) -> pd.DataFrame:
-    """time_s, time_utc, busy_gpus, utilization (busy / fleet GPUs, 0-1), queue_length at `points`
-    evenly spaced instants from 0 to the last timeline sample."""
+def region_series(result: SimulationResult, points: int = DEFAULT_POINTS) -> pd.DataFrame:
+    """time_s, time_utc, region, busy_gpus, idle_gpus (region capacity - busy), queue_length: each
+    region's latest timeline sample at `points` evenly spaced instants from 0 to the last timeline
+    sample (before its first sample, or without any, a region is idle with an empty queue); every
+    region of the timeline or of the capacity, sorted by region, then time."""
     timeline = result.timeline
-    columns = ["time_s", "time_utc", "busy_gpus", "utilization", "queue_length"]
+    columns = ["time_s", "time_utc", "region", "busy_gpus", "idle_gpus", "queue_length"]
     if timeline.empty:
         return pd.DataFrame(columns=columns)
     grid = np.linspace(0.0, float(timeline["time_s"].max()), max(2, points))
-    busy = np.zeros(len(grid))
-    queue = np.zeros(len(grid))
-    for _, rows in timeline.groupby("region", sort=True):
-        rows = rows.sort_values("time_s", kind="stable")
+    samples = {region: rows.sort_values("time_s", kind="stable") for region, rows in timeline.groupby("region")}
+    frames = []
+    for region in sorted(set(samples) | set(result.capacity_gpus)):
+        rows = samples.get(region, timeline.iloc[:0])
         at = np.searchsorted(rows["time_s"].to_numpy(np.float64), grid, side="right") - 1
         seen = at >= 0
-        busy[seen] += rows["busy_gpus"].to_numpy(np.float64)[at[seen]]
-        queue[seen] += rows["queue_length"].to_numpy(np.float64)[at[seen]]
+        busy, queue = np.zeros(len(grid)), np.zeros(len(grid))
+        busy[seen] = rows["busy_gpus"].to_numpy(np.float64)[at[seen]]
+        queue[seen] = rows["queue_length"].to_numpy(np.float64)[at[seen]]
+        capacity = float(result.capacity_gpus.get(region, 0.0))
+        frames.append(pd.DataFrame({"time_s": grid, "region": region, "busy_gpus": busy,
+                                    "idle_gpus": capacity - busy, "queue_length": queue}))
+    series = pd.concat(frames, ignore_index=True)
+    series.insert(1, "time_utc", result.origin_utc + pd.to_timedelta(series["time_s"], unit="s"))
+    return series[columns]
+
+
+def fleet_series(result: SimulationResult, points: int = DEFAULT_POINTS) -> pd.DataFrame:
+    """time_s, time_utc, busy_gpus, idle_gpus (fleet GPUs - busy), utilization (busy / fleet GPUs,
+    0-1), queue_length: region_series summed over regions at each instant."""
+    columns = ["time_s", "time_utc", "busy_gpus", "idle_gpus", "utilization", "queue_length"]
+    regions = region_series(result, points)
+    if regions.empty:
+        return pd.DataFrame(columns=columns)
+    fleet = regions.groupby(["time_s", "time_utc"], sort=True)[["busy_gpus", "queue_length"]].sum().reset_index()
     capacity = float(sum(result.capacity_gpus.values()))
-    return pd.DataFrame({
-        "time_s": grid, "time_utc": result.origin_utc + pd.to_timedelta(grid, unit="s"), "busy_gpus": busy,
-        "utilization": busy / capacity if capacity > 0 else np.zeros(len(grid)), "queue_length": queue,
-    })
+    fleet["idle_gpus"] = capacity - fleet["busy_gpus"]
+    fleet["utilization"] = fleet["busy_gpus"] / capacity if capacity > 0 else 0.0
+    return fleet[columns]
 
 
 def wait_ecdf(result: SimulationResult, column: str = "workload_class") -> pd.DataFrame:
@@ -81,13 +102,15 @@ def why_waited(result: SimulationResult, job_id: str) -> dict | None:
 
 
 def kpi_comparison(runs: list[tuple[str, dict[str, float]]]) -> pd.DataFrame:
-    """KPIs side by side, the first run the baseline: index kpi; a column per scenario with its value
-    and, for every other scenario, "<name> Δ" (value - baseline) and "<name> Δ%" (relative, percent;
-    NaN where the baseline is 0)."""
+    """KPIs side by side, the first run the baseline: index kpi (every KPI of any run, in order of
+    first appearance); a column per scenario with its value and, for every other scenario,
+    "<name> Δ" (value - baseline) and "<name> Δ%" (relative, percent; NaN where the baseline is 0
+    or lacks the KPI)."""
     if not runs:
         return pd.DataFrame()
+    keys = list(dict.fromkeys(key for _, values in runs for key in values))
     base_name, base = runs[0]
-    table = pd.DataFrame({base_name: pd.Series(base, dtype=np.float64)})
+    table = pd.DataFrame({base_name: pd.Series(base, dtype=np.float64).reindex(keys)})
     for name, values in runs[1:]:
         value = pd.Series(values, dtype=np.float64).reindex(table.index)
         delta = value - table[base_name]
@@ -97,3 +120,13 @@ def kpi_comparison(runs: list[tuple[str, dict[str, float]]]) -> pd.DataFrame:
             table[base_name] != 0), np.nan)
     table.index.name = "kpi"
     return table
+
+
+def group_comparison(runs: list[tuple[str, SimulationResult]], column: str = "workload_class") -> pd.DataFrame:
+    """sim_metrics.by_group of every run stacked: `column`, scenario, then the group measures; rows
+    by group value, then in run order (so a group's scenarios sit together)."""
+    frames = [by_group(result, column).assign(scenario=name, _run=i) for i, (name, result) in enumerate(runs)]
+    if not frames:
+        return pd.DataFrame(columns=[column, "scenario", *GROUP_COLUMNS])
+    table = pd.concat(frames, ignore_index=True).sort_values([column, "_run"], kind="stable")
+    return table[[column, "scenario", *GROUP_COLUMNS]].reset_index(drop=True)
