@@ -107,9 +107,30 @@ def test_sjf_orders_the_queue_by_requested_runtime():
 def test_export_writes_csv_and_parquet(tmp_path):
     result = run([job(0, 0, 10, 1)], fleet(1))
     names = [p.name for p in result.to_csv(tmp_path) + result.to_parquet(tmp_path)]
-    assert names == ["jobs.csv", "timeline.csv", "decisions.csv", "jobs.parquet", "timeline.parquet",
-                     "decisions.parquet"]
+    assert names == ["jobs.csv", "timeline.csv", "decisions.csv", "fragmentation.csv", "jobs.parquet",
+                     "timeline.parquet", "decisions.parquet", "fragmentation.parquet"]
     assert pd.read_parquet(tmp_path / "jobs.parquet")["start_s"].tolist() == [0.0]
+    assert pd.read_csv(tmp_path / "decisions.csv")[["job_id", "decision"]].values.tolist() == [["j0", "started"]]
+
+
+def test_fragmentation_is_sampled_hourly_over_the_window():
+    # One 4-GPU node; a 1-GPU job holds a GPU from 0 to 2 h: 3 GPUs idle, which the workload's
+    # own typical pod (1 GPU) can use, so nothing is fragmented; after it ends all 4 are idle. A
+    # sample at t is the state once the events at t are done (the state on [t, next event)).
+    result = run([job(0, 0, 7200, 1), job(1, 10, 10, 1)], fleet(4))
+    frag = result.fragmentation
+    assert frag["time_s"].tolist() == [0.0, 3600.0, 7200.0]
+    assert frag["idle_gpus"].tolist() == [3.0, 3.0, 4.0]
+    assert frag["frag_gpus"].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_fragmentation_counts_gpus_the_typical_pod_cannot_use():
+    # Two 8-GPU nodes; every job asks for 8 GPUs except one of 1 GPU, which leaves 7 GPUs on a
+    # node that no 8-GPU pod can use: F = 7 x popularity of the 8-GPU shape (3 of 4 pods).
+    jobs = [job(0, 0, 7200, 1), job(1, 0, 7200, 8), job(2, 7300, 10, 8), job(3, 7300, 10, 8)]
+    frag = run(jobs, fleet(8, 8)).fragmentation
+    assert frag["frag_gpus"].tolist()[:2] == [7 * 3 / 4] * 2
+    assert frag["idle_gpus"].tolist()[:2] == [7.0, 7.0]
 
 
 job_strategy = st.tuples(st.integers(0, 50), st.integers(0, 60), st.sampled_from([0.25, 0.5, 1, 2, 3, 4, 6, 8]),

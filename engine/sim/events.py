@@ -48,13 +48,15 @@ class EventQueue:
         return len(self._arrivals) - self._next
 
     def pop_batch(self) -> tuple[float, list[tuple[int, int]]]:
-        """(time_s, [(kind, payload), ...]) for every event at the earliest time, in tie order."""
-        time_s = self.peek_time()
-        heap, batch = self._heap, []
+        """(time_s, [(kind, payload), ...]) for every event at the earliest time, in tie order;
+        (inf, []) when no event is left."""
+        heap, batch, arrivals, j = self._heap, [], self._arrivals, self._next
+        time_s = heap[0][0] if heap else float("inf")
+        if j < len(arrivals) and arrivals[j] < time_s:
+            time_s = arrivals[j]
         while heap and heap[0][0] == time_s:
             _, kind, _, payload = heapq.heappop(heap)
             batch.append((kind, payload))
-        arrivals, j = self._arrivals, self._next
         while j < len(arrivals) and arrivals[j] == time_s:
             batch.append((ARRIVAL, j))
             j += 1

@@ -6,3 +6,7 @@ each reason means.
 REASONS = ("started", "waiting-in-queue", "blocked-by-capacity", "blocked-by-reservation",
            "rejected-by-admission", "never-fits")
 STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER = range(6)
+
+# Decisions in the log: the reasons, then what else happens to a job.
+DECISIONS = REASONS + ("backfilled", "failed")
+BACKFILLED, FAILED = len(REASONS), len(REASONS) + 1

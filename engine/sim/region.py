@@ -47,30 +47,47 @@ class GangFleetState(FleetState):
         """Take all of `nodes` (ascending distinct indices); raise PlacementError unless each is
         an existing, entirely free node."""
         nodes = np.asarray(nodes, np.int64)
+        where = _rows(nodes)
         if len(nodes):
             if nodes[0] < 0 or nodes[-1] >= len(self.cpu_free) or np.count_nonzero(nodes[1:] <= nodes[:-1]):
                 raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
-            if np.count_nonzero(self.entirely_free[nodes]) != len(nodes):
+            if np.count_nonzero(self.entirely_free[where]) != len(nodes):
                 raise PlacementError(f"gang nodes {nodes.tolist()} are not all entirely free")
-        self._whole(nodes, -1)
+        self._whole(nodes, where, -1)
 
     def release_whole(self, nodes: np.ndarray) -> None:
-        """Give back nodes taken by `allocate_whole`; refuses nodes that are not entirely taken."""
+        """Give back nodes taken by `allocate_whole` (ascending, distinct); refuses nodes that are
+        not all entirely taken."""
         nodes = np.asarray(nodes, np.int64)
-        if np.count_nonzero(self.held_whole[nodes]) != len(nodes) \
-                or np.count_nonzero(self.free[nodes, :3]):  # CPU, memory and GPU milli all taken
+        if np.count_nonzero(nodes[1:] <= nodes[:-1]):
+            raise PlacementError(f"nodes to release must be ascending and distinct: {nodes.tolist()}")
+        where = _rows(nodes)
+        if np.count_nonzero(self.held_whole[where]) != len(nodes) \
+                or np.count_nonzero(self.free[where, :3]):  # CPU, memory and GPU milli all taken
             raise PlacementError(f"nodes {nodes.tolist()} were not taken whole")
-        self._whole(nodes, +1)
+        self._whole(nodes, where, +1)
 
-    def _whole(self, nodes: np.ndarray, sign: int) -> None:
+    def _whole(self, nodes: np.ndarray, where, sign: int) -> None:
         take = sign < 0
-        self.free[nodes] = self._taken[nodes] if take else self.capacity[nodes]
-        self.entirely_free[nodes] = not take
-        self.held_whole[nodes] = take
-        gpu = nodes if self._all_gpu else nodes[self.gpu_count[nodes] > 0]
+        self.free[where] = self._taken[where] if take else self.capacity[where]
+        self.entirely_free[where] = not take
+        self.held_whole[where] = take
+        gpu = where if self._all_gpu else nodes[self.gpu_count[nodes] > 0]
         self._pods_flat[self._whole_slot[gpu]] -= sign  # nodes are distinct, so no index repeats
         if self.fragmentation is not None:
             self.fragmentation.refresh(nodes, self.cpu_free, self.gpu_free)
+
+
+def _rows(nodes: np.ndarray):
+    """A slice for nodes that span consecutive indices (numpy slices cost a fraction of fancy
+    indexing), else the index array itself. Only for nodes already known, or checked before use,
+    to be ascending and distinct."""
+    n = len(nodes)
+    if n > 1:
+        first = int(nodes[0])
+        if int(nodes[n - 1]) - first == n - 1 and first >= 0:
+            return slice(first, first + n)
+    return nodes
 
 
 class RegionFleet:
@@ -167,8 +184,8 @@ class RegionFleet:
         self._account_many(nodes, +1)
 
     def _account_many(self, nodes: np.ndarray, sign: int) -> int:
-        milli = self._node_milli[nodes]
-        total = int(milli.sum())
+        milli = self._node_milli[_rows(nodes)]
+        total = int(np.add.reduce(milli))
         if self._one_pool >= 0:  # every node of the region in one pool: no per-pool split needed
             self._account(self._one_pool, total, sign)
             return total

@@ -26,7 +26,8 @@ class SimulationResult:
     window_s: end of the measurement window in seconds from time 0 (the input data's observed end),
     0 = none (KPIs then measure up to the makespan).
     fragmentation: time_s, region, idle_gpus, frag_gpus (FGD's fragmentation amount for the
-    workload's typical pod shapes, GPUs), sampled about hourly; None when not sampled."""
+    workload's typical pod shapes, GPUs), sampled on a grid of at least an hour (engine.sim.frag_sampler);
+    None when not sampled."""
 
     scenario: str
     jobs: pd.DataFrame

@@ -22,6 +22,8 @@ Loop, per batch of events at the same time t (engine.sim.events gives the tie or
         candidates that fit now and that the window allows, updating the window after each
         (engine.sim.backfill_pass).
   5. Record the timeline sample (busy GPUs, queue length) of each touched region.
+Before each batch, the fragmentation sampler (engine.sim.frag_sampler) records the grid times the
+clock passed.
 """
 from __future__ import annotations
 
@@ -35,9 +37,11 @@ from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
 from engine.sim.events import ARRIVAL, FAILURE, FINISH, TIMER, EventQueue
 from engine.sim.fleet_state import PodRequest, fits_on
+from engine.sim.frag_sampler import FragmentationSampler, workload_target
 from engine.sim.region import RegionFleet
 from engine.sim.queue import WaitingQueue
-from engine.sim.reasons import CAPACITY, NEVER, REASONS, REJECTED, WAITING
+from engine.sim.reasons import (BACKFILLED, CAPACITY, DECISIONS, FAILED, NEVER, REASONS, REJECTED, STARTED,
+                                WAITING)
 from engine.sim.result import SimulationResult
 from engine.sim.views import QueueView
 from engine.sim.workload import Workload
@@ -84,10 +88,13 @@ class _Run:
         self.slot = np.zeros(len(w), np.int64)
         self.alloc_gpus = np.zeros(len(w))
         self.nodes_of: dict[int, object] = {}
-        self.log: list[tuple[float, int, str]] = []
+        self.log_t: list[float] = []  # the decision log, one entry per position: time,
+        self.log_j: list[int] = []  # job and decision code (engine.sim.reasons.DECISIONS)
+        self.log_c: list[int] = []
         self.timeline: list[tuple[float, str, float, int]] = []
         self.events = EventQueue(w.submit_s)
         self.timer_pending = False
+        self.backfills = not getattr(policies.backfill, "disabled", False)
         self.requests: dict[tuple, PodRequest] = {}
         # Python copies of the per-job figures the loop reads one at a time (cheaper than numpy scalars)
         self.width, self.pool_list, self.units_list = w.nodes.tolist(), self.pool.tolist(), self.units.tolist()
@@ -95,6 +102,8 @@ class _Run:
         self.run_s, self.region_name = w.run_s.astype(np.float64).tolist(), list(w.region)
         self.failed = w.failed.astype(bool).tolist()
         self.shape_list = self.shape.tolist()
+        self.sampler = FragmentationSampler(workload_target(w.num_gpu, w.gpu_milli, w.cpu_milli, w.gpu_type),
+                                            self.regions, w.observed_end_s)
 
     def _pools(self) -> np.ndarray:
         """Each job's pool in its region (see RegionFleet); 0 for CPU-only jobs."""
@@ -114,15 +123,22 @@ class _Run:
                                "n": w.nodes, "p": self.pool, "u": w.gpu_milli})
         if not len(w):
             return np.zeros(0, bool), np.zeros(0, np.int64)
-        unique, inverse = np.unique(shapes.to_records(index=False), return_inverse=True)
-        fits = np.array([self.regions[u.r].fits_empty(int(u.g), int(u.c), int(u.m), int(u.n), int(u.p))
-                         for u in unique], bool)
-        return ~fits[inverse], inverse.astype(np.int64)
+        shape = shapes.groupby(list(shapes.columns), sort=True).ngroup().to_numpy(np.int64)
+        first = ~shapes.duplicated().to_numpy()  # one row per shape
+        fits = np.zeros(int(shape.max()) + 1, bool)
+        fits[shape[first]] = [self.regions[r].fits_empty(g, c, m, n, p) for r, g, c, m, n, p in
+                              shapes[first].drop(columns="u").itertuples(index=False)]
+        return ~fits[shape], shape
 
     def run(self) -> None:
         events, queues = self.events, self.queues
-        while len(events):
+        sampler, last = self.sampler, 0.0
+        while True:
             now, batch = events.pop_batch()
+            if not batch:
+                break
+            sampler.before_batch(now)
+            last = now
             touched = {}
             for kind, j in batch:
                 if kind == ARRIVAL:
@@ -131,7 +147,7 @@ class _Run:
                     self._arrive(j, now, region)
                 elif kind == TIMER:
                     self.timer_pending = False
-                    touched.update((r, True) for r, q in queues.items() if len(q))
+                    touched.update((r, True) for r, q in queues.items() if q.count)
                 else:
                     region = self.region_name[j]
                     touched[region] = True
@@ -140,10 +156,11 @@ class _Run:
             for region in touched:
                 self._schedule(region, now)
                 fleet = self.regions[region]
-                self.timeline.append((now, region, fleet.busy_milli / 1000.0, len(queues[region])))
-            if self.timer_s > 0 and not self.timer_pending and any(len(q) for q in queues.values()):
+                self.timeline.append((now, region, fleet.busy_milli / 1000.0, queues[region].count))
+            if self.timer_s > 0 and not self.timer_pending and any(q.count for q in queues.values()):
                 events.push(now + self.timer_s, TIMER, -1)
                 self.timer_pending = True
+        sampler.finish(last)
 
     def _finish(self, j: int, now: float, failed: bool) -> None:
         fleet = self.region_of[j]
@@ -155,13 +172,13 @@ class _Run:
         fleet.vacate_slot(int(self.slot[j]))
         self.end[j] = now
         if failed:
-            self.log.append((now, j, "failed"))
+            self.log(now, j, FAILED)
 
     def _arrive(self, j: int, now: float, region: str) -> None:
         queue = self.queues[region]
         if self.never[j]:
             self.decide(now, j, NEVER)
-        elif not self.p.admission.admit(len(queue), now):
+        elif not self.p.admission.admit(queue.count, now):
             self.decide(now, j, REJECTED)
         else:
             self.arrived[region].append(j)
@@ -169,7 +186,12 @@ class _Run:
 
     def decide(self, now: float, j: int, reason: int) -> None:
         self.reason[j] = reason
-        self.log.append((now, j, REASONS[reason]))
+        self.log(now, j, reason)
+
+    def log(self, now: float, j: int, code: int) -> None:
+        self.log_t.append(now)
+        self.log_j.append(j)
+        self.log_c.append(code)
 
     def _schedule(self, region: str, now: float) -> None:
         # Starting jobs only takes resources, so a job that did not fit since the region's last
@@ -177,16 +199,16 @@ class _Run:
         fresh, new = self.freed[region], self.arrived[region]
         self.freed[region], self.arrived[region] = False, []
         queue = self.queues[region]
-        if not len(queue):
+        if not queue.count:
             return
         fleet, blocked, rest = self.regions[region], self.blocked_head[region], None
         if self.static:
-            while len(queue):
+            while queue.count:
                 j = int(self.key_job[queue.lo])
                 if (not fresh and j == blocked) or not self.try_start(j, now, fleet, False):
                     break
                 queue.remove(queue.lo)
-            if not len(queue):
+            if not queue.count:
                 return
             head = int(self.key_job[queue.lo])
         else:
@@ -202,18 +224,21 @@ class _Run:
             head, rest = ordered[k], np.asarray(ordered[k + 1:], np.int64)
         self.blocked_head[region] = head
         self.block(now, head, CAPACITY)
-        if len(queue) > 1 and (fresh or new or head != blocked) and not getattr(self.p.backfill, "disabled", False):
+        if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
             backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
 
     def block(self, now: float, j: int, reason: int) -> None:
         if self.reason[j] != reason:
             self.reason[j] = reason
-            self.log.append((now, j, REASONS[reason]))
+            self.log(now, j, reason)
 
     def mark(self, now: float, jobs: np.ndarray, reason: int) -> None:
         changed = jobs[self.reason[jobs] != reason]
         self.reason[changed] = reason
-        self.log.extend((now, j, REASONS[reason]) for j in changed.tolist())
+        if len(changed):
+            self.log_t.extend([now] * len(changed))
+            self.log_j.extend(changed.tolist())
+            self.log_c.extend([reason] * len(changed))
 
     def try_start(self, j: int, now: float, fleet: RegionFleet, backfilled: bool) -> bool:
         """Place job j now if it fits (all pods or none); start it and schedule its finish."""
@@ -243,7 +268,7 @@ class _Run:
         self.nodes_of[j] = nodes
         self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, int(fleet.node_pool[nodes[0]]))
         self.start[j] = now
-        self.log.append((now, j, "backfilled" if backfilled else "started"))
+        self.log(now, j, BACKFILLED if backfilled else STARTED)
         if now <= self.submit[j]:
             self.reason[j] = 0
         self.events.push(now + self.run_s[j], FAILURE if self.failed[j] else FINISH, j)
@@ -274,8 +299,10 @@ class _Run:
 
     def result(self, scenario: str) -> SimulationResult:
         w = self.w
-        names = [";".join(self.region_of[j].names[self.nodes_of[j]]) if j in self.nodes_of else ""
-                 for j in range(len(w))]
+        names = np.full(len(w), "", object)
+        for j, nodes in self.nodes_of.items():
+            held = self.region_of[j].names[nodes]
+            names[j] = held[0] if len(held) == 1 else ";".join(held)
         jobs = pd.DataFrame({
             "job_id": w.job_id, "region": w.region, "workload_class": w.workload_class, "team": w.team,
             "submit_s": w.submit_s, "start_s": self.start, "end_s": self.end,
@@ -284,12 +311,13 @@ class _Run:
             "failed": w.failed, "started": np.isfinite(self.start), "nodes": names,
             "reason": np.asarray(REASONS, object)[self.reason]})
         timeline = pd.DataFrame(self.timeline, columns=["time_s", "region", "busy_gpus", "queue_length"])
-        log = pd.DataFrame(self.log, columns=["time_s", "job", "decision"])
-        decisions = pd.DataFrame({"time_s": log["time_s"], "job_id": w.job_id[log["job"].to_numpy(np.int64)],
-                                  "region": w.region[log["job"].to_numpy(np.int64)], "decision": log["decision"]})
+        logged = np.asarray(self.log_j, np.int64)
+        decisions = pd.DataFrame({"time_s": np.asarray(self.log_t, np.float64), "job_id": w.job_id[logged],
+                                  "region": w.region[logged],
+                                  "decision": np.asarray(DECISIONS, object)[np.asarray(self.log_c, np.int64)]})
         capacity = {r: f.capacity_gpus for r, f in self.regions.items()}
         return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
-                                w.observed_end_s)
+                                w.observed_end_s, self.sampler.table())
 
 
 def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = "scenario",
