@@ -38,6 +38,8 @@ page = st.navigation([
     st.Page(PAGES / "overview.py", title="Overview", icon=":material/monitoring:", default=True),
     st.Page(PAGES / "data.py", title="Data", icon=":material/database:", url_path="data"),
     st.Page(PAGES / "whatif.py", title="What-if", icon=":material/science:", url_path="whatif"),
+    st.Page(PAGES / "fidelity.py", title="Fidelity", icon=":material/verified:", url_path="fidelity"),
+    st.Page(PAGES / "timezones.py", title="Time zones", icon=":material/schedule:", url_path="timezones"),
 ])
 with st.sidebar:
     st.markdown("**Meridian** · GPU fleet idle time")

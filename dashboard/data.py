@@ -24,6 +24,8 @@ from plotly.graph_objects import Figure
 from dashboard import charts
 from engine.analysis import Overview, build_overview
 from engine.analysis.sim_metrics import kpis
+from engine.analysis.timezones import TimeZones, build_timezones
+from engine.experiments import fidelity
 from engine.scenario import Scenario
 from engine.sim.result import SimulationResult
 from engine.telemetry.errors import ImportRejected
@@ -195,3 +197,73 @@ def whatif_run(dataset: str, scenario: dict, days: float) -> WhatIfRun:
     window, store fingerprint). Raises ScenarioError for an invalid scenario."""
     content = json.dumps(scenario, sort_keys=True, default=str)
     return _whatif(str(db_path()), dataset, content, float(days), store().fingerprint())
+
+
+def shared_path() -> Path:
+    """The folder holding `traces/` and `expected/`: `--shared DIR` among the script's arguments, else
+    `<repo>/../shared`."""
+    args = sys.argv[1:]
+    for i, arg in enumerate(args):
+        if arg == "--shared" and i + 1 < len(args):
+            return Path(args[i + 1]).expanduser()
+        if arg.startswith("--shared="):
+            return Path(arg.split("=", 1)[1]).expanduser()
+    return fidelity.SHARED
+
+
+def fidelity_inputs() -> fidelity.Inputs:
+    """Where the Fidelity page's live re-runs find their traces (never cached: files may appear)."""
+    return fidelity.Inputs.under(shared_path())
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _fidelity_record(path: str, mtime_ns: int) -> fidelity.Record:
+    return fidelity.load_record(path)
+
+
+def fidelity_record(path: Path = fidelity.RECORD) -> fidelity.Record:
+    """The committed record of the full reproductions, re-read when the file changes."""
+    return _fidelity_record(str(path), path.stat().st_mtime_ns)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _rlscheduler_rerun(trace: str, mtime_ns: int, policy: str, backfill: str) -> dict:
+    return fidelity.run_rlscheduler(trace, [(policy, backfill)])[(policy, backfill)]
+
+
+def rlscheduler_rerun(trace: Path, policy: str, backfill: str) -> dict[tuple[str, str], dict]:
+    """{(policy, backfill): the ten published sequences re-run now}, cached per trace content and run."""
+    return {(policy, backfill): _rlscheduler_rerun(str(trace), trace.stat().st_mtime_ns, policy, backfill)}
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _fgd_rerun(nodes: str, pods: str, mtimes: tuple[int, int], policy: str, seed: int) -> dict:
+    return fidelity.run_fgd(nodes, pods, [policy], seeds=(seed,))[policy]
+
+
+def fgd_rerun(nodes: Path, pods: Path, policy: str, seed: int) -> dict[str, dict]:
+    """{policy: one seed of the FGD experiment re-run now}, cached per input content, policy and seed."""
+    mtimes = (nodes.stat().st_mtime_ns, pods.stat().st_mtime_ns)
+    return {policy: _fgd_rerun(str(nodes), str(pods), mtimes, policy, int(seed))}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _timezones(path: str, dataset: str, fingerprint: str) -> TimeZones:
+    s = _connection(path)[0].cursor()
+    return build_timezones(s.jobs(dataset), s.fleet(dataset), s.regions(dataset), s.table("teams", dataset))
+
+
+def timezones(dataset: str) -> TimeZones:
+    """The Time zones analysis of `dataset` (engine.analysis.timezones), computed once per content of the
+    database."""
+    return _timezones(str(db_path()), dataset, store().fingerprint())
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _timezone_figures(path: str, dataset: str, fingerprint: str, week: pd.Timestamp) -> dict[str, Figure]:
+    return charts.timezone_figures(_timezones(path, dataset, fingerprint), week)
+
+
+def timezone_figures(dataset: str, week: pd.Timestamp) -> dict[str, Figure]:
+    """The Time zones page's charts of `dataset` for one reference week (see charts.timezone_figures)."""
+    return _timezone_figures(str(db_path()), dataset, store().fingerprint(), pd.Timestamp(week))

@@ -203,3 +203,82 @@ def test_an_unexpected_failure_is_a_short_error_not_a_traceback(app, monkeypatch
     monkeypatch.setattr(data, "build_overview", broken)
     _select(app, "util")
     assert any("This page could not be shown: ValueError: analysis exploded" in e.value for e in app.error)
+
+
+def _open_fidelity_page(at):
+    at.switch_page("app_pages/fidelity.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_fidelity_page_shows_the_record_and_reruns_rlscheduler_live(app):
+    _open_fidelity_page(app)
+    metrics = _metrics(app)
+    assert metrics["RLScheduler · Lublin-1 · runs within ±0.01"] == "100 of 100"
+    assert metrics["FGD · openb default · points within tolerance"] == "42 of 42"
+    text = " ".join(m.value for m in app.markdown)
+    assert "RLScheduler, Lublin-1: 100 of 100 published runs reproduced within ±0.01" in text
+    assert "the published policy order holds" in text
+    assert len(app.get("plotly_chart")) == 2
+    assert len(app.dataframe[0].value) == 200 and len(app.dataframe[1].value) == 126
+    app.multiselect(key="fid_rls_policies").set_value(["SJF"]).run()
+    assert set(app.dataframe[0].value["policy"]) == {"SJF"} and len(app.dataframe[0].value) == 40
+    app.selectbox(key="fid_rls_policy").select("SJF").run()
+    app.selectbox(key="fid_rls_backfill").select("compat").run()
+    app.button(key="fid_rls_run").click().run()
+    assert not app.exception, app.exception
+    assert any("SJF, RLScheduler's backfilling: 10 of 10 sequences within ±0.01 just now" in s.value
+               and "identical to the record" in s.value for s in app.success)
+
+
+def test_fidelity_page_reruns_one_fgd_seed(app):
+    _open_fidelity_page(app)
+    app.selectbox(key="fid_fgd_policy").select("bestfit").run()
+    app.button(key="fid_fgd_run").click().run()
+    assert not app.exception, app.exception
+    assert any("BestFit, seed 42: 7 of 7 GPU-allocation points within" in s.value for s in app.success)
+    assert len(app.get("plotly_chart")) == 3
+    live = app.dataframe[-1].value
+    assert list(live["arrived_pct"]) == [50, 80, 90, 100, 110, 120, 130]
+    assert live.set_index("arrived_pct").loc[100, "ours"] == 92.92
+
+
+def test_fidelity_page_without_traces_shows_the_record_and_where_to_put_them(app, tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "argv", sys.argv + ["--shared", str(tmp_path / "nowhere")])
+    _open_fidelity_page(app)
+    assert _metrics(app)["RLScheduler · Lublin-1 · runs within ±0.01"] == "100 of 100"
+    notes = [i.value for i in app.info if "Live re-runs need the trace files" in i.value]
+    traces = tmp_path / "nowhere" / "traces"
+    assert len(notes) == 2 and f"`{traces / 'swf' / 'lublin_256.swf'}`" in notes[0]
+    assert f"`{traces / 'alibaba-openb' / 'openb_pod_list_default.csv'}`" in notes[1]
+    assert all(b.key not in ("fid_rls_run", "fid_fgd_run") for b in app.button)
+
+
+def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
+    from engine.analysis.handoff import describe
+    from engine.analysis.timezones import build_timezones
+
+    bundle = read_bundle().tables
+    expected = build_timezones(bundle["jobs"], bundle["fleet"], bundle["regions"], bundle["teams"])
+    app.switch_page("app_pages/timezones.py").run()
+    assert not app.exception, app.exception
+    assert _metrics(app) == {
+        "Off-hours idle GPU-hours": f"{expected.off_hours_idle_gpu_hours:,.0f}",
+        "Flexible work queued": f"{expected.flexible_queued_gpu_hours:,.0f} GPU-h",
+        "Lendable GPU-hours (upper bound)": f"{expected.lendable_gpu_hours:,.0f}", "Residency violations": "0"}
+    assert len(app.get("plotly_chart")) == 5
+    assert app.selectbox(key="tz_week:sample").value == pd.Timestamp("2026-08-03")
+    text = " ".join(m.value for m in app.markdown)
+    assert describe(expected.pairs.iloc[0]) in text and "Lendable GPU-hours** from region A" in text
+    assert any("ran in a region their tag allows" in s.value for s in app.success)
+    app.radio(key="tz_view:sample").set_value("UTC week").run()
+    app.selectbox(key="tz_week:sample").select(pd.Timestamp("2026-09-07")).run()
+    assert not app.exception, app.exception
+    assert len(app.get("plotly_chart")) == 5
+    _select(app, "tiny")
+    infos = " ".join(i.value for i in app.info)
+    assert "no teams table" in infos and "Nothing to hand off" in infos
+    assert _metrics(app)["Off-hours idle GPU-hours"] == "2"   # 01:00-03:00 in Berlin: 2 + 0 of 4 GPUs idle
+    _select(app, "util")
+    assert any("Nothing to show for util: It has no job records" in i.value for i in app.info)
+

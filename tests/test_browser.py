@@ -117,3 +117,53 @@ def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(database, tmp_pa
             page.screenshot(path=str(ARTIFACTS / "whatif.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_fidelity_shows_the_record_and_reruns_both_experiments(database, tmp_path):
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 5200})
+            page.goto(url + "/fidelity")
+            page.wait_for_function(ALL_CHARTS_DRAWN, arg=2, timeout=120_000)
+            _settle(page)
+            _assert_clean(page)
+            metrics = _metrics(page)
+            assert metrics["RLScheduler · Lublin-1 · runs within ±0.01"] == "100 of 100"
+            assert metrics["FGD · openb default · points within tolerance"] == "42 of 42"
+            runs = page.get_by_role("button", name="Run again", exact=True)
+            runs.nth(0).click()
+            page.get_by_text("identical to the record").wait_for(timeout=60_000)
+            _settle(page)
+            runs.nth(1).click()
+            page.get_by_text("GPU-allocation points within the one-seed allowance").wait_for(timeout=120_000)
+            page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=60_000)
+            _settle(page)
+            _assert_clean(page)
+            assert "FCFS, no backfilling: 10 of 10 sequences within ±0.01 just now" in page.inner_text("body")
+            page.screenshot(path=str(ARTIFACTS / "fidelity.png"), full_page=True)
+        finally:
+            browser.close()
+
+
+def test_timezones_page_draws_bands_handoff_and_holidays(database, tmp_path):
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 4200})
+            page.goto(url + "/timezones")
+            page.wait_for_function(ALL_CHARTS_DRAWN, arg=5, timeout=120_000)
+            _settle(page)
+            _assert_clean(page)
+            assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+            assert set(_metrics(page)) == {"Off-hours idle GPU-hours", "Flexible work queued",
+                                           "Lendable GPU-hours (upper bound)", "Residency violations"}
+            body = page.inner_text("body")
+            assert "Largest hand-offs" in body and "busiest around" in body and "Who is at work" in body
+            assert page.locator('[data-testid="stPlotlyChart"] .shapelayer path').count() > 0   # working-hour bands
+            page.screenshot(path=str(ARTIFACTS / "timezones.png"), full_page=True)
+        finally:
+            browser.close()
+

@@ -1,0 +1,279 @@
+"""Fidelity: the engine re-runs two published scheduling experiments and agrees with their tables."""
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from dashboard import charts, data
+from engine.experiments import fgd, fidelity, rlscheduler
+from engine.experiments.rlscheduler import ExperimentError
+from engine.telemetry.errors import ImportRejected
+
+BACKFILLS = {"none": "no backfilling", "compat": "RLScheduler's backfilling"}
+RLS_METRICS = {"avg_bounded_slowdown": "avg bounded slowdown", "utilization": "utilization"}
+FGD_LABELS = {key: name.split("-", 1)[1] for name, key in fidelity.FGD_NAMES.items()}
+FGD_METRICS = {"gpu_alloc_ratio_pct": "GPU allocation ratio (%)", "gpu_frag_ratio_pct": "fragmentation ratio (%)",
+               "gpu_frag_amount_pct": "fragmentation amount (% of GPUs)"}
+RLS_NOTES = """
+- **Published method** (Zhang et al., *RLScheduler*, SC'20): ten sequences of 1,024 consecutive jobs of the
+  Lublin-1 log (`lublin_256.swf`, 256 single-processor nodes), starting at jobs 1981, 2756, 4299, 8850, 3316,
+  2714, 5228, 7762, 4022 and 7085, each on an empty cluster, under five queue orders (FCFS, SJF, WFP3, UNICEP,
+  F1), without backfilling and with the authors' own backfilling.
+- **Scores**: average bounded slowdown = mean of max(1, (wait + run) / max(run, 10 s)); utilization =
+  processor-seconds used / ((start of the last job - submit of the first) x processors).
+- **Our replay** (`meridian experiment rlscheduler`) follows the authors' code step by step: one arrival or one
+  completion per step, a picked job stays picked until it fits, their backfilling scans the queue in FCFS order
+  against a shadow time computed once, and WFP3/UNICEP age jobs with the code's wait of -1 - submit (the
+  product's own policies use the true wait).
+- **Tolerance**: +-0.01 per sequence for both scores (`../shared/expected/README.md`). The replay is in fact
+  exact: the published figures have 6 decimals and agree to rounding.
+"""
+FGD_NOTES = """
+- **Published method** (Weng et al., *FGD*, USENIX ATC'23): the pods of `openb_pod_list_default` (8,152 pods)
+  arrive one by one on the 1,213 GPU nodes (6,212 GPUs) of `openb_node_list_gpu_node.csv` and never leave; a pod
+  that fits nowhere fails. Per seed the pods are sorted by name, shuffled, and inflated with random copies to 130 %
+  of GPU capacity; six placement policies score the nodes (Random, DotProd, GpuClustering, GpuPacking, BestFit,
+  FGD). The figures are 10-seed means of the allocation ratio at 50-130 % of capacity arrived.
+- **Our replay** (`meridian experiment fgd`) uses the product's placement policies and fleet model with the
+  paper's fit rules, node order and fragmentation measure. The authors shuffled with Go's random generator and
+  we use numpy's, so single seeds differ and only 10-seed means are comparable.
+- **Tolerance** (`../shared/expected/README.md`): the 10-seed mean GPU allocation ratio within +-0.7 points for
+  BestFit, FGD, GpuPacking and GpuClustering and +-1.0 for Random and DotProd, with the published order
+  FGD > BestFit >= GpuPacking ~ GpuClustering > DotProd > Random. One seed re-run live is allowed
+  2 x std x sqrt(1 - 1/10) more (std = the published seed spread). The fragmentation metrics have no published
+  tolerance; their rows are shown for information.
+"""
+
+
+def _tiny(value: float) -> str:
+    return "0" if value == 0 else (f"{value:.2g}" if abs(value) < 0.01 else f"{value:.2f}")
+
+
+def _headlines(record: fidelity.Record) -> None:
+    s = fidelity.summary(record.rlscheduler, record.fgd).set_index("experiment")
+    rls, fg = s.loc["rlscheduler"], s.loc["fgd"]
+    order = "the published policy order holds" if fg["order_holds"] is True else "the published order does NOT hold"
+    left, right = st.columns(2)
+    with left.container(border=True):
+        st.metric("RLScheduler · Lublin-1 · runs within ±0.01", f"{rls['runs_within']} of {rls['runs']}")
+        st.markdown(f"**RLScheduler, Lublin-1: {rls['runs_within']} of {rls['runs']} published runs reproduced "
+                    f"within ±0.01** (largest difference {_tiny(rls['max_abs_difference'])}).")
+    with right.container(border=True):
+        st.metric("FGD · openb default · points within tolerance", f"{fg['runs_within']} of {fg['runs']}")
+        n = len(record.meta["fgd_seeds"])
+        st.markdown(f"**FGD, openb default: {fg['runs_within']} of {fg['runs']} published GPU-allocation points "
+                    f"within ±0.7 (±1.0 Random, DotProd)** over {n} seeds (largest difference "
+                    f"{fg['max_abs_difference']:.2f} points); {order}.")
+    meta = record.meta
+    commit = (meta.get("commit") or "unknown")[:10] + (" with uncommitted changes" if meta.get("dirty") else "")
+    st.caption(f"Recorded {meta['created_utc']} by `{meta['command']}` at engine commit {commit}, on the public "
+               f"files {', '.join(f'`{Path(v).name}`' for v in meta['inputs'].values())}.")
+
+
+def _rls_figure(rows: pd.DataFrame, title: str) -> go.Figure:
+    fig = make_subplots(rows=1, cols=2, subplot_titles=list(RLS_METRICS.values()), horizontal_spacing=0.08)
+    for col, metric in enumerate(RLS_METRICS, start=1):
+        part = rows[rows["metric"] == metric]
+        if part.empty:
+            continue
+        low, high = part[["published", "ours"]].min().min(), part[["published", "ours"]].max().max()
+        fig.add_trace(go.Scatter(x=[low, high], y=[low, high], mode="lines", showlegend=False, hoverinfo="skip",
+                                 line=dict(color="#9aa0a6", dash="dot", width=1)), row=1, col=col)
+        for i, policy in enumerate(rlscheduler.POLICIES):
+            for backfill, symbol in (("none", "circle"), ("compat", "diamond")):
+                pts = part[(part["policy"] == policy) & (part["backfill"] == backfill)]
+                if pts.empty:
+                    continue
+                fig.add_trace(go.Scatter(
+                    x=pts["published"], y=pts["ours"], mode="markers", name=f"{policy}, {BACKFILLS[backfill]}",
+                    legendgroup=f"{policy}{backfill}", showlegend=col == 1,
+                    marker=dict(color=charts.PALETTE[i], symbol=symbol, size=8, line=dict(width=0.5, color="white")),
+                    customdata=pts[["start", "difference"]],
+                    hovertemplate="sequence from job %{customdata[0]}<br>published %{x:.6g}<br>ours %{y:.6g}"
+                                  "<br>difference %{customdata[1]:.2g}<extra>" + f"{policy} · {backfill}</extra>"),
+                    row=1, col=col)
+    fig.update_xaxes(type="log", row=1, col=1)
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_xaxes(title_text="published")
+    fig.update_yaxes(title_text="ours", row=1, col=1)
+    return _legend_below(charts._layout(fig, title, height=520))
+
+
+def _legend_below(fig: go.Figure) -> go.Figure:
+    fig.update_layout(margin=dict(t=60, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0))
+    return fig
+
+
+def _fgd_figure(rows: pd.DataFrame, metric: str, title: str) -> go.Figure:
+    """Dashed lines: the published 10-seed means; markers: ours; one colour per policy."""
+    fig = go.Figure()
+    part = rows[rows["metric"] == metric]
+    for i, policy in enumerate(fgd.POLICIES):
+        pts = part[part["policy"] == policy].sort_values("arrived_pct")
+        if pts.empty:
+            continue
+        colour, label = charts.PALETTE[i], FGD_LABELS[policy]
+        fig.add_trace(go.Scatter(
+            x=pts["arrived_pct"], y=pts["published"], mode="lines", legendgroup=policy, showlegend=False,
+            line=dict(color=colour, dash="dash", width=1.5),
+            hovertemplate="%{x}% arrived: %{y:.2f}<extra>" + label + " published</extra>"))
+        fig.add_trace(go.Scatter(
+            x=pts["arrived_pct"], y=pts["ours"], mode="markers+lines", legendgroup=policy, name=label,
+            marker=dict(color=colour, size=8), line=dict(color=colour, width=1), customdata=pts["difference"],
+            hovertemplate="%{x}% arrived: %{y:.2f} (difference %{customdata:+.2f})<extra>" + label + " ours</extra>"))
+    fig.update_xaxes(title_text="GPU requests arrived (% of capacity)", tickvals=list(fgd.LEVELS))
+    fig.update_yaxes(title_text=FGD_METRICS[metric])
+    return _legend_below(charts._layout(fig, title, height=500))
+
+
+def _fgd_seed_figure(alloc: pd.DataFrame, seed: int) -> go.Figure:
+    """One seed's GPU allocation ratio against the published 10-seed mean and range (left), and its
+    difference from that mean against the one-seed allowance (right)."""
+    pts = alloc.sort_values("arrived_pct")
+    x, back = list(pts["arrived_pct"]), list(pts["arrived_pct"][::-1])
+    label = FGD_LABELS[pts["policy"].iloc[0]]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, subplot_titles=[
+        "GPU allocation ratio (%)", "difference from the published mean (points)"])
+    grey, colour = "rgba(127,127,127,0.25)", charts.PALETTE[list(fgd.POLICIES).index(pts["policy"].iloc[0])]
+    fig.add_trace(go.Scatter(x=x + back, y=list(pts["published_max"]) + list(pts["published_min"][::-1]),
+                             fill="toself", mode="none", fillcolor=grey, name="published range of 10 seeds",
+                             hoverinfo="skip"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=x, y=pts["published"], mode="lines", name="published 10-seed mean",
+                             line=dict(color="#1b2430", dash="dash", width=1.5)), row=1, col=1)
+    fig.add_trace(go.Scatter(x=x, y=pts["ours"], mode="markers+lines", name=f"{label}, seed {seed} (ours)",
+                             marker=dict(color=colour, size=8), line=dict(color=colour, width=1)), row=1, col=1)
+    fig.add_trace(go.Scatter(x=x + back, y=list(pts["tolerance"]) + list(-pts["tolerance"][::-1]), fill="toself",
+                             mode="none", fillcolor="rgba(44,160,44,0.15)", name="one-seed allowance",
+                             hoverinfo="skip"), row=1, col=2)
+    spread = list(pts["published_max"] - pts["published"]) + list((pts["published_min"] - pts["published"])[::-1])
+    fig.add_trace(go.Scatter(x=x + back, y=spread, fill="toself", mode="none", fillcolor=grey, showlegend=False,
+                             hoverinfo="skip"), row=1, col=2)
+    fig.add_trace(go.Scatter(x=x, y=pts["difference"], mode="markers+lines", showlegend=False,
+                             marker=dict(color=colour, size=8), line=dict(color=colour, width=1),
+                             hovertemplate="%{x}% arrived: %{y:+.2f} points<extra></extra>"), row=1, col=2)
+    fig.update_xaxes(title_text="GPU requests arrived (% of capacity)", tickvals=list(fgd.LEVELS))
+    return _legend_below(charts._layout(fig, f"Seed {seed} just now against the published 10-seed mean", 480))
+
+
+def _table(rows: pd.DataFrame, key: str) -> None:
+    st.dataframe(rows, hide_index=True, key=key, column_config={
+        "published": st.column_config.NumberColumn(format="%.6g"),
+        "ours": st.column_config.NumberColumn(format="%.6g"),
+        "difference": st.column_config.NumberColumn(format="%.2g"),
+        "tolerance": st.column_config.NumberColumn(format="%.3g"),
+        "within": st.column_config.CheckboxColumn("within tolerance")})
+
+
+def _rls_section(record: fidelity.Record, inputs: fidelity.Inputs) -> None:
+    st.header("RLScheduler (SC'20) · Lublin-1")
+    rows = record.rlscheduler
+    st.plotly_chart(_rls_figure(rows, "Recorded: ours against published, every sequence (dotted: equal)"),
+                    theme=None, key="fid_rls_chart")
+    policies = st.multiselect("Policies", list(rlscheduler.POLICIES), default=list(rlscheduler.POLICIES),
+                              key="fid_rls_policies")
+    _table(rows[rows["policy"].isin(policies)], "fid_rls_table")
+    with st.expander("Method and tolerance"):
+        st.markdown(RLS_NOTES)
+    st.subheader("Run again now")
+    if _missing(inputs, "lublin_1"):
+        return
+    left, middle, right = st.columns([2, 2, 1], vertical_alignment="bottom")
+    policy = left.selectbox("Queue order", list(rlscheduler.POLICIES), key="fid_rls_policy")
+    backfill = middle.selectbox("Backfilling", list(BACKFILLS), format_func=BACKFILLS.get, key="fid_rls_backfill")
+    if right.button("Run again", key="fid_rls_run"):
+        try:
+            with st.spinner(f"Replaying ten 1,024-job sequences under {policy}..."):
+                st.session_state["fid_rls_live"] = fidelity.compare_rlscheduler(
+                    rows, data.rlscheduler_rerun(inputs.lublin_1, policy, backfill))
+        except (ImportRejected, ExperimentError, OSError) as exc:
+            st.error(f"The re-run failed: {exc}")
+    live = st.session_state.get("fid_rls_live")
+    if live is not None:
+        _rls_live(live, rows)
+
+
+def _rls_live(live: pd.DataFrame, recorded: pd.DataFrame) -> None:
+    policy, backfill = live["policy"].iloc[0], live["backfill"].iloc[0]
+    runs = fidelity.rlscheduler_runs(live)
+    same = recorded.merge(live, on=fidelity.RLS_KEYS, suffixes=("_rec", ""))
+    identical = bool((same["ours_rec"] == same["ours"]).all())
+    box = st.success if runs["within"].all() else st.warning
+    box(f"{policy}, {BACKFILLS[backfill]}: {int(runs['within'].sum())} of {len(runs)} sequences within ±0.01 just now "
+        f"(largest difference {_tiny(float(live['difference'].abs().max()))})"
+        + ("; identical to the record." if identical else "; differs from the record."))
+    wide = live.pivot_table(index="start", columns="metric", values=["published", "ours", "difference"])
+    columns = [(v, m) for m in fidelity.RLS_METRICS for v in ("published", "ours", "difference")]
+    wide = wide[columns].set_axis([f"{RLS_METRICS[m]}: {v}" for v, m in columns], axis=1)
+    st.dataframe(wide.reset_index(), hide_index=True, key="fid_rls_live_table")
+
+
+def _fgd_section(record: fidelity.Record, inputs: fidelity.Inputs) -> None:
+    st.header("FGD (ATC'23) · Alibaba openb, default pod list")
+    rows = record.fgd
+    metric = st.radio("Metric", list(FGD_METRICS), format_func=FGD_METRICS.get, horizontal=True, key="fid_fgd_metric")
+    n = len(record.meta["fgd_seeds"])
+    st.plotly_chart(_fgd_figure(rows, metric, f"Recorded: {n}-seed means, ours (markers) against published (dashed)"),
+                    theme=None, key="fid_fgd_chart")
+    policies = st.multiselect("Policies", list(fgd.POLICIES), default=list(fgd.POLICIES), format_func=FGD_LABELS.get,
+                              key="fid_fgd_policies")
+    _table(rows[rows["policy"].isin(policies)].drop(columns=["n_seeds"]), "fid_fgd_table")
+    with st.expander("Method and tolerance"):
+        st.markdown(FGD_NOTES)
+    st.subheader("Run again now")
+    if _missing(inputs, "openb_nodes", "openb_pods"):
+        return
+    left, middle, right = st.columns([2, 2, 1], vertical_alignment="bottom")
+    policy = left.selectbox("Placement policy", list(fgd.POLICIES), index=len(fgd.POLICIES) - 1,
+                            format_func=FGD_LABELS.get, key="fid_fgd_policy")
+    seed = middle.selectbox("Seed", list(fgd.SEEDS), key="fid_fgd_seed")
+    if right.button("Run again", key="fid_fgd_run"):
+        try:
+            with st.spinner(f"Packing the openb pods with {FGD_LABELS[policy]}, seed {seed} (a few seconds)..."):
+                result = data.fgd_rerun(inputs.openb_nodes, inputs.openb_pods, policy, seed)
+            st.session_state["fid_fgd_live"] = (seed, fidelity.compare_fgd(rows, result, 1))
+        except (ImportRejected, ValueError, OSError) as exc:
+            st.error(f"The re-run failed: {exc}")
+    live = st.session_state.get("fid_fgd_live")
+    if live is not None:
+        _fgd_live(*live)
+
+
+def _fgd_live(seed: int, live: pd.DataFrame) -> None:
+    policy = live["policy"].iloc[0]
+    alloc = live[live["metric"] == fidelity.FGD_TOLERATED_METRIC]
+    box = st.success if alloc["within"].all() else st.warning
+    box(f"{FGD_LABELS[policy]}, seed {seed}: {int(alloc['within'].sum())} of {len(alloc)} GPU-allocation points within "
+        f"the one-seed allowance of the published 10-seed mean (largest difference "
+        f"{alloc['difference'].abs().max():.2f} points).")
+    st.plotly_chart(_fgd_seed_figure(alloc, seed), theme=None, key="fid_fgd_live_chart")
+    _table(alloc.drop(columns=["policy", "metric", "n_seeds", "published_std"]), "fid_fgd_live_table")
+
+
+def _missing(inputs: fidelity.Inputs, *names: str) -> bool:
+    absent = inputs.missing(*names)
+    if absent:
+        st.info("Live re-runs need the trace files, which are not on this machine: "
+                + ", ".join(f"`{p}`" for p in absent) + ". Put the public traces in a `shared/traces/` folder next to "
+                "the repository (`swf/lublin_256.swf`, `alibaba-openb/openb_node_list_gpu_node.csv`, "
+                "`alibaba-openb/openb_pod_list_default.csv`), or start the dashboard with `-- --shared DIR` "
+                "pointing at a folder holding `traces/`. The recorded results above do not need them.")
+    return bool(absent)
+
+
+st.title("Fidelity")
+st.caption("Can you trust the engine's numbers? It re-runs two published scheduling experiments on the same public "
+           "traces and lands on the published figures: exactly where the published method is exact (RLScheduler), "
+           "and within the published seed spread where it is random (FGD).")
+try:
+    fidelity_record = data.fidelity_record()
+except (OSError, ValueError, KeyError) as exc:
+    st.error(f"The fidelity record cannot be read ({type(exc).__name__}: {str(exc)[:200]}); "
+             "recreate it with `python benchmarks/fidelity_record.py`.")
+    st.stop()
+fidelity_inputs = data.fidelity_inputs()
+_headlines(fidelity_record)
+_rls_section(fidelity_record, fidelity_inputs)
+_fgd_section(fidelity_record, fidelity_inputs)

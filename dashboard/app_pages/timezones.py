@@ -1,0 +1,143 @@
+"""Time zones: demand and utilisation by UTC hour against each region's working hours, holidays,
+the follow-the-sun hand-off, and the residency audit, from the dataset's recorded history."""
+import streamlit as st
+
+from dashboard import data
+from engine.analysis.handoff import FLEXIBLE_CLASSES, describe
+
+TOP_PAIRS = 5
+METHODS = f"""
+- **Busy GPUs** in an hour = the integral over that hour of the GPUs allocated to running jobs, divided by
+  one hour; **capacity** = the region's GPUs in the fleet table (else the peak allocation), exactly as on
+  the Overview. **Utilisation** = busy / capacity.
+- **Queued GPUs**: a job waits with its GPUs from submit to start (one that never started: until it was
+  cancelled, or the data's end if still pending). **Demand** = busy + queued, as a % of capacity: above
+  100% means work was waiting for room.
+- **By UTC hour of day / week**: the mean over every day (week) of the data's time range.
+- **Working hours**: a region works Mon-Fri 9:00-18:00 on its local clock, minus its country's public
+  holidays; a team works its own hours, week and holidays (teams table). The bands are the shifts of the
+  chosen week converted to UTC, so daylight saving time moves them; the *average day* chart shades that
+  week's most common shift.
+- **Off-hours** of a region: the middle of the UTC hour falls outside its working hours, or on a weekend or
+  holiday.
+- **Lendable GPU-hours** from region A to region B, per hour: if A is off-hours, the smaller of A's idle GPUs
+  (capacity - busy) and the GPUs of flexible jobs ({", ".join(FLEXIBLE_CLASSES)}) waiting in B's queue whose
+  residency tag allows A; summed over hours. Each pair is an upper bound *on its own* (two pairs may count
+  the same idle GPUs or the same waiting jobs). The fleet figure is, per hour, the smallest of: all idle
+  GPUs of off-hours regions, all waiting flexible GPUs that some other off-hours region may run, and the sum
+  of the pairs; it never exceeds the off-hours idle GPU-hours. GPU types, job sizes, data transfer and
+  start-up time are ignored, so real hand-offs would lend less.
+- **Residency audit**: every job that started is checked against its residency tag (EU data only in EU
+  jurisdictions, and so on) and the regions table's jurisdictions.
+"""
+
+
+def _metrics(tz) -> None:
+    cols = st.columns(4)
+    cols[0].metric("Off-hours idle GPU-hours", f"{tz.off_hours_idle_gpu_hours:,.0f}",
+                   help="Idle GPU-hours of regions while outside their working hours (incl. weekends, holidays)")
+    cols[1].metric("Flexible work queued", f"{tz.flexible_queued_gpu_hours:,.0f} GPU-h",
+                   help=f"GPU-hours that {', '.join(FLEXIBLE_CLASSES)} jobs spent waiting in a queue")
+    cols[2].metric("Lendable GPU-hours (upper bound)", f"{tz.lendable_gpu_hours:,.0f}",
+                   help="What off-hours regions could at most have lent to flexible work waiting elsewhere")
+    audit = tz.residency
+    cols[3].metric("Residency violations", "n/a" if audit.violations is None else f"{audit.violations:,}",
+                   help="Jobs that ran in a region their residency tag does not allow")
+    share = 100 * tz.lendable_gpu_hours / tz.off_hours_idle_gpu_hours if tz.off_hours_idle_gpu_hours else 0.0
+    st.caption(f"{tz.start_utc:%Y-%m-%d %H:%M} to {tz.end_utc:%Y-%m-%d %H:%M} UTC · "
+               f"{tz.hourly['region'].nunique()} regions · "
+               f"at most {share:.0f}% of the off-hours idle GPU-hours could have served flexible work queued "
+               "elsewhere at the same hour.")
+
+
+def _profiles(dataset: str, figures) -> None:
+    st.subheader("Demand and working hours")
+    view = st.radio("Average over", ["UTC day", "UTC week"], horizontal=True, key=f"tz_view:{dataset}")
+    st.plotly_chart(figures["profile_day" if view == "UTC day" else "profile_week"], theme=None)
+    st.caption("Solid: busy GPUs / capacity. Dotted: running + queued GPUs / capacity (above 100% = jobs "
+               "waiting). Shaded: the region's local working hours (Mon-Fri 9-18) in UTC in the chosen week.")
+    st.plotly_chart(figures["gantt"], theme=None)
+    st.caption("Each bar is one shift of the chosen week in UTC: regions' default hours and each team's own "
+               "hours, week and holidays. A missing bar on a working day is a holiday.")
+
+
+def _holidays(tz, figures) -> None:
+    st.subheader("Holidays")
+    st.plotly_chart(figures["daily"], theme=None)
+    if tz.holidays.empty:
+        st.info("No public holiday falls on a working day in this time range (or no country is recorded).")
+        return
+    st.caption("Stars: the region's public holidays on working days (holidays package, by the regions' "
+               "`country`); utilisation per UTC day = busy / capacity GPU-hours.")
+    with st.expander(f"All {len(tz.holidays)} holidays of regions and teams in the time range"):
+        st.dataframe(tz.holidays, hide_index=True, column_config={
+            "date": st.column_config.DateColumn("date (local)", format="ddd D MMM YYYY")})
+
+
+def _handoff(tz, figures) -> None:
+    st.subheader("Follow-the-sun hand-off")
+    if tz.pairs.empty:
+        st.info("Nothing to hand off: no flexible work waited while another region was off-hours with idle GPUs.")
+        return
+    left, right = st.columns([3, 2])
+    left.plotly_chart(figures["handoff_hours"], theme=None)
+    right.plotly_chart(figures["handoff_matrix"], theme=None)
+    st.caption("Left: mean idle GPUs of regions outside their working hours, per UTC hour; the line is the "
+               "fleet's upper bound of those GPUs that flexible work waiting in another region could have used. "
+               "Right: what each off-hours region (row) could at most have lent each other region (column) over "
+               "the whole time range, each pair counted on its own.")
+    st.markdown("**Largest hand-offs** (each pair on its own; pairs overlap, so do not add them up)")
+    st.markdown("\n".join(f"- {describe(row)}" for _, row in tz.pairs.head(TOP_PAIRS).iterrows()))
+    with st.expander(f"All {len(tz.pairs)} region pairs"):
+        st.dataframe(tz.pairs, hide_index=True, column_config={
+            "lendable_gpu_hours": st.column_config.NumberColumn("lendable GPU-h", format="%.0f"),
+            "after_hours_pct": st.column_config.NumberColumn("after hours %", format="%.0f"),
+            "weekend_pct": st.column_config.NumberColumn("weekend %", format="%.0f"),
+            "holiday_pct": st.column_config.NumberColumn("holiday %", format="%.0f")})
+
+
+def _residency(tz) -> None:
+    st.subheader("Data residency")
+    audit = tz.residency
+    if audit.violations:
+        st.warning(audit.message)
+        st.dataframe(audit.table.head(1000), hide_index=True)
+    elif audit.violations == 0:
+        st.success(audit.message)
+    else:
+        st.info(audit.message)
+
+
+def _methods(tz) -> None:
+    with st.expander("How these numbers are computed"):
+        st.markdown(METHODS)
+        st.markdown("**Notes for this dataset**\n" + "\n".join(f"- {n}" for n in tz.notes))
+        st.markdown("**Calendars**")
+        st.dataframe(tz.calendar_table, hide_index=True)
+
+
+dataset = st.session_state.get("dataset")
+st.title("Time zones" + (f" · {dataset}" if dataset else ""))
+if dataset is None:
+    st.info("No data yet. Import a file on the Data page.")
+    st.stop()
+with st.spinner(f"Analysing {dataset}..."):
+    tz = data.timezones(dataset)
+if tz.kind == "empty":
+    st.info(f"Nothing to show for {dataset}: {tz.reason}")
+    st.stop()
+weeks = tz.weeks()
+week = st.selectbox("Reference week (working-hour bands)", weeks, index=weeks.index(tz.default_week()),
+                    format_func=lambda w: f"week of Mon {w:%d %b %Y}", key=f"tz_week:{dataset}")
+figures = data.timezone_figures(dataset, week)
+if not (tz.calendar_table["kind"] == "team").any():
+    st.info("This dataset has no teams table: only the regions' default working hours are drawn.")
+for note in tz.notes:
+    if note.startswith("No time zone recorded") or "no usable calendar" in note:
+        st.warning(note)
+_metrics(tz)
+_profiles(dataset, figures)
+_holidays(tz, figures)
+_handoff(tz, figures)
+_residency(tz)
+_methods(tz)
