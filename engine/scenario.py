@@ -11,6 +11,9 @@
     start_utc = "2026-08-03T00:00:00"   # keep jobs submitted in [start_utc, end_utc)
     end_utc = "2026-08-10T00:00:00"
     load_scale = 1.5                # arrivals 1.5x as dense (inter-arrival times / 1.5)
+    growth = 1.3                    # 30 % more jobs: seeded copies of random jobs, same hour
+    timer_s = 600                   # top level, optional: a scheduling pass every 10 min while jobs
+                                    # wait (for time-dependent orders); 0 (default): events only
     [[fleet]]                       # optional fleet edits, applied in order
     region = "us-east"
     gpu_type = "H100"
@@ -35,29 +38,16 @@ import engine.policies.admission  # noqa: F401  (registers the family)
 import engine.policies.backfill  # noqa: F401  (registers the family)
 import engine.policies.gang  # noqa: F401  (registers the family)
 from engine.policies import registry
+from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
 from engine.sim.result import SimulationResult
 from engine.sim.simulator import Policies, simulate
 from engine.sim.workload import build_workload
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index"}
-_TOP = {"name", "seed", "policies", "workload", "fleet"}
-_WORKLOAD = {"start_utc", "end_utc", "load_scale"}
+_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet"}
+_WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot run, with a message naming the valid choices."""
-
-
-@dataclass(frozen=True)
-class FleetEdit:
-    """Add (positive) or remove (negative) `gpus` GPUs of `gpu_type` in `region` (optionally `tier`)."""
-
-    region: str
-    gpu_type: str
-    gpus: int
-    tier: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +60,8 @@ class Scenario:
     start_utc: pd.Timestamp | None = None
     end_utc: pd.Timestamp | None = None
     load_scale: float = 1.0
+    growth: float = 1.0
+    timer_s: float = 0.0
     fleet_edits: tuple[FleetEdit, ...] = field(default=())
 
     @classmethod
@@ -107,15 +99,17 @@ class Scenario:
             chosen[family] = (key, spec)
         workload = data.get("workload", {})
         _unknown(workload, _WORKLOAD, source, "[workload] key")
-        scale = workload.get("load_scale", 1.0)
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or math.isinf(scale):
-            raise ScenarioError(f"{source}: load_scale must be a positive number, got {scale!r}")
+        scale = _positive(workload, "load_scale", source)
+        growth = _positive(workload, "growth", source)
+        timer = data.get("timer_s", 0.0)
+        if isinstance(timer, bool) or not isinstance(timer, (int, float)) or not 0 <= timer < math.inf:
+            raise ScenarioError(f"{source}: timer_s must be a number of seconds >= 0 (0: no timer), got {timer!r}")
         seed = data.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ScenarioError(f"{source}: seed must be an integer, got {seed!r}")
         return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
                    start_utc=_time(workload, "start_utc", source), end_utc=_time(workload, "end_utc", source),
-                   load_scale=float(scale), fleet_edits=tuple(_edit(e, source) for e in data.get("fleet", [])))
+                   load_scale=scale, growth=growth, timer_s=float(timer), fleet_edits=tuple(_edit(e, source) for e in data.get("fleet", [])))
 
     def build_policies(self) -> Policies:
         """The policy objects, built from their registry keys and parameters."""
@@ -125,25 +119,14 @@ class Scenario:
     def run(self, jobs: pd.DataFrame, fleet: pd.DataFrame) -> SimulationResult:
         """Simulate the dataset's jobs and fleet (schema tables) under this scenario."""
         jobs, fleet = self.apply(jobs, fleet)
-        return simulate(build_workload(jobs, fleet), self.build_policies(), self.seed, self.name)
+        return simulate(build_workload(jobs, fleet), self.build_policies(), self.seed, self.name, self.timer_s)
 
     def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The dataset's jobs and fleet with this scenario's workload and fleet edits applied."""
-        submit = pd.to_datetime(jobs["submit_utc"])
-        keep = pd.Series(True, index=jobs.index)
-        if self.start_utc is not None:
-            keep &= submit >= self.start_utc
-        if self.end_utc is not None:
-            keep &= submit < self.end_utc
-        jobs = jobs[keep].copy()
-        if self.load_scale != 1.0 and len(jobs):
-            submit = pd.to_datetime(jobs["submit_utc"])
-            shift = (submit - submit.min()) * (1.0 / self.load_scale - 1.0)
-            for column in ("submit_utc", "start_utc", "end_utc", "deadline_utc"):
-                if column in jobs:
-                    jobs[column] = pd.to_datetime(jobs[column]) + shift
+        jobs = window(jobs, self.start_utc, self.end_utc)
+        jobs = grow(compress(jobs, self.load_scale), self.growth, self.seed)
         for edit in self.fleet_edits:
-            fleet = _edit_fleet(fleet, edit)
+            fleet = edit_fleet(fleet, edit)
         return jobs, fleet
 
 
@@ -153,6 +136,13 @@ def _unknown(table, valid: set, source: str, what: str) -> None:
     extra = sorted(set(table) - valid)
     if extra:
         raise ScenarioError(f"{source}: unknown {what} {', '.join(extra)}; valid: {', '.join(sorted(valid))}")
+
+
+def _positive(table: dict, key: str, source: str) -> float:
+    value = table.get(key, 1.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ScenarioError(f"{source}: {key} must be a positive number, got {value!r}")
+    return float(value)
 
 
 def _time(table: dict, key: str, source: str) -> pd.Timestamp | None:
@@ -175,24 +165,3 @@ def _edit(spec: dict, source: str) -> FleetEdit:
         raise ScenarioError(f"{source}: add_gpus / remove_gpus must be a non-negative integer, got {count!r}")
     return FleetEdit(str(spec["region"]), str(spec["gpu_type"]), count if "add_gpus" in spec else -count,
                      spec.get("tier"))
-
-
-def _edit_fleet(fleet: pd.DataFrame, edit: FleetEdit) -> pd.DataFrame:
-    """Apply one edit by whole nodes: remove the last matching nodes, or clone the last matching one."""
-    match = (fleet["region"] == edit.region) & (fleet["gpu_type"] == edit.gpu_type) & (fleet["gpus"] > 0)
-    if edit.tier is not None:
-        match &= fleet["tier"] == edit.tier
-    rows = fleet[match]
-    if rows.empty:
-        raise ScenarioError(f"fleet edit: no {edit.gpu_type} nodes in region {edit.region!r}"
-                            + (f" tier {edit.tier!r}" if edit.tier else "") + "; regions with that type: "
-                            + ", ".join(sorted(set(fleet.loc[fleet["gpu_type"] == edit.gpu_type, "region"]))))
-    if edit.gpus < 0:
-        removed = np.cumsum(rows["gpus"].to_numpy()[::-1])
-        count = int(np.searchsorted(removed, -edit.gpus) + 1)
-        return fleet.drop(index=rows.index[::-1][:count]).reset_index(drop=True)
-    template = rows.iloc[-1]
-    count = math.ceil(edit.gpus / int(template["gpus"]))
-    clones = pd.DataFrame([template] * count).reset_index(drop=True)
-    clones["node"] = [f"{template['node']}-added-{i + 1}" for i in range(count)]
-    return pd.concat([fleet, clones], ignore_index=True)

@@ -39,11 +39,13 @@ def test_defaults_and_parameters():
     ({"policies": {"admission": {"key": "queue-length-limit", "limit": 3}}},
      "has no parameter(s) limit; valid: max_queued"),
     ({"policies": {"admission": {"key": "queue-length-limit", "max_queued": "x"}}}, "max_queued must be int"),
-    ({"polices": {}}, "unknown top-level key polices; valid: fleet, name, policies, seed, workload"),
+    ({"polices": {}}, "unknown top-level key polices; valid: fleet, name, policies, seed, timer_s, workload"),
     ({"seed": 1.5}, "seed must be an integer"),
     ({"workload": {"load_scale": 0}}, "load_scale must be a positive number"),
-    ({"workload": {"scale": 2}}, "unknown [workload] key scale; valid: end_utc, load_scale, start_utc"),
+    ({"workload": {"scale": 2}}, "unknown [workload] key scale; valid: end_utc, growth, load_scale, start_utc"),
     ({"workload": {"start_utc": "soon"}}, "start_utc must be a date-time"),
+    ({"workload": {"growth": -1}}, "growth must be a positive number"),
+    ({"timer_s": -5}, "timer_s must be a number of seconds >= 0"),
     ({"fleet": [{"region": "r", "gpu_type": "A"}]}, "one of add_gpus, remove_gpus"),
     ({"fleet": [{"region": "r", "gpu_type": "A", "add_gpus": -1}]}, "non-negative integer"),
 ])
@@ -94,6 +96,34 @@ def test_workload_window_and_load_scale():
     assert ((out["submit_utc"] - T0).dt.total_seconds()).tolist() == [100.0, 150.0]
     # Run durations are kept: start and end shift with the submit time.
     assert ((out["end_utc"] - out["start_utc"]).dt.total_seconds()).tolist() == [10.0, 10.0]
+
+
+def test_growth_copies_or_drops_jobs_seeded_and_keeps_their_hour():
+    jobs = pd.DataFrame([job(i, 3600 * i, 10, 1) for i in range(200)])
+    grown, _ = Scenario.from_dict({"workload": {"growth": 2.5}}).apply(jobs, fleet(1))
+    copies = grown[grown["job_id"].str.contains("+", regex=False)]
+    assert len(grown) == 200 + len(copies) and 200 + 200 < len(grown) < 200 + 400
+    assert copies["job_id"].str.endswith("+1").sum() == 200  # every job once, about half twice
+    assert 70 < copies["job_id"].str.endswith("+2").sum() < 130
+    originals = grown.set_index("job_id").loc[copies["job_id"].str.split("+").str[0], "submit_utc"].to_numpy()
+    delay = (copies["submit_utc"].to_numpy() - originals) / pd.Timedelta(seconds=1)
+    assert ((delay >= 0) & (delay < 900)).all()
+    assert (copies["end_utc"] - copies["submit_utc"]).equals(copies["end_utc"] - copies["submit_utc"])
+    again, _ = Scenario.from_dict({"workload": {"growth": 2.5}}).apply(jobs, fleet(1))
+    assert again.equals(grown)
+    shrunk, _ = Scenario.from_dict({"workload": {"growth": 0.5}, "seed": 3}).apply(jobs, fleet(1))
+    assert 70 < len(shrunk) < 130 and set(shrunk["job_id"]) <= set(jobs["job_id"])
+
+
+def test_timer_adds_a_pass_every_timer_s_while_jobs_wait():
+    # Jobs wait from 1 s to 110 s: a 10 s timer adds passes at 11, 21, ..., 101 s. Nothing is freed
+    # between events here, so the passes start nothing and the starts match the run without one.
+    jobs = pd.DataFrame([job(0, 0, 100, 1), job(1, 1, 1000, 1), job(2, 50, 10, 1)])
+    plain = Scenario.from_dict({"policies": {"order": "wfp3"}}).run(jobs, fleet(1))
+    timed = Scenario.from_dict({"policies": {"order": "wfp3"}, "timer_s": 10}).run(jobs, fleet(1))
+    assert timed.jobs["start_s"].tolist() == plain.jobs["start_s"].tolist()
+    ticks = timed.timeline["time_s"].tolist()
+    assert [t for t in ticks if t not in set(plain.timeline["time_s"])] == [11.0 + 10 * k for k in range(10)]
 
 
 def test_run_applies_edits_and_simulates():
