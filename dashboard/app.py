@@ -40,6 +40,7 @@ page = st.navigation([
     st.Page(PAGES / "whatif.py", title="What-if", icon=":material/science:", url_path="whatif"),
     st.Page(PAGES / "fidelity.py", title="Fidelity", icon=":material/verified:", url_path="fidelity"),
     st.Page(PAGES / "timezones.py", title="Time zones", icon=":material/schedule:", url_path="timezones"),
+    st.Page(PAGES / "costcarbon.py", title="Cost & carbon", icon=":material/payments:", url_path="cost"),
 ])
 with st.sidebar:
     st.markdown("**Meridian** · GPU fleet idle time")

@@ -23,8 +23,11 @@ from plotly.graph_objects import Figure
 
 from dashboard import charts
 from engine.analysis import Overview, build_overview
+from engine.analysis.cost import CostAssumptions
 from engine.analysis.sim_metrics import kpis
 from engine.analysis.timezones import TimeZones, build_timezones
+from engine.analysis.world_kpis import WorldReport, world_report
+from engine.sim.world import World
 from engine.experiments import fidelity
 from engine.scenario import Scenario
 from engine.sim.result import SimulationResult
@@ -187,7 +190,7 @@ def _whatif(path: str, dataset: str, content: str, days: float, fingerprint: str
     if days > 0 and scenario.start_utc is None and scenario.end_utc is None and len(jobs):
         start = pd.to_datetime(jobs["submit_utc"]).min()
         scenario = replace(scenario, start_utc=start, end_utc=start + pd.Timedelta(days=days))
-    result = scenario.run(jobs, fleet)
+    result = scenario.run(jobs, fleet, World.of_dataset(s, dataset))
     return WhatIfRun(scenario.name, kpis(result), result, scenario.start_utc, scenario.end_utc, len(result.jobs))
 
 
@@ -267,3 +270,60 @@ def _timezone_figures(path: str, dataset: str, fingerprint: str, week: pd.Timest
 def timezone_figures(dataset: str, week: pd.Timestamp) -> dict[str, Figure]:
     """The Time zones page's charts of `dataset` for one reference week (see charts.timezone_figures)."""
     return _timezone_figures(str(db_path()), dataset, store().fingerprint(), pd.Timestamp(week))
+
+
+# --- Cost & carbon (engine.analysis.world_kpis) --------------------------------------------------
+WORLD_TABLES = ("prices", "regions", "carbon")
+
+
+def assumptions_text(assumptions: CostAssumptions) -> str:
+    """`assumptions` as canonical JSON: the cache key of the world reports, and what the session keeps."""
+    return json.dumps({"pue": assumptions.pue, "kw_per_gpu": dict(sorted(assumptions.kw_per_gpu.items())),
+                       "kw_other": assumptions.kw_other, "annualisation_days": assumptions.annualisation_days,
+                       "default_g_co2e_per_kwh": assumptions.default_g_co2e_per_kwh,
+                       "price_overrides": sorted([*key, usd] for key, usd in assumptions.price_overrides.items())},
+                      sort_keys=True)
+
+
+def assumptions_from_text(text: str) -> CostAssumptions:
+    """The inverse of assumptions_text."""
+    spec = json.loads(text)
+    overrides = {tuple(row[:3]): float(row[3]) for row in spec.pop("price_overrides")}
+    return CostAssumptions(**spec, price_overrides=overrides)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _world_tables(path: str, dataset: str, fingerprint: str) -> dict[str, pd.DataFrame]:
+    s = _connection(path)[0].cursor()
+    return {**{name: s.table(name, dataset) for name in WORLD_TABLES},
+            "gpu_types": pd.DataFrame({"gpu_type": sorted(set(s.fleet(dataset)["gpu_type"].dropna().astype(str)))})}
+
+
+def world_tables(dataset: str) -> dict[str, pd.DataFrame]:
+    """The dataset's prices, regions and carbon tables, and "gpu_types" (the fleet's GPU types, one
+    column), read once per content of the database."""
+    return _world_tables(str(db_path()), dataset, store().fingerprint())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _whatif_world(path: str, dataset: str, content: str, days: float, assumptions: str,
+                  fingerprint: str) -> WorldReport:
+    run = _whatif(path, dataset, content, days, fingerprint)
+    spec = json.loads(content)
+    scenario = replace(Scenario.from_dict(spec, source=str(spec.get("name", "scenario"))),
+                       start_utc=run.start_utc, end_utc=run.end_utc)
+    s = _connection(path)[0].cursor()
+    jobs, fleet = scenario.apply(s.jobs(dataset), s.fleet(dataset))
+    world = _world_tables(path, dataset, fingerprint)
+    return world_report(run.result, fleet, world["prices"], world["regions"], world["carbon"],
+                        assumptions_from_text(assumptions), jobs=jobs)
+
+
+def whatif_world(dataset: str, scenario: dict, days: float,
+                 assumptions: CostAssumptions | None = None) -> WorldReport:
+    """Cost, carbon and residency (engine.analysis.world_kpis.world_report) of `whatif_run(dataset,
+    scenario, days)`, on the fleet the scenario ran on, with the dataset's world tables; cached per
+    (dataset, scenario content, window, assumptions, store fingerprint) and sharing whatif_run's run."""
+    content = json.dumps(scenario, sort_keys=True, default=str)
+    return _whatif_world(str(db_path()), dataset, content, float(days),
+                         assumptions_text(assumptions or CostAssumptions()), store().fingerprint())

@@ -4,34 +4,44 @@ The jobs and fleet come from the Store (--dataset NAME) or from a trace parsed i
 its importer (--trace FILE; no database involved). Output is a KPI table and per-group tables (by
 workload class and by team), or JSON: simulate -> {"scenario": name, "kpis": {...},
 "by_workload_class": [{...}, ...], "by_team": [{...}, ...]}; compare -> a list of those, the first
-the baseline. Keys and units: engine.analysis.sim_metrics (kpis, by_group) and the README.
+the baseline. Keys and units: engine.analysis.sim_metrics (kpis, by_group),
+engine.analysis.world_kpis (cost, carbon, residency: KPI_KEYS) and the README. The world KPIs use the
+dataset's prices, regions and carbon tables with --dataset, and the defaults (price book, world-average
+grid intensity, UTC) with --trace; the defaults relied on are printed after the KPIs ("assumed: ..."),
+on stderr with --json so that stdout stays one JSON document.
 """
 from __future__ import annotations
 
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
-from engine.analysis.sim_metrics import by_group, kpis
+from engine.analysis.sim_metrics import by_group, effective_capacity_ratio, kpis
 from engine.analysis.sim_series import group_comparison
-from engine.scenario import Scenario, ScenarioError
+from engine.analysis.world_kpis import world_report
+from engine.scenario import DEFAULTS, Scenario, ScenarioError
+from engine.sim.world import World
+from engine.telemetry.batch import TABLE_COLUMNS
 from engine.telemetry.importers import parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
 
 EXIT_BAD_INPUT = 2
 GROUPS = (("workload_class", "by_workload_class"), ("team", "by_team"))
+WORLD_TABLES = ("prices", "regions", "carbon")
 
 
 class _Unusable(Exception):
     """Input the commands cannot use; printed on stderr with exit code 2."""
 
 
-def _tables(args) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(jobs, fleet) of the dataset or trace the arguments name."""
+def _tables(args) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    """(jobs, fleet, {prices, regions, carbon}) of the dataset or trace the arguments name; a trace's
+    world tables are those its importer gives, else empty (the world KPIs then use their defaults)."""
     if args.trace:
         path = Path(args.trace)
         try:
@@ -43,7 +53,8 @@ def _tables(args) -> tuple[pd.DataFrame, pd.DataFrame]:
         if jobs is None or fleet is None:
             raise _Unusable(f"{path}: {batch.format} trace has no jobs and fleet; ingest it with a fleet "
                             "and use --dataset")
-        return jobs, fleet
+        return jobs, fleet, {name: batch.tables.get(name, pd.DataFrame(columns=TABLE_COLUMNS[name]))
+                             for name in WORLD_TABLES}
     from engine.telemetry.sample import ensure_sample
     from engine.telemetry.store import Store
 
@@ -53,19 +64,51 @@ def _tables(args) -> tuple[pd.DataFrame, pd.DataFrame]:
         names = list(store.datasets()["name"])
         if args.dataset not in names:
             raise _Unusable(f"unknown dataset {args.dataset!r}; choose from {', '.join(names) or 'none'}")
-        return store.jobs(args.dataset), store.fleet(args.dataset)
+        return (store.jobs(args.dataset), store.fleet(args.dataset),
+                {name: store.table(name, args.dataset) for name in WORLD_TABLES})
     finally:
         store.close()
 
 
-def _run(args, files: list[str]) -> list[tuple[Scenario, dict, object]]:
+def _run(args, files: list[str]) -> tuple[list[tuple[Scenario, dict, object]], list[str]]:
+    """([(scenario, its KPIs with the world KPIs appended, result) per scenario file], the defaults the
+    world KPIs relied on, each once)."""
     scenarios = [Scenario.load(f) for f in files]
-    jobs, fleet = _tables(args)
-    out = []
+    jobs, fleet, world = _tables(args)
+    out, assumed, baselines = [], {}, {}
+    tables = World(world["regions"], world["prices"], world["carbon"])
     for scenario in scenarios:
-        result = scenario.run(jobs, fleet)
-        out.append((scenario, kpis(result), result))
-    return out
+        result = scenario.run(jobs, fleet, tables)
+        ratio = _capacity_ratio(scenario, kpis(result), jobs, fleet, tables, baselines)
+        ran_jobs, ran_fleet = scenario.apply(jobs, fleet)
+        try:
+            report = world_report(result, ran_fleet, world["prices"], world["regions"], world["carbon"],
+                                  jobs=ran_jobs)
+        except ValueError as exc:
+            raise _Unusable(f"{scenario.name}: cannot compute cost, carbon and residency: {exc}") from None
+        assumed.update(dict.fromkeys(report.assumed))
+        out.append((scenario, {**kpis(result), "effective_capacity_ratio": ratio, **report.kpis}, result))
+    return out, list(assumed)
+
+
+def _capacity_ratio(scenario: Scenario, values: dict, jobs, fleet, world: World, baselines: dict) -> float:
+    """Served GPU-hours against home-only FIFO (the default policies) with the same workload and
+    fleet edits and seed; the baseline runs once per distinct set of edits."""
+    baseline = replace(scenario, name="home-only FIFO", timer_s=0.0,
+                       policies={family: (key, {}) for family, key in DEFAULTS.items()})
+    if baseline.policies == scenario.policies:
+        return effective_capacity_ratio(values, values)
+    key = (baseline.start_utc, baseline.end_utc, baseline.load_scale, baseline.growth, baseline.fleet_edits,
+           baseline.seed)
+    if key not in baselines:
+        baselines[key] = kpis(baseline.run(jobs, fleet, world))
+    return effective_capacity_ratio(values, baselines[key])
+
+
+def _print_assumed(notes: list[str], json_mode: bool) -> None:
+    """One "assumed: ..." line per default relied on: on stderr in JSON mode, else on stdout."""
+    for note in notes:
+        print(f"assumed: {note}", file=sys.stderr if json_mode else sys.stdout)
 
 
 def _guarded(command):
@@ -102,14 +145,16 @@ def _print_groups(runs: list[tuple[str, object]]) -> None:
 
 @_guarded
 def cmd_simulate(args) -> int:
-    ((scenario, values, result),) = _run(args, [args.scenario])
+    ((scenario, values, result),), assumed = _run(args, [args.scenario])
     written = [*result.to_csv(args.out), *result.to_parquet(args.out)] if args.out else []
     if args.json:
         print(json.dumps(_report(scenario, values, result)))
+        _print_assumed(assumed, True)
         return 0
     print(f"scenario {scenario.name}")
     for key, value in values.items():
         print(f"  {key:28s} {_fmt(value)}")
+    _print_assumed(assumed, False)
     _print_groups([(scenario.name, result)])
     if written:
         print(f"\nwrote {', '.join(p.name for p in written)} to {args.out}/")
@@ -118,9 +163,10 @@ def cmd_simulate(args) -> int:
 
 @_guarded
 def cmd_compare(args) -> int:
-    runs = _run(args, args.scenario)
+    runs, assumed = _run(args, args.scenario)
     if args.json:
         print(json.dumps([_report(s, k, r) for s, k, r in runs]))
+        _print_assumed(assumed, True)
         return 0
     base = runs[0][1]
     header = "kpi".ljust(28) + "".join(s.name[:22].rjust(24) for s, _, _ in runs)
@@ -132,6 +178,7 @@ def cmd_compare(args) -> int:
             rel = f" ({delta / base[key]:+.0%})" if base[key] and math.isfinite(delta / base[key]) else ""
             cells.append(f"{_fmt(values[key])} {delta:+,.4g}{rel}".rjust(24))
         print(key.ljust(28) + "".join(cells))
+    _print_assumed(assumed, False)
     _print_groups([(s.name, r) for s, _, r in runs])
     return 0
 

@@ -5,6 +5,7 @@ their source formats onto them.
 """
 
 WORKLOAD_CLASSES = ("training", "inference", "development", "batch", "hpo", "unknown")
+FLEXIBLE_CLASSES = ("training", "batch", "hpo")  # work that can wait and move to another region
 JOB_STATUSES = ("completed", "failed", "cancelled", "preempted", "running", "pending")
 TIERS = ("reserved", "on-demand", "spot")
 

@@ -37,14 +37,16 @@ import pandas as pd
 import engine.policies.admission  # noqa: F401  (registers the family)
 import engine.policies.backfill  # noqa: F401  (registers the family)
 import engine.policies.gang  # noqa: F401  (registers the family)
+import engine.policies.routing  # noqa: F401  (registers the family)
 from engine.policies import registry
 from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
 from engine.sim.result import SimulationResult
 from engine.sim.simulator import Policies, simulate
 from engine.sim.workload import build_workload
+from engine.sim.world import World
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
-            "gang": "lowest-index"}
+            "gang": "lowest-index", "routing": "home-only"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
@@ -116,10 +118,12 @@ class Scenario:
         return Policies(**{family: registry.make(family, key, **params)
                            for family, (key, params) in self.policies.items()})
 
-    def run(self, jobs: pd.DataFrame, fleet: pd.DataFrame) -> SimulationResult:
-        """Simulate the dataset's jobs and fleet (schema tables) under this scenario."""
+    def run(self, jobs: pd.DataFrame, fleet: pd.DataFrame, world: World | None = None) -> SimulationResult:
+        """Simulate the dataset's jobs and fleet (schema tables) under this scenario; `world` (the
+        dataset's regions, prices and carbon tables) informs routing."""
         jobs, fleet = self.apply(jobs, fleet)
-        return simulate(build_workload(jobs, fleet), self.build_policies(), self.seed, self.name, self.timer_s)
+        return simulate(build_workload(jobs, fleet), self.build_policies(), self.seed, self.name, self.timer_s,
+                        world)
 
     def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The dataset's jobs and fleet with this scenario's workload and fleet edits applied."""

@@ -282,3 +282,42 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
     _select(app, "util")
     assert any("Nothing to show for util: It has no job records" in i.value for i in app.info)
 
+
+
+def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
+    from engine.analysis.world_kpis import world_kpis
+    from engine.scenario import Scenario
+
+    _select(app, "tiny")
+    app.switch_page("app_pages/costcarbon.py").run()
+    assert not app.exception, app.exception
+    assert app.multiselect(key="cc_scenarios").value == ["easy-backfill"] and app.number_input(key="cc_days").value == 7
+    # 4 reserved H100s x 2 h at $3 = $24, 2 idle GPU-hours = $6, 6 GPU-hours held: $4 per GPU-hour;
+    # 6 GPU-h x 0.7 kW x PUE 1.2 x 480 g/kWh (no carbon table) = 2.42 kg
+    assert _metrics(app) == {"Spend": "$24.00", "Idle spend (reserved)": "$6.00", "Effective $/GPU-hour": "$4.00",
+                             "Productive $/GPU-hour": "$4.00", "Carbon": "2.42 kg CO2e"}
+    table = app.dataframe[0].value.set_index("scenario")
+    jobs, fleet = TINY.tables["jobs"], TINY.tables["fleet"]
+    fifo = Scenario.load(Path(APP).parents[1] / "sample_data" / "scenarios" / "fifo.toml")
+    expected = world_kpis(fifo.run(jobs, fleet), fleet, TINY.tables["prices"], TINY.tables["regions"], None)
+    assert table.loc["fifo", "spend (USD)"] == expected["cost_usd"] == 24.0
+    assert table.loc["fifo", "carbon (kgCO2e)"] == pytest.approx(expected["carbon_kg"])
+    assert table.loc["easy-backfill", "spend per year (USD)"] == pytest.approx(24.0 * 365 * 12)
+    assert list(table.index) == ["fifo", "easy-backfill"] and len(app.get("plotly_chart")) == 5
+    assert any("eu: no carbon profile; 480 gCO2e/kWh assumed" in w.value for w in app.warning)
+    prices = [d.value for d in app.dataframe if "source" in d.value.columns][0]
+    assert prices[["tier", "USD per GPU-hour", "source"]].values.tolist() == [["reserved", 3.0, "dataset"]]
+    assumptions = [d.value for d in app.dataframe if "assumption" in d.value.columns][0]
+    assert "power per H100 GPU" in set(assumptions["assumption"]) and "power per A100 GPU" not in set(
+        assumptions["assumption"])
+    app.number_input(key="cc_pue").set_value(1.5).run()
+    app.number_input(key="cc_kw:H100").set_value(1.0).run()
+    app.number_input(key="cc_year_days").set_value(360.0).run()
+    assert not app.exception, app.exception
+    assert _metrics(app)["Carbon"] == "4.32 kg CO2e"                      # 6 GPU-h x 1 kW x 1.5 x 0.48
+    assert app.dataframe[0].value.set_index("scenario").loc["fifo", "spend per year (USD)"] == pytest.approx(
+        24.0 * 360 * 12)
+    app.radio(key="cc_detail").set_value("easy-backfill").run()
+    assert [(m.label, m.delta) for m in app.metric][0] == ("Spend", "+$0.00")   # same fleet, same GPU-hours
+    _select(app, "util")
+    assert any("Nothing to price for util: it has no fleet table" in i.value for i in app.info)

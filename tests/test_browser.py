@@ -3,6 +3,7 @@
 Opens the Overview, uploads a CSV on the Data page, sees the Overview change, finds no
 exception on any page, and saves full-page screenshots to tests/artifacts/.
 """
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,24 @@ def _metrics(page) -> dict[str, str]:
 def _assert_clean(page) -> None:
     assert page.locator(EXCEPTION).count() == 0
     assert "Traceback" not in page.inner_text("body")
+
+@contextmanager
+def _opened(database, tmp_path, path: str, height: int, charts: int, timeout_ms: int = 120_000):
+    """A fresh server on `database` and a page at `path`, once `charts` charts are drawn and the
+    page is clean (no exception, no error); the browser closes on exit."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": height})
+            page.goto(url + path)
+            page.wait_for_function(ALL_CHARTS_DRAWN, arg=charts, timeout=timeout_ms)
+            _settle(page, timeout_ms=timeout_ms)
+            _assert_clean(page)
+            yield page
+        finally:
+            browser.close()
+
 
 
 def _go(page, title: str) -> None:
@@ -120,50 +139,40 @@ def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(database, tmp_pa
 
 
 def test_fidelity_shows_the_record_and_reruns_both_experiments(database, tmp_path):
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 5200})
-            page.goto(url + "/fidelity")
-            page.wait_for_function(ALL_CHARTS_DRAWN, arg=2, timeout=120_000)
-            _settle(page)
-            _assert_clean(page)
-            metrics = _metrics(page)
-            assert metrics["RLScheduler · Lublin-1 · runs within ±0.01"] == "100 of 100"
-            assert metrics["FGD · openb default · points within tolerance"] == "42 of 42"
-            runs = page.get_by_role("button", name="Run again", exact=True)
-            runs.nth(0).click()
-            page.get_by_text("identical to the record").wait_for(timeout=60_000)
-            _settle(page)
-            runs.nth(1).click()
-            page.get_by_text("GPU-allocation points within the one-seed allowance").wait_for(timeout=120_000)
-            page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=60_000)
-            _settle(page)
-            _assert_clean(page)
-            assert "FCFS, no backfilling: 10 of 10 sequences within ±0.01 just now" in page.inner_text("body")
-            page.screenshot(path=str(ARTIFACTS / "fidelity.png"), full_page=True)
-        finally:
-            browser.close()
+    with _opened(database, tmp_path, "/fidelity", 5200, 2) as page:
+        metrics = _metrics(page)
+        assert metrics["RLScheduler · Lublin-1 · runs within ±0.01"] == "100 of 100"
+        assert metrics["FGD · openb default · points within tolerance"] == "42 of 42"
+        runs = page.get_by_role("button", name="Run again", exact=True)
+        runs.nth(0).click()
+        page.get_by_text("identical to the record").wait_for(timeout=60_000)
+        _settle(page)
+        runs.nth(1).click()
+        page.get_by_text("GPU-allocation points within the one-seed allowance").wait_for(timeout=120_000)
+        page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=60_000)
+        _settle(page)
+        _assert_clean(page)
+        assert "FCFS, no backfilling: 10 of 10 sequences within ±0.01 just now" in page.inner_text("body")
+        page.screenshot(path=str(ARTIFACTS / "fidelity.png"), full_page=True)
 
 
 def test_timezones_page_draws_bands_handoff_and_holidays(database, tmp_path):
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 4200})
-            page.goto(url + "/timezones")
-            page.wait_for_function(ALL_CHARTS_DRAWN, arg=5, timeout=120_000)
-            _settle(page)
-            _assert_clean(page)
-            assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
-            assert set(_metrics(page)) == {"Off-hours idle GPU-hours", "Flexible work queued",
-                                           "Lendable GPU-hours (upper bound)", "Residency violations"}
-            body = page.inner_text("body")
-            assert "Largest hand-offs" in body and "busiest around" in body and "Who is at work" in body
-            assert page.locator('[data-testid="stPlotlyChart"] .shapelayer path').count() > 0   # working-hour bands
-            page.screenshot(path=str(ARTIFACTS / "timezones.png"), full_page=True)
-        finally:
-            browser.close()
+    with _opened(database, tmp_path, "/timezones", 4200, 5) as page:
+        assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+        assert set(_metrics(page)) == {"Off-hours idle GPU-hours", "Flexible work queued",
+                                       "Lendable GPU-hours (upper bound)", "Residency violations"}
+        body = page.inner_text("body")
+        assert "Largest hand-offs" in body and "busiest around" in body and "Who is at work" in body
+        assert page.locator('[data-testid="stPlotlyChart"] .shapelayer path').count() > 0   # working-hour bands
+        page.screenshot(path=str(ARTIFACTS / "timezones.png"), full_page=True)
 
+
+def test_cost_and_carbon_page_on_a_week_of_the_sample(database, tmp_path):
+    with _opened(database, tmp_path, "/cost", 3000, 5, timeout_ms=180_000) as page:
+        assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+        assert set(_metrics(page)) == {"Spend", "Idle spend (reserved)", "Effective $/GPU-hour",
+                                       "Productive $/GPU-hour", "Carbon"}
+        body = page.inner_text("body")
+        assert "Trade-off across scenarios" in body and "none was assumed" in body
+        assert page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').count() >= 2  # one per scenario
+        page.screenshot(path=str(ARTIFACTS / "costcarbon.png"), full_page=True)

@@ -13,9 +13,14 @@ FIFO = REPO / "sample_data" / "scenarios" / "fifo.toml"
 EASY = REPO / "sample_data" / "scenarios" / "easy-backfill.toml"
 KPIS = {"utilization", "idle_gpu_hours", "wait_p50_s", "wait_p95_s", "avg_bounded_slowdown", "makespan_s",
         "jobs_completed", "jobs_failed"}
+WORLD_KPIS = {"cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_usd", "idle_cost_usd",
+              "cost_usd_per_year", "idle_cost_usd_per_year", "effective_usd_per_gpu_hour",
+              "productive_usd_per_gpu_hour", "energy_kwh", "carbon_kg", "carbon_kg_per_year",
+              "residency_violations", "egress_usd"}
 # Every key the README documents; the fragmentation pair only for runs that sample fragmentation.
-ALL_KPIS = KPIS | {"wait_mean_s", "wait_p99_s", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s", "jobs_not_run",
-                   "throughput_jobs_per_hour"}
+ALL_KPIS = KPIS | WORLD_KPIS | {"wait_mean_s", "wait_p99_s", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s",
+                                "jobs_not_run", "throughput_jobs_per_hour", "served_gpu_hours",
+                                "effective_capacity_ratio"}
 FRAGMENTATION = {"frag_gpus_mean", "frag_gpu_pct_of_idle"}
 GROUP_KEYS = ["jobs", "finished", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_p99_s", "jct_mean_s", "jct_p50_s",
               "jct_p95_s", "jct_p99_s", "avg_bounded_slowdown", "gpu_hours"]
@@ -102,3 +107,55 @@ def test_simulate_table_lists_groups_and_written_files(tmp_path):
     tables = ["jobs", "timeline", "decisions"] + ["fragmentation"] * (tmp_path / "fragmentation.csv").exists()
     files = [f"{t}.{kind}" for kind in ("csv", "parquet") for t in tables]
     assert lines[-1] == f"wrote {', '.join(files)} to {tmp_path}/"
+
+
+# --- Cost, carbon and residency KPIs (engine.analysis.world_kpis) -------------------------------
+
+
+def test_trace_world_kpis_use_the_defaults_and_reconcile_with_the_engine():
+    from engine.analysis.world_kpis import KPI_KEYS, world_kpis
+    from engine.scenario import Scenario
+    from engine.telemetry.importers import parser_for
+    from engine.telemetry.importers.common import ImportOptions
+
+    assert set(KPI_KEYS) == WORLD_KPIS
+    done = meridian("simulate", "--trace", SMALL, "--scenario", FIFO, "--json")
+    assert done.returncode == 0, done.stderr
+    kpis = json.loads(done.stdout)["kpis"]
+    batch = parser_for("swf")(SMALL.read_bytes(), str(SMALL), ImportOptions())
+    jobs, fleet = batch.tables["jobs"], batch.tables["fleet"]
+    scenario = Scenario.load(FIFO)
+    expected = world_kpis(scenario.run(jobs, fleet), scenario.apply(jobs, fleet)[1], pd.DataFrame(),
+                          batch.tables.get("regions"), None, jobs=jobs)
+    assert {key: kpis[key] for key in KPI_KEYS} == {key: expected[key] for key in KPI_KEYS}
+    # no prices in an SWF log: the price book's CPU slot, reserved, $0.05 x 0.6 per slot-hour
+    assert kpis["cost_usd"] == pytest.approx(0.03 * kpis["idle_gpu_hours"] / (1 - kpis["utilization"]))
+    assert kpis["egress_usd"] == 0.0 and kpis["residency_violations"] == 0.0
+    notes = [line.removeprefix("assumed: ") for line in done.stderr.splitlines() if line.startswith("assumed: ")]
+    assert notes == expected["assumed"] and any("default price book" in n for n in notes)
+
+
+def test_dataset_world_kpis_read_the_stored_prices(tmp_path):
+    from test_app_pages import TINY
+
+    from engine.telemetry.store import Store
+
+    db = tmp_path / "m.duckdb"
+    store = Store.open(db)
+    store.add_import("tiny", TINY, "tiny.csv", "sha-tiny")
+    store.close()
+    done = meridian("compare", "--dataset", "tiny", "--db", db, "--scenario", FIFO, "--scenario", EASY, "--json")
+    assert done.returncode == 0, done.stderr
+    for out in json.loads(done.stdout):
+        k = out["kpis"]
+        # 4 reserved H100s x 2 h at the dataset's $3: $24, of which 2 idle GPU-hours = $6; 6 GPU-h allocated
+        assert (k["cost_usd"], k["cost_reserved_usd"], k["idle_cost_usd"]) == (24.0, 24.0, 6.0)
+        assert k["effective_usd_per_gpu_hour"] == 4.0 and k["cost_usd_per_year"] == pytest.approx(24 * 365 * 12)
+        # 6 GPU-h x 0.7 kW x PUE 1.2 at the world-average 480 g/kWh (tiny has no carbon table)
+        assert k["energy_kwh"] == pytest.approx(5.04) and k["carbon_kg"] == pytest.approx(5.04 * 0.48)
+    assert "assumed: eu: no carbon profile; 480 gCO2e/kWh assumed at every hour" in done.stderr.splitlines()
+    table = meridian("simulate", "--dataset", "tiny", "--db", db, "--scenario", FIFO).stdout.splitlines()
+    assert ["cost_usd", "24"] in [line.split() for line in table]
+    assert ["carbon_kg", "2.419"] in [line.split() for line in table]
+    assert table.index("assumed: eu: no carbon profile; 480 gCO2e/kWh assumed at every hour") < table.index(
+        "by workload class")

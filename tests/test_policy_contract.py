@@ -196,3 +196,60 @@ def test_admission_is_deterministic_and_admits_into_an_empty_queue(family, key):
     policy = registry.make(family, key)
     assert policy.admit(0, 0.0) is True
     assert [policy.admit(n, 5.0) for n in range(0, 3000, 500)] == [policy.admit(n, 5.0) for n in range(0, 3000, 500)]
+
+
+def _regions(n, seed=17, allowed=None):
+    """A RegionsView of n regions with read-only arrays (a policy that writes to one raises)."""
+    from engine.sim.views import RegionsView
+    rng = np.random.default_rng(seed)
+    capacity = rng.integers(1, 65, n).astype(float)
+    arrays = dict(
+        free_gpus=np.floor(capacity * rng.uniform(0, 1, n)), capacity_gpus=capacity,
+        queued_gpus=rng.integers(0, 40, n).astype(float), at_work=rng.uniform(size=n) < 0.5,
+        usd_per_gpu_hour=np.where(rng.uniform(size=n) < 0.2, np.nan, rng.uniform(1, 4, n)),
+        g_co2e_per_kwh=rng.uniform(20, 700, n),
+        allowed=rng.uniform(size=n) < 0.7 if allowed is None else np.full(n, allowed),
+        fits=rng.uniform(size=n) < 0.9)
+    for array in arrays.values():
+        array.flags.writeable = False
+    return RegionsView(names=tuple(f"r{i}" for i in range(n)), **arrays)
+
+
+def _route_requests(n_regions, seed=19):
+    from engine.model import WORKLOAD_CLASSES
+    from engine.sim.views import RouteRequest
+    rng = np.random.default_rng(seed)
+    return [RouteRequest(index=i, home=int(rng.integers(n_regions)), gpus=float(rng.choice([0.5, 1, 4, 8, 16])),
+                         workload_class=WORKLOAD_CLASSES[i % len(WORKLOAD_CLASSES)], flexible=bool(i % 3),
+                         requested_s=float(rng.uniform(60, 86_400)), submit_s=float(i * 30))
+            for i in range(60)]
+
+
+def test_the_routing_family_is_registered():
+    assert registry.families()["routing"] == ["cheapest", "follow-the-sun", "home-only", "lowest-carbon",
+                                              "overflow", "weighted"]
+
+
+@pytest.mark.parametrize("family,key", _of("routing"))
+@pytest.mark.parametrize("n_regions", [1, 4, 9])
+def test_routing_scores_one_float_per_region_deterministically_without_mutating(family, key, n_regions):
+    policy = registry.make(family, key)
+    for seed in range(5):
+        view = _regions(n_regions, seed)
+        before = _snapshot(view)
+        for request in _route_requests(n_regions, seed):
+            scores = policy.scores(request, view, request.submit_s)
+            assert isinstance(scores, np.ndarray) and scores.dtype == np.float64 and scores.shape == (n_regions,)
+            assert (np.isfinite(scores) | (scores == -np.inf)).all(), "scores are finite or -inf"
+            assert np.array_equal(scores, policy.scores(request, view, request.submit_s))
+        assert all(np.array_equal(before[k], v, equal_nan=True) for k, v in _snapshot(view).items())
+
+
+@pytest.mark.parametrize("family,key", _of("routing"))
+def test_routing_copes_with_every_region_disallowed(family, key):
+    policy = registry.make(family, key)
+    view = _regions(4, allowed=False)
+    for request in _route_requests(4):
+        scores = policy.scores(request, view, 0.0)
+        assert scores.shape == (4,)
+        assert (np.delete(scores, request.home) == -np.inf).all(), "only home may keep a score"

@@ -15,7 +15,8 @@ def test_bundled_scenarios_load():
     fifo = Scenario.load(SCENARIOS / "fifo.toml")
     assert fifo.name == "fifo" and fifo.seed == 0
     assert fifo.policies == {"order": ("fcfs", {}), "placement": ("first-fit", {}), "backfill": ("none", {}),
-                             "admission": ("accept-all", {}), "gang": ("lowest-index", {})}
+                             "admission": ("accept-all", {}), "gang": ("lowest-index", {}),
+                             "routing": ("home-only", {})}
     easy = Scenario.load(SCENARIOS / "easy-backfill.toml")
     assert easy.policies["backfill"] == ("easy", {}) and easy.policies["placement"] == ("best-fit", {})
     policies = easy.build_policies()
@@ -35,7 +36,7 @@ def test_defaults_and_parameters():
      "order policy 'lifo' is unknown; choose from edf, f1, fcfs, priority, sjf, unicep, wfp3"),
     ({"policies": {"backfill": {"key": "aggressive"}}}, "choose from"),
     ({"policies": {"queue": {"key": "fcfs"}}},
-     "unknown policy family queue; valid: admission, backfill, gang, order, placement"),
+     "unknown policy family queue; valid: admission, backfill, gang, order, placement, routing"),
     ({"policies": {"admission": {"key": "queue-length-limit", "limit": 3}}},
      "has no parameter(s) limit; valid: max_queued"),
     ({"policies": {"admission": {"key": "queue-length-limit", "max_queued": "x"}}}, "max_queued must be int"),

@@ -94,11 +94,14 @@ def test_whatif_compares_fifo_with_easy_backfill(app):
                for i in app.info)
     assert table.loc["jct_p95_s", "fifo"] == pytest.approx(10740 + 0.9 * (12480 - 10740))
     assert len(app.get("plotly_chart")) == 4
-    assert [m.label for m in app.metric][:6] == ["Utilisation", "p50 wait", "p95 wait", "p95 completion time",
-                                                 "Avg bounded slowdown", "Idle GPU-hours"]
-    assert len(app.metric) == 12
+    assert [m.label for m in app.metric][:7] == ["Utilisation", "p50 wait", "p95 wait", "p95 completion time",
+                                                 "Avg bounded slowdown", "Idle GPU-hours", "Fragmented idle GPUs"]
+    assert len(app.metric) == 14
     # p95 waits 10,326 s (FIFO) and 6,426 s (EASY); p95 JCTs 12,306 s and 10,386 s
-    tiles = {(i // 6, m.label): (m.value, m.delta) for i, m in enumerate(app.metric)}
+    tiles = {(i // 7, m.label): (m.value, m.delta) for i, m in enumerate(app.metric)}
+    frag = expected.loc["frag_gpu_pct_of_idle", ["fifo", "easy-backfill"]].tolist()
+    assert tiles[0, "Fragmented idle GPUs"][0] == f"{frag[0]:.1f}%"
+    assert tiles[1, "Fragmented idle GPUs"] == (f"{frag[1]:.1f}%", f"{frag[1] - frag[0]:+.1f} pts")
     assert tiles[0, "p95 wait"] == ("2.9 h", "") and tiles[1, "p95 wait"] == ("1.8 h", "-1.1 h")
     assert tiles[1, "p95 completion time"] == ("2.9 h", "-32 min") and tiles[0, "p95 completion time"][0] == "3.4 h"
     _assert_group_tables(app, runs)
@@ -144,3 +147,30 @@ def test_an_invalid_custom_scenario_is_an_error_message(app):
     assert not app.exception
     assert [e.value for e in app.error] == ["custom: max_queued must be >= 0, got -1"]
     assert not [d for d in app.dataframe if "fifo" in d.value.columns]
+
+
+def test_whatif_shows_cost_idle_cost_and_carbon_with_deltas(app):
+    from dashboard.data import assumptions_text
+    from engine.analysis.cost import CostAssumptions
+    from engine.analysis.world_kpis import world_kpis
+
+    app.number_input(key="wi_days").set_value(1.0)
+    app.button(key="wi_run").click().run()
+    assert not app.exception, app.exception
+    table = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
+    assert list(table.columns) == ["fifo", "easy-backfill", "easy-backfill Δ", "easy-backfill Δ%"]
+    jobs, fleet = QUEUE.tables["jobs"], QUEUE.tables["fleet"]
+    expected = {name: world_kpis(run, fleet, pd.DataFrame(), QUEUE.tables["regions"], None, jobs=jobs)
+                for name, run in _engine_runs().items()}
+    for name, values in expected.items():
+        assert table[name].to_dict() == pytest.approx({key: values[key] for key in table.index})
+    # 4 reserved H100s over the 3.5 h window at the price book's $2.40; 9 of 14 GPU-hours held
+    assert table.loc["cost_usd", "fifo"] == pytest.approx(33.6)
+    assert table.loc["idle_cost_usd", "fifo"] == pytest.approx(12.0)
+    assert table.loc["carbon_kg", "fifo"] == pytest.approx(9 * 0.7 * 1.2 * 0.48)
+    assert table.loc["cost_usd", "easy-backfill Δ"] == 0.0      # same fleet, same GPU-hours: only waits differ
+    assert any("no carbon profile" in c.value and "default price book" in c.value for c in app.caption)
+    app.session_state["cost_assumptions"] = assumptions_text(CostAssumptions(pue=1.5))   # set on Cost & carbon
+    app.run()
+    table = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
+    assert table.loc["carbon_kg", "fifo"] == pytest.approx(9 * 0.7 * 1.5 * 0.48)

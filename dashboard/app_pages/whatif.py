@@ -19,6 +19,9 @@ SHOWN = {"utilization": ("Utilisation", lambda v: f"{100 * v:.1f}%", lambda d: f
          "idle_gpu_hours": ("Idle GPU-hours", lambda v: f"{v:,.0f}", lambda d: f"{d:+,.0f}"),
          "frag_gpu_pct_of_idle": ("Fragmented idle GPUs", lambda v: f"{v:.1f}%", lambda d: f"{d:+.1f} pts")}
 HIGHER_IS_BETTER = {"utilization"}
+# Cost and carbon rows (engine.analysis.world_kpis), shown under the KPI table with the same deltas.
+WORLD_SHOWN = ("cost_usd", "idle_cost_usd", "cost_usd_per_year", "effective_usd_per_gpu_hour",
+               "productive_usd_per_gpu_hour", "carbon_kg", "residency_violations")
 GROUP_TABS = (("By workload class", "workload_class", "wi_by_class"), ("By team", "team", "wi_by_team"))
 SECONDS = st.column_config.NumberColumn(format="%.0f")
 GROUP_FORMATS = {"avg_bounded_slowdown": st.column_config.NumberColumn(format="%.2f"),
@@ -62,8 +65,8 @@ def _choose() -> tuple[list[tuple[str, dict]], float] | None:
     baseline = left.selectbox("Baseline", names, index=names.index("fifo") if "fifo" in names else 0,
                               key="wi_baseline")
     others = [n for n in names if n != baseline]
-    candidates = right.multiselect("Candidates", others, default=[n for n in others if n != CUSTOM][:1],
-                                   key="wi_candidates")
+    default = ["easy-backfill"] if "easy-backfill" in others else [n for n in others if n != CUSTOM][:1]
+    candidates = right.multiselect("Candidates", others, default=default, key="wi_candidates")
     with st.expander("Custom scenario", expanded=CUSTOM in [baseline, *candidates]):
         custom = widgets.scenario_form("custom")
     days = st.number_input("Simulate the jobs submitted in the first N days of the dataset (0 = all)",
@@ -115,6 +118,28 @@ def _kpis(runs: list[data.WhatIfRun]) -> None:
             value = _fmt(key, run.kpis[key]) if key in run.kpis else "n/a"
             col.metric(SHOWN[key][0], value, delta, delta_color=colour)
     st.dataframe(table, height=35 * (len(table) + 1) + 3, key="wi_kpis")
+
+
+def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dict]], days: float) -> None:
+    """Cost, idle cost and carbon side by side with deltas, under the Cost & carbon page's assumptions."""
+    edited = st.session_state.get("cost_assumptions")
+    assumptions = data.assumptions_from_text(edited) if edited else None
+    try:
+        reports = [data.whatif_world(dataset, spec, days, assumptions) for _, spec in chosen]
+    except ValueError as exc:
+        st.warning(f"Cost and carbon could not be computed: {exc}")
+        return
+    table = kpi_comparison([(name, {key: report.kpis[key] for key in WORLD_SHOWN})
+                            for name, report in zip(_labels(runs), reports)])
+    st.dataframe(table, height=35 * (len(table) + 1) + 3, key="wi_world_kpis",
+                 column_config={c: st.column_config.NumberColumn(format="%,.2f") for c in table.columns})
+    notes = list(dict.fromkeys(note for report in reports for note in report.assumed))
+    st.caption("Cost in USD over the measured window: reserved GPUs paid every hour, on-demand and spot while "
+               "held; idle cost = reserved GPU-hours no job held x price; per year = x 365 / window days; "
+               "$/GPU-hour = all spend / GPU-hours allocated (effective) or of jobs that did not fail "
+               "(productive). Carbon in kgCO2e = kW per GPU x GPU-hours x PUE x the region's grid intensity at "
+               "the local hour / 1000. Assumptions: as set on the Cost & carbon page."
+               + (" Assumed for lack of data: " + "; ".join(notes) + "." if notes else ""))
 
 
 def _groups(runs: list[data.WhatIfRun]) -> None:
@@ -184,6 +209,7 @@ picked = _choose()
 if picked is not None:
     runs = _run(dataset, *picked)
     st.session_state["wi_runs"] = (dataset, runs) if runs else None
+    st.session_state["wi_chosen"] = picked
 stored = st.session_state.get("wi_runs")
 if stored and stored[0] == dataset:
     runs = stored[1]
@@ -191,6 +217,7 @@ if stored and stored[0] == dataset:
     if runs[0].result.notes:
         st.caption("Workload notes: " + "; ".join(runs[0].result.notes))
     _kpis(runs)
+    _world(dataset, runs, *st.session_state["wi_chosen"])
     _groups(runs)
     _charts(runs)
     _lookup(runs)

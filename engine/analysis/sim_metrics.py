@@ -7,7 +7,9 @@ window. Without a window (window_s = 0) it ends at the last job end. `makespan_s
 of the last job end, which may lie past the window. Waits count started jobs, job completion time
 (JCT = end - submit) finished jobs, both in seconds. Bounded slowdown per finished job is
 max(1, (wait + run) / max(run, tau_s)) with tau_s = 10 s by default. Throughput is finished jobs
-per hour of makespan. Fragmentation (only when the result carries its sampled table): the fleet's
+per hour of makespan. Served GPU-hours: GPU-hours of jobs that completed (not failed) inside the
+window; `effective_capacity_ratio` divides them by a baseline's (the work the same fleet serves
+under another policy, e.g. home-only FIFO). Fragmentation (only when the result carries its sampled table): the fleet's
 fragmented GPUs (FGD's fragmentation amount, summed over regions) and their share of the idle GPUs,
 each sample holding until the next one, time-weighted over the measurement window.
 """
@@ -49,11 +51,13 @@ def _job_measures(jobs: pd.DataFrame, horizon: float, tau_s: float) -> dict[str,
     wait, run = finished["wait_s"].to_numpy(np.float64), finished["run_s"].to_numpy(np.float64)
     start, end = finished["start_s"].to_numpy(np.float64), finished["end_s"].to_numpy(np.float64)
     inside = np.clip(end, 0.0, horizon) - np.clip(start, 0.0, horizon)
+    held = finished["gpus_allocated"].to_numpy(np.float64) * inside
     slowdown = np.maximum(1.0, (wait + run) / np.maximum(run, tau_s))
     return {**_stats("wait", jobs.loc[jobs["started"], "wait_s"].to_numpy(np.float64)),
             **_stats("jct", end - finished["submit_s"].to_numpy(np.float64)),
             "avg_bounded_slowdown": float(slowdown.mean()) if len(slowdown) else 0.0,
-            "gpu_hours": float((finished["gpus_allocated"].to_numpy(np.float64) * inside).sum()) / 3600.0}
+            "gpu_hours": float(held.sum()) / 3600.0,
+            "served_gpu_hours": float(held[~finished["failed"].to_numpy(bool)].sum()) / 3600.0}
 
 
 def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, float]:
@@ -67,11 +71,13 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     horizon = _horizon(result, finished)
     measures = _job_measures(jobs, horizon, tau_s)
     busy_gpu_s = measures.pop("gpu_hours") * 3600.0
+    served = measures.pop("served_gpu_hours")
     available_gpu_s = float(sum(result.capacity_gpus.values())) * horizon
     failed = finished["failed"].to_numpy(bool)
     values = {
         "utilization": busy_gpu_s / available_gpu_s if available_gpu_s > 0 else 0.0,
         "idle_gpu_hours": (available_gpu_s - busy_gpu_s) / 3600.0,
+        "served_gpu_hours": served,
         **measures,
         "makespan_s": makespan,
         "jobs_completed": int((~failed).sum()),
@@ -82,6 +88,13 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     if result.fragmentation is not None:
         values.update(fragmentation_kpis(result.fragmentation, horizon))
     return values
+
+
+def effective_capacity_ratio(result_kpis: dict, baseline_kpis: dict) -> float:
+    """Served GPU-hours over the baseline's on the same fleet and window (1.0 = the same; 0 when the
+    baseline served nothing)."""
+    base = baseline_kpis["served_gpu_hours"]
+    return result_kpis["served_gpu_hours"] / base if base > 0 else 0.0
 
 
 def fragmentation_kpis(samples: pd.DataFrame, horizon_s: float) -> dict[str, float]:

@@ -102,6 +102,7 @@ class RegionFleet:
         self.pool_free = np.bincount(self.node_pool, weights=self.state.gpu_count * MILLI,
                                      minlength=len(self.state.model_names) + 1).astype(np.float64)
         self.pool_free[0] = float(self.state.gpu_count.sum() * MILLI)
+        self.pool_capacity = self.pool_free.copy()  # installed milli-GPU per pool
         self.capacity_gpus = float(self.state.gpu_count.sum())
         self.busy_milli = 0
         self.slot_end = np.zeros(16)

@@ -17,7 +17,8 @@ import pandas as pd
 
 @dataclass(frozen=True)
 class SimulationResult:
-    """jobs: job_id, region, workload_class, team, submit_s, start_s, end_s, wait_s, run_s,
+    """jobs: job_id, region (where it ran, or queued), home_region (its region in the data),
+    workload_class, team, submit_s, start_s, end_s, wait_s, run_s,
     gpus (asked for), gpus_allocated (held; gang jobs hold whole nodes), failed, started,
     nodes (node names joined by ';'), reason (why it waited).
     timeline: time_s, region, busy_gpus, queue_length, sampled after every event batch.

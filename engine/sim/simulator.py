@@ -43,8 +43,10 @@ from engine.sim.queue import WaitingQueue
 from engine.sim.reasons import (BACKFILLED, CAPACITY, DECISIONS, FAILED, NEVER, REASONS, REJECTED, STARTED,
                                 WAITING)
 from engine.sim.result import SimulationResult
+from engine.sim.router import Router
 from engine.sim.views import QueueView
 from engine.sim.workload import Workload
+from engine.sim.world import World
 
 @dataclass(frozen=True)
 class Policies:
@@ -55,12 +57,13 @@ class Policies:
     backfill: object
     admission: object
     gang: object = None
+    routing: object = None
 
 
 class _Run:
     """State of one simulation run (see the module docstring for the loop)."""
 
-    def __init__(self, w: Workload, policies: Policies, seed: int, timer_s: float) -> None:
+    def __init__(self, w: Workload, policies: Policies, seed: int, timer_s: float, world: World | None) -> None:
         self.w, self.p, self.timer_s = w, policies, float(timer_s)
         self.gang = policies.gang or make("gang", "lowest-index")
         self.rng = np.random.default_rng(seed)
@@ -68,8 +71,10 @@ class _Run:
         self.regions = {r: RegionFleet(w.fleet[w.fleet["region"] == r]) for r in names}
         self.region_of = [self.regions[r] for r in w.region]
         self.units = (w.nodes * w.num_gpu * w.gpu_milli).astype(np.float64)
-        self.pool = self._pools()
-        self.never, self.shape = self._shapes()
+        self.shape = self._shapes()
+        home = np.array([names.index(r) for r in w.region], np.int64) if len(w) else np.zeros(0, np.int64)
+        self.pool = self.shape_pools[self.shape, home] if len(w) else np.zeros(0, np.int64)
+        self.never = ~self.shape_fits[self.shape, home] if len(w) else np.zeros(0, bool)
         self.view = QueueView(index=np.arange(len(w)), submit_s=w.submit_s, requested_s=w.requested_s,
                               size=w.gpus, priority=w.priority, deadline_s=w.deadline_s)
         self.static = not getattr(policies.order, "time_dependent", True)
@@ -102,33 +107,33 @@ class _Run:
         self.run_s, self.region_name = w.run_s.astype(np.float64).tolist(), list(w.region)
         self.failed = w.failed.astype(bool).tolist()
         self.shape_list = self.shape.tolist()
+        self.gpus = w.gpus.tolist()
+        self.queued_gpus = dict.fromkeys(names, 0.0)
+        routing = policies.routing
+        self.router = Router(self, routing, world or World()) \
+            if routing is not None and not getattr(routing, "stays_home", False) else None
         self.sampler = FragmentationSampler(workload_target(w.num_gpu, w.gpu_milli, w.cpu_milli, w.gpu_type),
                                             self.regions, w.observed_end_s)
 
-    def _pools(self) -> np.ndarray:
-        """Each job's pool in its region (see RegionFleet); 0 for CPU-only jobs."""
-        w, pool = self.w, np.zeros(len(self.w), np.int64)
-        for name, fleet in self.regions.items():
-            mine = w.region == name
-            types = pd.Series(w.gpu_type[mine], dtype=object)
-            known = types.notna()
-            lookup = {t: fleet.pool_of(t) for t in types[known].unique()}
-            pool[np.flatnonzero(mine)[known.to_numpy()]] = types[known].map(lookup).to_numpy(np.int64)
-        return np.where(w.num_gpu > 0, pool, 0)
-
-    def _shapes(self) -> tuple[np.ndarray, np.ndarray]:
-        """(never fits its region's empty fleet, shape id) per job; jobs of one shape fit alike."""
-        w = self.w
-        shapes = pd.DataFrame({"r": w.region, "g": w.num_gpu, "c": w.cpu_milli, "m": w.memory_mib,
-                               "n": w.nodes, "p": self.pool, "u": w.gpu_milli})
-        if not len(w):
-            return np.zeros(0, bool), np.zeros(0, np.int64)
+    def _shapes(self) -> np.ndarray:
+        """Shape id per job (GPU model, GPUs, GPU milli, CPU, memory, nodes: jobs of one shape fit
+        alike); sets shape_pools / shape_fits (shapes x regions): the shape's pool in each region
+        (see RegionFleet; 0 for CPU-only, -1 when the region lacks the GPU model) and whether it
+        fits the region's empty fleet."""
+        w, fleets = self.w, list(self.regions.values())
+        shapes = pd.DataFrame({"t": pd.Series(w.gpu_type, dtype=object).fillna(""), "g": w.num_gpu,
+                               "u": w.gpu_milli, "c": w.cpu_milli, "m": w.memory_mib, "n": w.nodes})
         shape = shapes.groupby(list(shapes.columns), sort=True).ngroup().to_numpy(np.int64)
-        first = ~shapes.duplicated().to_numpy()  # one row per shape
-        fits = np.zeros(int(shape.max()) + 1, bool)
-        fits[shape[first]] = [self.regions[r].fits_empty(g, c, m, n, p) for r, g, c, m, n, p in
-                              shapes[first].drop(columns="u").itertuples(index=False)]
-        return ~fits[shape], shape
+        first = shapes[~shapes.duplicated().to_numpy()].assign(id=shape[~shapes.duplicated().to_numpy()])
+        first = first.sort_values("id")
+        self.shape_pools = np.zeros((len(first), len(fleets)), np.int64)
+        self.shape_fits = np.zeros((len(first), len(fleets)), bool)
+        for i, (t, g, c, m, n) in enumerate(first[["t", "g", "c", "m", "n"]].itertuples(index=False)):
+            for r, fleet in enumerate(fleets):
+                pool = fleet.pool_of(t or None) if g else 0
+                self.shape_pools[i, r] = pool
+                self.shape_fits[i, r] = fleet.fits_empty(g, c, m, n, pool)
+        return shape
 
     def run(self) -> None:
         events, queues = self.events, self.queues
@@ -142,9 +147,7 @@ class _Run:
             touched = {}
             for kind, j in batch:
                 if kind == ARRIVAL:
-                    region = self.region_name[j]
-                    touched[region] = True
-                    self._arrive(j, now, region)
+                    touched[self._arrive(j, now)] = True
                 elif kind == TIMER:
                     self.timer_pending = False
                     touched.update((r, True) for r, q in queues.items() if q.count)
@@ -174,7 +177,11 @@ class _Run:
         if failed:
             self.log(now, j, FAILED)
 
-    def _arrive(self, j: int, now: float, region: str) -> None:
+    def _arrive(self, j: int, now: float) -> str:
+        """Route job j (when a router runs), then queue it or record why not; returns its region."""
+        if self.router is not None:
+            self._move(j, self.router.route(j, now))
+        region = self.region_name[j]
         queue = self.queues[region]
         if self.never[j]:
             self.decide(now, j, NEVER)
@@ -183,6 +190,17 @@ class _Run:
         else:
             self.arrived[region].append(j)
             queue.add(int(self.job_key[j]))
+            self.queued_gpus[region] += self.gpus[j]
+        return region
+
+    def _move(self, j: int, r: int) -> None:
+        """Send job j to the region of index r (its pool and fit there)."""
+        name = self.router.names[r]
+        if name != self.region_name[j]:
+            pool = int(self.shape_pools[self.shape_list[j], r])
+            self.region_name[j], self.region_of[j] = name, self.regions[name]
+            self.pool[j] = self.pool_list[j] = pool
+            self.never[j] = not self.shape_fits[self.shape_list[j], r]
 
     def decide(self, now: float, j: int, reason: int) -> None:
         self.reason[j] = reason
@@ -268,6 +286,7 @@ class _Run:
         self.nodes_of[j] = nodes
         self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, int(fleet.node_pool[nodes[0]]))
         self.start[j] = now
+        self.queued_gpus[self.region_name[j]] -= self.gpus[j]
         self.log(now, j, BACKFILLED if backfilled else STARTED)
         if now <= self.submit[j]:
             self.reason[j] = 0
@@ -304,7 +323,8 @@ class _Run:
             held = self.region_of[j].names[nodes]
             names[j] = held[0] if len(held) == 1 else ";".join(held)
         jobs = pd.DataFrame({
-            "job_id": w.job_id, "region": w.region, "workload_class": w.workload_class, "team": w.team,
+            "job_id": w.job_id, "region": np.asarray(self.region_name, object), "home_region": w.region,
+            "workload_class": w.workload_class, "team": w.team,
             "submit_s": w.submit_s, "start_s": self.start, "end_s": self.end,
             "wait_s": self.start - w.submit_s, "run_s": self.end - self.start, "gpus": w.gpus,
             "gpus_allocated": self.alloc_gpus,
@@ -313,7 +333,7 @@ class _Run:
         timeline = pd.DataFrame(self.timeline, columns=["time_s", "region", "busy_gpus", "queue_length"])
         logged = np.asarray(self.log_j, np.int64)
         decisions = pd.DataFrame({"time_s": np.asarray(self.log_t, np.float64), "job_id": w.job_id[logged],
-                                  "region": w.region[logged],
+                                  "region": np.asarray(self.region_name, object)[logged],
                                   "decision": np.asarray(DECISIONS, object)[np.asarray(self.log_c, np.int64)]})
         capacity = {r: f.capacity_gpus for r, f in self.regions.items()}
         return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
@@ -321,9 +341,10 @@ class _Run:
 
 
 def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = "scenario",
-             timer_s: float = 0.0) -> SimulationResult:
+             timer_s: float = 0.0, world: World | None = None) -> SimulationResult:
     """Replay `workload` under `policies`; same inputs and seed, same result. `timer_s` > 0 adds a
-    scheduling pass every timer_s seconds while jobs wait."""
-    run = _Run(workload, policies, seed, timer_s)
+    scheduling pass every timer_s seconds while jobs wait; `world` gives the router the regions'
+    calendars, prices, carbon and residency rules (None: UTC, price book, no residency rules)."""
+    run = _Run(workload, policies, seed, timer_s, world)
     run.run()
     return run.result(name)

@@ -64,3 +64,51 @@ class QueueView:
 
     def __len__(self) -> int:
         return len(self.index)
+
+
+@dataclass(frozen=True)
+class RouteRequest:
+    """The job a router places, as known at submit time.
+
+    index: stable job id (position in the workload); home: index of its home region in
+    `RegionsView.names`; gpus: GPU equivalents asked for; workload_class: one of
+    engine.model.WORKLOAD_CLASSES; flexible: True for work that may run anywhere its data may go
+    (training, batch, HPO), False for work tied to its home (inference, development);
+    requested_s: the runtime asked for, seconds; submit_s: seconds from time 0.
+    """
+
+    index: int
+    home: int
+    gpus: float
+    workload_class: str
+    flexible: bool
+    requested_s: float
+    submit_s: float
+
+
+@dataclass(frozen=True)
+class RegionsView:
+    """Every region at the moment a job is routed, one entry per region (simulator order).
+
+    names: region names. free_gpus / capacity_gpus: GPUs of the job's GPU model (any model for a
+    job without one) free now / installed, float64. queued_gpus: GPUs asked for by the jobs
+    waiting in the region's queue, float64. at_work: bool, the region is inside its local working
+    hours now (its calendar: engine.world.calendar, Mon-Fri 9-18 local by default, holidays of
+    its country). usd_per_gpu_hour: on-demand price of the job's GPU model there (NaN: unknown).
+    g_co2e_per_kwh: grid carbon intensity there at the current local hour. allowed: bool, the
+    job's data-residency tag allows the region (engine.world.residency). fits: bool, the region's
+    fleet could hold the job when empty (GPU model, node sizes).
+    """
+
+    names: tuple[str, ...]
+    free_gpus: np.ndarray
+    capacity_gpus: np.ndarray
+    queued_gpus: np.ndarray
+    at_work: np.ndarray
+    usd_per_gpu_hour: np.ndarray
+    g_co2e_per_kwh: np.ndarray
+    allowed: np.ndarray
+    fits: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.names)

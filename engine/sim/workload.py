@@ -50,6 +50,7 @@ class Workload:
     origin_utc: pd.Timestamp
     notes: tuple[str, ...] = field(default=())
     observed_end_s: float = 0.0
+    residency: np.ndarray | None = None  # data-residency tag per job (engine.world.residency), None: untagged
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -140,4 +141,5 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         origin_utc=origin,
         notes=tuple(notes),
         observed_end_s=observed_end,
+        residency=_col(jobs, "residency", None).where(lambda s: s.notna(), None).to_numpy(object),
     )

@@ -1,0 +1,192 @@
+"""Cost & carbon: dollars and emissions of the recorded history replayed as FIFO and of chosen scenarios,
+with the trade-off between cost, waits and carbon, under editable assumptions."""
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts_cost, data
+from engine.analysis.cost import CostAssumptions
+from engine.scenario import ScenarioError
+
+BASELINE = "fifo"
+DEFAULTS = CostAssumptions()
+METHODS = """
+- **Spend** over the simulated window W: reserved GPUs are paid every hour of W whether a job holds them or
+  not (installed GPUs x W x price); on-demand and spot GPUs only while a job holds them (GPU-hours held x
+  price). Prices are per region, GPU type and tier: the dataset's prices table, else the default price book.
+- **Idle spend** = reserved GPU-hours no job held x their price (on-demand and spot idle GPUs cost nothing).
+- **Per year** = spend x annualisation days / W in days.
+- **Effective $/GPU-hour** = all spend / GPU-hours allocated to jobs. **Productive $/GPU-hour** = all spend /
+  GPU-hours of jobs that did not fail. The gap between the price list and these is what idle and failed
+  work cost per useful hour.
+- **Carbon** (kgCO2e) = GPU power (kW per GPU of its type) x GPUs held x hours x PUE x grid intensity
+  (gCO2e/kWh) of the region at the local hour the work ran / 1000. Only GPUs held by jobs draw power here;
+  idle GPUs, CPUs and networking are not counted.
+- **Residency violations**: started jobs whose residency tag does not allow the region they ran in.
+  **Egress** is 0: no scenario moves jobs away from their data yet.
+"""
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.0f}" if abs(value) >= 1000 else f"${value:,.2f}"
+
+
+def _kg(value: float) -> str:
+    return f"{value / 1000:,.1f} t CO2e" if abs(value) >= 1000 else f"{value:,.2f} kg CO2e"
+
+
+def _assumptions(gpu_types: list[str]) -> CostAssumptions:
+    """The editable assumptions (PUE, kW per GPU type of the fleet, annualisation days)."""
+    with st.expander("Edit assumptions: PUE, power per GPU, annualisation"):
+        left, right = st.columns(2)
+        pue = left.number_input("PUE (facility kW / IT kW)", min_value=1.0, max_value=3.0, step=0.05,
+                                value=DEFAULTS.pue, key="cc_pue")
+        days = right.number_input("Days per year for annualising", min_value=1.0, max_value=366.0, step=1.0,
+                                  value=DEFAULTS.annualisation_days, key="cc_year_days")
+        st.caption("Power drawn per GPU while a job holds it (kW; board power by default):")
+        kw = {}
+        for i, col in enumerate(st.columns(max(1, min(6, len(gpu_types))))):
+            for gpu_type in gpu_types[i::6]:
+                kw[gpu_type] = col.number_input(gpu_type, min_value=0.0, max_value=5.0, step=0.05,
+                                                value=DEFAULTS.kw_for(gpu_type), key=f"cc_kw:{gpu_type}")
+    return CostAssumptions(pue=pue, kw_per_gpu={**DEFAULTS.kw_per_gpu, **kw}, annualisation_days=days)
+
+
+def _run(dataset: str, chosen: list[tuple[str, dict]], days: float, assumptions: CostAssumptions):
+    """[(label, WhatIfRun, WorldReport)] per scenario, or None after an error message."""
+    progress = st.progress(0.0, text="Simulating...")
+    out = []
+    for i, (label, spec) in enumerate(chosen):
+        progress.progress(i / len(chosen), text=f"Simulating {label} ({i + 1} of {len(chosen)})...")
+        try:
+            run = data.whatif_run(dataset, spec, days)
+            if not run.jobs:
+                progress.empty()
+                st.info(f"Nothing to price for {dataset}: it has no job records to replay.")
+                return None
+            out.append((label, run, data.whatif_world(dataset, spec, days, assumptions)))
+        except (ScenarioError, ValueError) as exc:
+            progress.empty()
+            st.error(f"{label}: {exc}")
+            return None
+    progress.empty()
+    return out
+
+
+def _metrics(runs, detail: str) -> None:
+    base = runs[0][2].kpis
+    label, run, world = next(r for r in runs if r[0] == detail)
+    shown = (("Spend", "cost_usd", _usd), ("Idle spend (reserved)", "idle_cost_usd", _usd),
+             ("Effective $/GPU-hour", "effective_usd_per_gpu_hour", lambda v: f"${v:,.2f}"),
+             ("Productive $/GPU-hour", "productive_usd_per_gpu_hour", lambda v: f"${v:,.2f}"),
+             ("Carbon", "carbon_kg", _kg))
+    for col, (name, key, fmt) in zip(st.columns(len(shown)), shown):
+        diff = world.kpis[key] - base[key]
+        delta = None if label == BASELINE else ("+" if diff >= 0 else "-") + fmt(abs(diff)).lstrip("-")
+        col.metric(name, fmt(world.kpis[key]), delta, delta_color="inverse" if diff else "off")
+    window_days = world.cost.totals["window_days"]
+    st.caption(f"**{label}**, over the simulated window of {window_days:,.1f} days: {_usd(world.kpis['cost_usd'])} "
+               f"spent, {_usd(world.kpis['cost_usd_per_year'])} a year at this rate; idle reserved GPUs "
+               f"{_usd(world.kpis['idle_cost_usd'])} ({_usd(world.kpis['idle_cost_usd_per_year'])} a year). "
+               f"{world.cost.totals['gpu_hours_used']:,.0f} GPU-hours allocated, "
+               f"{world.carbon.totals['kwh']:,.0f} kWh at {world.carbon.totals['g_co2e_per_kwh']:,.0f} gCO2e/kWh "
+               "on average.")
+
+
+def _table(runs) -> None:
+    rows = [{"scenario": label, "spend (USD)": w.kpis["cost_usd"], "idle spend (USD)": w.kpis["idle_cost_usd"],
+             "spend per year (USD)": w.kpis["cost_usd_per_year"],
+             "effective $/GPU-h": w.kpis["effective_usd_per_gpu_hour"],
+             "productive $/GPU-h": w.kpis["productive_usd_per_gpu_hour"], "carbon (kgCO2e)": w.kpis["carbon_kg"],
+             "p95 wait (h)": run.kpis["wait_p95_s"] / 3600, "utilisation (%)": 100 * run.kpis["utilization"],
+             "residency violations": int(w.kpis["residency_violations"])} for label, run, w in runs]
+    money = st.column_config.NumberColumn(format="$%,.0f")
+    rate = st.column_config.NumberColumn(format="$%.2f")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="cc_table", column_config={
+        "spend (USD)": money, "idle spend (USD)": money, "spend per year (USD)": money,
+        "effective $/GPU-h": rate, "productive $/GPU-h": rate,
+        "carbon (kgCO2e)": st.column_config.NumberColumn(format="%,.0f"),
+        "p95 wait (h)": st.column_config.NumberColumn(format="%.2f"),
+        "utilisation (%)": st.column_config.NumberColumn(format="%.1f")})
+
+
+def _charts(runs, detail: str) -> None:
+    _, _, world = next(r for r in runs if r[0] == detail)
+    left, right = st.columns(2)
+    left.plotly_chart(charts_cost.spend_by_region(world.cost.spend, detail), theme=None)
+    left.caption("Per region: reserved dollars split into the part jobs used and the idle part; on-demand and "
+                 "spot are billed only while used. Bar total = the region's spend over the window.")
+    right.plotly_chart(charts_cost.spend_by_scenario({label: w.cost.spend for label, _, w in runs}), theme=None)
+    right.caption("The same four parts for each scenario: a better policy on the same fleet moves dollars from "
+                  "'reserved, idle' to 'reserved, used' (and may need less on-demand and spot).")
+    left, right = st.columns(2)
+    left.plotly_chart(charts_cost.carbon_by_region(world.carbon.by_region, detail), theme=None)
+    left.caption("kgCO2e = kW per GPU x GPUs held x hours x PUE x the region's grid intensity at the local hour, "
+                 "/ 1000. Colour: the region's energy-weighted mean intensity over the work it ran.")
+    right.plotly_chart(charts_cost.carbon_by_local_hour(world.carbon.by_local_hour, detail), theme=None)
+    right.caption("The same emissions by the hour of day on each region's own clock: work shifted to the hours "
+                  "of a cleaner grid lowers the bars.")
+
+
+def _tradeoff(runs) -> None:
+    st.subheader("Trade-off across scenarios")
+    points = [{"scenario": label, "cost_usd": w.kpis["cost_usd"], "wait_p95_h": run.kpis["wait_p95_s"] / 3600,
+               "carbon_kg": w.kpis["carbon_kg"]} for label, run, w in runs]
+    st.plotly_chart(charts_cost.tradeoff(pd.DataFrame(points)), theme=None)
+    st.caption("x: spend over the window; y: the 95th percentile of queue waits (start - submit) of started jobs; "
+               "dot size and colour: kgCO2e. A scenario left of and below another is cheaper and faster.")
+
+
+def _assumption_tables(runs, detail: str, assumptions: CostAssumptions) -> None:
+    st.subheader("Assumptions and price sources")
+    _, _, world = next(r for r in runs if r[0] == detail)
+    left, right = st.columns([2, 3])
+    rows = assumptions.rows()
+    power = rows["assumption"].str.extract(r"^power per (.+) GPU$")[0]
+    shown = power.isna() | power.isin([*world.cost.spend["gpu_type"].astype(str), "other"])
+    left.dataframe(rows[shown.to_numpy()], hide_index=True, key="cc_assumptions")
+    prices = world.cost.prices.rename(columns={"usd_per_gpu_hour": "USD per GPU-hour", "price_assumed": "assumed"})
+    right.dataframe(prices, hide_index=True, key="cc_prices",
+                    column_config={"USD per GPU-hour": st.column_config.NumberColumn(format="$%.3f")})
+    notes = list(dict.fromkeys(note for _, _, w in runs for note in w.assumed))
+    if notes:
+        st.warning("Assumed for lack of data:\n" + "\n".join(f"- {note}" for note in notes))
+    else:
+        st.success("Every price, grid intensity and time zone comes from the dataset; none was assumed.")
+    with st.expander("How these numbers are computed", expanded=False):
+        st.markdown(METHODS)
+
+
+st.title("Cost & carbon")
+dataset = st.session_state.get("dataset")
+if dataset is None:
+    st.info("No dataset yet: import one on the Data page.")
+    st.stop()
+world_tables = data.world_tables(dataset)
+if world_tables["gpu_types"].empty:
+    st.info(f"Nothing to price for {dataset}: it has no fleet table (nodes with GPU types and pricing tiers). "
+            "Import one on the Data page.")
+    st.stop()
+bundled = data.bundled_scenarios()
+if BASELINE not in bundled:
+    st.error(f"The bundled FIFO scenario is missing from {data.SCENARIO_DIR}: it is the baseline of this page.")
+    st.stop()
+others = [name for name in bundled if name != BASELINE]
+st.caption(f"What the fleet of **{dataset}** costs and emits when its recorded jobs are replayed first come, "
+           "first served (FIFO, the bundled `fifo.toml`) and under the scenarios picked here, on the same fleet "
+           "and prices. Runtimes come from the telemetry.")
+left, right = st.columns([3, 1])
+picked = left.multiselect("Scenarios to compare with FIFO", others, key="cc_scenarios",
+                          default=["easy-backfill"] if "easy-backfill" in others else others[:1])
+days = right.number_input("Simulate the first N days (0 = all)", min_value=0.0, value=7.0, step=1.0,
+                          key="cc_days", help="The whole sample takes tens of seconds to simulate; a week a few")
+assumptions = _assumptions(list(world_tables["gpu_types"]["gpu_type"]))
+st.session_state["cost_assumptions"] = data.assumptions_text(assumptions)
+runs = _run(dataset, [(name, bundled[name]) for name in [BASELINE, *picked]], days, assumptions)
+if runs:
+    labels = [label for label, _, _ in runs]
+    detail = st.radio("Breakdown of", labels, horizontal=True, key="cc_detail") if len(runs) > 1 else labels[0]
+    _metrics(runs, detail)
+    _table(runs)
+    _charts(runs, detail)
+    _tradeoff(runs)
+    _assumption_tables(runs, detail, assumptions)

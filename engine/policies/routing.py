@@ -1,0 +1,250 @@
+"""Routing policies (family "routing"): which region a job queues in, decided once at submit.
+
+Every policy has one method, `scores(job, regions, now_s) -> np.ndarray`: one float64 per region
+(`RegionsView` order), higher is better, -inf = never there. The simulator routes the job to the
+argmax among regions whose fleet fits it (ties: the home region, then the lowest index) and keeps
+it home when every score is -inf. Terms used in the docstrings:
+
+- *eligible*: `regions.allowed` and `regions.fits` are both True. Every policy except home-only
+  gives -inf to the other regions: data residency is a hard constraint.
+- *free for the job*: the region has at least `job.gpus` GPUs free now (`free_gpus`, 1e-9 slack).
+- *inflexible*: `job.flexible` is False (inference, development). Such a job scores 0 at home if
+  home is eligible and -inf everywhere else, whatever the policy (overflow may move it, see there);
+  when its data may not stay at home, it takes the fallback below.
+- *fallback*: when a rule says "home" but home is not eligible, the eligible regions instead,
+  ranked by most free GPUs, then fewest queued GPUs (never a region the job's data may not go to).
+
+A policy that keeps every job home whatever the view says so with the class attribute
+`stays_home = True` (the simulator then skips routing). Rule-based policies return dense ranks
+(0, 1, 2, ... over the eligible regions, equal for equal keys) so that ties stay ties for the
+simulator's tie-break; `weighted` returns its weighted sum. Regions are few (a handful), so the
+policies loop over them in plain Python: cheaper than numpy at that size (~10 us a call).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from engine.policies.registry import register
+from engine.sim.views import RegionsView, RouteRequest
+
+FAMILY = "routing"
+_SLACK = 1e-9   # GPUs: free_gpus counts as enough when it is at most this short of the request
+_NEG_INF = float("-inf")
+
+
+def eligible(regions: RegionsView) -> list[bool]:
+    """Per region: residency allows it and its fleet could hold the job."""
+    return [a and f for a, f in zip(regions.allowed.tolist(), regions.fits.tolist())]
+
+
+def home_only(job: RouteRequest, n: int, home_ok: bool = True) -> np.ndarray:
+    """0 at home (when `home_ok`), -inf elsewhere."""
+    scores = np.full(n, -np.inf)
+    if home_ok and 0 <= job.home < n:
+        scores[job.home] = 0.0
+    return scores
+
+
+def stay_home(job: RouteRequest, regions: RegionsView, ok: list[bool]) -> np.ndarray:
+    """An inflexible job's scores: home when home is eligible; otherwise (its data may not stay
+    at home) the fallback, so that no routing policy but home-only ever breaks residency."""
+    if ok[job.home]:
+        return home_only(job, len(ok))
+    return dense_rank([(free, -queued) if fine else None for fine, free, queued in
+                       zip(ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist())])
+
+
+def dense_rank(keys: list) -> np.ndarray:
+    """Dense rank of comparable keys (tuples compare lexicographically; no NaN inside): the lowest
+    key gets 0, equal keys share a rank; a None key gets -inf."""
+    ranks = {key: rank for rank, key in enumerate(sorted({k for k in keys if k is not None}))}
+    return np.array([_NEG_INF if k is None else float(ranks[k]) for k in keys], np.float64)
+
+
+def _low_first(value: float) -> float:
+    """A 'higher is better' key for a 'lower is better' quantity: -value, unknown (NaN) last."""
+    return _NEG_INF if value != value else -value
+
+
+def _validate_fraction(policy, name: str) -> None:
+    value = getattr(policy, name)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"routing policy {policy.registry_key!r}: {name} must be between 0 and 1 "
+                         f"(inclusive), got {value!r}")
+
+
+@register(FAMILY, "home-only")
+@dataclass(frozen=True)
+class HomeOnly:
+    """The baseline: home scores 0, every other region -inf. It ignores residency and fit, so it
+    keeps the telemetry's placement, violations included. `stays_home` tells the simulator it may
+    skip routing altogether."""
+
+    stays_home: ClassVar[bool] = True
+
+    def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
+        return home_only(job, len(regions))
+
+
+@register(FAMILY, "follow-the-sun")
+@dataclass(frozen=True)
+class FollowTheSun:
+    """Flexible work goes where local teams are off-hours. Home if home is eligible and free for
+    the job; else the *lender* with the most free GPUs, a lender being an eligible off-hours
+    (`not at_work`) region other than home, free for the job, whose free/capacity is at least
+    `min_free_fraction`; else home (fallback if home is not eligible). Inflexible jobs: home."""
+
+    min_free_fraction: float = field(default=0.0, metadata={
+        "help": "lend only from regions with at least this share of their GPUs free, 0-1"})
+
+    def __post_init__(self) -> None:
+        _validate_fraction(self, "min_free_fraction")
+
+    def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
+        ok = eligible(regions)
+        if not job.flexible:
+            return stay_home(job, regions, ok)
+        need, keys = job.gpus - _SLACK, []
+        for i, (fine, free, capacity, queued, at_work) in enumerate(zip(
+                ok, regions.free_gpus.tolist(), regions.capacity_gpus.tolist(), regions.queued_gpus.tolist(),
+                regions.at_work.tolist())):
+            share = free / capacity if capacity > 0 else 0.0
+            if not fine:
+                keys.append(None)
+            elif i == job.home:
+                keys.append((3 if free >= need else 1, 0.0, 0.0))
+            elif free >= need and not at_work and share >= self.min_free_fraction:
+                keys.append((2, free, 0.0))
+            else:
+                keys.append((0, free, -queued))
+        return dense_rank(keys)
+
+
+@register(FAMILY, "cheapest")
+@dataclass(frozen=True)
+class Cheapest:
+    """Among eligible regions free for the job (home included), the lowest `usd_per_gpu_hour`
+    (unknown NaN prices last); when none is free, home (fallback if home is not eligible).
+    Inflexible jobs: home."""
+
+    def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
+        return _cheapest_by(job, regions, regions.usd_per_gpu_hour)
+
+
+@register(FAMILY, "lowest-carbon")
+@dataclass(frozen=True)
+class LowestCarbon:
+    """Among eligible regions free for the job (home included), the lowest grid intensity
+    `g_co2e_per_kwh` now (unknown NaN last); when none is free, home (fallback if home is not
+    eligible). Inflexible jobs: home."""
+
+    def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
+        return _cheapest_by(job, regions, regions.g_co2e_per_kwh)
+
+
+def _cheapest_by(job: RouteRequest, regions: RegionsView, cost: np.ndarray) -> np.ndarray:
+    """Tier 2: free for the job, by lowest cost; tier 1: home; tier 0: fallback."""
+    ok = eligible(regions)
+    if not job.flexible:
+        return stay_home(job, regions, ok)
+    need, keys = job.gpus - _SLACK, []
+    for i, (fine, free, queued, value) in enumerate(zip(
+            ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist(), cost.tolist())):
+        if not fine:
+            keys.append(None)
+        elif free >= need:
+            keys.append((2, _low_first(value), 0.0))
+        else:
+            keys.append((1, 0.0, 0.0) if i == job.home else (0, free, -queued))
+    return dense_rank(keys)
+
+
+@register(FAMILY, "overflow")
+@dataclass(frozen=True)
+class Overflow:
+    """Home while home is eligible and free for the job; otherwise the eligible region with the
+    most free GPUs, then the fewest queued GPUs (home included: it wins when it still has the most).
+    Inflexible jobs stay home unless `move_inflexible` is set, then they overflow too."""
+
+    move_inflexible: bool = field(default=False, metadata={
+        "help": "let inference and development jobs overflow as well"})
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.move_inflexible, bool):
+            raise ValueError(f"routing policy 'overflow': move_inflexible must be true or false, "
+                             f"got {self.move_inflexible!r}")
+
+    def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
+        ok = eligible(regions)
+        if not (job.flexible or self.move_inflexible):
+            return stay_home(job, regions, ok)
+        need = job.gpus - _SLACK
+        return dense_rank([(i == job.home and free >= need, free, -queued) if fine else None
+                           for i, (fine, free, queued) in enumerate(zip(
+                               ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist()))])
+
+
+def _weight(default: float, what: str):
+    return field(default=default, metadata={"help": f"weight of {what}, >= 0"})
+
+
+@register(FAMILY, "weighted")
+@dataclass(frozen=True)
+class Weighted:
+    """A weighted sum over eligible regions (others -inf); inflexible jobs: home.
+
+    score = w_home x [home] + w_free x free/capacity + w_offhours x [not at_work]
+          + w_price x (1 - price / max price) + w_carbon x (1 - intensity / max intensity)
+          - w_queue x queued/capacity - w_wait_penalty x [not free for the job].
+    Maxima are over the eligible regions with a known value; an unknown (NaN) price or intensity
+    scores 0 on that term, as does every region when the maximum is not positive. A region without
+    capacity scores 0 on the free and queue terms.
+    """
+
+    w_home: float = _weight(0.25, "staying home (bonus)")
+    w_free: float = _weight(1.0, "the region's free share of GPUs")
+    w_offhours: float = _weight(0.5, "the region being off-hours")
+    w_price: float = _weight(0.5, "a low on-demand price")
+    w_carbon: float = _weight(0.5, "a low grid carbon intensity")
+    w_queue: float = _weight(1.0, "the queued GPUs per installed GPU (penalty)")
+    w_wait_penalty: float = _weight(1.0, "the region lacking free GPUs for the job now (penalty)")
+
+    def __post_init__(self) -> None:
+        for name in ("w_home", "w_free", "w_offhours", "w_price", "w_carbon", "w_queue", "w_wait_penalty"):
+            value = getattr(self, name)
+            if not (0.0 <= value < math.inf):
+                raise ValueError(f"routing policy 'weighted': {name} must be a finite number >= 0, got {value!r}")
+
+    def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
+        ok = eligible(regions)
+        if not job.flexible:
+            return stay_home(job, regions, ok)
+        prices, carbon = regions.usd_per_gpu_hour.tolist(), regions.g_co2e_per_kwh.tolist()
+        top_price, top_carbon = _top(prices, ok), _top(carbon, ok)
+        need, scores = job.gpus - _SLACK, []
+        for i, (fine, free, capacity, queued, at_work, price, intensity) in enumerate(zip(
+                ok, regions.free_gpus.tolist(), regions.capacity_gpus.tolist(), regions.queued_gpus.tolist(),
+                regions.at_work.tolist(), prices, carbon)):
+            if not fine:
+                scores.append(_NEG_INF)
+                continue
+            per_gpu = 1.0 / capacity if capacity > 0 else 0.0
+            scores.append(self.w_home * (i == job.home) + self.w_free * free * per_gpu
+                          + self.w_offhours * (not at_work)
+                          + self.w_price * _saving(price, top_price) + self.w_carbon * _saving(intensity, top_carbon)
+                          - self.w_queue * queued * per_gpu - self.w_wait_penalty * (free < need))
+        return np.array(scores, np.float64)
+
+
+def _top(values: list[float], ok: list[bool]) -> float:
+    """The largest known (non-NaN) value over eligible regions; 0 when there is none."""
+    return max((v for v, fine in zip(values, ok) if fine and v == v), default=0.0)
+
+
+def _saving(value: float, top: float) -> float:
+    """1 - value / top; 0 when the value is unknown (NaN) or top is not positive."""
+    return 1.0 - value / top if top > 0 and value == value else 0.0

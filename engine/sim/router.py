@@ -1,0 +1,57 @@
+"""The global router of the simulator: picks each job's region at submit (issue 4's hierarchy:
+global -> region -> node; the region's own policies then queue and place the job).
+
+The routing policy (engine.policies.routing) scores every region for the job from a
+`RegionsView` (engine.sim.views); the router sends the job to the best-scoring region that could
+hold it (`fits`), ties to the home region first, then the lowest index; when every score is -inf
+the job stays home. Facts that do not change during a run are computed once per job shape (GPU
+model, GPUs, CPU, memory, nodes) and region: the job's resource pool there, whether it fits there,
+and its GPU model's on-demand price there.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.model import FLEXIBLE_CLASSES
+from engine.sim.views import RegionsView, RouteRequest
+from engine.sim.world import RegionFacts, World
+
+
+class Router:
+    """Routes the jobs of one run; `route(j, now)` returns the region index chosen for job j."""
+
+    def __init__(self, run, policy, world: World) -> None:
+        w = run.w
+        self.run, self.policy = run, policy
+        self.names = list(run.regions)
+        self.fleets = [run.regions[n] for n in self.names]
+        span = float(w.submit_s.max()) if len(w) else 0.0
+        self.facts = RegionFacts(world, self.names, w.origin_utc, span)
+        self.allowed = self.facts.allowed(pd.DataFrame({"job_id": w.job_id, "residency": w.residency
+                                                        if w.residency is not None else None}))
+        self.pool_in, self.fits_in = run.shape_pools, run.shape_fits
+        first = np.unique(run.shape, return_index=True)[1]
+        self.price_in = np.array([[self.facts.usd_per_gpu_hour(n, w.gpu_type[j]) for n in self.names]
+                                  for j in first]).reshape(len(first), len(self.names))
+        self.capacity = [f.pool_capacity for f in self.fleets]
+        self.flexible = np.isin(w.workload_class, FLEXIBLE_CLASSES).tolist()
+        self.classes = [str(c) for c in w.workload_class]
+        self.home = [self.names.index(r) for r in w.region]
+
+    def route(self, j: int, now_s: float) -> int:
+        run, shape, fleets = self.run, self.run.shape_list[j], self.fleets
+        pools = self.pool_in[shape]
+        free = np.array([f.pool_free[p] / 1000.0 if p >= 0 else 0.0 for f, p in zip(fleets, pools)])
+        capacity = np.array([c[p] / 1000.0 if p >= 0 else 0.0 for c, p in zip(self.capacity, pools)])
+        q = self.facts.quarter(now_s)
+        view = RegionsView(tuple(self.names), free, capacity, np.array([run.queued_gpus[n] for n in self.names]),
+                           self.facts.at_work[:, q], self.price_in[shape], self.facts.g_co2e[:, q],
+                           self.allowed[j], self.fits_in[shape])
+        home = self.home[j]
+        job = RouteRequest(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j], run.submit[j])
+        scores = np.where(view.fits, np.asarray(self.policy.scores(job, view, now_s), np.float64), -np.inf)
+        best = scores.max() if len(scores) else -np.inf
+        if not np.isfinite(best) or scores[home] == best:
+            return home
+        return int(np.flatnonzero(scores == best)[0])

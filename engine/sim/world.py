@@ -1,0 +1,97 @@
+"""Facts about regions that the simulator's router reads: calendars, carbon, prices, residency.
+
+`World` holds a dataset's `regions`, `prices` and `carbon` tables (engine.telemetry schema); any
+may be None. `RegionFacts` turns them into arrays over the simulator's regions:
+- `at_work[r, q]`: region r inside its working hours at quarter-hour q of the run (q = floor(t /
+  900 s) from the workload's time 0), from `Calendar.from_region` (Mon-Fri 9-18 local, the public
+  holidays of its country; DST through zoneinfo). A quarter-hour grid is exact for zones whose
+  offset is a multiple of 15 minutes, i.e. all of them in use.
+- `g_co2e[r, q]`: the grid intensity of region r at the local hour of quarter q (the carbon
+  table's profile; a region without one gets DEFAULT_G_CO2E_PER_KWH, a missing hour the mean of
+  its profile).
+- `usd_per_gpu_hour(region, gpu_type)`: the on-demand price from the prices table, else the price
+  book's (engine.world.pricebook).
+- `allowed(jobs)`: jobs x regions residency mask (engine.world.residency); every region when the
+  dataset has no regions table or the jobs no residency column.
+A region missing from the regions table runs on UTC with no holidays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from engine.world.calendar import Calendar
+from engine.world.pricebook import on_demand_price
+from engine.world.residency import allowed_mask
+
+QUARTER_S = 900.0
+DEFAULT_G_CO2E_PER_KWH = 480.0  # a world-average grid, used where the data give no profile
+
+
+@dataclass(frozen=True)
+class World:
+    """A dataset's region tables: regions (region, timezone, country, jurisdiction, ...), prices
+    (region, gpu_type, tier, usd_per_gpu_hour) and carbon (region, local_hour, g_co2e_per_kwh)."""
+
+    regions: pd.DataFrame | None = None
+    prices: pd.DataFrame | None = None
+    carbon: pd.DataFrame | None = None
+
+    @classmethod
+    def of_dataset(cls, store, dataset: str) -> "World":
+        """The tables of `dataset` in `store` (an engine.telemetry.store.Store)."""
+        return cls(store.regions(dataset), store.prices(dataset), store.table("carbon", dataset))
+
+
+def _rows(table: pd.DataFrame | None) -> pd.DataFrame:
+    return table if table is not None else pd.DataFrame()
+
+
+class RegionFacts:
+    """The world's facts for regions `names`, over [0, span_s] seconds from `origin_utc`."""
+
+    def __init__(self, world: World, names: list[str], origin_utc: pd.Timestamp, span_s: float) -> None:
+        self.names, self.world = names, world
+        regions = _rows(world.regions)
+        known = regions.set_index("region") if len(regions) else pd.DataFrame()
+        quarters = np.arange(int(span_s // QUARTER_S) + 1) * QUARTER_S
+        instants = quarters + origin_utc.value / 1e9
+        self.at_work = np.zeros((len(names), len(quarters)), bool)
+        self.g_co2e = np.full((len(names), len(quarters)), DEFAULT_G_CO2E_PER_KWH)
+        carbon = _rows(world.carbon)
+        for r, name in enumerate(names):
+            row = known.loc[name].to_dict() if name in known.index else {"timezone": "UTC", "country": None}
+            calendar = Calendar.from_region(row)
+            self.at_work[r] = calendar.at_work(instants)
+            profile = carbon[carbon["region"] == name] if len(carbon) else carbon
+            if len(profile):
+                by_hour = np.full(24, profile["g_co2e_per_kwh"].mean())
+                by_hour[profile["local_hour"].to_numpy(np.int64)] = profile["g_co2e_per_kwh"].to_numpy(np.float64)
+                local_hour = (calendar.local_seconds(instants) // 3600) % 24
+                self.g_co2e[r] = by_hour[local_hour]
+        prices = _rows(world.prices)
+        on_demand = prices[prices["tier"] == "on-demand"] if len(prices) else prices
+        self._prices = {(p.region, p.gpu_type): float(p.usd_per_gpu_hour)
+                        for p in on_demand.itertuples(index=False)} if len(on_demand) else {}
+
+    def quarter(self, now_s: float) -> int:
+        return min(int(now_s // QUARTER_S), self.at_work.shape[1] - 1)
+
+    def usd_per_gpu_hour(self, region: str, gpu_type: str | None) -> float:
+        price = self._prices.get((region, gpu_type))
+        return price if price is not None else on_demand_price(gpu_type)
+
+    def allowed(self, jobs: pd.DataFrame) -> np.ndarray:
+        """jobs x regions (simulator order) bool: may the job's data go there."""
+        regions = _rows(self.world.regions)
+        if not len(regions) or "residency" not in jobs:
+            return np.ones((len(jobs), len(self.names)), bool)
+        mask = allowed_mask(jobs, regions)
+        order = {name: i for i, name in enumerate(regions["region"])}
+        untagged = jobs["residency"].isna().to_numpy() | (jobs["residency"].astype(str).str.strip() == "").to_numpy()
+        out = np.empty((len(jobs), len(self.names)), bool)
+        for r, name in enumerate(self.names):  # a region the table lacks takes untagged jobs only
+            out[:, r] = mask[:, order[name]] if name in order else untagged
+        return out
