@@ -53,11 +53,11 @@ def prepared(work, backfill: str, placement: str) -> _Run:
     """The state just before the timed pass: 10,000 waiting, 64 jobs just ended."""
     policies = Policies(registry.make("order", "fcfs"), registry.make("placement", placement),
                         registry.make("backfill", backfill), registry.make("admission", "accept-all"))
-    run = _Run(work, policies, seed=0, timer_s=0.0)
+    run = _Run(work, policies, seed=0, timer_s=0.0, world=None)
     for _ in range(2):  # the arrivals at 0 (all start) and at 1 (all wait)
         now, batch = run.events.pop_batch()
         for _, j in batch:
-            run._arrive(j, now, "r")
+            run._arrive(j, now)
         run._schedule("r", now)
     for j in range(ENDING):
         run._finish(j, 3600.0, False)
