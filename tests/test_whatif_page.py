@@ -174,3 +174,17 @@ def test_whatif_shows_cost_idle_cost_and_carbon_with_deltas(app):
     app.run()
     table = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
     assert table.loc["carbon_kg", "fifo"] == pytest.approx(9 * 0.7 * 1.5 * 0.48)
+
+
+def test_whatif_runs_every_bundled_scenario_including_routing(app):
+    # One region only: routing scenarios keep every job home, and their KPIs equal their
+    # non-routing twin's (follow-the-sun and the others use EASY + best-fit, like easy-backfill).
+    app.multiselect(key="wi_candidates").set_value(["follow-the-sun", "residency-aware", "conservative-topology"])
+    app.button(key="wi_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error
+    table = _kpi_table(app)
+    assert {"follow-the-sun", "residency-aware", "conservative-topology"} <= set(table.columns)
+    easy = kpis(_engine_runs()["easy-backfill"])
+    for name in ("follow-the-sun", "residency-aware"):
+        assert table.loc["wait_p95_s", name] == pytest.approx(easy["wait_p95_s"])
