@@ -21,7 +21,7 @@ import streamlit as st
 
 from plotly.graph_objects import Figure
 
-from dashboard import charts
+from dashboard import charts, charts_timezones
 from engine.analysis import Overview, build_overview
 from engine.analysis.cost import CostAssumptions
 from engine.analysis.sim_metrics import kpis
@@ -264,11 +264,11 @@ def timezones(dataset: str) -> TimeZones:
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _timezone_figures(path: str, dataset: str, fingerprint: str, week: pd.Timestamp) -> dict[str, Figure]:
-    return charts.timezone_figures(_timezones(path, dataset, fingerprint), week)
+    return charts_timezones.timezone_figures(_timezones(path, dataset, fingerprint), week)
 
 
 def timezone_figures(dataset: str, week: pd.Timestamp) -> dict[str, Figure]:
-    """The Time zones page's charts of `dataset` for one reference week (see charts.timezone_figures)."""
+    """The Time zones page's charts of `dataset` for one reference week (see charts_timezones.timezone_figures)."""
     return _timezone_figures(str(db_path()), dataset, store().fingerprint(), pd.Timestamp(week))
 
 
@@ -314,8 +314,9 @@ def _whatif_world(path: str, dataset: str, content: str, days: float, assumption
                        start_utc=run.start_utc, end_utc=run.end_utc)
     s = _connection(path)[0].cursor()
     jobs, fleet = scenario.apply(s.jobs(dataset), s.fleet(dataset))
-    world = _world_tables(path, dataset, fingerprint)
-    return world_report(run.result, fleet, world["prices"], world["regions"], world["carbon"],
+    tables = _world_tables(path, dataset, fingerprint)
+    world = scenario.world(World(tables["regions"], tables["prices"], tables["carbon"]), fleet)
+    return world_report(run.result, fleet, world.prices, world.regions, world.carbon,
                         assumptions_from_text(assumptions), jobs=jobs)
 
 

@@ -81,9 +81,9 @@ def _run(args, files: list[str]) -> tuple[list[tuple[Scenario, dict, object]], l
         result = scenario.run(jobs, fleet, tables)
         ratio = _capacity_ratio(scenario, kpis(result), jobs, fleet, tables, baselines)
         ran_jobs, ran_fleet = scenario.apply(jobs, fleet)
+        edited = scenario.world(tables, fleet)
         try:
-            report = world_report(result, ran_fleet, world["prices"], world["regions"], world["carbon"],
-                                  jobs=ran_jobs)
+            report = world_report(result, ran_fleet, edited.prices, edited.regions, edited.carbon, jobs=ran_jobs)
         except ValueError as exc:
             raise _Unusable(f"{scenario.name}: cannot compute cost, carbon and residency: {exc}") from None
         assumed.update(dict.fromkeys(report.assumed))

@@ -19,6 +19,11 @@
     gpu_type = "H100"
     tier = "reserved"               # optional
     add_gpus = 16                   # or remove_gpus; whole nodes, cloned from the last matching one
+    [[region]]                      # optional world edits, one entry per region (engine.scenario_world)
+    region = "eu-west"
+    price_scale = 0.8               # all its prices x 0.8; usd_per_gpu_hour = { H100 = 3.2 } sets on-demand
+    carbon_scale = 0.5              # or g_co2e_per_kwh = 120 (flat)
+    working_days = "Sun-Thu"        # work_start_hour, work_end_hour (0-23), holiday_country ("" = none)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all). Errors
@@ -38,23 +43,25 @@ import engine.policies.admission  # noqa: F401  (registers the family)
 import engine.policies.backfill  # noqa: F401  (registers the family)
 import engine.policies.gang  # noqa: F401  (registers the family)
 import engine.policies.routing  # noqa: F401  (registers the family)
+import engine.policies.timing  # noqa: F401  (registers the family)
 from engine.policies import registry
 from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
+from engine.scenario_world import RegionEdit, edit_world, parse_region_edits
 from engine.sim.result import SimulationResult
 from engine.sim.simulator import Policies, simulate
 from engine.sim.workload import build_workload
 from engine.sim.world import World
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
-            "gang": "lowest-index", "routing": "home-only"}
-_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet"}
+            "gang": "lowest-index", "routing": "home-only", "timing": "immediate"}
+_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """Policies by registry key with parameters, a seed, and optional fleet and workload edits."""
+    """Policies by registry key with parameters, a seed, and optional fleet, workload and region edits."""
 
     name: str
     policies: dict[str, tuple[str, dict]]
@@ -65,6 +72,7 @@ class Scenario:
     growth: float = 1.0
     timer_s: float = 0.0
     fleet_edits: tuple[FleetEdit, ...] = field(default=())
+    region_edits: tuple[RegionEdit, ...] = field(default=())
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -111,7 +119,9 @@ class Scenario:
             raise ScenarioError(f"{source}: seed must be an integer, got {seed!r}")
         return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
                    start_utc=_time(workload, "start_utc", source), end_utc=_time(workload, "end_utc", source),
-                   load_scale=scale, growth=growth, timer_s=float(timer), fleet_edits=tuple(_edit(e, source) for e in data.get("fleet", [])))
+                   load_scale=scale, growth=growth, timer_s=float(timer),
+                   fleet_edits=tuple(_edit(e, source) for e in data.get("fleet", [])),
+                   region_edits=parse_region_edits(data.get("region", []), source))
 
     def build_policies(self) -> Policies:
         """The policy objects, built from their registry keys and parameters."""
@@ -120,10 +130,20 @@ class Scenario:
 
     def run(self, jobs: pd.DataFrame, fleet: pd.DataFrame, world: World | None = None) -> SimulationResult:
         """Simulate the dataset's jobs and fleet (schema tables) under this scenario; `world` (the
-        dataset's regions, prices and carbon tables) informs routing."""
+        dataset's regions, prices and carbon tables, unedited) informs routing, with this scenario's
+        region edits applied."""
+        world = self.world(world or World(), fleet)
         jobs, fleet = self.apply(jobs, fleet)
         return simulate(build_workload(jobs, fleet), self.build_policies(), self.seed, self.name, self.timer_s,
                         world)
+
+    def world(self, world: World, fleet: pd.DataFrame | None = None) -> World:
+        """The dataset's `world` with this scenario's [[region]] edits (engine.scenario_world.edit_world;
+        `fleet`, the dataset's, lets a region exist only there and completes its prices from the book)."""
+        try:
+            return edit_world(world, self.region_edits, fleet)
+        except ScenarioError as exc:
+            raise ScenarioError(f"{self.name}: {exc}") from None
 
     def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The dataset's jobs and fleet with this scenario's workload and fleet edits applied."""

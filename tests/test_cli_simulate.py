@@ -159,3 +159,21 @@ def test_dataset_world_kpis_read_the_stored_prices(tmp_path):
     assert ["carbon_kg", "2.419"] in [line.split() for line in table]
     assert table.index("assumed: eu: no carbon profile; 480 gCO2e/kWh assumed at every hour") < table.index(
         "by workload class")
+
+
+def test_region_price_scale_changes_cost_usd(tmp_path):
+    dearer = tmp_path / "fifo-dearer.toml"
+    dearer.write_text(FIFO.read_text(encoding="utf-8").replace('name = "fifo"', 'name = "fifo-dearer"')
+                      + '\n[[region]]\nregion = "default"\nprice_scale = 2.5\n', encoding="utf-8")
+    done = meridian("compare", "--trace", SMALL, "--scenario", FIFO, "--scenario", dearer, "--json")
+    assert done.returncode == 0, done.stderr
+    base, edited = (o["kpis"] for o in json.loads(done.stdout))
+    # the same run, priced at 2.5 x the price book's reserved CPU slot ($0.03 per slot-hour)
+    for key in ("cost_usd", "cost_reserved_usd", "idle_cost_usd", "effective_usd_per_gpu_hour"):
+        assert edited[key] == pytest.approx(2.5 * base[key]) and base[key] > 0
+    assert {k: v for k, v in edited.items() if "usd" not in k} == {k: v for k, v in base.items() if "usd" not in k}
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text('[[region]]\nregion = "eu-west"\nprice_scale = 0.5\n', encoding="utf-8")
+    done = meridian("simulate", "--trace", SMALL, "--scenario", wrong)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == "meridian: wrong: [[region]] 'eu-west' is not a region of the dataset; valid: default"

@@ -13,7 +13,7 @@ from engine.policies import registry
 from engine.policies.ordering import queue_order
 from engine.sim.fleet_state import FleetState, PodRequest
 from engine.sim.region import GangFleetState
-from engine.sim.views import QueueView
+from engine.sim.views import QueueView, RegionsView, RouteRequest, TimingView
 
 ALL = [(family, key) for family, keys in registry.families().items() for key in keys]
 
@@ -200,7 +200,6 @@ def test_admission_is_deterministic_and_admits_into_an_empty_queue(family, key):
 
 def _regions(n, seed=17, allowed=None):
     """A RegionsView of n regions with read-only arrays (a policy that writes to one raises)."""
-    from engine.sim.views import RegionsView
     rng = np.random.default_rng(seed)
     capacity = rng.integers(1, 65, n).astype(float)
     arrays = dict(
@@ -217,7 +216,6 @@ def _regions(n, seed=17, allowed=None):
 
 def _route_requests(n_regions, seed=19):
     from engine.model import WORKLOAD_CLASSES
-    from engine.sim.views import RouteRequest
     rng = np.random.default_rng(seed)
     return [RouteRequest(index=i, home=int(rng.integers(n_regions)), gpus=float(rng.choice([0.5, 1, 4, 8, 16])),
                          workload_class=WORKLOAD_CLASSES[i % len(WORKLOAD_CLASSES)], flexible=bool(i % 3),
@@ -253,3 +251,29 @@ def test_routing_copes_with_every_region_disallowed(family, key):
         scores = policy.scores(request, view, 0.0)
         assert scores.shape == (4,)
         assert (np.delete(scores, request.home) == -np.inf).all(), "only home may keep a score"
+
+
+def _timing_view(seed=23, n=673, latest=np.inf):
+    rng = np.random.default_rng(seed)
+    view = TimingView(900.0 * np.arange(n) + 1000.0, rng.uniform(50, 800, n), rng.random(n) < 0.4, latest)
+    for array in (view.start_s, view.g_co2e_per_kwh, view.at_work):
+        array.flags.writeable = False
+    return view
+
+
+@pytest.mark.parametrize("family,key", _of("timing"))
+def test_timing_delays_are_finite_deterministic_and_only_for_flexible_work(family, key):
+    policy, view = registry.make(family, key), _timing_view()
+    for flexible in (True, False):
+        job = RouteRequest(3, 0, 2.0, "training" if flexible else "inference", flexible, 7200.0, 1000.0)
+        first = policy.delay(job, view, 1000.0)
+        assert first == policy.delay(job, view, 1000.0) and 0.0 <= first < np.inf
+        assert flexible or first == 0.0
+        assert first == 0.0 or first in set(view.start_s - 1000.0)  # a candidate start
+
+
+@pytest.mark.parametrize("family,key", _of("timing"))
+def test_timing_copes_with_no_candidates(family, key):
+    view = TimingView(np.zeros(0), np.zeros(0), np.zeros(0, bool), np.inf)
+    job = RouteRequest(0, 0, 1.0, "batch", True, 60.0, 0.0)
+    assert registry.make(family, key).delay(job, view, 0.0) == 0.0

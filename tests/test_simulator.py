@@ -5,19 +5,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.sim.events import ARRIVAL, FAILURE, FINISH, TIMER, EventQueue
+from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, TIMER, EventQueue
 from sim_helpers import fleet, job, run, starts
 
 
-def test_event_queue_orders_finishes_failures_timers_then_arrivals():
+def test_event_queue_orders_finishes_failures_timers_deferred_then_arrivals():
     q = EventQueue(np.array([1.0, 5.0, 5.0]))
     q.push(5.0, TIMER, -1)
+    q.push(5.0, DEFERRED, 3)
     q.push(5.0, FINISH, 7)
     q.push(5.0, FAILURE, 8)
     q.push(5.0, FINISH, 9)
-    assert len(q) == 7 and q.peek_time() == 1.0
+    assert len(q) == 8 and q.peek_time() == 1.0
     assert q.pop_batch() == (1.0, [(ARRIVAL, 0)])
-    assert q.pop_batch() == (5.0, [(FINISH, 7), (FINISH, 9), (FAILURE, 8), (TIMER, -1), (ARRIVAL, 1), (ARRIVAL, 2)])
+    assert q.pop_batch() == (5.0, [(FINISH, 7), (FINISH, 9), (FAILURE, 8), (TIMER, -1), (DEFERRED, 3),
+                                  (ARRIVAL, 1), (ARRIVAL, 2)])
     assert len(q) == 0 and q.peek_time() == float("inf")
 
 

@@ -188,3 +188,24 @@ def test_whatif_runs_every_bundled_scenario_including_routing(app):
     easy = kpis(_engine_runs()["easy-backfill"])
     for name in ("follow-the-sun", "residency-aware"):
         assert table.loc["wait_p95_s", name] == pytest.approx(easy["wait_p95_s"])
+
+
+def test_custom_scenario_edits_a_regions_prices_and_calendar(app):
+    app.multiselect(key="wi_candidates").set_value(["custom (built below)"]).run()
+    assert app.multiselect(key="custom:regions").options == ["eu"]
+    app.multiselect(key="custom:regions").set_value(["eu"]).run()
+    assert app.number_input(key="custom:region:eu:price_scale").value == 1.0
+    app.number_input(key="custom:region:eu:price_scale").set_value(2.0)
+    app.selectbox(key="custom:region:eu:working_days").select("Sun-Thu")
+    app.number_input(key="custom:region:eu:work_start_hour").set_value(8)
+    app.button(key="wi_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error
+    table = _kpi_table(app)
+    assert list(table.columns)[:2] == ["fifo", "custom"]
+    # the custom form's default policies are FIFO's: the same run, at twice the price book's $2.40
+    assert table.loc["wait_p95_s", "custom"] == table.loc["wait_p95_s", "fifo"]
+    world = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
+    assert world.loc["cost_usd", "fifo"] == pytest.approx(33.6)
+    assert world.loc["cost_usd", "custom"] == pytest.approx(67.2)
+    assert world.loc["carbon_kg", "custom"] == world.loc["carbon_kg", "fifo"]

@@ -17,7 +17,7 @@ _REGISTRY: dict[str, dict[str, type]] = {}
 # Modules that register policies when imported; import order does not matter.
 _FAMILY_MODULES = (
     "engine.policies.ordering", "engine.policies.placement", "engine.policies.backfill", "engine.policies.admission",
-    "engine.policies.gang", "engine.policies.routing",
+    "engine.policies.gang", "engine.policies.routing", "engine.policies.timing",
 )
 
 

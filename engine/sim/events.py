@@ -1,7 +1,8 @@
 """The simulator's event queue: arrivals from a sorted array, everything else from a heap.
 
 Kinds, in tie order at equal times: finishes and failures first (a job that ends at t frees its
-resources for a job arriving at t), then timers, then arrivals; within a kind, insertion order.
+resources for a job arriving at t), then timers, then deferred arrivals (jobs a timing policy held
+back), then arrivals; within a kind, insertion order.
 Arrivals are known up front and sorted by submit time, so they never enter the heap: `pop_batch`
 merges the next arrivals with the heap's earliest events.
 """
@@ -14,7 +15,8 @@ import numpy as np
 FINISH = 0
 FAILURE = 1
 TIMER = 2
-ARRIVAL = 3
+DEFERRED = 3
+ARRIVAL = 4
 
 
 class EventQueue:
@@ -31,7 +33,8 @@ class EventQueue:
         self._seq = 0
 
     def push(self, time_s: float, kind: int, payload: int) -> None:
-        """Add an event of `kind` (FINISH, FAILURE or TIMER) about `payload` (a job index) at `time_s`."""
+        """Add an event of `kind` (FINISH, FAILURE, TIMER or DEFERRED) about `payload` (a job index)
+        at `time_s`."""
         heapq.heappush(self._heap, (time_s, kind, self._seq, payload))
         self._seq += 1
 

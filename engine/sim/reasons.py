@@ -8,5 +8,5 @@ REASONS = ("started", "waiting-in-queue", "blocked-by-capacity", "blocked-by-res
 STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER = range(6)
 
 # Decisions in the log: the reasons, then what else happens to a job.
-DECISIONS = REASONS + ("backfilled", "failed")
-BACKFILLED, FAILED = len(REASONS), len(REASONS) + 1
+DECISIONS = REASONS + ("backfilled", "failed", "deferred")
+BACKFILLED, FAILED, DEFERRED = len(REASONS), len(REASONS) + 1, len(REASONS) + 2

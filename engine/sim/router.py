@@ -15,19 +15,18 @@ import pandas as pd
 
 from engine.model import FLEXIBLE_CLASSES
 from engine.sim.views import RegionsView, RouteRequest
-from engine.sim.world import RegionFacts, World
+from engine.sim.world import RegionFacts
 
 
 class Router:
     """Routes the jobs of one run; `route(j, now)` returns the region index chosen for job j."""
 
-    def __init__(self, run, policy, world: World) -> None:
+    def __init__(self, run, policy, facts: RegionFacts) -> None:
         w = run.w
         self.run, self.policy = run, policy
         self.names = list(run.regions)
         self.fleets = [run.regions[n] for n in self.names]
-        span = float(w.submit_s.max()) if len(w) else 0.0
-        self.facts = RegionFacts(world, self.names, w.origin_utc, span)
+        self.facts = facts
         self.allowed = self.facts.allowed(pd.DataFrame({"job_id": w.job_id, "residency": w.residency
                                                         if w.residency is not None else None}))
         self.pool_in, self.fits_in = run.shape_pools, run.shape_fits

@@ -10,8 +10,10 @@ Loop, per batch of events at the same time t (engine.sim.events gives the tie or
   1. Finishes and failures: release the job's pods (a failed job ends at its recorded duration).
   2. Timers (every `timer_s` while jobs wait, when > 0): every region with waiting jobs gets a pass,
      so time-dependent orders re-rank even when nothing arrives or ends.
-  3. Arrivals: a job its region can never hold is recorded "never-fits"; otherwise the admission
-     policy admits it to the region's queue or it is "rejected-by-admission".
+  3. Arrivals: the timing policy may hold a flexible job back (a deferred arrival later; load
+     shifting, engine.sim.holder); the router picks its region (engine.sim.router); a job its
+     region can never hold is recorded "never-fits"; otherwise the admission policy admits it to
+     the region's queue or it is "rejected-by-admission".
   4. Scheduling pass, per region touched by the batch:
      a. order the queue with the order policy (time-independent orders are ranked once, and the
         queue is a mask over ranks; time-dependent ones are re-keyed over the queue);
@@ -30,23 +32,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
-from engine.sim.events import ARRIVAL, FAILURE, FINISH, TIMER, EventQueue
+from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, TIMER, EventQueue
 from engine.sim.fleet_state import PodRequest, fits_on
 from engine.sim.frag_sampler import FragmentationSampler, workload_target
-from engine.sim.region import RegionFleet
 from engine.sim.queue import WaitingQueue
-from engine.sim.reasons import (BACKFILLED, CAPACITY, DECISIONS, FAILED, NEVER, REASONS, REJECTED, STARTED,
-                                WAITING)
+from engine.sim.holder import Holder
+from engine.sim.reasons import BACKFILLED, CAPACITY, FAILED, NEVER, REJECTED, STARTED, WAITING
+from engine.sim.reasons import DEFERRED as DEFERRED_CODE
+from engine.sim.region import RegionFleet
 from engine.sim.result import SimulationResult
 from engine.sim.router import Router
+from engine.sim.run_tables import run_tables
+from engine.sim.shapes import job_shapes
 from engine.sim.views import QueueView
 from engine.sim.workload import Workload
-from engine.sim.world import World
+from engine.sim.world import RegionFacts, World
 
 @dataclass(frozen=True)
 class Policies:
@@ -58,6 +62,7 @@ class Policies:
     admission: object
     gang: object = None
     routing: object = None
+    timing: object = None
 
 
 class _Run:
@@ -71,7 +76,8 @@ class _Run:
         self.regions = {r: RegionFleet(w.fleet[w.fleet["region"] == r]) for r in names}
         self.region_of = [self.regions[r] for r in w.region]
         self.units = (w.nodes * w.num_gpu * w.gpu_milli).astype(np.float64)
-        self.shape = self._shapes()
+        shapes = job_shapes(w, list(self.regions.values()))
+        self.shape, self.shape_pools, self.shape_fits = shapes.shape, shapes.pools, shapes.fits
         home = np.array([names.index(r) for r in w.region], np.int64) if len(w) else np.zeros(0, np.int64)
         self.pool = self.shape_pools[self.shape, home] if len(w) else np.zeros(0, np.int64)
         self.never = ~self.shape_fits[self.shape, home] if len(w) else np.zeros(0, bool)
@@ -109,31 +115,15 @@ class _Run:
         self.shape_list = self.shape.tolist()
         self.gpus = w.gpus.tolist()
         self.queued_gpus = dict.fromkeys(names, 0.0)
-        routing = policies.routing
-        self.router = Router(self, routing, world or World()) \
-            if routing is not None and not getattr(routing, "stays_home", False) else None
+        routing, timing = policies.routing, policies.timing
+        routes = routing is not None and not getattr(routing, "stays_home", False)
+        holds = timing is not None and not getattr(timing, "immediate", False)
+        span = (float(w.submit_s.max()) if len(w) else 0.0) + 8 * 86_400.0  # + a week of holds and a day of run
+        facts = RegionFacts(world or World(), names, w.origin_utc, span) if routes or holds else None
+        self.router = Router(self, routing, facts) if routes else None
+        self.holder = Holder(self, timing, facts) if holds else None
         self.sampler = FragmentationSampler(workload_target(w.num_gpu, w.gpu_milli, w.cpu_milli, w.gpu_type),
                                             self.regions, w.observed_end_s)
-
-    def _shapes(self) -> np.ndarray:
-        """Shape id per job (GPU model, GPUs, GPU milli, CPU, memory, nodes: jobs of one shape fit
-        alike); sets shape_pools / shape_fits (shapes x regions): the shape's pool in each region
-        (see RegionFleet; 0 for CPU-only, -1 when the region lacks the GPU model) and whether it
-        fits the region's empty fleet."""
-        w, fleets = self.w, list(self.regions.values())
-        shapes = pd.DataFrame({"t": pd.Series(w.gpu_type, dtype=object).fillna(""), "g": w.num_gpu,
-                               "u": w.gpu_milli, "c": w.cpu_milli, "m": w.memory_mib, "n": w.nodes})
-        shape = shapes.groupby(list(shapes.columns), sort=True).ngroup().to_numpy(np.int64)
-        first = shapes[~shapes.duplicated().to_numpy()].assign(id=shape[~shapes.duplicated().to_numpy()])
-        first = first.sort_values("id")
-        self.shape_pools = np.zeros((len(first), len(fleets)), np.int64)
-        self.shape_fits = np.zeros((len(first), len(fleets)), bool)
-        for i, (t, g, c, m, n) in enumerate(first[["t", "g", "c", "m", "n"]].itertuples(index=False)):
-            for r, fleet in enumerate(fleets):
-                pool = fleet.pool_of(t or None) if g else 0
-                self.shape_pools[i, r] = pool
-                self.shape_fits[i, r] = fleet.fits_empty(g, c, m, n, pool)
-        return shape
 
     def run(self) -> None:
         events, queues = self.events, self.queues
@@ -146,7 +136,10 @@ class _Run:
             last = now
             touched = {}
             for kind, j in batch:
-                if kind == ARRIVAL:
+                if kind == ARRIVAL and self.holder is not None and (held := self.holder.delay(j, now)) > 0:
+                    events.push(now + held, DEFERRED, j)
+                    self.log(now, j, DEFERRED_CODE)
+                elif kind == ARRIVAL or kind == DEFERRED:
                     touched[self._arrive(j, now)] = True
                 elif kind == TIMER:
                     self.timer_pending = False
@@ -316,29 +309,6 @@ class _Run:
             request = self.requests[key] = PodRequest(*key)
         return request
 
-    def result(self, scenario: str) -> SimulationResult:
-        w = self.w
-        names = np.full(len(w), "", object)
-        for j, nodes in self.nodes_of.items():
-            held = self.region_of[j].names[nodes]
-            names[j] = held[0] if len(held) == 1 else ";".join(held)
-        jobs = pd.DataFrame({
-            "job_id": w.job_id, "region": np.asarray(self.region_name, object), "home_region": w.region,
-            "workload_class": w.workload_class, "team": w.team,
-            "submit_s": w.submit_s, "start_s": self.start, "end_s": self.end,
-            "wait_s": self.start - w.submit_s, "run_s": self.end - self.start, "gpus": w.gpus,
-            "gpus_allocated": self.alloc_gpus,
-            "failed": w.failed, "started": np.isfinite(self.start), "nodes": names,
-            "reason": np.asarray(REASONS, object)[self.reason]})
-        timeline = pd.DataFrame(self.timeline, columns=["time_s", "region", "busy_gpus", "queue_length"])
-        logged = np.asarray(self.log_j, np.int64)
-        decisions = pd.DataFrame({"time_s": np.asarray(self.log_t, np.float64), "job_id": w.job_id[logged],
-                                  "region": np.asarray(self.region_name, object)[logged],
-                                  "decision": np.asarray(DECISIONS, object)[np.asarray(self.log_c, np.int64)]})
-        capacity = {r: f.capacity_gpus for r, f in self.regions.items()}
-        return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
-                                w.observed_end_s, self.sampler.table())
-
 
 def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = "scenario",
              timer_s: float = 0.0, world: World | None = None) -> SimulationResult:
@@ -347,4 +317,4 @@ def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = 
     calendars, prices, carbon and residency rules (None: UTC, price book, no residency rules)."""
     run = _Run(workload, policies, seed, timer_s, world)
     run.run()
-    return run.result(name)
+    return run_tables(run, name)

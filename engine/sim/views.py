@@ -112,3 +112,21 @@ class RegionsView:
 
     def __len__(self) -> int:
         return len(self.names)
+
+
+@dataclass(frozen=True)
+class TimingView:
+    """When a job could start, seen from its submit time in the region it is routed to.
+
+    start_s: candidate start instants, float64 seconds from time 0, on a quarter-hour grid from
+    now (the first entry) up to the latest start the policy may choose. g_co2e_per_kwh: the mean
+    grid intensity the job would run under if started at each candidate (over its requested
+    runtime, at most a day). at_work: bool, the region is in its working hours at each candidate.
+    latest_start_s: the job's deadline minus its requested runtime (+inf without a deadline): a
+    delay past it is cut back to it.
+    """
+
+    start_s: np.ndarray
+    g_co2e_per_kwh: np.ndarray
+    at_work: np.ndarray
+    latest_start_s: float

@@ -4,8 +4,10 @@
 may be None. `RegionFacts` turns them into arrays over the simulator's regions:
 - `at_work[r, q]`: region r inside its working hours at quarter-hour q of the run (q = floor(t /
   900 s) from the workload's time 0), from `Calendar.from_region` (Mon-Fri 9-18 local, the public
-  holidays of its country; DST through zoneinfo). A quarter-hour grid is exact for zones whose
-  offset is a multiple of 15 minutes, i.e. all of them in use.
+  holidays of its country; DST through zoneinfo) or, for a region in `World.calendars` (a
+  scenario's [[region]] edits, engine.scenario_world), the working days, hours and holiday country
+  given there. A quarter-hour grid is exact for zones whose offset is a multiple of 15 minutes,
+  i.e. all of them in use.
 - `g_co2e[r, q]`: the grid intensity of region r at the local hour of quarter q (the carbon
   table's profile; a region without one gets DEFAULT_G_CO2E_PER_KWH, a missing hour the mean of
   its profile).
@@ -17,12 +19,13 @@ A region missing from the regions table runs on UTC with no holidays.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from engine.world.calendar import Calendar
+from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS, Calendar
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
 
@@ -33,11 +36,14 @@ DEFAULT_G_CO2E_PER_KWH = 480.0  # a world-average grid, used where the data give
 @dataclass(frozen=True)
 class World:
     """A dataset's region tables: regions (region, timezone, country, jurisdiction, ...), prices
-    (region, gpu_type, tier, usd_per_gpu_hour) and carbon (region, local_hour, g_co2e_per_kwh)."""
+    (region, gpu_type, tier, usd_per_gpu_hour) and carbon (region, local_hour, g_co2e_per_kwh);
+    calendars: region -> {working_days, work_start_hour, work_end_hour, holiday_country}, each key
+    optional, overriding the region's default calendar (see `region_calendar`)."""
 
     regions: pd.DataFrame | None = None
     prices: pd.DataFrame | None = None
     carbon: pd.DataFrame | None = None
+    calendars: Mapping[str, Mapping] | None = None
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":
@@ -47,6 +53,17 @@ class World:
 
 def _rows(table: pd.DataFrame | None) -> pd.DataFrame:
     return table if table is not None else pd.DataFrame()
+
+
+def region_calendar(row: Mapping, override: Mapping) -> Calendar:
+    """The calendar of a regions row (Calendar.from_region) with `override`'s working_days (text such
+    as "Sun-Thu"), work_start_hour, work_end_hour and holiday_country ("" = no holidays) in place of
+    the defaults (Mon-Fri 9-18, the row's country)."""
+    if "holiday_country" in override:
+        row = {**row, "country": override["holiday_country"]}
+    return Calendar.from_region(row, override.get("working_days", REGION_WORKING_DAYS),
+                                override.get("work_start_hour", REGION_START_HOUR),
+                                override.get("work_end_hour", REGION_END_HOUR))
 
 
 class RegionFacts:
@@ -60,10 +77,10 @@ class RegionFacts:
         instants = quarters + origin_utc.value / 1e9
         self.at_work = np.zeros((len(names), len(quarters)), bool)
         self.g_co2e = np.full((len(names), len(quarters)), DEFAULT_G_CO2E_PER_KWH)
-        carbon = _rows(world.carbon)
+        carbon, overrides = _rows(world.carbon), world.calendars or {}
         for r, name in enumerate(names):
             row = known.loc[name].to_dict() if name in known.index else {"timezone": "UTC", "country": None}
-            calendar = Calendar.from_region(row)
+            calendar = region_calendar(row, overrides.get(name, {}))
             self.at_work[r] = calendar.at_work(instants)
             profile = carbon[carbon["region"] == name] if len(carbon) else carbon
             if len(profile):

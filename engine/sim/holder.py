@@ -1,0 +1,50 @@
+"""Load shifting in the simulator: asks the timing policy (engine.policies.timing) how long to
+hold each flexible job back at submit, from a `TimingView` of its home region.
+
+Candidate starts lie on a quarter-hour grid from the submit time over the next week (the longest
+delay a policy may ask for); each carries the region's working hours then and the mean grid
+intensity over the job's requested runtime from then (at most a day), from `RegionFacts`. The
+delay is cut back so the job can still finish by its deadline (by its requested runtime).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.model import FLEXIBLE_CLASSES
+from engine.sim.views import RouteRequest, TimingView
+from engine.sim.world import QUARTER_S, RegionFacts
+
+HORIZON_QUARTERS = 7 * 96   # a week of candidate starts
+MAX_RUN_QUARTERS = 96       # the intensity a start would run under: over at most a day
+
+
+class Holder:
+    """Delays of one run's jobs; `delay(j, now)` in seconds (0: queue now)."""
+
+    def __init__(self, run, policy, facts: RegionFacts) -> None:
+        w = run.w
+        self.run, self.policy, self.facts = run, policy, facts
+        self.flexible = np.isin(w.workload_class, FLEXIBLE_CLASSES).tolist()
+        self.home = [facts.names.index(r) for r in w.region]
+        self.deadline = w.deadline_s.tolist()
+        self.cum = np.concatenate([np.zeros((len(facts.names), 1)), np.cumsum(facts.g_co2e, axis=1)], axis=1)
+
+    def delay(self, j: int, now_s: float) -> float:
+        if not self.flexible[j]:
+            return 0.0
+        run, facts, r = self.run, self.facts, self.home[j]
+        q0 = facts.quarter(now_s)
+        last = facts.at_work.shape[1] - 1
+        k = np.arange(HORIZON_QUARTERS + 1)
+        q = np.minimum(q0 + k, last)
+        length = min(max(math.ceil(run.requested[j] / QUARTER_S), 1), MAX_RUN_QUARTERS) \
+            if math.isfinite(run.requested[j]) else MAX_RUN_QUARTERS
+        end = np.minimum(q + length, last + 1)
+        mean = (self.cum[r, end] - self.cum[r, q]) / np.maximum(end - q, 1)
+        latest = self.deadline[j] - run.requested[j]
+        view = TimingView(now_s + k * QUARTER_S, mean, facts.at_work[r, q], latest)
+        job = RouteRequest(j, r, run.gpus[j], str(run.w.workload_class[j]), True, run.requested[j], run.submit[j])
+        wanted = float(self.policy.delay(job, view, now_s))
+        return max(0.0, min(wanted, latest - now_s)) if wanted > 0 else 0.0

@@ -1,0 +1,39 @@
+"""Job shapes: jobs that ask for the same resources fit alike, so fit facts are computed per shape.
+
+A shape is (GPU model, GPUs per node, milli per GPU, CPU milli, memory MiB, nodes). For every shape
+and region: the shape's resource pool in the region (engine.sim.region.RegionFleet: 0 for
+CPU-only jobs, -1 when the region lacks the GPU model) and whether it fits the region's fleet
+when empty. The simulator uses them for "never fits", for its per-shape "no room" memo, and the
+router for where a job could go.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """shape: shape id per job (int64); pools / fits: shapes x regions (int64 / bool)."""
+
+    shape: np.ndarray
+    pools: np.ndarray
+    fits: np.ndarray
+
+
+def job_shapes(w, fleets: list) -> Shapes:
+    """The shapes of workload `w`'s jobs on `fleets` (RegionFleet per region, in region order)."""
+    table = pd.DataFrame({"t": pd.Series(w.gpu_type, dtype=object).fillna(""), "g": w.num_gpu,
+                          "u": w.gpu_milli, "c": w.cpu_milli, "m": w.memory_mib, "n": w.nodes})
+    shape = table.groupby(list(table.columns), sort=True).ngroup().to_numpy(np.int64)
+    first = ~table.duplicated().to_numpy()
+    firsts = table[first].assign(id=shape[first]).sort_values("id")
+    pools = np.zeros((len(firsts), len(fleets)), np.int64)
+    fits = np.zeros((len(firsts), len(fleets)), bool)
+    for i, (t, g, c, m, n) in enumerate(firsts[["t", "g", "c", "m", "n"]].itertuples(index=False)):
+        for r, fleet in enumerate(fleets):
+            pools[i, r] = fleet.pool_of(t or None) if g else 0
+            fits[i, r] = fleet.fits_empty(g, c, m, n, int(pools[i, r]))
+    return Shapes(shape, pools, fits)
