@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +47,7 @@ import engine.policies.timing  # noqa: F401  (registers the family)
 from engine.policies import registry
 from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
 from engine.scenario_world import RegionEdit, edit_world, parse_region_edits
+from engine.world.latency import Latency, parse_latency
 from engine.sim.result import SimulationResult
 from engine.sim.simulator import Policies, simulate
 from engine.sim.workload import build_workload
@@ -54,7 +55,7 @@ from engine.sim.world import World
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate"}
-_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region"}
+_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 
@@ -73,6 +74,7 @@ class Scenario:
     timer_s: float = 0.0
     fleet_edits: tuple[FleetEdit, ...] = field(default=())
     region_edits: tuple[RegionEdit, ...] = field(default=())
+    latency: Latency | None = None
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -121,7 +123,8 @@ class Scenario:
                    start_utc=_time(workload, "start_utc", source), end_utc=_time(workload, "end_utc", source),
                    load_scale=scale, growth=growth, timer_s=float(timer),
                    fleet_edits=tuple(_edit(e, source) for e in data.get("fleet", [])),
-                   region_edits=parse_region_edits(data.get("region", []), source))
+                   region_edits=parse_region_edits(data.get("region", []), source),
+                   latency=parse_latency(data["latency"], source, ScenarioError) if "latency" in data else None)
 
     def build_policies(self) -> Policies:
         """The policy objects, built from their registry keys and parameters."""
@@ -140,6 +143,8 @@ class Scenario:
     def world(self, world: World, fleet: pd.DataFrame | None = None) -> World:
         """The dataset's `world` with this scenario's [[region]] edits (engine.scenario_world.edit_world;
         `fleet`, the dataset's, lets a region exist only there and completes its prices from the book)."""
+        if self.latency is not None:
+            world = replace(world, latency=self.latency)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:

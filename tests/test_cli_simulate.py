@@ -20,7 +20,7 @@ WORLD_KPIS = {"cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_
 # Every key the README documents; the fragmentation pair only for runs that sample fragmentation.
 ALL_KPIS = KPIS | WORLD_KPIS | {"wait_mean_s", "wait_p99_s", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s",
                                 "jobs_not_run", "throughput_jobs_per_hour", "served_gpu_hours",
-                                "effective_capacity_ratio"}
+                                "effective_capacity_ratio", "latency_slo_attainment"}
 FRAGMENTATION = {"frag_gpus_mean", "frag_gpu_pct_of_idle"}
 GROUP_KEYS = ["jobs", "finished", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_p99_s", "jct_mean_s", "jct_p50_s",
               "jct_p95_s", "jct_p99_s", "avg_bounded_slowdown", "gpu_hours"]

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.analysis.sim_metrics import effective_capacity_ratio, kpis
-from engine.scenario import Scenario
+from engine.scenario import Scenario, ScenarioError
 from engine.sim.world import World
 from sim_helpers import T0, job
 
@@ -108,3 +108,26 @@ def test_golden_follow_the_sun_serves_more_than_home_only_fifo_on_the_sample(tmp
     assert sun["wait_p95_s"] < base["wait_p95_s"] / 5
     moved = runs["follow-the-sun"].jobs
     assert (moved["region"] != moved["home_region"]).sum() == 14787
+
+
+def test_latency_aware_serves_inference_from_a_near_region_and_the_kpi_counts_it():
+    latency = {"slo_ms": 100, "ms": {"eu:us": 80, "eu:ap": 200}}
+    jobs = [job(0, 0, 100, 4, region="eu", workload_class="inference"),
+            job(1, 1, 10, 4, region="eu", workload_class="inference")]
+    nodes = fleet(eu=[4], us=[4], ap=[8])
+
+    def run(routing, **params):
+        scenario = Scenario.from_dict({"policies": {"routing": {"key": routing, **params}}, "latency": latency})
+        return scenario.run(pd.DataFrame(jobs), nodes, World(REGIONS))
+
+    near = run("latency-aware")
+    assert near.jobs["region"].tolist() == ["eu", "us"] and near.jobs["latency_ms"].tolist() == [0.0, 80.0]
+    assert kpis(near)["latency_slo_attainment"] == 1.0
+    far = run("overflow", move_inflexible=True)   # the most free GPUs are in ap, 200 ms away
+    assert far.jobs["region"].tolist() == ["eu", "ap"]
+    assert kpis(far)["latency_slo_attainment"] == 0.5
+
+
+def test_a_bad_latency_table_is_a_scenario_error():
+    with pytest.raises(ScenarioError, match=r"\[latency\] ms key 'eu' must name two regions"):
+        Scenario.from_dict({"latency": {"ms": {"eu": 5}}})

@@ -206,3 +206,19 @@ def test_no_residency_aware_policy_scores_a_forbidden_or_unfitting_region(situat
         assert not forbidden[chosen] or (scores == -np.inf).all()
         if request.flexible and not forbidden.all():
             assert not forbidden[chosen], (key, params)   # a flexible job always finds an allowed region
+
+
+@pytest.mark.parametrize("latency,slo,expected", [
+    ([0.0, 120.0, 60.0, 40.0], 100.0, 3),    # the nearest within the SLO (eu-north, 40 ms)
+    ([0.0, 20.0, 60.0, 90.0], 100.0, 1),     # eu-west is nearer than ap-south
+    ([0.0, 120.0, 150.0, 200.0], 100.0, 0),  # none within the SLO: home, and it waits
+    (None, 100.0, 0),                        # no latency data: only home is near
+])
+def test_latency_aware_keeps_inference_within_the_slo(latency, slo, expected):
+    view = regions(**{"free_gpus": [0.0, 8.0, 12.0, 4.0]})
+    view = RegionsView(**{**view.__dict__, "latency_ms": None if latency is None else np.array(latency),
+                          "slo_ms": slo})
+    inference = job(flexible=False, workload_class="inference")
+    assert routed("latency-aware", view, inference) == expected
+    assert routed("latency-aware", view, job(flexible=False, workload_class="development")) == 0
+    assert routed("latency-aware", view, job()) == 2   # flexible work overflows to the most free GPUs

@@ -9,7 +9,8 @@ of the last job end, which may lie past the window. Waits count started jobs, jo
 max(1, (wait + run) / max(run, tau_s)) with tau_s = 10 s by default. Throughput is finished jobs
 per hour of makespan. Served GPU-hours: GPU-hours of jobs that completed (not failed) inside the
 window; `effective_capacity_ratio` divides them by a baseline's (the work the same fleet serves
-under another policy, e.g. home-only FIFO). Fragmentation (only when the result carries its sampled table): the fleet's
+under another policy, e.g. home-only FIFO). Latency SLO attainment: the share of started inference
+jobs that ran within the SLO's round-trip time of their home region. Fragmentation (only when the result carries its sampled table): the fleet's
 fragmented GPUs (FGD's fragmentation amount, summed over regions) and their share of the idle GPUs,
 each sample holding until the next one, time-weighted over the measurement window.
 """
@@ -84,10 +85,21 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
         "jobs_failed": int(failed.sum()),
         "jobs_not_run": int((~jobs["started"]).sum()),
         "throughput_jobs_per_hour": len(finished) / (makespan / 3600.0) if makespan > 0 else 0.0,
+        "latency_slo_attainment": latency_slo_attainment(result),
     }
     if result.fragmentation is not None:
         values.update(fragmentation_kpis(result.fragmentation, horizon))
     return values
+
+
+def latency_slo_attainment(result: SimulationResult) -> float:
+    """Share of the started inference jobs served within the latency SLO of their users (in their
+    home region): latency_ms <= result.latency_slo_ms; 1.0 when no inference job started."""
+    jobs = result.jobs
+    served = jobs[jobs["started"] & (jobs["workload_class"] == "inference")]
+    if not len(served) or "latency_ms" not in served:
+        return 1.0
+    return float((served["latency_ms"].to_numpy(np.float64) <= result.latency_slo_ms).mean())
 
 
 def effective_capacity_ratio(result_kpis: dict, baseline_kpis: dict) -> float:

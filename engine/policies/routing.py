@@ -182,10 +182,39 @@ class Overflow:
         ok = eligible(regions)
         if not (job.flexible or self.move_inflexible):
             return stay_home(job, regions, ok)
-        need = job.gpus - _SLACK
-        return dense_rank([(i == job.home and free >= need, free, -queued) if fine else None
-                           for i, (fine, free, queued) in enumerate(zip(
-                               ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist()))])
+        return _overflow(job, regions, ok)
+
+
+@register(FAMILY, "latency-aware")
+@dataclass(frozen=True)
+class LatencyAware:
+    """Overflow that keeps inference near its users. Inference (`workload_class` "inference"):
+    home while home is eligible and free for it; else, among eligible regions free for it whose
+    round-trip time from home (`latency_ms`) is within `slo_ms`, the nearest (then the most free
+    GPUs); else home. Other flexible work overflows as in `overflow`; development stays home."""
+
+    def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
+        ok = eligible(regions)
+        need, free = job.gpus - _SLACK, regions.free_gpus.tolist()
+        if job.workload_class == "inference":
+            latency = (regions.latency_ms.tolist() if regions.latency_ms is not None
+                       else [0.0 if i == job.home else math.inf for i in range(len(ok))])
+            if ok[job.home] and free[job.home] >= need:
+                return home_only(job, len(ok))
+            near = [fine and f >= need and ms <= regions.slo_ms for fine, f, ms in zip(ok, free, latency)]
+            if not any(near):
+                return stay_home(job, regions, ok)
+            return dense_rank([(-ms, f) if close else None for close, ms, f in zip(near, latency, free)])
+        return _overflow(job, regions, ok) if job.flexible else stay_home(job, regions, ok)
+
+
+def _overflow(job: RouteRequest, regions: RegionsView, ok: list[bool]) -> np.ndarray:
+    """Home while eligible and free for the job; else the eligible region with the most free GPUs,
+    then the fewest queued (home included: it wins when it still has the most)."""
+    need = job.gpus - _SLACK
+    return dense_rank([(i == job.home and free >= need, free, -queued) if fine else None
+                       for i, (fine, free, queued) in enumerate(zip(
+                           ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist()))])
 
 
 def _weight(default: float, what: str):

@@ -20,7 +20,8 @@ class SimulationResult:
     """jobs: job_id, region (where it ran, or queued), home_region (its region in the data),
     workload_class, team, submit_s, start_s, end_s, wait_s, run_s,
     gpus (asked for), gpus_allocated (held; gang jobs hold whole nodes), failed, started,
-    nodes (node names joined by ';'), reason (why it waited).
+    nodes (node names joined by ';'), reason (why it waited), latency_ms (round-trip time from the
+    job's home region, where its users are, to the region it ran in; 0 at home).
     timeline: time_s, region, busy_gpus, queue_length, sampled after every event batch.
     decisions: time_s, job_id, region, decision.
     capacity_gpus: GPUs per region.
@@ -28,7 +29,8 @@ class SimulationResult:
     0 = none (KPIs then measure up to the makespan).
     fragmentation: time_s, region, idle_gpus, frag_gpus (FGD's fragmentation amount for the
     workload's typical pod shapes, GPUs), sampled on a grid of at least an hour (engine.sim.frag_sampler);
-    None when not sampled."""
+    None when not sampled.
+    latency_slo_ms: the inference latency SLO the run was given (engine.world.latency)."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -39,6 +41,7 @@ class SimulationResult:
     notes: tuple[str, ...] = ()
     window_s: float = 0.0
     fragmentation: pd.DataFrame | None = None
+    latency_slo_ms: float = 100.0
 
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}

@@ -44,10 +44,11 @@ class Router:
         free = np.array([f.pool_free[p] / 1000.0 if p >= 0 else 0.0 for f, p in zip(fleets, pools)])
         capacity = np.array([c[p] / 1000.0 if p >= 0 else 0.0 for c, p in zip(self.capacity, pools)])
         q = self.facts.quarter(now_s)
+        home = self.home[j]
         view = RegionsView(tuple(self.names), free, capacity, np.array([run.queued_gpus[n] for n in self.names]),
                            self.facts.at_work[:, q], self.price_in[shape], self.facts.g_co2e[:, q],
-                           self.allowed[j], self.fits_in[shape])
-        home = self.home[j]
+                           self.allowed[j], self.fits_in[shape], self.facts.latency_ms[home],
+                           self.facts.latency.slo_ms)
         job = RouteRequest(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j], run.submit[j])
         scores = np.where(view.fits, np.asarray(self.policy.scores(job, view, now_s), np.float64), -np.inf)
         best = scores.max() if len(scores) else -np.inf

@@ -23,7 +23,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
         "wait_s": run.start - w.submit_s, "run_s": run.end - run.start, "gpus": w.gpus,
         "gpus_allocated": run.alloc_gpus,
         "failed": w.failed, "started": np.isfinite(run.start), "nodes": names,
-        "reason": np.asarray(REASONS, object)[run.reason]})
+        "reason": np.asarray(REASONS, object)[run.reason], "latency_ms": run.latency_ms})
     timeline = pd.DataFrame(run.timeline, columns=["time_s", "region", "busy_gpus", "queue_length"])
     logged = np.asarray(run.log_j, np.int64)
     decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "job_id": w.job_id[logged],
@@ -31,4 +31,4 @@ def run_tables(run, scenario: str) -> SimulationResult:
                               "decision": np.asarray(DECISIONS, object)[np.asarray(run.log_c, np.int64)]})
     capacity = {r: f.capacity_gpus for r, f in run.regions.items()}
     return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
-                            w.observed_end_s, run.sampler.table())
+                            w.observed_end_s, run.sampler.table(), run.latency_slo_ms)

@@ -51,6 +51,7 @@ from engine.sim.shapes import job_shapes
 from engine.sim.views import QueueView
 from engine.sim.workload import Workload
 from engine.sim.world import RegionFacts, World
+from engine.world.latency import Latency
 
 @dataclass(frozen=True)
 class Policies:
@@ -115,6 +116,8 @@ class _Run:
         self.shape_list = self.shape.tolist()
         self.gpus = w.gpus.tolist()
         self.queued_gpus = dict.fromkeys(names, 0.0)
+        self.latency_ms = np.zeros(len(w))  # from the job's home to where it runs (engine.world.latency)
+        self.latency_slo_ms = ((world.latency if world else None) or Latency()).slo_ms
         routing, timing = policies.routing, policies.timing
         routes = routing is not None and not getattr(routing, "stays_home", False)
         holds = timing is not None and not getattr(timing, "immediate", False)
@@ -190,6 +193,7 @@ class _Run:
         """Send job j to the region of index r (its pool and fit there)."""
         name = self.router.names[r]
         if name != self.region_name[j]:
+            self.latency_ms[j] = self.router.facts.latency_ms[self.router.home[j], r]
             pool = int(self.shape_pools[self.shape_list[j], r])
             self.region_name[j], self.region_of[j] = name, self.regions[name]
             self.pool[j] = self.pool_list[j] = pool

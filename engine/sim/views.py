@@ -97,7 +97,9 @@ class RegionsView:
     its country). usd_per_gpu_hour: on-demand price of the job's GPU model there (NaN: unknown).
     g_co2e_per_kwh: grid carbon intensity there at the current local hour. allowed: bool, the
     job's data-residency tag allows the region (engine.world.residency). fits: bool, the region's
-    fleet could hold the job when empty (GPU model, node sizes).
+    fleet could hold the job when empty (GPU model, node sizes). latency_ms: round-trip time from
+    the job's home region (where its users are) to each region, ms (0 at home, inf unknown; None:
+    no latency data); slo_ms: the latency SLO of inference (engine.world.latency).
     """
 
     names: tuple[str, ...]
@@ -109,6 +111,8 @@ class RegionsView:
     g_co2e_per_kwh: np.ndarray
     allowed: np.ndarray
     fits: np.ndarray
+    latency_ms: np.ndarray | None = None
+    slo_ms: float = float("inf")
 
     def __len__(self) -> int:
         return len(self.names)

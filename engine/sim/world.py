@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS, Calendar
+from engine.world.latency import Latency
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
 
@@ -44,6 +45,7 @@ class World:
     prices: pd.DataFrame | None = None
     carbon: pd.DataFrame | None = None
     calendars: Mapping[str, Mapping] | None = None
+    latency: Latency | None = None  # inter-region round-trip times and the inference SLO
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":
@@ -71,6 +73,8 @@ class RegionFacts:
 
     def __init__(self, world: World, names: list[str], origin_utc: pd.Timestamp, span_s: float) -> None:
         self.names, self.world = names, world
+        self.latency = world.latency or Latency()
+        self.latency_ms = self.latency.matrix(names)
         regions = _rows(world.regions)
         known = regions.set_index("region") if len(regions) else pd.DataFrame()
         quarters = np.arange(int(span_s // QUARTER_S) + 1) * QUARTER_S
