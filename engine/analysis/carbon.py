@@ -37,6 +37,7 @@ import pandas as pd
 from engine.analysis.cost import HOUR_S, CostAssumptions, annualise, fleet_nodes, holdings, window_s
 from engine.analysis.intervals import integrate
 from engine.sim.result import SimulationResult
+from engine.world.grid import hourly_intensity
 
 _SUMS = ["gpu_hours", "kwh", "kg_co2e"]
 
@@ -74,21 +75,11 @@ def local_hour_bins(origin_utc, horizon_s: float, timezone: str) -> tuple[np.nda
 
 
 def _profiles(carbon: pd.DataFrame, regions: list[str], default: float) -> tuple[dict, list[str]]:
-    """region -> 24 intensities (g/kWh) by local hour, and notes on what was assumed."""
+    """region -> 24 intensities (g/kWh) by local hour (engine.world.grid), and notes on what was assumed."""
     profiles, notes = {}, []
     for region in regions:
-        rows = carbon[carbon["region"] == region]
-        if rows.empty:
-            profiles[region] = np.full(24, float(default))
-            notes.append(f"{region}: no carbon profile; {default:g} gCO2e/kWh assumed at every hour")
-            continue
-        profile = np.full(24, np.nan)
-        profile[rows["local_hour"].to_numpy(np.int64)] = rows["g_co2e_per_kwh"].to_numpy(np.float64)
-        if np.isnan(profile).any():
-            notes.append(f"{region}: {int(np.isnan(profile).sum())} local hours without an intensity take the "
-                         "mean of the others")
-            profile[np.isnan(profile)] = np.nanmean(profile)
-        profiles[region] = profile
+        profiles[region], note = hourly_intensity(carbon, region, default)
+        notes.extend([note] if note else [])
     return profiles, notes
 
 

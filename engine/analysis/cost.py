@@ -40,6 +40,7 @@ from engine.analysis.activity import normalise_keys
 from engine.analysis.idle import price_table
 from engine.model import TIERS
 from engine.sim.result import SimulationResult
+from engine.world.grid import DEFAULT_G_CO2E_PER_KWH
 
 HOUR_S = 3600.0
 DAY_S = 86_400.0
@@ -48,7 +49,6 @@ DEFAULT_KW_PER_GPU = {"B200": 1.0, "H200": 0.7, "H100": 0.7, "A100": 0.4, "A10":
                       "L4": 0.072, "V100": 0.3, "T4": 0.07, "P100": 0.25}
 DEFAULT_KW_OTHER = 0.4
 DEFAULT_PUE = 1.2
-DEFAULT_G_CO2E_PER_KWH = 480.0   # about the world-average grid, for regions without a carbon profile
 SPEND_COLUMNS = ["region", "tier", "gpu_type", "installed_gpus", "gpu_hours_used", "gpu_hours_paid",
                  "idle_gpu_hours_paid", "usd_per_gpu_hour", "usd", "idle_usd", "price_assumed"]
 _SUMS = ["installed_gpus", "gpu_hours_used", "gpu_hours_paid", "idle_gpu_hours_paid", "usd", "idle_usd"]

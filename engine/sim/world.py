@@ -9,8 +9,8 @@ may be None. `RegionFacts` turns them into arrays over the simulator's regions:
   given there. A quarter-hour grid is exact for zones whose offset is a multiple of 15 minutes,
   i.e. all of them in use.
 - `g_co2e[r, q]`: the grid intensity of region r at the local hour of quarter q (the carbon
-  table's profile; a region without one gets DEFAULT_G_CO2E_PER_KWH, a missing hour the mean of
-  its profile).
+  table's profile through engine.world.grid: a region without one gets its default, a missing hour
+  the mean of its profile).
 - `usd_per_gpu_hour(region, gpu_type)`: the on-demand price from the prices table, else the price
   book's (engine.world.pricebook).
 - `allowed(jobs)`: jobs x regions residency mask (engine.world.residency); every region when the
@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS, Calendar
+from engine.world.grid import hourly_intensity
 from engine.world.latency import Latency
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
 
 QUARTER_S = 900.0
-DEFAULT_G_CO2E_PER_KWH = 480.0  # a world-average grid, used where the data give no profile
 
 
 @dataclass(frozen=True)
@@ -80,18 +80,14 @@ class RegionFacts:
         quarters = np.arange(int(span_s // QUARTER_S) + 1) * QUARTER_S
         instants = quarters + origin_utc.value / 1e9
         self.at_work = np.zeros((len(names), len(quarters)), bool)
-        self.g_co2e = np.full((len(names), len(quarters)), DEFAULT_G_CO2E_PER_KWH)
+        self.g_co2e = np.zeros((len(names), len(quarters)))
         carbon, overrides = _rows(world.carbon), world.calendars or {}
         for r, name in enumerate(names):
             row = known.loc[name].to_dict() if name in known.index else {"timezone": "UTC", "country": None}
             calendar = region_calendar(row, overrides.get(name, {}))
             self.at_work[r] = calendar.at_work(instants)
-            profile = carbon[carbon["region"] == name] if len(carbon) else carbon
-            if len(profile):
-                by_hour = np.full(24, profile["g_co2e_per_kwh"].mean())
-                by_hour[profile["local_hour"].to_numpy(np.int64)] = profile["g_co2e_per_kwh"].to_numpy(np.float64)
-                local_hour = (calendar.local_seconds(instants) // 3600) % 24
-                self.g_co2e[r] = by_hour[local_hour]
+            by_hour, _ = hourly_intensity(carbon, name)
+            self.g_co2e[r] = by_hour[(calendar.local_seconds(instants) // 3600) % 24]
         prices = _rows(world.prices)
         on_demand = prices[prices["tier"] == "on-demand"] if len(prices) else prices
         self._prices = {(p.region, p.gpu_type): float(p.usd_per_gpu_hour)
