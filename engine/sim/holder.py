@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 
-from engine.model import FLEXIBLE_CLASSES
 from engine.sim.views import RouteRequest, TimingView
 from engine.sim.world import QUARTER_S, RegionFacts
 
@@ -26,8 +25,7 @@ class Holder:
     def __init__(self, run, policy, facts: RegionFacts) -> None:
         w = run.w
         self.run, self.policy, self.facts = run, policy, facts
-        self.flexible = np.isin(w.workload_class, FLEXIBLE_CLASSES).tolist()
-        self.home = [facts.names.index(r) for r in w.region]
+        self.flexible, self.home = run.flexible, run.home
         self.deadline = w.deadline_s.tolist()
         self.cum = np.concatenate([np.zeros((len(facts.names), 1)), np.cumsum(facts.g_co2e, axis=1)], axis=1)
 

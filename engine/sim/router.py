@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.model import FLEXIBLE_CLASSES
 from engine.sim.views import RegionsView, RouteRequest
 from engine.sim.world import RegionFacts
 
@@ -34,9 +33,8 @@ class Router:
         self.price_in = np.array([[self.facts.usd_per_gpu_hour(n, w.gpu_type[j]) for n in self.names]
                                   for j in first]).reshape(len(first), len(self.names))
         self.capacity = [f.pool_capacity for f in self.fleets]
-        self.flexible = np.isin(w.workload_class, FLEXIBLE_CLASSES).tolist()
         self.classes = [str(c) for c in w.workload_class]
-        self.home = [self.names.index(r) for r in w.region]
+        self.home, self.flexible = run.home, run.flexible
 
     def route(self, j: int, now_s: float) -> int:
         run, shape, fleets = self.run, self.run.shape_list[j], self.fleets

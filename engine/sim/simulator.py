@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.model import FLEXIBLE_CLASSES
 from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
@@ -80,6 +81,8 @@ class _Run:
         shapes = job_shapes(w, list(self.regions.values()))
         self.shape, self.shape_pools, self.shape_fits = shapes.shape, shapes.pools, shapes.fits
         home = np.array([names.index(r) for r in w.region], np.int64) if len(w) else np.zeros(0, np.int64)
+        self.home = home.tolist()  # each job's home region, an index into the region names
+        self.flexible = np.isin(w.workload_class, FLEXIBLE_CLASSES).tolist()
         self.pool = self.shape_pools[self.shape, home] if len(w) else np.zeros(0, np.int64)
         self.never = ~self.shape_fits[self.shape, home] if len(w) else np.zeros(0, bool)
         self.view = QueueView(index=np.arange(len(w)), submit_s=w.submit_s, requested_s=w.requested_s,
