@@ -13,7 +13,7 @@ from engine.policies import registry
 from engine.policies.ordering import queue_order
 from engine.sim.fleet_state import FleetState, PodRequest
 from engine.sim.region import GangFleetState
-from engine.sim.views import QueueView, RegionsView, RouteRequest, TimingView
+from engine.sim.views import QueueView, RegionsView, ShareView, RouteRequest, TimingView
 
 ALL = [(family, key) for family, keys in registry.families().items() for key in keys]
 
@@ -42,14 +42,17 @@ def _queue(n, seed=3):
     rng = np.random.default_rng(seed)
     return QueueView.of(
         np.sort(rng.uniform(0, 1000, n)), rng.uniform(10, 5000, n), rng.integers(1, 9, n).astype(float),
-        priority=rng.integers(0, 5, n).astype(float), deadline_s=rng.uniform(2000, 9000, n))
+        priority=rng.integers(0, 5, n).astype(float), deadline_s=rng.uniform(2000, 9000, n),
+        team=rng.integers(0, 3, n), user=rng.integers(0, 6, n), project=rng.integers(0, 4, n),
+        queue_class=rng.integers(0, 5, n), qos=rng.uniform(0, 1, n), cpus=rng.uniform(1, 64, n),
+        memory_gib=rng.uniform(1, 512, n), shares=ShareView.single(teams=3, users=6, projects=4, capacity_gpus=64.0))
 
 
 @pytest.mark.parametrize("family,key", _of("order"))
 def test_order_is_a_deterministic_permutation_and_copes_with_an_empty_queue(family, key):
     policy = registry.make(family, key)
     queue = _queue(200)
-    before = {f.name: getattr(queue, f.name).copy() for f in dataclasses.fields(queue)}
+    before = {f.name: getattr(queue, f.name).copy() for f in dataclasses.fields(queue) if f.name != "shares"}
     first = queue_order(policy, queue, 1500.0)
     assert sorted(first.tolist()) == list(range(200))
     assert np.array_equal(first, queue_order(policy, queue, 1500.0))

@@ -4,9 +4,10 @@ A job that started at its submit time keeps code 0 ("started"); see engine.sim.r
 each reason means.
 """
 REASONS = ("started", "waiting-in-queue", "blocked-by-capacity", "blocked-by-reservation",
-           "rejected-by-admission", "never-fits")
-STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER = range(6)
+           "rejected-by-admission", "never-fits", "blocked-by-quota", "blocked-by-team-limit",
+           "rejected-by-forecast")
+STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER, QUOTA, TEAM_LIMIT, FORECAST = range(9)
 
 # Decisions in the log: the reasons, then what else happens to a job.
-DECISIONS = REASONS + ("backfilled", "failed", "deferred")
-BACKFILLED, FAILED, DEFERRED = len(REASONS), len(REASONS) + 1, len(REASONS) + 2
+DECISIONS = REASONS + ("backfilled", "failed", "deferred", "preempted", "degraded")
+BACKFILLED, FAILED, DEFERRED, PREEMPTED, DEGRADED = range(len(REASONS), len(REASONS) + 5)

@@ -3,9 +3,13 @@
 Times are seconds from the workload's time 0 (`origin_utc`). Reasons a job waited or never ran:
 "started" (no wait), "waiting-in-queue" (never reached the front), "blocked-by-capacity" (at the
 front, or a backfill candidate, but no node had room), "blocked-by-reservation" (would have
-delayed the head job's reservation), "rejected-by-admission", "never-fits" (larger than its
-region's fleet, or asks for a GPU model the region lacks). Decisions in the log: "started",
-"backfilled", "blocked-by-capacity", "blocked-by-reservation", "rejected-by-admission", "never-fits".
+delayed the head job's reservation), "blocked-by-quota" (its team or queue had used its quota and
+could borrow no more), "blocked-by-team-limit" (its team held its concurrent-GPU limit),
+"rejected-by-admission" (its region's or queue's queue was full), "rejected-by-forecast" (the
+queue ahead of it would not drain within the admission horizon), "never-fits" (larger than its
+region's fleet, or asks for a GPU model the region lacks). Decisions in the log: the reasons, and
+"backfilled", "failed", "deferred", "preempted" (evicted and requeued), "degraded" (an elastic job
+admitted with fewer nodes).
 """
 from __future__ import annotations
 
@@ -21,7 +25,21 @@ class SimulationResult:
     workload_class, team, submit_s, start_s, end_s, wait_s, run_s,
     gpus (asked for), gpus_allocated (held; gang jobs hold whole nodes), failed, started,
     nodes (node names joined by ';'), reason (why it waited), latency_ms (round-trip time from the
-    job's home region, where its users are, to the region it ran in; 0 at home).
+    job's home region, where its users are, to the region it ran in; 0 at home), user, project,
+    queue (its queue class: engine.sim.queue_classes), priority (the recorded field), deadline_s
+    (+inf: none), preemptions (times evicted and requeued), lost_gpu_hours (GPU-hours of work lost to
+    those evictions: the work since each last checkpoint). start_s is the first start and end_s the
+    final end: for a preempted job wait_s is the wait before its first start and run_s runs from
+    the first start to the end, time spent requeued included (the segments table has each piece).
+    segments: one row per piece of running: job_id, region, nodes, start_s, end_s (NaN: still
+    running at the end), gpus_allocated, outcome (completed, failed, preempted, running), lost_s
+    (seconds of work lost when preempted: since the last checkpoint; 0 otherwise). Without
+    preemption a job has one segment, equal to its row in jobs.
+    teams: team, weight (share weight), entitlement (weight / sum of the weights of the teams in the
+    run), nominal_gpus (its quota in GPUs over all regions; NaN: no quota).
+    queue_classes: queue, priority (tier 0-1), max_wait_s (the class's maximum-wait SLA; inf: none),
+    starve_after_s (a job waiting longer is starved), guaranteed (production capacity: starts at
+    once, preempting other work), preemptible, checkpoint_s (0: no checkpoints).
     timeline: time_s, region, busy_gpus, queue_length, sampled after every event batch.
     decisions: time_s, job_id, region, decision.
     capacity_gpus: GPUs per region.
@@ -42,9 +60,30 @@ class SimulationResult:
     window_s: float = 0.0
     fragmentation: pd.DataFrame | None = None
     latency_slo_ms: float = 100.0
+    segments: pd.DataFrame | None = None
+    teams: pd.DataFrame | None = None
+    queue_classes: pd.DataFrame | None = None
+
+    def held(self) -> pd.DataFrame:
+        """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
+        or, for a result without segments, the started jobs' rows (one piece per job). Columns:
+        job_id, region, team, workload_class, failed, nodes, start_s, end_s, gpus_allocated, outcome,
+        lost_s."""
+        jobs = self.jobs
+        if self.segments is None:
+            held = jobs.loc[jobs["started"], ["job_id", "region", "team", "workload_class", "failed", "nodes",
+                                              "start_s", "end_s", "gpus_allocated"]]
+            outcome = held["failed"].map({True: "failed", False: "completed"}).where(held["end_s"].notna(), "running")
+            return held.assign(outcome=outcome, lost_s=0.0).reset_index(drop=True)
+        extra = jobs[["job_id", "team", "workload_class", "failed"]]
+        return self.segments.merge(extra, on="job_id", how="left", sort=False)[
+            ["job_id", "region", "team", "workload_class", "failed", "nodes", "start_s", "end_s",
+             "gpus_allocated", "outcome", "lost_s"]]
 
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
+        if self.segments is not None:
+            tables["segments"] = self.segments
         if self.fragmentation is not None:
             tables["fragmentation"] = self.fragmentation
         return tables

@@ -6,9 +6,53 @@ change simulator state through it. Times are seconds from the workload's time 0.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
+
+
+_CODES = ("index", "team", "user", "project", "queue_class")  # int64 fields; the others float64
+
+
+@dataclass(frozen=True)
+class ShareView:
+    """Who holds and has used what, at the moment a region's queue is ordered (engine.sim.ledger).
+
+    Per team (index = the team code of `QueueView.team`): teams (names), org (int64 code of the
+    team's organisation, into `orgs`), weight (float64 share weight > 0, from the teams table's
+    share_weight or the scenario's [[team]] entries; 1 by default), usage_gpu_s (fleet-wide GPU-seconds
+    used, decayed with half-life `half_life_s`: work done one half-life ago counts half), served_gpu_s
+    (fleet-wide GPU-seconds used, not decayed), running_gpus / running_cpus / running_memory_gib (held
+    now in this region). Per user and per project code: user_usage_gpu_s, project_usage_gpu_s (decayed,
+    fleet-wide). capacity_gpus / capacity_cpus / capacity_memory_gib: the region's installed totals.
+    seed: the run's seed (seeded policies such as lottery draw from it and the time, never from
+    shared state).
+    """
+
+    teams: tuple[str, ...]
+    orgs: tuple[str, ...]
+    org: np.ndarray
+    weight: np.ndarray
+    usage_gpu_s: np.ndarray
+    served_gpu_s: np.ndarray
+    running_gpus: np.ndarray
+    running_cpus: np.ndarray
+    running_memory_gib: np.ndarray
+    user_usage_gpu_s: np.ndarray
+    project_usage_gpu_s: np.ndarray
+    capacity_gpus: float
+    capacity_cpus: float
+    capacity_memory_gib: float
+    half_life_s: float
+    seed: int = 0
+
+    @classmethod
+    def single(cls, teams: int = 1, users: int = 1, projects: int = 1, capacity_gpus: float = 1.0) -> "ShareView":
+        """An idle ledger: `teams` teams of weight 1 in one organisation, nothing used or running."""
+        zeros = np.zeros(teams)
+        return cls(tuple(f"team{i}" for i in range(teams)), ("org",), np.zeros(teams, np.int64), np.ones(teams),
+                   zeros, zeros, zeros, zeros, zeros, np.zeros(users), np.zeros(projects),
+                   capacity_gpus, 0.0, 0.0, 7 * 86_400.0)
 
 
 @dataclass(frozen=True)
@@ -22,6 +66,12 @@ class QueueView:
         processors in SWF replays.
     priority: float64 the job's priority field; higher runs earlier under the priority order.
     deadline_s: float64 deadline, seconds from time 0; +inf when the job has none.
+    team, user, project: int64 codes into `shares.teams` and the ledger's user and project arrays
+        (0 when the workload has none).
+    queue_class: int64 code of the job's queue (engine.sim.queue_classes: reserved, express, ...);
+    qos: float64 that queue's priority tier, 0-1 (Slurm's QoS / partition factor).
+    cpus, memory_gib: float64 CPU cores and GiB of memory asked for in total.
+    shares: the ledger at this moment (engine.sim.views.ShareView), None outside the simulator.
     """
 
     index: np.ndarray
@@ -30,11 +80,25 @@ class QueueView:
     size: np.ndarray
     priority: np.ndarray
     deadline_s: np.ndarray
+    team: np.ndarray | None = None
+    user: np.ndarray | None = None
+    project: np.ndarray | None = None
+    queue_class: np.ndarray | None = None
+    qos: np.ndarray | None = None
+    cpus: np.ndarray | None = None
+    memory_gib: np.ndarray | None = None
+    shares: ShareView | None = None
 
     def __post_init__(self) -> None:
         lengths = set()
+        n = len(self.index)
         for f in fields(self):
-            array = np.asarray(getattr(self, f.name), dtype=np.int64 if f.name == "index" else np.float64)
+            if f.name == "shares":
+                continue
+            value = getattr(self, f.name)
+            if value is None:
+                value = np.full(n, 0.5) if f.name == "qos" else np.zeros(n)
+            array = np.asarray(value, dtype=np.int64 if f.name in _CODES else np.float64)
             if array.ndim != 1:
                 raise ValueError(f"QueueView.{f.name} must be one-dimensional, got shape {array.shape}")
             view = array.view()
@@ -45,9 +109,9 @@ class QueueView:
             raise ValueError(f"QueueView arrays differ in length: {sorted(lengths)}")
 
     @classmethod
-    def of(cls, submit_s, requested_s, size, *, index=None, priority=None, deadline_s=None) -> "QueueView":
-        """A view from the three arrays every workload has; index defaults to 0..n-1, priority to 0
-        and deadline to +inf."""
+    def of(cls, submit_s, requested_s, size, *, index=None, priority=None, deadline_s=None, **more) -> "QueueView":
+        """A view from the three arrays every workload has; index defaults to 0..n-1, priority to 0,
+        deadline to +inf, codes to 0, qos to 0.5; `more` sets the other fields."""
         n = len(submit_s)
         return cls(
             index=np.arange(n) if index is None else index,
@@ -56,11 +120,16 @@ class QueueView:
             size=size,
             priority=np.zeros(n) if priority is None else priority,
             deadline_s=np.full(n, np.inf) if deadline_s is None else deadline_s,
+            **more,
         )
 
     def take(self, positions) -> "QueueView":
-        """The jobs at `positions` (integer array or boolean mask), in that order."""
-        return QueueView(**{f.name: getattr(self, f.name)[positions] for f in fields(self)})
+        """The jobs at `positions` (integer array or boolean mask), in that order (same ledger)."""
+        return QueueView(**{f.name: getattr(self, f.name) if f.name == "shares" else getattr(self, f.name)[positions]
+                            for f in fields(self)})
+
+    def with_shares(self, shares: ShareView | None) -> "QueueView":
+        return replace(self, shares=shares)
 
     def __len__(self) -> int:
         return len(self.index)
