@@ -8,7 +8,10 @@ from engine.policies import registry
 from engine.policies.ordering import F1, FCFS, SJF, UNICEP, WFP3, queue_order
 from engine.sim.views import QueueView
 
-ORDER_KEYS = ["edf", "f1", "fcfs", "priority", "sjf", "unicep", "wfp3"]
+ORDER_KEYS = ["edf", "f1", "fcfs", "priority", "sjf", "unicep", "wfp3"]   # without parameters
+# Multifactor priority and the fair-share orders (tests/test_priority.py, tests/test_fairness.py): with
+# parameters, and time-dependent since they read the clock and the usage ledger.
+PARAMETERISED_KEYS = ["drf", "fair-tree", "lottery", "max-min", "multifactor", "wfq"]
 
 
 def view(submit, requested=None, size=None, **extra):
@@ -42,18 +45,19 @@ def test_order_of_tiny_queues(key, queue, now_s, expected):
     assert queue_order(registry.make("order", key), queue, now_s).tolist() == expected
 
 
-def test_registry_lists_every_order_policy_without_parameters():
-    assert registry.families()["order"] == ORDER_KEYS
+def test_registry_lists_every_order_policy_and_the_simple_ones_have_no_parameters():
+    assert registry.families()["order"] == sorted(ORDER_KEYS + PARAMETERISED_KEYS)
     for key in ORDER_KEYS:
         assert registry.parameters("order", key) == []
         with pytest.raises(registry.PolicyError, match="has no parameter"):
             registry.make("order", key, tau=1)
 
 
-@pytest.mark.parametrize("key", ORDER_KEYS)
+@pytest.mark.parametrize("key", ORDER_KEYS + PARAMETERISED_KEYS)
 def test_contract_shape_empty_queue_determinism_and_no_mutation(key):
     policy = registry.make("order", key)
-    assert dataclasses.is_dataclass(policy) and dataclasses.fields(policy) == ()
+    assert dataclasses.is_dataclass(policy)
+    assert (dataclasses.fields(policy) == ()) == (key in ORDER_KEYS)
     queue = view([0, 3, 3, 9], [50, 10, 10, 1], [1, 2, 2, 64], priority=[0, 1, 1, 0],
                  deadline_s=[np.inf, 30, 30, 20])
     before = {f.name: getattr(queue, f.name).copy() for f in dataclasses.fields(queue) if f.name != "shares"}
@@ -64,9 +68,10 @@ def test_contract_shape_empty_queue_determinism_and_no_mutation(key):
     assert queue_order(policy, view([]), 20.0).tolist() == []
 
 
-def test_only_the_aging_orders_depend_on_time():
-    dependent = {key for key in ORDER_KEYS if registry.policy_class("order", key).time_dependent}
-    assert dependent == {"wfp3", "unicep"}
+def test_the_aging_and_the_ledger_orders_depend_on_time():
+    keys = ORDER_KEYS + PARAMETERISED_KEYS
+    dependent = {key for key in keys if registry.policy_class("order", key).time_dependent}
+    assert dependent == {"wfp3", "unicep", *PARAMETERISED_KEYS}
 
 
 def test_waits_are_true_waits_and_the_published_quirk_is_a_clock_of_minus_one():

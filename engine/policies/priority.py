@@ -1,0 +1,143 @@
+"""Multifactor priority (family "order", key "multifactor"), as Slurm's priority/multifactor plugin.
+
+https://slurm.schedmd.com/priority_multifactor.html. A job's priority is a weighted sum of factors,
+each in [0, 1]; the highest priority goes first:
+
+- age = min(wait, max_age_s) / max_age_s, wait = now - submit;
+- fairshare F = 2^(-U/S): U is the team's decayed usage over the decayed usage of all teams (0
+  before anything ran), S the team's weight over the sum of all weights. A team that used exactly
+  its share scores 0.5, an idle one 1;
+- qos = the job's queue tier (`QueueView.qos`);
+- size = gpus / the region's installed GPUs (capped at 1; Slurm's default favours large jobs), or
+  1 minus that with `favor_small`. Without a ledger, or in a region without GPUs, the largest
+  request in the queue stands for the capacity;
+- deadline urgency rises linearly from 0 when the slack (deadline - now - requested runtime) is at
+  least `deadline_horizon_s` to 1 when the slack is 0 or less; 0 without a deadline.
+
+`factors()` returns the weighted factors, their sum and the boost flag per job (what `sprio` shows).
+Without a ledger (`queue.shares is None`) every job belongs to one idle team: fairshare is 1 for all.
+
+Starvation prevention (issue 5 item 6): with `boost_after_s` > 0, a job that has waited at least that
+long gets an emergency boost and sorts before every unboosted job, the longest-waiting first. The
+fairness orders (engine.policies.fairness) share `starving`, `boost_first` and `boost_field`.
+
+All times are seconds; `half_life_s` is the decay the simulator's usage ledger applies.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from engine.policies.registry import register
+from engine.sim.views import QueueView
+
+FAMILY = "order"
+DAY_S = 86_400.0
+FACTORS = ("age", "fairshare", "qos", "size", "deadline")
+
+
+def boost_field():
+    """The `boost_after_s` parameter every priority and fairness order has."""
+    return field(default=0.0, metadata={
+        "help": "emergency boost: a job waiting at least this many seconds goes before every other, "
+                "longest wait first (0 = off)"})
+
+
+def starving(queue: QueueView, now_s: float, boost_after_s: float) -> np.ndarray:
+    """Bool per job: it has waited at least `boost_after_s` (no job when that is 0)."""
+    if boost_after_s <= 0:
+        return np.zeros(len(queue), bool)
+    return now_s - queue.submit_s >= boost_after_s
+
+
+def boost_first(levels: np.ndarray, queue: QueueView, now_s: float, boosted: np.ndarray) -> np.ndarray:
+    """Sort keys (1 + k, n) from an order's keys `levels` (k, n): level 0 puts boosted jobs first,
+    level 1 orders them by longest wait and the others by the order's first level; the order's
+    other levels follow unchanged."""
+    wait_s = now_s - queue.submit_s
+    first = np.where(boosted, -wait_s, levels[0])
+    return np.vstack([(~boosted).astype(np.float64), first, levels[1:]])
+
+
+def check_parameters(policy, *, non_negative: tuple[str, ...] = (), positive: tuple[str, ...] = ()) -> None:
+    """Raise ValueError naming the first parameter out of range (NaN is out of every range)."""
+    for name in non_negative:
+        value = getattr(policy, name)
+        if not value >= 0:
+            raise ValueError(f"{policy.registry_key}: {name} must be >= 0, got {value!r}")
+    for name in positive:
+        value = getattr(policy, name)
+        if not value > 0:
+            raise ValueError(f"{policy.registry_key}: {name} must be > 0, got {value!r}")
+
+
+def fairshare_factor(queue: QueueView) -> np.ndarray:
+    """F = 2^(-U/S) per job for its team (see the module docstring); 1 without a ledger."""
+    shares = queue.shares
+    if shares is None:
+        return np.ones(len(queue))
+    total_usage = shares.usage_gpu_s.sum()
+    usage = shares.usage_gpu_s / total_usage if total_usage > 0 else np.zeros_like(shares.usage_gpu_s)
+    share = shares.weight / shares.weight.sum()
+    return np.power(2.0, -usage / share)[queue.team]
+
+
+@register(FAMILY, "multifactor")
+@dataclass(frozen=True)
+class MultifactorPriority:
+    """Slurm multifactor priority: weighted age, fair share, QoS, size and deadline urgency, highest
+    first; an optional emergency boost for jobs that waited too long."""
+
+    time_dependent: ClassVar[bool] = True
+
+    weight_age: float = field(default=1000.0, metadata={"help": "weight of the age factor (wait / max age)"})
+    max_age_s: float = field(default=7 * DAY_S, metadata={"help": "wait at which the age factor reaches 1, s"})
+    weight_fairshare: float = field(default=10000.0, metadata={
+        "help": "weight of the fair-share factor 2^(-usage/share) of the job's team"})
+    weight_qos: float = field(default=2000.0, metadata={"help": "weight of the queue's QoS tier (0-1)"})
+    weight_size: float = field(default=500.0, metadata={"help": "weight of the job-size factor"})
+    weight_deadline: float = field(default=3000.0, metadata={"help": "weight of the deadline urgency"})
+    deadline_horizon_s: float = field(default=DAY_S, metadata={
+        "help": "slack (deadline - now - requested) at which urgency starts rising from 0 to 1, s"})
+    favor_small: bool = field(default=False, metadata={
+        "help": "size factor favours small jobs (1 - gpus/capacity) instead of large ones"})
+    half_life_s: float = field(default=7 * DAY_S, metadata={"help": "half-life of the decayed usage, s"})
+    boost_after_s: float = boost_field()
+
+    def __post_init__(self) -> None:
+        check_parameters(self, non_negative=("weight_age", "weight_fairshare", "weight_qos", "weight_size",
+                                             "weight_deadline", "boost_after_s"),
+                         positive=("max_age_s", "deadline_horizon_s", "half_life_s"))
+
+    def factors(self, queue: QueueView, now_s: float) -> dict[str, np.ndarray]:
+        """Per job: the weighted factors (keys of FACTORS), "priority" (their sum) and "boosted"."""
+        wait_s = now_s - queue.submit_s
+        age = np.clip(wait_s, 0.0, self.max_age_s) / self.max_age_s
+        size = self._size_factor(queue)
+        with np.errstate(invalid="ignore"):
+            slack_s = queue.deadline_s - now_s - queue.requested_s
+        urgency = np.where(np.isfinite(queue.deadline_s),
+                           np.clip(1.0 - slack_s / self.deadline_horizon_s, 0.0, 1.0), 0.0)
+        weighted = {
+            "age": self.weight_age * age,
+            "fairshare": self.weight_fairshare * fairshare_factor(queue),
+            "qos": self.weight_qos * queue.qos,
+            "size": self.weight_size * size,
+            "deadline": self.weight_deadline * urgency,
+        }
+        weighted["priority"] = sum(weighted[name] for name in FACTORS)
+        weighted["boosted"] = starving(queue, now_s, self.boost_after_s)
+        return weighted
+
+    def _size_factor(self, queue: QueueView) -> np.ndarray:
+        capacity = queue.shares.capacity_gpus if queue.shares is not None else 0.0
+        if capacity <= 0:
+            capacity = queue.size.max(initial=0.0)
+        size = np.clip(queue.size / capacity, 0.0, 1.0) if capacity > 0 else np.zeros(len(queue))
+        return 1.0 - size if self.favor_small else size
+
+    def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
+        factors = self.factors(queue, now_s)
+        return boost_first(np.stack([-factors["priority"], queue.submit_s]), queue, now_s, factors["boosted"])
