@@ -32,7 +32,7 @@ from engine.telemetry.importers.detect import detect_format
 
 EXIT_BAD_INPUT = 2
 GROUPS = (("workload_class", "by_workload_class"), ("team", "by_team"))
-WORLD_TABLES = ("prices", "regions", "carbon")
+WORLD_TABLES = ("prices", "regions", "carbon", "teams")
 
 
 class _Unusable(Exception):
@@ -76,7 +76,7 @@ def _run(args, files: list[str]) -> tuple[list[tuple[Scenario, dict, object]], l
     scenarios = [Scenario.load(f) for f in files]
     jobs, fleet, world = _tables(args)
     out, assumed, baselines = [], {}, {}
-    tables = World(world["regions"], world["prices"], world["carbon"])
+    tables = World(world["regions"], world["prices"], world["carbon"], teams=world.get("teams"))
     for scenario in scenarios:
         result = scenario.run(jobs, fleet, tables)
         ratio = _capacity_ratio(scenario, kpis(result), jobs, fleet, tables, baselines)
@@ -153,7 +153,7 @@ def cmd_simulate(args) -> int:
         return 0
     print(f"scenario {scenario.name}")
     for key, value in values.items():
-        print(f"  {key:28s} {_fmt(value)}")
+        print(f"  {key:31s} {_fmt(value)}")
     _print_assumed(assumed, False)
     _print_groups([(scenario.name, result)])
     if written:

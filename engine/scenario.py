@@ -24,9 +24,12 @@
     price_scale = 0.8               # all its prices x 0.8; usd_per_gpu_hour = { H100 = 3.2 } sets on-demand
     carbon_scale = 0.5              # or g_co2e_per_kwh = 120 (flat)
     working_days = "Sun-Thu"        # work_start_hour, work_end_hour (0-23), holiday_country ("" = none)
+    [[queue]], [[quota]], [[team]]  # optional sharing tables: queue classes, quotas, share weights
+                                    # (engine.scenario_sharing)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
-Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all). Errors
+Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
+no preemption). Errors
 are `ScenarioError`s that name the valid choices.
 """
 from __future__ import annotations
@@ -44,9 +47,15 @@ import engine.policies.backfill  # noqa: F401  (registers the family)
 import engine.policies.gang  # noqa: F401  (registers the family)
 import engine.policies.routing  # noqa: F401  (registers the family)
 import engine.policies.timing  # noqa: F401  (registers the family)
+import engine.policies.preemption  # noqa: F401  (registers the family)
+import engine.policies.quota  # noqa: F401  (registers the family)
 from engine.policies import registry
 from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
+from engine.scenario_sharing import parse_queues, parse_quotas, parse_teams
 from engine.scenario_world import RegionEdit, edit_world, parse_region_edits
+from engine.policies.quota import QuotaEntry
+from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass
+from engine.sim.sharing import SharingSetup
 from engine.world.latency import Latency, parse_latency
 from engine.sim.result import SimulationResult
 from engine.sim.simulator import Policies, simulate
@@ -54,8 +63,9 @@ from engine.sim.workload import build_workload
 from engine.sim.world import World
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
-            "gang": "lowest-index", "routing": "home-only", "timing": "immediate"}
-_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency"}
+            "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
+            "preemption": "none"}
+_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 
@@ -75,6 +85,10 @@ class Scenario:
     fleet_edits: tuple[FleetEdit, ...] = field(default=())
     region_edits: tuple[RegionEdit, ...] = field(default=())
     latency: Latency | None = None
+    queues: tuple[QueueClass, ...] | None = None
+    quotas: tuple[QuotaEntry, ...] = field(default=())
+    team_weights: dict = field(default_factory=dict)
+    team_orgs: dict = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -116,6 +130,7 @@ class Scenario:
         timer = data.get("timer_s", 0.0)
         if isinstance(timer, bool) or not isinstance(timer, (int, float)) or not 0 <= timer < math.inf:
             raise ScenarioError(f"{source}: timer_s must be a number of seconds >= 0 (0: no timer), got {timer!r}")
+        weights, orgs = parse_teams(data.get("team", []), source)
         seed = data.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ScenarioError(f"{source}: seed must be an integer, got {seed!r}")
@@ -124,7 +139,9 @@ class Scenario:
                    load_scale=scale, growth=growth, timer_s=float(timer),
                    fleet_edits=tuple(_edit(e, source) for e in data.get("fleet", [])),
                    region_edits=parse_region_edits(data.get("region", []), source),
-                   latency=parse_latency(data["latency"], source, ScenarioError) if "latency" in data else None)
+                   latency=parse_latency(data["latency"], source, ScenarioError) if "latency" in data else None,
+                   queues=parse_queues(data.get("queue"), source), quotas=parse_quotas(data.get("quota", []), source),
+                   team_weights=weights, team_orgs=orgs)
 
     def build_policies(self) -> Policies:
         """The policy objects, built from their registry keys and parameters."""
@@ -138,7 +155,13 @@ class Scenario:
         world = self.world(world or World(), fleet)
         jobs, fleet = self.apply(jobs, fleet)
         return simulate(build_workload(jobs, fleet), self.build_policies(), self.seed, self.name, self.timer_s,
-                        world)
+                        world, self.sharing(world))
+
+    def sharing(self, world: World) -> SharingSetup:
+        """Queue classes, quota entries, and team weights: the dataset's teams table's share_weight
+        with this scenario's [[team]] weights over it."""
+        return SharingSetup(self.queues or DEFAULT_QUEUES, self.quotas, {**world.team_weights(), **self.team_weights},
+                            dict(self.team_orgs))
 
     def world(self, world: World, fleet: pd.DataFrame | None = None) -> World:
         """The dataset's `world` with this scenario's [[region]] edits (engine.scenario_world.edit_world;

@@ -11,7 +11,7 @@ from sim_helpers import fleet, job, run, starts
 
 def test_families_are_registered():
     assert {"none", "easy", "conservative"} <= set(registry.families()["backfill"])
-    assert registry.families()["admission"] == ["accept-all", "queue-length-limit"]
+    assert registry.families()["admission"] == ["accept-all", "controls", "queue-length-limit"]
 
 
 def test_no_backfill_gives_no_window():

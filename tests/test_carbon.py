@@ -2,6 +2,8 @@
 a brute-force minute-by-minute check, and the sample's FIFO replay adding up."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -56,6 +58,22 @@ def test_exact_kg_across_the_fall_back_change():
     assert report.totals["kg_co2e"] == pytest.approx(1.008 + 0.0456, rel=1e-12)
     assert report.totals["kg_co2e_per_year"] == pytest.approx(1.0536 * 365 * 6)
     assert report.assumed == ()
+
+
+def test_a_preempted_job_emits_where_and_when_each_piece_ran():
+    # p ran 00:30-01:30 EDT in ny (2 H100s), was preempted, waited, and ran 11:30-12:30 IST in "in"
+    # on 2 of node b's A100s; its jobs row alone would be 2.5 h in "in"
+    jobs = [dict(job_id="p", region="in", start_s=0.5 * H, end_s=3 * H, gpus_allocated=2.0, nodes="b")]
+    pieces = pd.DataFrame({"row": 0, "job_id": "p", "region": ["ny", "in"], "nodes": ["a", "b"], "start_s": [0.5 * H, 2 * H],
+                           "end_s": [1.5 * H, 3 * H], "gpus_allocated": 2.0, "outcome": ["preempted", "completed"],
+                           "lost_s": 0.0})
+    run = dataclasses.replace(result(jobs, CAPACITY, window_s=4 * H, origin=FALL_BACK), segments=pieces)
+    report = carbon_report(run, FLEET, REGIONS, CARBON)
+    by_region = report.by_region.set_index("region")
+    # ny: 1.68 kW x (0.5 h x 100 + 0.5 h x 200 g/kWh); in: 2 x 0.4 x 1.2 = 0.96 kW x (0.5 x 110 + 0.5 x 120)
+    assert by_region["kg_co2e"].to_dict() == pytest.approx({"ny": 1.68 * 0.150, "in": 0.96 * 0.115}, rel=1e-12)
+    assert by_region["gpu_hours"].to_dict() == {"ny": 2.0, "in": 2.0}
+    assert report.jobs.set_index("job_id").loc["p", "kwh"] == pytest.approx(1.68 + 0.96)
 
 
 def test_power_and_pue_are_parameters():

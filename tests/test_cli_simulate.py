@@ -21,6 +21,9 @@ WORLD_KPIS = {"cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_
 ALL_KPIS = KPIS | WORLD_KPIS | {"wait_mean_s", "wait_p99_s", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s",
                                 "jobs_not_run", "throughput_jobs_per_hour", "served_gpu_hours",
                                 "effective_capacity_ratio", "latency_slo_attainment"}
+FAIRNESS = {"jain_index", "deadline_hit_rate", "inference_guarantee_violations", "max_wait_sla_attainment",
+            "preemptions", "lost_gpu_hours", "starved_jobs"}
+ALL_KPIS |= FAIRNESS
 FRAGMENTATION = {"frag_gpus_mean", "frag_gpu_pct_of_idle"}
 GROUP_KEYS = ["jobs", "finished", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_p99_s", "jct_mean_s", "jct_p50_s",
               "jct_p95_s", "jct_p99_s", "avg_bounded_slowdown", "gpu_hours"]
@@ -87,7 +90,7 @@ def test_bad_inputs_exit_2_without_a_traceback(tmp_path):
         done = meridian("simulate", *args)
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert done.stderr.strip().splitlines()[-1].startswith("meridian: ")
-    assert "choose from edf, f1, fcfs" in meridian("simulate", "--trace", SMALL, "--scenario", bad).stderr
+    assert "choose from drf, edf, f1, fair-tree, fcfs" in meridian("simulate", "--trace", SMALL, "--scenario", bad).stderr
 
 
 def test_simulate_a_dataset_from_the_store(tmp_path):
@@ -104,7 +107,7 @@ def test_simulate_table_lists_groups_and_written_files(tmp_path):
     klass = lines.index("by workload class")
     assert lines[klass + 1].split()[:3] == ["workload_class", "jobs", "finished"]
     assert lines[klass + 2].split()[:3] == ["unknown", "7", "7"]
-    tables = ["jobs", "timeline", "decisions"] + ["fragmentation"] * (tmp_path / "fragmentation.csv").exists()
+    tables = ["jobs", "timeline", "decisions", "segments"] + ["fragmentation"] * (tmp_path / "fragmentation.csv").exists()
     files = [f"{t}.{kind}" for kind in ("csv", "parquet") for t in tables]
     assert lines[-1] == f"wrote {', '.join(files)} to {tmp_path}/"
 

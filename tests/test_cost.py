@@ -86,6 +86,22 @@ def test_job_dollars_plus_idle_equal_fleet_cost():
                                                                         "spot": 0.0}
 
 
+def test_a_preempted_job_is_charged_piece_by_piece_where_it_ran():
+    # p ran 0-2 h on reserved node a, was preempted losing its last hour, waited 2-3 h requeued and
+    # ran 3-5 h on spot node c; its jobs row alone (0-5 h on a) would book 20 reserved GPU-hours
+    jobs = [dict(job_id="p", start_s=0.0, end_s=5 * H, gpus_allocated=4.0, nodes="c")]
+    pieces = pd.DataFrame({"row": 0, "job_id": "p", "region": "r", "nodes": ["a", "c"], "start_s": [0.0, 3 * H],
+                           "end_s": [2 * H, 5 * H], "gpus_allocated": 4.0, "outcome": ["preempted", "completed"],
+                           "lost_s": [H, 0.0]})
+    report = cost_report(dataclasses.replace(result(jobs, {"r": 16.0}), segments=pieces), FLEET, PRICES)
+    spend = report.spend.set_index("tier")
+    assert spend["gpu_hours_used"].to_dict() == {"on-demand": 0.0, "reserved": 8.0, "spot": 8.0}
+    assert report.jobs.set_index("job_id").loc["p", ["gpu_hours", "usd"]].tolist() == [16.0, 4 * 2 * 2.0 + 4 * 2 * 1.0]
+    # productive: 16 GPU-hours held less the 4 GPUs x 1 h lost; reserved paid 8 x 10 h at $2, spot 8 at $1
+    assert report.totals["productive_usd_per_gpu_hour"] == pytest.approx((160.0 + 8.0) / 12.0)
+    assert report.totals["effective_usd_per_gpu_hour"] == pytest.approx((160.0 + 8.0) / 16.0)
+
+
 def test_missing_price_comes_from_the_price_book_and_is_flagged():
     report = cost_report(result(JOBS, {"r": 16.0}), FLEET, PRICES[PRICES["tier"] != "spot"])
     spot = report.prices.set_index("tier").loc["spot"]

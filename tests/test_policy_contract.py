@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from engine.policies import registry
+from engine.policies.admission import AdmissionRequest
 from engine.policies.ordering import queue_order
 from engine.sim.fleet_state import FleetState, PodRequest
 from engine.sim.region import GangFleetState
@@ -197,8 +198,10 @@ def test_gang_on_an_empty_fleet_finds_nothing(family, key):
 @pytest.mark.parametrize("family,key", _of("admission"))
 def test_admission_is_deterministic_and_admits_into_an_empty_queue(family, key):
     policy = registry.make(family, key)
-    assert policy.admit(0, 0.0) is True
-    assert [policy.admit(n, 5.0) for n in range(0, 3000, 500)] == [policy.admit(n, 5.0) for n in range(0, 3000, 500)]
+    assert policy.admit(AdmissionRequest(0)).admitted is True
+    requests = [AdmissionRequest(n, n // 10, 100, 8.0, 2, 3600.0, "training", n * 3600.0, 64.0, 1)
+                for n in range(0, 3000, 500)]
+    assert [policy.admit(r) for r in requests] == [policy.admit(r) for r in requests]
 
 
 def _regions(n, seed=17, allowed=None):

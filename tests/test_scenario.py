@@ -16,7 +16,8 @@ def test_bundled_scenarios_load():
     assert fifo.name == "fifo" and fifo.seed == 0
     assert fifo.policies == {"order": ("fcfs", {}), "placement": ("first-fit", {}), "backfill": ("none", {}),
                              "admission": ("accept-all", {}), "gang": ("lowest-index", {}),
-                             "routing": ("home-only", {}), "timing": ("immediate", {})}
+                             "routing": ("home-only", {}), "timing": ("immediate", {}), "quota": ("none", {}),
+                             "preemption": ("none", {})}
     easy = Scenario.load(SCENARIOS / "easy-backfill.toml")
     assert easy.policies["backfill"] == ("easy", {}) and easy.policies["placement"] == ("best-fit", {})
     policies = easy.build_policies()
@@ -33,15 +34,17 @@ def test_defaults_and_parameters():
 
 @pytest.mark.parametrize("data, message", [
     ({"policies": {"order": {"key": "lifo"}}},
-     "order policy 'lifo' is unknown; choose from edf, f1, fcfs, priority, sjf, unicep, wfp3"),
+     "order policy 'lifo' is unknown; choose from drf, edf, f1, fair-tree, fcfs, lottery, max-min, multifactor,"
+     " priority, sjf, unicep, wfp3, wfq"),
     ({"policies": {"backfill": {"key": "aggressive"}}}, "choose from"),
     ({"policies": {"queue": {"key": "fcfs"}}},
-     "unknown policy family queue; valid: admission, backfill, gang, order, placement, routing, timing"),
+     "unknown policy family queue; valid: admission, backfill, gang, order, placement, preemption, quota, routing,"
+     " timing"),
     ({"policies": {"admission": {"key": "queue-length-limit", "limit": 3}}},
      "has no parameter(s) limit; valid: max_queued"),
     ({"policies": {"admission": {"key": "queue-length-limit", "max_queued": "x"}}}, "max_queued must be int"),
-    ({"polices": {}}, "unknown top-level key polices; valid: fleet, latency, name, policies, region, seed, timer_s,"
-     " workload"),
+    ({"polices": {}}, "unknown top-level key polices; valid: fleet, latency, name, policies, queue, quota, region,"
+     " seed, team, timer_s, workload"),
     ({"seed": 1.5}, "seed must be an integer"),
     ({"workload": {"load_scale": 0}}, "load_scale must be a positive number"),
     ({"workload": {"scale": 2}}, "unknown [workload] key scale; valid: end_utc, growth, load_scale, start_utc"),

@@ -139,7 +139,8 @@ def test_fragmentation_kpis_edge_cases():
 
 def test_export_includes_the_fragmentation_table_when_sampled(tmp_path):
     plain = dataclasses.replace(_hand_run(), fragmentation=None)
-    assert [p.name for p in plain.to_csv(tmp_path / "a")] == ["jobs.csv", "timeline.csv", "decisions.csv"]
+    assert [p.name for p in plain.to_csv(tmp_path / "a")] == ["jobs.csv", "timeline.csv", "decisions.csv",
+                                                              "segments.csv"]
     sampled = dataclasses.replace(plain, fragmentation=FRAGMENTATION)
     paths = sampled.to_parquet(tmp_path / "b")
     assert [p.name for p in paths][-1] == "fragmentation.parquet"
@@ -169,7 +170,8 @@ def _scenario(name, **workload):
 
 
 # Golden KPIs, recorded from this implementation; a change here must be explained. The jct_*, then
-# the frag_*, served_gpu_hours and latency_slo_attainment keys were added later, the other figures unchanged.
+# the frag_*, served_gpu_hours and latency_slo_attainment keys, then the fairness ones (jain_index to
+# starved_jobs: engine.analysis.fairness) were added later, the other figures unchanged.
 GOLDEN_3_DAYS = {
     "fifo": {"utilization": 0.25769172026263143, "idle_gpu_hours": 202711.27708333332,
              "served_gpu_hours": 68700.21388888889,
@@ -178,6 +180,9 @@ GOLDEN_3_DAYS = {
              "jct_p95_s": 79008.14999999998, "jct_p99_s": 744766.0, "avg_bounded_slowdown": 5.314038024151445,
              "makespan_s": 769204.0, "jobs_completed": 3333, "jobs_failed": 207, "jobs_not_run": 0,
              "throughput_jobs_per_hour": 16.56777655862424, "latency_slo_attainment": 1.0,
+             "jain_index": 1.0, "deadline_hit_rate": 0.9260969976905312, "inference_guarantee_violations": 0,
+             "max_wait_sla_attainment": 0.9533898305084746, "preemptions": 0, "lost_gpu_hours": 0.0,
+             "starved_jobs": 61,
              "frag_gpus_mean": 718.7438566228673, "frag_gpu_pct_of_idle": 73.4352290068263},
     "easy-backfill": {"utilization": 0.25789055325601845, "idle_gpu_hours": 202656.97930555555,
                       "served_gpu_hours": 68754.51166666667,
@@ -186,6 +191,9 @@ GOLDEN_3_DAYS = {
                       "jct_p95_s": 74819.45, "jct_p99_s": 744766.0, "avg_bounded_slowdown": 3.346320877243854,
                       "makespan_s": 744770.0, "jobs_completed": 3333, "jobs_failed": 207, "jobs_not_run": 0,
                       "throughput_jobs_per_hour": 17.111322958765793, "latency_slo_attainment": 1.0,
+                      "jain_index": 1.0, "deadline_hit_rate": 0.9272517321016166,
+                      "inference_guarantee_violations": 0, "max_wait_sla_attainment": 0.9966101694915255,
+                      "preemptions": 0, "lost_gpu_hours": 0.0, "starved_jobs": 0,
                       "frag_gpus_mean": 718.3667960202353, "frag_gpu_pct_of_idle": 73.44832919786352},
 }
 
@@ -203,6 +211,9 @@ GOLDEN_FIFO = {"utilization": 0.6113829025400667, "idle_gpu_hours": 1034119.8247
                "jct_p95_s": 237639.35000000003, "jct_p99_s": 352711.37, "avg_bounded_slowdown": 33.37450448484981,
                "makespan_s": 8784544.0, "jobs_completed": 86831, "jobs_failed": 5509, "jobs_not_run": 0,
                "throughput_jobs_per_hour": 37.841918715416526, "latency_slo_attainment": 1.0,
+               "jain_index": 0.9999191673977544, "deadline_hit_rate": 0.7806440213790362,
+               "inference_guarantee_violations": 0, "max_wait_sla_attainment": 0.7882282867662984,
+               "preemptions": 0, "lost_gpu_hours": 0.0, "starved_jobs": 9359,
                "frag_gpus_mean": 361.1538239072064, "frag_gpu_pct_of_idle": 70.15574844710534}
 
 

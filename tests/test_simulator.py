@@ -109,8 +109,9 @@ def test_sjf_orders_the_queue_by_requested_runtime():
 def test_export_writes_csv_and_parquet(tmp_path):
     result = run([job(0, 0, 10, 1)], fleet(1))
     names = [p.name for p in result.to_csv(tmp_path) + result.to_parquet(tmp_path)]
-    assert names == ["jobs.csv", "timeline.csv", "decisions.csv", "fragmentation.csv", "jobs.parquet",
-                     "timeline.parquet", "decisions.parquet", "fragmentation.parquet"]
+    assert names == ["jobs.csv", "timeline.csv", "decisions.csv", "segments.csv", "fragmentation.csv",
+                     "jobs.parquet", "timeline.parquet", "decisions.parquet", "segments.parquet",
+                     "fragmentation.parquet"]
     assert pd.read_parquet(tmp_path / "jobs.parquet")["start_s"].tolist() == [0.0]
     assert pd.read_csv(tmp_path / "decisions.csv")[["job_id", "decision"]].values.tolist() == [["j0", "started"]]
 

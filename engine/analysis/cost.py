@@ -8,7 +8,11 @@ measures utilisation); H = W / 3600 hours. Prices p(region, gpu_type, tier) are 
                                   (G_n = the node's GPUs: a job's GPUs split over its nodes in
                                   proportion to their GPU counts; exact for gang jobs, which hold
                                   whole nodes, and for single-node jobs)
-  held seconds of job j:          t_j = max(min(end_j, W) - max(start_j, 0), 0)
+  held seconds of piece j:        t_j = max(min(end_j, W) - max(start_j, 0), 0)
+                                  (j runs over the pieces of `SimulationResult.held()`: one per job,
+                                  or one per segment of a job preempted and requeued, with that
+                                  segment's nodes and GPUs; a piece still running at the end holds
+                                  to W)
   used GPU-hours U of a group:    sum over (j, n) with n in the group of g_jn x t_j / 3600
   paid GPU-hours P of a group:    reserved:  N x H  (N = the group's installed GPUs; a commitment
                                              is paid every hour of the window, used or not)
@@ -18,10 +22,12 @@ measures utilisation); H = W / 3600 hours. Prices p(region, gpu_type, tier) are 
   job usd = sum over j's nodes of g_jn x t_j / 3600 x p(node's region, type, tier)
             so that  sum of job usd + idle_usd = total usd  (the reconciliation)
   effective $/GPU-hour  = total usd / total U
-  productive $/GPU-hour = total usd / U of jobs that completed (not failed)
+  productive $/GPU-hour = total usd / (U of jobs that completed (not failed), less the work their
+                          preempted pieces lost: g_jn x the lost_s seconds before the eviction,
+                          inside the window)
   annualise(x, W)       = x x annualisation_days x 86400 / W     (default 365 days)
 
-Only started jobs with an end count (as in `sim_metrics`); jobs run wholly or partly outside the
+Pieces are counted as `sim_metrics` counts utilisation; pieces run wholly or partly outside the
 window count only inside it. Work is booked to the region, GPU type and tier of the node it ran on.
 Prices: a matching `CostAssumptions.price_overrides` entry, else the dataset's prices table, else the
 default price book (`engine.world.pricebook`); `price_assumed` marks dollars that rest on an assumed
@@ -38,6 +44,7 @@ import pandas as pd
 
 from engine.analysis.activity import normalise_keys
 from engine.analysis.idle import price_table
+from engine.analysis.sim_metrics import holding as held_pieces
 from engine.model import TIERS
 from engine.sim.result import SimulationResult
 from engine.world.grid import DEFAULT_G_CO2E_PER_KWH
@@ -155,17 +162,25 @@ def fleet_nodes(fleet: pd.DataFrame, result: SimulationResult) -> pd.DataFrame:
 
 
 def holdings(result: SimulationResult, nodes: pd.DataFrame) -> pd.DataFrame:
-    """One row per (job, node) a job held inside the window: job_id, region (the node's: where the work
-    ran), team, workload_class, failed, node, gpu_type, tier, gpus (g_jn), start_s and end_s (clipped to
-    [0, W]), gpu_hours. Nodes are found by name, or by region and name when names repeat across regions."""
+    """One row per (piece of running, node) inside the window: job_id, region (the node's: where the
+    work ran), team, workload_class, failed, node, gpu_type, tier, gpus (g_jn), start_s and end_s
+    (clipped to [0, W]), gpu_hours, productive_gpu_hours (for jobs that completed: gpu_hours less the
+    work lost when the piece was preempted, inside the window; 0 for other jobs). The pieces are
+    `SimulationResult.held()`'s: a job preempted and requeued holds nothing while it waits again and
+    is booked, piece by piece, to the nodes it ran on. Nodes are found by name, or by region and
+    name when names repeat across regions."""
     horizon = window_s(result)
-    jobs = result.jobs
-    jobs = jobs[jobs["started"] & jobs["end_s"].notna() & (jobs["gpus_allocated"] > 0) & (jobs["nodes"] != "")]
-    start = np.clip(jobs["start_s"].to_numpy(np.float64), 0.0, horizon)
-    end = np.clip(jobs["end_s"].to_numpy(np.float64), 0.0, horizon)
+    held = held_pieces(result, horizon)
+    held = held[(held["gpus_allocated"] > 0) & (held["nodes"] != "")]
+    end_s = held["end_s"].fillna(horizon).to_numpy(np.float64)
+    start = np.clip(held["start_s"].to_numpy(np.float64), 0.0, horizon)
+    end = np.clip(end_s, 0.0, horizon)
+    lost = end - np.clip(end_s - held["lost_s"].fillna(0.0).to_numpy(np.float64), 0.0, horizon)
+    completed = held["completed"].to_numpy(bool)
     keep = end > start
-    pieces = jobs.loc[keep, ["job_id", "region", "team", "workload_class", "failed", "gpus_allocated", "nodes"]]
+    pieces = held.loc[keep, ["job_id", "region", "team", "workload_class", "failed", "gpus_allocated", "nodes"]]
     pieces = pieces.assign(row=np.arange(int(keep.sum())), start_s=start[keep], end_s=end[keep],
+                           productive_s=np.where(completed, end - start - lost, 0.0)[keep],
                            node=pieces["nodes"].str.split(";"))
     pieces = pieces.drop(columns="nodes").explode("node", ignore_index=True)
     on = ["node"] if not nodes["node"].duplicated().any() else ["region", "node"]
@@ -179,8 +194,9 @@ def holdings(result: SimulationResult, nodes: pd.DataFrame) -> pd.DataFrame:
     job_gpus = merged.groupby("row")["node_gpus"].transform("sum")
     merged["gpus"] = merged["gpus_allocated"] * merged["node_gpus"] / job_gpus
     merged["gpu_hours"] = merged["gpus"] * (merged["end_s"] - merged["start_s"]) / HOUR_S
+    merged["productive_gpu_hours"] = merged["gpus"] * merged["productive_s"] / HOUR_S
     return merged[["job_id", "region", "team", "workload_class", "failed", "node", "gpu_type", "tier", "gpus",
-                   "start_s", "end_s", "gpu_hours"]]
+                   "start_s", "end_s", "gpu_hours", "productive_gpu_hours"]]
 
 
 def resolved_prices(prices: pd.DataFrame, nodes: pd.DataFrame, assumptions: CostAssumptions) -> pd.DataFrame:
@@ -247,11 +263,11 @@ def cost_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataFr
     held["usd"] = held["gpu_hours"] * held["usd_per_gpu_hour"]
     per_job = held.groupby("job_id", as_index=False, sort=True).agg(
         region=("region", "first"), team=("team", "first"), workload_class=("workload_class", "first"),
-        failed=("failed", "first"), gpu_hours=("gpu_hours", "sum"), usd=("usd", "sum"))
+        gpu_hours=("gpu_hours", "sum"), productive_gpu_hours=("productive_gpu_hours", "sum"), usd=("usd", "sum"))
     by_team = per_job.groupby("team", as_index=False, sort=True)[["gpu_hours", "usd"]].sum()
 
     usd, used = float(spend["usd"].sum()), float(spend["gpu_hours_used"].sum())
-    productive = float(per_job.loc[~per_job["failed"].astype(bool), "gpu_hours"].sum())
+    productive = float(per_job["productive_gpu_hours"].sum())
     tier_usd = spend.groupby("tier")["usd"].sum()
     totals = {
         "usd": usd, **{f"usd_{tier.replace('-', '_')}": float(tier_usd.get(tier, 0.0)) for tier in TIERS},
@@ -268,4 +284,4 @@ def cost_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataFr
         "price_assumed": float(spend["price_assumed"].any()),
     }
     return CostReport(spend=spend, by_region=_summed(spend, "region"), by_tier=_summed(spend, "tier"),
-                      jobs=per_job.drop(columns="failed"), by_team=by_team, prices=price, totals=totals)
+                      jobs=per_job.drop(columns="productive_gpu_hours"), by_team=by_team, prices=price, totals=totals)

@@ -1,18 +1,25 @@
 """KPIs of a `SimulationResult` (engine.sim.result), for the whole run and per group of jobs.
 
 Utilisation is allocation-based: GPU-seconds held by jobs inside the measurement window / (fleet
-GPUs x window), 0-1. The window runs from the first submit (time 0) to the input data's observed
-end (`SimulationResult.window_s`, the span the Overview measures); idle GPU-hours are over the same
-window. Without a window (window_s = 0) it ends at the last job end. `makespan_s` stays the time
-of the last job end, which may lie past the window. Waits count started jobs, job completion time
-(JCT = end - submit) finished jobs, both in seconds. Bounded slowdown per finished job is
-max(1, (wait + run) / max(run, tau_s)) with tau_s = 10 s by default. Throughput is finished jobs
-per hour of makespan. Served GPU-hours: GPU-hours of jobs that completed (not failed) inside the
-window; `effective_capacity_ratio` divides them by a baseline's (the work the same fleet serves
-under another policy, e.g. home-only FIFO). Latency SLO attainment: the share of started inference
-jobs that ran within the SLO's round-trip time of their home region. Fragmentation (only when the result carries its sampled table): the fleet's
-fragmented GPUs (FGD's fragmentation amount, summed over regions) and their share of the idle GPUs,
-each sample holding until the next one, time-weighted over the measurement window.
+GPUs x window), 0-1, summed over the pieces of running that `SimulationResult.held()` gives (one per
+job, or one per segment when jobs were preempted and requeued: a job holds no GPUs while it waits
+again, and each piece counts with the GPUs it ran on; a piece still running at the end holds its
+GPUs to the window's end). The window runs from the first submit (time 0) to the input data's
+observed end (`SimulationResult.window_s`, the span the Overview measures); idle GPU-hours are over
+the same window. Without a window (window_s = 0) it ends at the last job end. `makespan_s` stays the
+time of the last job end, which may lie past the window. Waits (before the first start) count
+started jobs, job completion time (JCT = end - submit) finished jobs, both in seconds. Bounded
+slowdown per finished job is max(1, (wait + run) / max(run, tau_s)) with tau_s = 10 s by default.
+Throughput is finished jobs per hour of makespan. Served GPU-hours: GPU-hours held inside the window
+by the pieces of jobs that completed (not failed), less the work their preempted pieces lost (GPUs x
+the last lost_s seconds before each eviction, clipped to the window); `effective_capacity_ratio`
+divides them by a baseline's (the work the same fleet serves under another policy, e.g. home-only
+FIFO). Latency SLO attainment: the share of started inference jobs that ran within the SLO's
+round-trip time of their home region. Fragmentation (only when the result carries its sampled
+table): the fleet's fragmented GPUs (FGD's fragmentation amount, summed over regions) and their
+share of the idle GPUs, each sample holding until the next one, time-weighted over the measurement
+window. The fairness and service-level KPIs (engine.analysis.fairness) join the dictionary `kpis`
+returns.
 """
 from __future__ import annotations
 
@@ -46,31 +53,60 @@ def _horizon(result: SimulationResult, finished: pd.DataFrame) -> float:
     return result.window_s if result.window_s > 0 else (float(finished["end_s"].max()) if len(finished) else 0.0)
 
 
-def _job_measures(jobs: pd.DataFrame, horizon: float, tau_s: float) -> dict[str, float]:
-    """Wait, JCT and bounded slowdown statistics of `jobs`, and the GPU-hours they held in [0, horizon]."""
+def horizon_s(result: SimulationResult) -> float:
+    """End of the measurement window, seconds: window_s, or the makespan (last job end) without one."""
+    return _horizon(result, _finished(result.jobs))
+
+
+def holding(result: SimulationResult, horizon: float) -> pd.DataFrame:
+    """`result.held()`'s pieces (row: the position of the piece's job in result.jobs) with completed
+    (its job completed: started, ended, not failed), gpu_s (GPUs x seconds held inside [0, horizon]; a piece still running at the end holds to
+    horizon) and served_gpu_s (for the pieces of jobs that completed: gpu_s less the GPU-seconds of
+    work lost when the piece was preempted, the last lost_s seconds before its end, clipped to the
+    window; 0 for other jobs' pieces)."""
+    held = result.held()
+    jobs = result.jobs
+    row = held["row"].to_numpy(np.int64)
+    completed = (jobs["started"].to_numpy(bool) & jobs["end_s"].notna().to_numpy(bool)
+                 & ~jobs["failed"].to_numpy(bool))[row]
+    gpus = held["gpus_allocated"].to_numpy(np.float64)
+    start = held["start_s"].to_numpy(np.float64)
+    end = held["end_s"].to_numpy(np.float64)
+    end = np.where(np.isnan(end), max(horizon, 0.0), end)
+    gpu_s = gpus * (np.clip(end, 0.0, horizon) - np.clip(start, 0.0, horizon))
+    lost_s = held["lost_s"].fillna(0.0).to_numpy(np.float64)
+    lost_gpu_s = gpus * (np.clip(end, 0.0, horizon) - np.clip(end - lost_s, 0.0, horizon))
+    return held.assign(completed=completed, gpu_s=gpu_s,
+                       served_gpu_s=np.where(completed, gpu_s - lost_gpu_s, 0.0))
+
+
+def _job_measures(jobs: pd.DataFrame, pieces: pd.DataFrame, tau_s: float) -> dict[str, float]:
+    """Wait, JCT and bounded slowdown statistics of `jobs`, and the GPU-hours and served GPU-hours
+    their `pieces` (rows of `holding`) held inside the window."""
     finished = _finished(jobs)
     wait, run = finished["wait_s"].to_numpy(np.float64), finished["run_s"].to_numpy(np.float64)
-    start, end = finished["start_s"].to_numpy(np.float64), finished["end_s"].to_numpy(np.float64)
-    inside = np.clip(end, 0.0, horizon) - np.clip(start, 0.0, horizon)
-    held = finished["gpus_allocated"].to_numpy(np.float64) * inside
+    end = finished["end_s"].to_numpy(np.float64)
     slowdown = np.maximum(1.0, (wait + run) / np.maximum(run, tau_s))
     return {**_stats("wait", jobs.loc[jobs["started"], "wait_s"].to_numpy(np.float64)),
             **_stats("jct", end - finished["submit_s"].to_numpy(np.float64)),
             "avg_bounded_slowdown": float(slowdown.mean()) if len(slowdown) else 0.0,
-            "gpu_hours": float(held.sum()) / 3600.0,
-            "served_gpu_hours": float(held[~finished["failed"].to_numpy(bool)].sum()) / 3600.0}
+            "gpu_hours": float(pieces["gpu_s"].to_numpy(np.float64).sum()) / 3600.0,
+            "served_gpu_hours": float(pieces["served_gpu_s"].to_numpy(np.float64).sum()) / 3600.0}
 
 
 def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, float]:
     """The KPI dictionary `meridian simulate --json` prints; units in the names. utilization,
     idle_gpu_hours and the fragmentation KPIs are over the measurement window [0, window_s]; the
-    rest over all started (waits) or finished jobs. frag_gpus_mean and frag_gpu_pct_of_idle are
-    present only when the result has a fragmentation table."""
+    rest over all started (waits) or finished jobs; then engine.analysis.fairness.fairness_kpis.
+    frag_gpus_mean and frag_gpu_pct_of_idle come last, present only when the result has a
+    fragmentation table."""
+    from engine.analysis.fairness import fairness_kpis  # fairness builds on this module's holding
+
     jobs = result.jobs
     finished = _finished(jobs)
     makespan = float(finished["end_s"].max()) if len(finished) else 0.0
     horizon = _horizon(result, finished)
-    measures = _job_measures(jobs, horizon, tau_s)
+    measures = _job_measures(jobs, holding(result, horizon), tau_s)
     busy_gpu_s = measures.pop("gpu_hours") * 3600.0
     served = measures.pop("served_gpu_hours")
     available_gpu_s = float(sum(result.capacity_gpus.values())) * horizon
@@ -86,6 +122,7 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
         "jobs_not_run": int((~jobs["started"]).sum()),
         "throughput_jobs_per_hour": len(finished) / (makespan / 3600.0) if makespan > 0 else 0.0,
         "latency_slo_attainment": latency_slo_attainment(result),
+        **fairness_kpis(result),
     }
     if result.fragmentation is not None:
         values.update(fragmentation_kpis(result.fragmentation, horizon))
@@ -138,12 +175,13 @@ def by_group(result: SimulationResult, column: str = "workload_class",
              tau_s: float = DEFAULT_TAU_S) -> pd.DataFrame:
     """One row per value of `column` (workload_class or team), sorted by it: jobs (all), finished,
     wait_mean/p50/p95/p99_s (started jobs), jct_mean/p50/p95/p99_s and avg_bounded_slowdown
-    (finished jobs), gpu_hours (GPUs allocated x run inside the measurement window, hours; the
-    groups' gpu_hours add up to the run's busy GPU-hours)."""
+    (finished jobs), gpu_hours (GPUs allocated x time held inside the measurement window, over the
+    group's pieces of running, hours; the groups' gpu_hours add up to the run's busy GPU-hours)."""
     jobs = result.jobs
-    horizon = _horizon(result, _finished(jobs))
+    pieces = holding(result, _horizon(result, _finished(jobs)))
+    owner = jobs[column].to_numpy()[pieces["row"].to_numpy()]
     rows = [{column: key, "jobs": len(group), "finished": len(_finished(group)),
-             **_job_measures(group, horizon, tau_s)}
+             **_job_measures(group, pieces[owner == key], tau_s)}
             for key, group in jobs.groupby(column, sort=True)]
     return pd.DataFrame(rows, columns=[column, *GROUP_COLUMNS])
 

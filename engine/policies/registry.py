@@ -3,8 +3,9 @@
 A policy is a frozen dataclass whose fields are its parameters (keyword-only, with defaults),
 so a Scenario can name it by key with keyword parameters, the UI can build widgets from the
 fields, and one contract test can run over every registered policy. Families in use:
-"order" (queue order), "backfill", "placement", "admission"; later issues add more without
-touching the simulator.
+"order" (queue order, including multifactor priority and the fairness orders), "backfill",
+"placement", "admission", "gang", "routing", "timing", "quota" and "preemption"; a new family needs
+no change to the simulator's loop, only a hook where its one method is called.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ _REGISTRY: dict[str, dict[str, type]] = {}
 # Modules that register policies when imported; import order does not matter.
 _FAMILY_MODULES = (
     "engine.policies.ordering", "engine.policies.placement", "engine.policies.backfill", "engine.policies.admission",
-    "engine.policies.gang", "engine.policies.routing", "engine.policies.timing",
+    "engine.policies.gang", "engine.policies.routing", "engine.policies.timing", "engine.policies.priority",
+    "engine.policies.fairness", "engine.policies.quota", "engine.policies.preemption",
 )
 
 

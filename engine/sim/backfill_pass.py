@@ -88,7 +88,7 @@ def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
         if run.try_start(int(rest[i]), now, fleet, True):
             window = window.after_start(now, req[i], in_pool[i])
             started[i] = True
-        else:
+        elif not run.parked[rest[i]]:  # a job its quota parked says nothing about room for its shape
             dead.append(int(shape[i]))
         pos = i + 1
     return started, window
@@ -118,6 +118,7 @@ def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
                     started[i] = True
                     last = _last_free(cand_units, cand_pool, pool_free, i + 1)
                     continue
-                dead.add(shape[i])
+                if not run.parked[j]:
+                    dead.add(shape[i])
         window = window.after_skip(now, req[i], in_pool[i])
     return started, refused

@@ -2,7 +2,8 @@
 
 Kinds, in tie order at equal times: finishes and failures first (a job that ends at t frees its
 resources for a job arriving at t), then timers, then deferred arrivals (jobs a timing policy held
-back), then arrivals; within a kind, insertion order.
+back), then arrivals, then re-passes (another scheduling pass of one region, after evictions put
+jobs back in its queue); within a kind, insertion order.
 Arrivals are known up front and sorted by submit time, so they never enter the heap: `pop_batch`
 merges the next arrivals with the heap's earliest events.
 """
@@ -17,6 +18,7 @@ FAILURE = 1
 TIMER = 2
 DEFERRED = 3
 ARRIVAL = 4
+REPASS = 5
 
 
 class EventQueue:
@@ -33,8 +35,8 @@ class EventQueue:
         self._seq = 0
 
     def push(self, time_s: float, kind: int, payload: int) -> None:
-        """Add an event of `kind` (FINISH, FAILURE, TIMER or DEFERRED) about `payload` (a job index)
-        at `time_s`."""
+        """Add an event of `kind` (FINISH, FAILURE, TIMER, DEFERRED or REPASS) about `payload` (a job
+        index; a region index for REPASS) at `time_s`."""
         heapq.heappush(self._heap, (time_s, kind, self._seq, payload))
         self._seq += 1
 

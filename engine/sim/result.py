@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 
@@ -31,7 +32,7 @@ class SimulationResult:
     those evictions: the work since each last checkpoint). start_s is the first start and end_s the
     final end: for a preempted job wait_s is the wait before its first start and run_s runs from
     the first start to the end, time spent requeued included (the segments table has each piece).
-    segments: one row per piece of running: job_id, region, nodes, start_s, end_s (NaN: still
+    segments: one row per piece of running: row (its job's position in jobs), job_id, region, nodes, start_s, end_s (NaN: still
     running at the end), gpus_allocated, outcome (completed, failed, preempted, running), lost_s
     (seconds of work lost when preempted: since the last checkpoint; 0 otherwise). Without
     preemption a job has one segment, equal to its row in jobs.
@@ -67,17 +68,21 @@ class SimulationResult:
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
         or, for a result without segments, the started jobs' rows (one piece per job). Columns:
-        job_id, region, team, workload_class, failed, nodes, start_s, end_s, gpus_allocated, outcome,
-        lost_s."""
+        row (the position of the piece's job in `jobs`: job ids may repeat), job_id, region, team,
+        workload_class, failed, nodes, start_s, end_s, gpus_allocated, outcome, lost_s."""
         jobs = self.jobs
         if self.segments is None:
             held = jobs.loc[jobs["started"], ["job_id", "region", "team", "workload_class", "failed", "nodes",
                                               "start_s", "end_s", "gpus_allocated"]]
             outcome = held["failed"].map({True: "failed", False: "completed"}).where(held["end_s"].notna(), "running")
-            return held.assign(outcome=outcome, lost_s=0.0).reset_index(drop=True)
-        extra = jobs[["job_id", "team", "workload_class", "failed"]]
-        return self.segments.merge(extra, on="job_id", how="left", sort=False)[
-            ["job_id", "region", "team", "workload_class", "failed", "nodes", "start_s", "end_s",
+            held = held.assign(outcome=outcome, lost_s=0.0)
+            held.insert(0, "row", np.flatnonzero(jobs["started"].to_numpy(bool)))
+            return held.reset_index(drop=True)
+        row = self.segments["row"].to_numpy()
+        extra = jobs[["team", "workload_class", "failed"]].iloc[row].reset_index(drop=True)
+        pieces = self.segments.reset_index(drop=True)
+        return pd.concat([pieces, extra], axis=1)[
+            ["row", "job_id", "region", "team", "workload_class", "failed", "nodes", "start_s", "end_s",
              "gpus_allocated", "outcome", "lost_s"]]
 
     def _tables(self) -> dict[str, pd.DataFrame]:

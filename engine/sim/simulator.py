@@ -6,24 +6,34 @@ what is known at submit time (requested runtime, request, priority, deadline); t
 runtime decides only when the simulator ends a job. The loop never asks a policy its name: it
 calls the one method of each family and checks every placement through `FleetState`.
 
+Every job belongs to a queue class (engine.sim.queue_classes). The ledger (engine.sim.ledger)
+tracks who holds what and decayed usage for fairness orders, quotas and preemption.
+
 Loop, per batch of events at the same time t (engine.sim.events gives the tie order):
-  1. Finishes and failures: release the job's pods (a failed job ends at its recorded duration).
+  1. Finishes and failures: release the job's pods (a failed job ends at its recorded duration of
+     work); a finish left over from before an eviction is ignored.
   2. Timers (every `timer_s` while jobs wait, when > 0): every region with waiting jobs gets a pass,
      so time-dependent orders re-rank even when nothing arrives or ends.
   3. Arrivals: the timing policy may hold a flexible job back (a deferred arrival later; load
      shifting, engine.sim.holder); the router picks its region (engine.sim.router); a job its
      region can never hold is recorded "never-fits"; otherwise the admission policy admits it to
-     the region's queue or it is "rejected-by-admission".
+     the region's queue (perhaps with fewer nodes, "degraded") or rejects it with its reason.
   4. Scheduling pass, per region touched by the batch:
+     o. when preemption is on, jobs of guaranteed queues start first, evicting other work if they
+        must (engine.sim.preempt);
      a. order the queue with the order policy (time-independent orders are ranked once, and the
         queue is a mask over ranks; time-dependent ones are re-keyed over the queue);
      b. start jobs from the front while they fit (placement policy; gang jobs take whole free
         nodes chosen by the gang policy, all or nothing); the first that does not fit is the
-        blocked head;
+        blocked head; a job its quota holds back is parked out of the queue instead
+        (engine.sim.quota_gate) and the next one is tried; the preemption policy may evict jobs
+        for the blocked head (then the pass starts again);
      c. ask the backfill policy for a window (None: stop) and start, in queue order, the
         candidates that fit now and that the window allows, updating the window after each
         (engine.sim.backfill_pass).
   5. Record the timeline sample (busy GPUs, queue length) of each touched region.
+An evicted job loses the work since its last checkpoint, rejoins its queue with the rest, and its
+old finish is ignored; each piece of running is a segment of the result.
 Before each batch, the fragmentation sampler (engine.sim.frag_sampler) records the grid times the
 clock passed.
 """
@@ -37,13 +47,15 @@ from engine.model import FLEXIBLE_CLASSES
 from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
-from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, TIMER, EventQueue
+from engine.policies.admission import AdmissionRequest
+from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS, TIMER, EventQueue
 from engine.sim.fleet_state import PodRequest, fits_on
 from engine.sim.frag_sampler import FragmentationSampler, workload_target
 from engine.sim.queue import WaitingQueue
 from engine.sim.holder import Holder
-from engine.sim.reasons import BACKFILLED, CAPACITY, FAILED, NEVER, REJECTED, STARTED, WAITING
+from engine.sim.reasons import BACKFILLED, CAPACITY, DEGRADED, FAILED, FORECAST, NEVER, REJECTED, STARTED, WAITING
 from engine.sim.reasons import DEFERRED as DEFERRED_CODE
+from engine.sim.sharing import Sharing, SharingSetup
 from engine.sim.region import RegionFleet
 from engine.sim.result import SimulationResult
 from engine.sim.router import Router
@@ -53,6 +65,9 @@ from engine.sim.views import QueueView
 from engine.sim.workload import Workload
 from engine.sim.world import RegionFacts, World
 from engine.world.latency import Latency
+
+WEEK_S = 7 * 86_400.0  # the longest request the admission forecast counts
+
 
 @dataclass(frozen=True)
 class Policies:
@@ -65,15 +80,19 @@ class Policies:
     gang: object = None
     routing: object = None
     timing: object = None
+    quota: object = None
+    preemption: object = None
 
 
 class _Run:
     """State of one simulation run (see the module docstring for the loop)."""
 
-    def __init__(self, w: Workload, policies: Policies, seed: int, timer_s: float, world: World | None) -> None:
+    def __init__(self, w: Workload, policies: Policies, seed: int, timer_s: float, world: World | None,
+                 sharing: SharingSetup | None = None) -> None:
         self.w, self.p, self.timer_s = w, policies, float(timer_s)
         self.gang = policies.gang or make("gang", "lowest-index")
         self.rng = np.random.default_rng(seed)
+        self.seed = seed
         names = sorted(set(w.fleet["region"]) | set(w.region))
         self.regions = {r: RegionFleet(w.fleet[w.fleet["region"] == r]) for r in names}
         self.region_of = [self.regions[r] for r in w.region]
@@ -99,6 +118,7 @@ class _Run:
         self.start = np.full(len(w), np.nan)
         self.end = np.full(len(w), np.nan)
         self.reason = np.full(len(w), WAITING, np.int8)
+        self.parked = np.zeros(len(w), bool)  # held back by its quota (engine.sim.quota_gate)
         self.pods: dict[int, tuple | np.ndarray] = {}  # (placement, request), or whole gang nodes
         self.slot = np.zeros(len(w), np.int64)
         self.alloc_gpus = np.zeros(len(w))
@@ -128,12 +148,18 @@ class _Run:
         facts = RegionFacts(world or World(), names, w.origin_utc, span) if routes or holds else None
         self.router = Router(self, routing, facts) if routes else None
         self.holder = Holder(self, timing, facts) if holds else None
+        self.sharing = Sharing(self, sharing or SharingSetup())
+        self.remaining = list(self.run_s)  # work left per job, s (less after checkpointed evictions)
+        self.n_jobs = max(len(w), 1)
+        self.generation = [0] * len(w)  # evictions so far: a finish event carries the one it was planned in
+        self.queued_gpu_s = dict.fromkeys(names, 0.0)
         self.sampler = FragmentationSampler(workload_target(w.num_gpu, w.gpu_milli, w.cpu_milli, w.gpu_type),
                                             self.regions, w.observed_end_s)
 
     def run(self) -> None:
         events, queues = self.events, self.queues
         sampler, last = self.sampler, 0.0
+        names = list(self.regions)
         while True:
             now, batch = events.pop_batch()
             if not batch:
@@ -150,11 +176,12 @@ class _Run:
                 elif kind == TIMER:
                     self.timer_pending = False
                     touched.update((r, True) for r, q in queues.items() if q.count)
-                else:
+                elif kind == REPASS:
+                    touched[names[j]] = True
+                elif (j := self._current(j)) >= 0:
                     region = self.region_name[j]
                     touched[region] = True
                     self._finish(j, now, kind == FAILURE)
-                    self.freed[region] = True
             for region in touched:
                 self._schedule(region, now)
                 fleet = self.regions[region]
@@ -164,7 +191,20 @@ class _Run:
                 self.timer_pending = True
         sampler.finish(last)
 
+    def _current(self, payload: int) -> int:
+        """The job of a finish event, or -1 for a finish planned before the job was evicted."""
+        j, generation = payload % self.n_jobs, payload // self.n_jobs
+        return j if generation == self.generation[j] else -1
+
     def _finish(self, j: int, now: float, failed: bool) -> None:
+        self.release(j, now)
+        self.end[j] = now
+        if failed:
+            self.log(now, j, FAILED)
+
+    def release(self, j: int, now: float) -> None:
+        """Job j stops holding its pods (finished, failed or evicted)."""
+        region = self.region_name[j]
         fleet = self.region_of[j]
         pods = self.pods.pop(j)
         if isinstance(pods, tuple):
@@ -172,9 +212,38 @@ class _Run:
         else:
             fleet.release_whole(pods)
         fleet.vacate_slot(int(self.slot[j]))
-        self.end[j] = now
-        if failed:
-            self.log(now, j, FAILED)
+        self.freed[region] = True
+        self.sharing.stopped(j, region, now)
+
+    def unhold(self, j: int, fleet: RegionFleet) -> None:
+        """Release job j's pods for an eviction plan (`rehold` puts them back exactly)."""
+        pods = self.pods[j]
+        fleet.release(*pods) if isinstance(pods, tuple) else fleet.release_whole(pods)
+
+    def rehold(self, j: int, fleet: RegionFleet) -> None:
+        pods = self.pods[j]
+        fleet.allocate(*pods) if isinstance(pods, tuple) else fleet.allocate_whole(pods)
+
+    def requeue(self, j: int, region: str) -> None:
+        """Put job j (evicted, or back from the quota gate) into its region's queue."""
+        self.parked[j] = False
+        self.arrived[region].append(j)
+        self.queues[region].add(int(self.job_key[j]))
+
+    def park(self, j: int, region: str, reason: int, now: float) -> None:
+        """Take job j out of its region's queue while its quota holds it back."""
+        self.parked[j] = True
+        self.queues[region].remove(int(self.job_key[j]))
+        self.block(now, j, reason)
+
+    def count_waiting(self, j: int, region: str, sign: int) -> None:
+        self.queued_gpus[region] += sign * self.gpus[j]
+        self.queued_gpu_s[region] += sign * self.gpus[j] * min(self.requested[j], WEEK_S)
+        self.sharing.count(j, region, sign)
+
+    def node_names(self, j: int) -> str:
+        held = self.region_of[j].names[self.nodes_of[j]]
+        return held[0] if len(held) == 1 else ";".join(held)
 
     def _arrive(self, j: int, now: float) -> str:
         """Route job j (when a router runs), then queue it or record why not; returns its region."""
@@ -184,12 +253,17 @@ class _Run:
         queue = self.queues[region]
         if self.never[j]:
             self.decide(now, j, NEVER)
-        elif not self.p.admission.admit(queue.count, now):
-            self.decide(now, j, REJECTED)
-        else:
+            return region
+        admission = self.p.admission.admit(self._admission_request(j, region))
+        if not admission.admitted:
+            self.decide(now, j, FORECAST if admission.reason == "forecast" else REJECTED)
+            return region
+        if admission.nodes and admission.nodes < self.width[j]:
+            self._degrade(j, admission.nodes, now)
+        self.count_waiting(j, region, +1)
+        if not self.sharing.joins_vip(j, region):
             self.arrived[region].append(j)
             queue.add(int(self.job_key[j]))
-            self.queued_gpus[region] += self.gpus[j]
         return region
 
     def _move(self, j: int, r: int) -> None:
@@ -202,6 +276,28 @@ class _Run:
             self.pool[j] = self.pool_list[j] = pool
             self.never[j] = not self.shape_fits[self.shape_list[j], r]
 
+    def _admission_request(self, j: int, region: str) -> AdmissionRequest:
+        fleet, w = self.regions[region], self.w
+        waiting, limit = self.sharing.class_full(j, region)
+        free = 0
+        if self.width[j] > 1:
+            free = len(fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]),
+                                              self.pool_list[j]))
+        return AdmissionRequest(self.queues[region].count, waiting, limit, self.gpus[j], self.width[j],
+                                self.requested[j], str(w.workload_class[j]), self.queued_gpu_s[region],
+                                fleet.pool_capacity[self.pool_list[j]] / 1000.0, free)
+
+    def _degrade(self, j: int, nodes: int, now: float) -> None:
+        """Elastic job j runs on `nodes` nodes instead: its work takes longer in proportion."""
+        scale = self.width[j] / nodes
+        self.width[j] = nodes
+        self.units_list[j] = self.units[j] = self.units[j] / scale
+        self.gpus[j] = self.gpus[j] / scale
+        self.run_s[j] = self.remaining[j] = self.run_s[j] * scale
+        self.requested[j] = self.requested[j] * scale
+        self.region_of[j].no_room.pop(self.shape_list[j], None)
+        self.log(now, j, DEGRADED)
+
     def decide(self, now: float, j: int, reason: int) -> None:
         self.reason[j] = reason
         self.log(now, j, reason)
@@ -212,38 +308,58 @@ class _Run:
         self.log_c.append(code)
 
     def _schedule(self, region: str, now: float) -> None:
+        sharing = self.sharing
+        if sharing.vip[region]:
+            sharing.schedule_vip(region, self.regions[region], now)
+        while self._pass(region, now):
+            pass
+
+    def _pass(self, region: str, now: float) -> bool:
+        """One scheduling pass of `region`; True when it evicted jobs for the head (pass again)."""
         # Starting jobs only takes resources, so a job that did not fit since the region's last
         # finish still does not fit: only the new arrivals need a try unless something was freed.
         fresh, new = self.freed[region], self.arrived[region]
         self.freed[region], self.arrived[region] = False, []
         queue = self.queues[region]
         if not queue.count:
-            return
+            return False
         fleet, blocked, rest = self.regions[region], self.blocked_head[region], None
+        parked = self.parked
         if self.static:
             while queue.count:
                 j = int(self.key_job[queue.lo])
                 if (not fresh and j == blocked) or not self.try_start(j, now, fleet, False):
+                    if parked[j]:
+                        continue
                     break
-                queue.remove(queue.lo)
+                queue.remove(int(self.job_key[j]))  # not queue.lo: a reclaim may have requeued jobs ahead
             if not queue.count:
-                return
+                return False
             head = int(self.key_job[queue.lo])
         else:
             jobs = queue.keys()
-            ordered = jobs[queue_order(self.p.order, self.view.take(jobs), now)].tolist()
+            view = self.view.take(jobs).with_shares(self.sharing.shares(region, now))
+            ordered = jobs[queue_order(self.p.order, view, now)].tolist()
             k = 0
-            while k < len(ordered) and (fresh or ordered[k] != blocked) \
-                    and self.try_start(ordered[k], now, fleet, False):
-                queue.remove(ordered[k])
+            while k < len(ordered) and (fresh or ordered[k] != blocked):
+                if self.try_start(ordered[k], now, fleet, False):
+                    queue.remove(ordered[k])
+                elif not parked[ordered[k]]:
+                    break
                 k += 1
             if k == len(ordered):
-                return
-            head, rest = ordered[k], np.asarray(ordered[k + 1:], np.int64)
+                return False
+            head, rest = ordered[k], np.asarray([j for j in ordered[k + 1:] if not parked[j]], np.int64)
         self.blocked_head[region] = head
+        if self.sharing.preempts and self.sharing.make_room(head, region, fleet, now):
+            self.freed[region] = True
+            if self.try_start(head, now, fleet, False):  # before its victims, back in the queue, can
+                queue.remove(int(self.job_key[head]))  # take the room again
+            return True
         self.block(now, head, CAPACITY)
         if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
             backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
+        return False
 
     def block(self, now: float, j: int, reason: int) -> None:
         if self.reason[j] != reason:
@@ -251,7 +367,7 @@ class _Run:
             self.log(now, j, reason)
 
     def mark(self, now: float, jobs: np.ndarray, reason: int) -> None:
-        changed = jobs[self.reason[jobs] != reason]
+        changed = jobs[(self.reason[jobs] != reason) & ~self.parked[jobs]]
         self.reason[changed] = reason
         if len(changed):
             self.log_t.extend([now] * len(changed))
@@ -261,6 +377,8 @@ class _Run:
     def try_start(self, j: int, now: float, fleet: RegionFleet, backfilled: bool) -> bool:
         """Place job j now if it fits (all pods or none); start it and schedule its finish."""
         pool, width, shape = self.pool_list[j], self.width[j], self.shape_list[j]
+        if self.sharing.gated and self.sharing.blocks(j, self.region_name[j], now):
+            return False
         if self.units_list[j] > fleet.pool_free[pool]:
             return False
         released = fleet.released_since(shape)
@@ -274,7 +392,7 @@ class _Run:
             units = fleet.allocate_whole(nodes)
             self.pods[j] = nodes
         else:
-            request = self._request(j)
+            request = self.request_of(j)
             placement = self.p.placement.choose(fleet.view, request, self.rng)
             if placement is None:
                 fleet.remember_no_room(shape)
@@ -285,12 +403,16 @@ class _Run:
         self.alloc_gpus[j] = units / 1000.0
         self.nodes_of[j] = nodes
         self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, int(fleet.node_pool[nodes[0]]))
-        self.start[j] = now
-        self.queued_gpus[self.region_name[j]] -= self.gpus[j]
+        if self.start[j] != self.start[j]:
+            self.start[j] = now
+        region = self.region_name[j]
+        self.count_waiting(j, region, -1)
+        self.sharing.started(j, region, nodes, now)
         self.log(now, j, BACKFILLED if backfilled else STARTED)
         if now <= self.submit[j]:
             self.reason[j] = 0
-        self.events.push(now + self.run_s[j], FAILURE if self.failed[j] else FINISH, j)
+        self.events.push(now + self.remaining[j], FAILURE if self.failed[j] else FINISH,
+                         j + self.n_jobs * self.generation[j])
         return True
 
     def _gang_nodes(self, j: int, fleet: RegionFleet) -> np.ndarray | None:
@@ -304,9 +426,9 @@ class _Run:
         if self.width[j] > 1:
             big = fleet.big_enough(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), self.pool_list[j])
             return bool((fleet.state.entirely_free[nodes] & big[nodes]).any())
-        return bool(fits_on(fleet.view, self._request(j), nodes).any())
+        return bool(fits_on(fleet.view, self.request_of(j), nodes).any())
 
-    def _request(self, j: int) -> PodRequest:
+    def request_of(self, j: int) -> PodRequest:
         """Job j's pod request (one object per distinct shape)."""
         w = self.w
         models = (w.gpu_type[j],) if w.gpu_type[j] is not None and w.num_gpu[j] else ()
@@ -318,10 +440,12 @@ class _Run:
 
 
 def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = "scenario",
-             timer_s: float = 0.0, world: World | None = None) -> SimulationResult:
+             timer_s: float = 0.0, world: World | None = None, sharing: SharingSetup | None = None) -> SimulationResult:
     """Replay `workload` under `policies`; same inputs and seed, same result. `timer_s` > 0 adds a
     scheduling pass every timer_s seconds while jobs wait; `world` gives the router the regions'
-    calendars, prices, carbon and residency rules (None: UTC, price book, no residency rules)."""
-    run = _Run(workload, policies, seed, timer_s, world)
+    calendars, prices, carbon and residency rules (None: UTC, price book, no residency rules);
+    `sharing` the queue classes, quota entries and team weights (None: the default queue classes,
+    weight 1 per team)."""
+    run = _Run(workload, policies, seed, timer_s, world, sharing)
     run.run()
     return run_tables(run, name)

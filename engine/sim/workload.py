@@ -51,6 +51,9 @@ class Workload:
     notes: tuple[str, ...] = field(default=())
     observed_end_s: float = 0.0
     residency: np.ndarray | None = None  # data-residency tag per job (engine.world.residency), None: untagged
+    user: np.ndarray | None = None  # submitting user, project and recorded QoS per job ("" when unknown)
+    project: np.ndarray | None = None
+    qos: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -142,4 +145,11 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         notes=tuple(notes),
         observed_end_s=observed_end,
         residency=_col(jobs, "residency", None).where(lambda s: s.notna(), None).to_numpy(object),
+        user=_text(jobs, "user_name"),
+        project=_text(jobs, "project"),
+        qos=_text(jobs, "qos"),
     )
+
+
+def _text(jobs: pd.DataFrame, name: str) -> np.ndarray:
+    return _col(jobs, name, "").fillna("").astype(str).to_numpy(object)

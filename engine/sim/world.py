@@ -46,11 +46,19 @@ class World:
     carbon: pd.DataFrame | None = None
     calendars: Mapping[str, Mapping] | None = None
     latency: Latency | None = None  # inter-region round-trip times and the inference SLO
+    teams: pd.DataFrame | None = None  # team, share_weight, ... (fair-share weights)
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":
         """The tables of `dataset` in `store` (an engine.telemetry.store.Store)."""
-        return cls(store.regions(dataset), store.prices(dataset), store.table("carbon", dataset))
+        return cls(store.regions(dataset), store.prices(dataset), store.table("carbon", dataset),
+                   teams=store.table("teams", dataset))
+
+    def team_weights(self) -> dict[str, float]:
+        """Team -> share weight from the teams table ({} without one)."""
+        if self.teams is None or self.teams.empty or "share_weight" not in self.teams:
+            return {}
+        return dict(zip(self.teams["team"].astype(str), self.teams["share_weight"].astype(float)))
 
 
 def _rows(table: pd.DataFrame | None) -> pd.DataFrame:

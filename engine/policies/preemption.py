@@ -1,0 +1,111 @@
+"""Preemption policies (family "preemption"): which running jobs may be evicted for a waiting one.
+
+Every policy has one method, `choose(request: PreemptRequest, running: RunningView) -> np.ndarray`:
+the positions in `running` of the jobs it would evict for `request`, most willingly evicted first
+(empty: none). The simulator (engine.sim.preempt) then evicts the fewest of them, in that order,
+that make room for the waiting job on some node (whole nodes for a gang job). An evicted job loses
+the work since its last checkpoint (the queue class's `checkpoint_s`, or the policy's
+`checkpoint_s` when >= 0), goes back to its queue with the rest of its work, and keeps its place
+in the order. A policy is asked for the job at the head of a blocked queue, for a quota holder that
+wants its lent quota back (`request.reclaim`), and for jobs of guaranteed queues, which may evict
+any non-guaranteed job whatever its runtime or preemption count (the capacity guarantee).
+
+- "none": never evicts (jobs of guaranteed queues then wait like any other).
+- "priority": evicts jobs of a lower tier (queue class priority, then the recorded priority),
+  only those of preemptible queues unless `only_preemptible` is off; with `reclaim`, also jobs of
+  holders borrowing above their nominal quota when the waiting job is within its own. Never jobs
+  that ran less than `min_runtime_s` since they started, or that were evicted `max_preemptions`
+  times already. Cheapest first: lowest tier, lowest priority, then the most recently started
+  (the least work lost).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.policies.registry import register
+
+FAMILY = "preemption"
+
+
+@dataclass(frozen=True)
+class PreemptRequest:
+    """The waiting job: tier (its queue class priority 0-1), priority (recorded field), guaranteed
+    (its queue is guaranteed), reclaim (its holder is within its nominal quota and others borrow)."""
+
+    tier: float
+    priority: float
+    guaranteed: bool
+    reclaim: bool
+
+
+@dataclass(frozen=True)
+class RunningView:
+    """Running jobs that could be evicted, one entry each: index (job id), tier, priority,
+    ran_s (seconds since this run started), start_s, preemptions (evictions so far), borrowing (its
+    holder holds more than its nominal quota, bool), same_holder (bool), preemptible (its queue is
+    preemptible, bool), guaranteed (bool)."""
+
+    index: np.ndarray
+    tier: np.ndarray
+    priority: np.ndarray
+    ran_s: np.ndarray
+    start_s: np.ndarray
+    preemptions: np.ndarray
+    borrowing: np.ndarray
+    same_holder: np.ndarray
+    preemptible: np.ndarray
+    guaranteed: np.ndarray
+
+
+def cheapest_first(running: RunningView, ok: np.ndarray) -> np.ndarray:
+    """Positions where `ok`, by tier, priority, then latest start first."""
+    positions = np.flatnonzero(ok)
+    order = np.lexsort((-running.start_s[positions], running.priority[positions], running.tier[positions]))
+    return positions[order]
+
+
+@register(FAMILY, "none")
+@dataclass(frozen=True)
+class NoPreemption:
+    """Running jobs are never evicted."""
+
+    enabled = False
+    checkpoint_s = -1.0
+
+    def choose(self, request: PreemptRequest, running: RunningView) -> np.ndarray:
+        return np.zeros(0, np.int64)
+
+
+@register(FAMILY, "priority")
+@dataclass(frozen=True)
+class PriorityPreemption:
+    """Evict lower-tier (or borrowing) jobs for a blocked job, checkpoint-aware."""
+
+    only_preemptible: bool = field(default=True, metadata={
+        "help": "evict by priority only jobs of preemptible queues (off: any lower tier)"})
+    reclaim: bool = field(default=True, metadata={
+        "help": "evict jobs of holders borrowing quota when the waiting job is within its nominal quota"})
+    min_runtime_s: float = field(default=600.0, metadata={"help": "a job runs at least this long before it may be evicted"})
+    max_preemptions: int = field(default=3, metadata={"help": "a job is evicted at most this many times"})
+    checkpoint_s: float = field(default=-1.0, metadata={
+        "help": "checkpoint interval of every job, s (-1: each queue class's; 0: no checkpoints)"})
+    enabled = True
+
+    def __post_init__(self) -> None:
+        if self.min_runtime_s < 0 or self.max_preemptions < 0:
+            raise ValueError("min_runtime_s and max_preemptions must be >= 0")
+        if self.checkpoint_s < 0 and self.checkpoint_s != -1.0:
+            raise ValueError(f"checkpoint_s must be >= 0, or -1 for each queue class's, got {self.checkpoint_s}")
+
+    def choose(self, request: PreemptRequest, running: RunningView) -> np.ndarray:
+        ok = ~running.guaranteed
+        if request.guaranteed:
+            return cheapest_first(running, ok)
+        ok &= (running.ran_s >= self.min_runtime_s) & (running.preemptions < self.max_preemptions)
+        lower = (running.tier < request.tier) | ((running.tier == request.tier) & (running.priority < request.priority))
+        if self.only_preemptible:
+            lower &= running.preemptible
+        taking = running.borrowing & ~running.same_holder if self.reclaim and request.reclaim else False
+        return cheapest_first(running, ok & (lower | taking))

@@ -1,0 +1,122 @@
+"""A scenario's sharing tables: [[queue]] classes, [[quota]] entries and [[team]] weights.
+
+    [[queue]]                       # replaces the default queue classes (engine.sim.queue_classes)
+    name = "reserved"
+    priority = 1.0                  # tier 0-1
+    classes = ["inference"]         # rules, all optional: classes, qos, min_gpus, max_gpus,
+    qos = ["guaranteed"]            #   max_requested_s; the first queue a job matches takes it,
+    guaranteed = true               #   the last one takes the rest
+    max_wait_s = 60                 # also: preemptible, checkpoint_s, starve_after_s, max_queued
+    [[quota]]                       # a holder's quota (the quota policy's `by`: a team or a queue)
+    holder = "foundation"
+    nominal_gpus = 96               # optional: else its weight's share of the region
+    borrowing_limit_gpus = 32       # optional: else the policy's
+    lending_limit_gpus = 0          # optional: else the policy's lending_fraction of nominal
+    cohort = "us"                   # optional, default "all"
+    region = "us-west"              # optional: else every region
+    [[team]]                        # share weights and organisations, over the dataset's teams table
+    team = "foundation"
+    weight = 3
+    org = "research"
+"""
+from __future__ import annotations
+
+import math
+
+from engine.policies.quota import QuotaEntry
+from engine.scenario_edits import ScenarioError
+from engine.sim.queue_classes import FIELDS, QueueClass
+
+_QUOTA = {"holder", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cohort", "region"}
+_TEAM = {"team", "weight", "org"}
+_LISTS = {"classes", "qos"}
+_FLAGS = {"guaranteed", "preemptible"}
+
+
+def _table(entry, valid: set, source: str, what: str) -> dict:
+    if not isinstance(entry, dict):
+        raise ScenarioError(f"{source}: each {what} entry must be a table")
+    extra = sorted(set(entry) - valid)
+    if extra:
+        raise ScenarioError(f"{source}: unknown {what} key {', '.join(extra)}; valid: {', '.join(sorted(valid))}")
+    return entry
+
+
+def _number(entry: dict, key: str, source: str, what: str, minimum: float = 0.0) -> float | None:
+    if key not in entry:
+        return None
+    value = entry[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= minimum:
+        raise ScenarioError(f"{source}: {what} {key} must be a number >= {minimum:g}, got {value!r}")
+    return float(value)
+
+
+def parse_queues(entries, source: str) -> tuple[QueueClass, ...] | None:
+    if not entries:
+        return None
+    if not isinstance(entries, list):
+        raise ScenarioError(f"{source}: [[queue]] must be a list of tables")
+    queues, seen = [], set()
+    for entry in entries:
+        entry = dict(_table(entry, set(FIELDS), source, "[[queue]]"))
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise ScenarioError(f"{source}: every [[queue]] needs a name")
+        if name in seen:
+            raise ScenarioError(f"{source}: queue {name!r} is listed twice")
+        seen.add(name)
+        for key in _LISTS & set(entry):
+            value = entry[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ScenarioError(f"{source}: queue {name}: {key} must be a list of strings")
+            entry[key] = tuple(value)
+        for key in _FLAGS & set(entry):
+            if not isinstance(entry[key], bool):
+                raise ScenarioError(f"{source}: queue {name}: {key} must be true or false")
+        for key in set(entry) - _LISTS - _FLAGS - {"name", "max_queued"}:
+            entry[key] = _number(entry, key, source, f"queue {name}:")
+        if "max_queued" in entry and (isinstance(entry["max_queued"], bool) or not isinstance(entry["max_queued"], int)):
+            raise ScenarioError(f"{source}: queue {name}: max_queued must be an integer")
+        try:
+            queues.append(QueueClass(**entry))
+        except ValueError as exc:
+            raise ScenarioError(f"{source}: {exc}") from None
+    return tuple(queues)
+
+
+def parse_quotas(entries, source: str) -> tuple[QuotaEntry, ...]:
+    if not isinstance(entries, list):
+        raise ScenarioError(f"{source}: [[quota]] must be a list of tables")
+    out = []
+    for entry in entries:
+        entry = _table(entry, _QUOTA, source, "[[quota]]")
+        holder = entry.get("holder")
+        if not isinstance(holder, str) or not holder:
+            raise ScenarioError(f"{source}: every [[quota]] needs a holder (a team or queue name)")
+        what = f"quota {holder}:"
+        borrow = _number(entry, "borrowing_limit_gpus", source, what)
+        out.append(QuotaEntry(holder, _number(entry, "nominal_gpus", source, what),
+                              math.inf if borrow is None else borrow,
+                              _number(entry, "lending_limit_gpus", source, what),
+                              str(entry.get("cohort", "all")),
+                              str(entry["region"]) if "region" in entry else None))
+    return tuple(out)
+
+
+def parse_teams(entries, source: str) -> tuple[dict[str, float], dict[str, str]]:
+    if not isinstance(entries, list):
+        raise ScenarioError(f"{source}: [[team]] must be a list of tables")
+    weights, orgs = {}, {}
+    for entry in entries:
+        entry = _table(entry, _TEAM, source, "[[team]]")
+        team = entry.get("team")
+        if not isinstance(team, str) or not team:
+            raise ScenarioError(f"{source}: every [[team]] needs a team name")
+        weight = _number(entry, "weight", source, f"team {team}:")
+        if weight is not None:
+            if weight <= 0:
+                raise ScenarioError(f"{source}: team {team}: weight must be > 0, got {weight:g}")
+            weights[team] = weight
+        if "org" in entry:
+            orgs[team] = str(entry["org"])
+    return weights, orgs

@@ -1,0 +1,82 @@
+"""Eviction planning: which running jobs to evict so that a waiting job fits (engine.policies.preemption).
+
+The preemption policy names the running jobs it would evict, most willingly first. The planner
+then finds the fewest of them that make room, the way kube-scheduler picks a node for a
+preemptor: for a one-pod job it visits nodes in the order of their most willing victim and, on
+each, takes victims in the policy's order until the pod fits there (a pod that fits after evicting
+the victims on one node ends the search; the first 32 candidate nodes are tried). For a gang job it
+needs whole free nodes: it takes the nodes big enough for one pod whose occupants are all victims,
+fewest victims first. The plan is computed on the live fleet state by releasing victims and putting
+them back exactly (nothing is evicted unless the plan succeeds).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.sim.fleet_state import fits_on
+
+MAX_NODES = 32
+
+
+class Planner:
+    """Nodes' occupants in every region, and plans of evictions for one run."""
+
+    def __init__(self, regions: dict) -> None:
+        self.occupants = {r: [set() for _ in range(len(f.names))] for r, f in regions.items()}
+
+    def occupy(self, region: str, j: int, nodes, sign: int) -> None:
+        on = self.occupants[region]
+        for n in nodes:
+            (on[n].add if sign > 0 else on[n].discard)(j)
+
+    def running(self, region: str) -> list[int]:
+        """Jobs running in `region`, ascending."""
+        return sorted(set().union(*self.occupants[region]))
+
+    def plan(self, run, j: int, fleet, region: str, victims: list[int]) -> list[int] | None:
+        """The victims (a prefix-wise choice from `victims`, in the policy's order) to evict so that
+        job j fits in `fleet` now, or None when no choice makes room."""
+        if not victims:
+            return None
+        if run.width[j] > 1:
+            return self._plan_gang(run, j, fleet, region, victims)
+        rank = {v: i for i, v in enumerate(victims)}
+        first_on: dict[int, int] = {}
+        for v in victims:
+            for n in run.nodes_of[v]:
+                first_on.setdefault(int(n), rank[v])
+        nodes = sorted(first_on, key=first_on.get)[:MAX_NODES]
+        request = run.request_of(j)
+        for node in nodes:
+            here = sorted((v for v in self.occupants[region][node] if v in rank), key=rank.get)
+            taken = []
+            for v in here:
+                run.unhold(v, fleet)
+                taken.append(v)
+                if fits_on(fleet.view, request, np.array([node]))[0]:
+                    for t in reversed(taken):
+                        run.rehold(t, fleet)
+                    return taken
+            for t in reversed(taken):
+                run.rehold(t, fleet)
+        return None
+
+    def _plan_gang(self, run, j: int, fleet, region: str, victims: list[int]) -> list[int] | None:
+        w = run.w
+        need = run.width[j] - len(fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]),
+                                                          int(w.memory_mib[j]), run.pool_list[j]))
+        if need <= 0:
+            return []
+        big = fleet.big_enough(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), run.pool_list[j])
+        allowed = set(victims)
+        candidates = []
+        for node in np.flatnonzero(big & ~fleet.state.entirely_free).tolist():
+            on = self.occupants[region][node]
+            if on and on <= allowed:
+                candidates.append((len(on), node))
+        if len(candidates) < need:
+            return None
+        chosen: list[int] = []
+        for _, node in sorted(candidates)[:need]:
+            chosen.extend(v for v in self.occupants[region][node] if v not in chosen)
+        return sorted(chosen, key=victims.index)

@@ -1,0 +1,96 @@
+"""Quota gate: holds back jobs whose start would take their team or queue past its quota.
+
+Per region, the quota policy's `QuotaBook` (engine.policies.quota) gives every holder a nominal
+quota, a borrowing limit, a lending limit, a cohort and a cap, in GPUs. With u the GPUs holders
+hold now (engine.sim.ledger) and G = nominal - lending limit the guaranteed, unlent part, a job of
+holder h asking for g GPUs may start when:
+  u_h + g <= cap_h                                         (else "blocked-by-team-limit")
+  u_h + g <= nominal_h + borrowing limit_h, and
+  sum over h's cohort of max(0, u_k - G_k), with u_h + g for h, <= sum over the cohort of lending
+  limits                                                   (else "blocked-by-quota").
+When only the cohort sum fails and u_h + g <= nominal_h, others are using what h lent: the gate
+answers RECLAIM, and a preemption policy with `reclaim` may evict borrowers.
+
+A held-back job is parked: out of its region's queue, so it does not block the jobs behind it
+(Kueue's BestEffortFIFO). When a job of the region stops holding GPUs, each holder's parked jobs
+return to the queue, in order, as far as the holder's headroom reaches; a pass re-checks them.
+Jobs of guaranteed queues are not gated (they run on guaranteed capacity).
+"""
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from engine.sim.reasons import QUOTA, TEAM_LIMIT
+
+OK, RECLAIM = 0, -1
+
+
+class QuotaGate:
+    """Quota books and parked jobs of one run."""
+
+    def __init__(self, policy, holder: np.ndarray, holders: tuple[str, ...], weights: np.ndarray,
+                 regions: list, entries: dict) -> None:
+        """`holder[j]`: job j's holder code; `entries[region name]`: {holder: QuotaEntry}."""
+        self.holder = holder.tolist()
+        self.holders = holders
+        self.books = [policy.book(holders, weights, f.capacity_gpus, entries.get(name, {}))
+                      for name, f in regions]
+        self.parked: list[dict[int, list]] = [{} for _ in regions]
+        self.count = [0] * len(regions)
+
+    def check(self, usage: np.ndarray, region: int, j: int, gpus: float) -> int:
+        """OK, RECLAIM, or the reason code (QUOTA, TEAM_LIMIT) for job j of `gpus` in `region`."""
+        if gpus <= 0:
+            return OK
+        book, h = self.books[region], self.holder[j]
+        after = usage[h] + gpus
+        if after > book.cap[h] + 1e-9:
+            return TEAM_LIMIT
+        if not book.quotas:
+            return OK
+        if after > book.nominal[h] + book.borrow[h] + 1e-9:
+            return QUOTA
+        if self._pool_left(book, usage, h, gpus) >= -1e-9:
+            return OK
+        return RECLAIM if after <= book.nominal[h] + 1e-9 else QUOTA
+
+    def _pool_left(self, book, usage: np.ndarray, h: int, gpus: float) -> float:
+        members = book.cohort == book.cohort[h]
+        guaranteed = book.nominal - book.lend
+        after = usage.copy()
+        after[h] += gpus
+        return float(book.lend[members].sum() - np.maximum(after - guaranteed, 0.0)[members].sum())
+
+    def headroom(self, usage: np.ndarray, region: int, h: int, reclaim: bool) -> float:
+        """GPUs holder h could still take in `region` (what may pass the gate now)."""
+        book = self.books[region]
+        room = min(book.cap[h] - usage[h], book.nominal[h] + book.borrow[h] - usage[h])
+        if not book.quotas:
+            return room
+        guaranteed = book.nominal[h] - book.lend[h]
+        pool = max(guaranteed - usage[h], 0.0) + self._pool_left(book, usage, h, 0.0)
+        if reclaim:
+            pool = max(pool, book.nominal[h] - usage[h])
+        return min(room, pool)
+
+    def borrowing(self, usage: np.ndarray, region: int) -> np.ndarray:
+        """Per holder: holds more than its nominal quota in `region` (bool)."""
+        return usage > self.books[region].nominal + 1e-9
+
+    def park(self, region: int, j: int, key: int) -> None:
+        heapq.heappush(self.parked[region].setdefault(self.holder[j], []), (key, j))
+        self.count[region] += 1
+
+    def release(self, usage: np.ndarray, region: int, gpus_of, reclaim: bool) -> list[int]:
+        """The parked jobs of `region` to put back in the queue now, in each holder's order."""
+        back = []
+        for h, heap in self.parked[region].items():
+            room = self.headroom(usage, region, h, reclaim)
+            while heap and gpus_of(heap[0][1]) <= room + 1e-9:
+                _, j = heapq.heappop(heap)
+                room -= gpus_of(j)
+                back.append(j)
+        self.count[region] -= len(back)
+        return back

@@ -1,0 +1,241 @@
+"""Sharing the fleet among teams inside a run: queue classes, the ledger, quotas and preemption.
+
+`Sharing` is the part of the simulator's state that decides who may hold what (engine.sim.simulator
+calls it at every start, stop and pass):
+- queue classes: each job's queue class (engine.sim.queue_classes), its tier and checkpoint interval;
+- the ledger (engine.sim.ledger): holdings per region and team, decayed usage; kept only when a
+  policy reads it (a time-dependent order, a quota or preemption);
+- the quota gate (engine.sim.quota_gate): parks jobs over quota, returns them as room frees;
+- preemption (engine.sim.preempt with the preemption policy): evictions for a blocked head, for a
+  quota owner reclaiming lent quota, and for jobs of guaranteed queues (scheduled first);
+- segments: every piece of running, with the work lost when a piece ends in an eviction.
+Evicted work: with checkpoint interval c > 0, a piece that ran p seconds keeps floor(p / c) x c
+seconds of progress and loses the rest; with c = 0 it loses all p seconds.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from engine.policies.preemption import NoPreemption, PreemptRequest, RunningView
+from engine.policies.quota import NoQuota
+from engine.sim.ledger import DEFAULT_HALF_LIFE_S, Ledger
+from engine.sim.preempt import Planner
+from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
+from engine.sim.quota_gate import OK, RECLAIM, QuotaGate
+from engine.sim.events import REPASS
+from engine.sim.reasons import CAPACITY, PREEMPTED, WAITING
+
+PREEMPTED_OUTCOME, RUNNING_OUTCOME = "preempted", "running"
+
+
+@dataclass(frozen=True)
+class SharingSetup:
+    """What a scenario says about sharing: queue classes, quota entries (engine.policies.quota
+    QuotaEntry), team share weights and organisations (team -> org)."""
+
+    queues: tuple[QueueClass, ...] = DEFAULT_QUEUES
+    quotas: tuple = ()
+    weights: dict = field(default_factory=dict)
+    orgs: dict = field(default_factory=dict)
+
+
+class Sharing:
+    def __init__(self, run, setup: SharingSetup) -> None:
+        w, p = run.w, run.p
+        self.run = run
+        self.queues = setup.queues
+        n = len(w)
+        empty = np.full(n, "", object)
+        qos = w.qos if w.qos is not None else empty
+        self.qclass = assign_queues(setup.queues, w.workload_class, qos, w.gpus, w.requested_s)
+        classes = self.queues
+        self.tier = np.array([q.priority for q in classes])[self.qclass] if n else np.zeros(0)
+        self.guaranteed = [classes[q].guaranteed for q in self.qclass.tolist()]
+        self.preemptible = np.array([classes[q].preemptible for q in self.qclass.tolist()], bool)
+        self.policy = p.preemption or NoPreemption()
+        self.preempts = bool(getattr(self.policy, "enabled", False))
+        ckpt = np.array([q.checkpoint_s for q in classes])[self.qclass] if n else np.zeros(0)
+        if self.policy.checkpoint_s >= 0:
+            ckpt = np.full(n, float(self.policy.checkpoint_s))
+        self.checkpoint = ckpt.tolist()
+        self.class_max = [q.max_queued for q in classes]
+        self.class_count = {r: [0] * len(classes) for r in run.regions}
+        self.names = list(run.regions)
+        self.index = {r: i for i, r in enumerate(self.names)}
+        quota = p.quota or NoQuota()
+        self.gated = bool(getattr(quota, "enabled", False))
+        self.on = self.gated or self.preempts or getattr(p.order, "time_dependent", True)
+        half_life = float(getattr(p.order, "half_life_s", DEFAULT_HALF_LIFE_S))
+        self.ledger = Ledger(w.team, w.user if w.user is not None else empty,
+                             w.project if w.project is not None else empty, self.qclass, len(classes),
+                             list(run.regions.values()), setup.weights, setup.orgs, half_life, run.seed)
+        lg = self.ledger
+        run.view = replace(run.view, team=lg.team, user=lg.user, project=lg.project, queue_class=self.qclass,
+                           qos=self.tier, cpus=w.cpu_milli * w.nodes / 1000.0,
+                           memory_gib=w.memory_mib * w.nodes / 1024.0)
+        self.by_queue = getattr(quota, "by", "team") == "queue"
+        self.holder = self.qclass if self.by_queue else lg.team
+        if self.gated:
+            holders = tuple(q.name for q in classes) if self.by_queue else lg.teams
+            weights = np.ones(len(holders)) if self.by_queue else lg.weight
+            entries = {r: {e.holder: e for e in setup.quotas if e.region in (None, r)} for r in self.names}
+            self.gate = QuotaGate(quota, self.holder, holders, weights, list(run.regions.items()), entries)
+            self.reclaims = self.preempts and bool(getattr(self.policy, "reclaim", False))
+        self.planner = Planner(run.regions) if self.preempts else None
+        self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
+        self.cpus = (w.cpu_milli * w.nodes / 1000.0).tolist()
+        self.memory = (w.memory_mib * w.nodes / 1024.0).tolist()
+        self.seg_start = [math.nan] * n
+        self.preemptions = np.zeros(n, np.int64)
+        self.lost_gpu_s = np.zeros(n)
+        self.segments: list[tuple] = []  # evicted pieces: job, region, nodes, start, end, gpus, lost_s
+
+    # -- holdings -----------------------------------------------------------------------------
+
+    def usage(self, region: str) -> np.ndarray:
+        i = self.index[region]
+        return self.ledger.queue_gpus[i] if self.by_queue else self.ledger.gpus[i]
+
+    def started(self, j: int, region: str, nodes, now: float) -> None:
+        self.seg_start[j] = now
+        if self.on:
+            self.ledger.hold(j, self.index[region], self.run.alloc_gpus[j], self.cpus[j], self.memory[j], now, +1)
+        if self.planner is not None:
+            self.planner.occupy(region, j, nodes, +1)
+
+    def stopped(self, j: int, region: str, now: float) -> None:
+        if self.on:
+            self.ledger.hold(j, self.index[region], self.run.alloc_gpus[j], self.cpus[j], self.memory[j], now, -1)
+        if self.planner is not None:
+            self.planner.occupy(region, j, self.run.nodes_of[j], -1)
+        if self.gated and self.gate.count[self.index[region]]:
+            run = self.run
+            for k in self.gate.release(self.usage(region), self.index[region], run.gpus.__getitem__, self.reclaims):
+                run.requeue(k, region)
+
+    def shares(self, region: str, now: float):
+        return self.ledger.view(self.index[region], now) if self.on else None
+
+    # -- arrivals -------------------------------------------------------------------------------
+
+    def joins_vip(self, j: int, region: str) -> bool:
+        """Jobs of guaranteed queues wait apart (scheduled first) when preemption is on."""
+        if self.preempts and self.guaranteed[j]:
+            self.vip[region].append(j)
+            return True
+        return False
+
+    def class_full(self, j: int, region: str) -> tuple[int, int]:
+        q = int(self.qclass[j])
+        return self.class_count[region][q], self.class_max[q]
+
+    def count(self, j: int, region: str, sign: int) -> None:
+        self.class_count[region][int(self.qclass[j])] += sign
+
+    # -- the gate ------------------------------------------------------------------------------
+
+    def blocks(self, j: int, region: str, now: float) -> bool:
+        """Whether the quota gate holds job j back now: then it is parked with its reason (after a
+        reclaim attempt when its holder is owed its lent quota)."""
+        if not self.gated or self.guaranteed[j] and self.preempts:
+            return False
+        i, run = self.index[region], self.run
+        code = self.gate.check(self.usage(region), i, j, run.gpus[j])
+        if code == RECLAIM and self.reclaims:
+            code = self._reclaim(j, region, now)
+        if code == OK:
+            return False
+        run.park(j, region, code, now)
+        self.gate.park(i, j, int(run.job_key[j]))
+        return True
+
+    def _reclaim(self, j: int, region: str, now: float) -> int:
+        """Evict borrowers of j's cohort, in the policy's order, until j's start passes the gate."""
+        i, run = self.index[region], self.run
+        victims = self._choose(j, region, now, reclaim=True)
+        borrowing = self.gate.borrowing(self.usage(region), i)
+        for v in victims:
+            if not borrowing[self.holder[v]]:
+                continue
+            self.evict(v, now)
+            code = self.gate.check(self.usage(region), i, j, run.gpus[j])
+            if code != RECLAIM:
+                return code
+            borrowing = self.gate.borrowing(self.usage(region), i)
+        return self.gate.check(self.usage(region), i, j, run.gpus[j])
+
+    # -- preemption ----------------------------------------------------------------------------
+
+    def _choose(self, j: int, region: str, now: float, reclaim: bool) -> list[int]:
+        running = np.asarray(self.planner.running(region), np.int64)
+        if not len(running):
+            return []
+        run = self.run
+        if self.gated:
+            usage = self.usage(region)
+            borrowing = self.gate.borrowing(usage, self.index[region])[self.holder[running]]
+        else:
+            borrowing = np.zeros(len(running), bool)
+        start = np.asarray(self.seg_start, np.float64)[running]
+        view = RunningView(index=running, tier=self.tier[running], priority=run.w.priority[running],
+                           ran_s=now - start, start_s=start, preemptions=self.preemptions[running],
+                           borrowing=borrowing, same_holder=self.holder[running] == self.holder[j],
+                           preemptible=self.preemptible[running],
+                           guaranteed=np.asarray(self.guaranteed, bool)[running])
+        request = PreemptRequest(float(self.tier[j]), float(run.w.priority[j]), self.guaranteed[j] and self.preempts,
+                                 reclaim)
+        return running[self.policy.choose(request, view)].tolist()
+
+    def make_room(self, j: int, region: str, fleet, now: float) -> bool:
+        """Evict jobs so that j fits now (the policy's choice, the planner's fewest); whether it did."""
+        if not self.preempts:
+            return False
+        reclaim = False
+        if self.gated:
+            book, usage, h = self.gate.books[self.index[region]], self.usage(region), self.holder[j]
+            reclaim = bool(self.reclaims and usage[h] + self.run.gpus[j] <= book.nominal[h] + 1e-9)
+        victims = self._choose(j, region, now, reclaim)
+        run = self.run
+        units = sum(run.units_list[v] for v in victims) + fleet.pool_free[run.pool_list[j]]
+        if not victims or units < run.units_list[j]:
+            return False
+        plan = self.planner.plan(run, j, fleet, region, victims)
+        if not plan:
+            return False
+        for v in plan:
+            self.evict(v, now)
+        return True
+
+    def evict(self, v: int, now: float) -> None:
+        run = self.run
+        region = run.region_name[v]
+        progress = now - self.seg_start[v]
+        every = self.checkpoint[v]
+        saved = math.floor(progress / every) * every if every > 0 else 0.0
+        lost = progress - saved
+        run.remaining[v] -= saved
+        self.lost_gpu_s[v] += lost * run.alloc_gpus[v]
+        self.preemptions[v] += 1
+        self.segments.append((v, region, run.node_names(v), self.seg_start[v], now, run.alloc_gpus[v], lost))
+        run.release(v, now)
+        run.generation[v] += 1
+        run.log(now, v, PREEMPTED)
+        run.reason[v] = WAITING
+        run.count_waiting(v, region, +1)
+        if not self.joins_vip(v, region):
+            run.requeue(v, region)
+        run.events.push(now, REPASS, self.index[region])
+
+    def schedule_vip(self, region: str, fleet, now: float) -> None:
+        """Start the waiting jobs of guaranteed queues, evicting other work where they must."""
+        waiting = self.vip[region]
+        run = self.run
+        for j in list(waiting):
+            if run.try_start(j, now, fleet, False) or (self.make_room(j, region, fleet, now)
+                                                      and run.try_start(j, now, fleet, False)):
+                waiting.remove(j)
+            else:
+                run.block(now, j, CAPACITY)
