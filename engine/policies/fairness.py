@@ -255,6 +255,7 @@ class FairTree:
     each level the sibling with the highest share / usage first; FCFS at the leaves."""
 
     time_dependent: ClassVar[bool] = True
+    reads_members: ClassVar[bool] = True  # reads the ledger's per-user and per-project usage
     half_life_s: float = field(default=7 * DAY_S, metadata={"help": "half-life of the decayed usage, s"})
     boost_after_s: float = boost_field()
 

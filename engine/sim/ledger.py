@@ -3,9 +3,11 @@
 Per region and team: GPUs, CPU cores and GiB of memory held now (fairness orders and quotas read
 them), and GPUs held per region and queue class (quotas by queue). Fleet-wide per team, user and
 project: usage in GPU-seconds decayed with half-life h, as Slurm's fair-share does: work done dt
-seconds ago counts 2^(-dt/h). Between two changes the holding rate R is constant, so advancing the
-clock by dt is exact: U <- U 2^(-dt/h) + R h / ln 2 (1 - 2^(-dt/h)). `served_gpu_s` is the same
-without decay. `view(region)` is the `ShareView` policies read.
+seconds ago counts 2^(-dt/h). Between two changes of an entity's holding rate R the rate is
+constant, so bringing its usage from its last change at t0 to now is exact:
+U(now) = U(t0) 2^(-dt/h) + R h / ln 2 (1 - 2^(-dt/h)), dt = now - t0. Each entity keeps its own t0,
+so a start or stop updates only its team, user and project; `view(region)` brings every entity to
+now at once. `served_gpu_s` is the same without decay.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pandas as pd
 from engine.sim.views import ShareView
 
 DEFAULT_HALF_LIFE_S = 7 * 86_400.0
+LN2 = math.log(2.0)
 
 
 def codes(values) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -47,42 +50,57 @@ class Ledger:
         self.cpus = np.zeros((n_regions, n_teams))
         self.memory = np.zeros((n_regions, n_teams))
         self.queue_gpus = np.zeros((n_regions, n_queues))
-        self.rate = np.zeros(n_teams)
-        self.user_rate, self.project_rate = np.zeros(len(users)), np.zeros(len(projects))
-        self.usage, self.served = np.zeros(n_teams), np.zeros(n_teams)
-        self.user_usage, self.project_usage = np.zeros(len(users)), np.zeros(len(projects))
-        self.half_life_s, self.seed, self.clock = float(half_life_s), int(seed), 0.0
+        self.half_life_s, self.seed = float(half_life_s), int(seed)
+        self.kinds = [_Decayed(n_teams), _Decayed(len(users)), _Decayed(len(projects))]
         self.capacity = [(f.capacity_gpus, float(f.state.cpu_total.sum()) / 1000.0,
                           float(f.state.memory_total.sum()) / 1024.0) for f in regions]
 
-    def advance(self, now: float) -> None:
-        dt = now - self.clock
-        if dt <= 0:
-            return
-        decay = 2.0 ** (-dt / self.half_life_s)
-        grow = self.half_life_s / math.log(2.0) * (1.0 - decay)
-        self.usage = self.usage * decay + self.rate * grow
-        self.user_usage = self.user_usage * decay + self.user_rate * grow
-        self.project_usage = self.project_usage * decay + self.project_rate * grow
-        self.served += self.rate * dt
-        self.clock = now
-
     def hold(self, j: int, region: int, gpus: float, cpus: float, memory_gib: float, now: float, sign: int) -> None:
         """Job j starts (sign +1) or stops (-1) holding these resources in `region` at `now`."""
-        self.advance(now)
         t = self.team_list[j]
         self.gpus[region, t] += sign * gpus
         self.cpus[region, t] += sign * cpus
         self.memory[region, t] += sign * memory_gib
         self.queue_gpus[region, self.queue_list[j]] += sign * gpus
-        self.rate[t] += sign * gpus
-        self.user_rate[self.user_list[j]] += sign * gpus
-        self.project_rate[self.project_list[j]] += sign * gpus
+        h = self.half_life_s
+        teams, users, projects = self.kinds
+        teams.change(t, sign * gpus, now, h)
+        users.change(self.user_list[j], sign * gpus, now, h)
+        projects.change(self.project_list[j], sign * gpus, now, h)
 
-    def view(self, region: int, now: float) -> ShareView:
-        self.advance(now)
+    def view(self, region: int, now: float, members: bool = True) -> ShareView:
+        """The ledger at `now` for a pass over `region`; `members`: bring per-user and per-project
+        usage to now too (else they are left as of their last change, for policies that ignore them)."""
         gpus, cpus, memory = self.capacity[region]
-        return ShareView(self.teams, self.orgs, self.org, self.weight, self.usage.copy(), self.served.copy(),
+        h = self.half_life_s
+        teams, users, projects = self.kinds
+        usage, served = teams.at(now, h)
+        user_usage, project_usage = (users.at(now, h)[0], projects.at(now, h)[0]) if members \
+            else (users.usage, projects.usage)
+        return ShareView(self.teams, self.orgs, self.org, self.weight, usage, served,
                          self.gpus[region].copy(), self.cpus[region].copy(), self.memory[region].copy(),
-                         self.user_usage.copy(), self.project_usage.copy(), gpus, cpus, memory,
-                         self.half_life_s, self.seed)
+                         user_usage, project_usage, gpus, cpus, memory, h, self.seed)
+
+
+class _Decayed:
+    """Decayed and plain usage of n entities, each brought up to date at its own last change."""
+
+    def __init__(self, n: int) -> None:
+        self.usage, self.served, self.rate, self.since = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+
+    def change(self, e: int, delta: float, now: float, half_life_s: float) -> None:
+        dt = now - float(self.since[e])
+        rate = float(self.rate[e])
+        if dt > 0:
+            decay = 2.0 ** (-dt / half_life_s)
+            self.usage[e] = float(self.usage[e]) * decay + rate * half_life_s / LN2 * (1.0 - decay)
+            self.served[e] += rate * dt
+            self.since[e] = now
+        self.rate[e] = rate + delta
+
+    def at(self, now: float, half_life_s: float) -> tuple[np.ndarray, np.ndarray]:
+        """(decayed usage, plain usage) of every entity at `now`, GPU-seconds."""
+        dt = now - self.since
+        decay = np.exp2(-dt / half_life_s)
+        usage = self.usage * decay + self.rate * half_life_s / LN2 * (1.0 - decay)
+        return usage, self.served + self.rate * dt

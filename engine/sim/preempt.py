@@ -23,15 +23,17 @@ class Planner:
 
     def __init__(self, regions: dict) -> None:
         self.occupants = {r: [set() for _ in range(len(f.names))] for r, f in regions.items()}
+        self.jobs: dict[str, set[int]] = {r: set() for r in regions}
 
     def occupy(self, region: str, j: int, nodes, sign: int) -> None:
         on = self.occupants[region]
         for n in nodes:
             (on[n].add if sign > 0 else on[n].discard)(j)
+        (self.jobs[region].add if sign > 0 else self.jobs[region].discard)(j)
 
     def running(self, region: str) -> list[int]:
         """Jobs running in `region`, ascending."""
-        return sorted(set().union(*self.occupants[region]))
+        return sorted(self.jobs[region])
 
     def plan(self, run, j: int, fleet, region: str, victims: list[int]) -> list[int] | None:
         """The victims (a prefix-wise choice from `victims`, in the policy's order) to evict so that
@@ -47,8 +49,22 @@ class Planner:
                 first_on.setdefault(int(n), rank[v])
         nodes = sorted(first_on, key=first_on.get)[:MAX_NODES]
         request = run.request_of(j)
+        pool, state = run.pool_list[j], fleet.state
         for node in nodes:
+            if pool > 0 and fleet.node_pool[node] != pool:
+                continue
             here = sorted((v for v in self.occupants[region][node] if v in rank), key=rank.get)
+            cpu, memory, milli = (int(state.cpu_free[node]), int(state.memory_free[node]),
+                                  int(state.gpu_free_total[node]))
+            for v in here:  # what evicting all of them would free here: a bound before trying
+                pods = run.pods[v]
+                if isinstance(pods, tuple):
+                    cpu, memory, milli = (cpu + pods[1].cpu_milli, memory + pods[1].memory_mib,
+                                          milli + pods[1].total_gpu_milli)
+                else:
+                    cpu, memory, milli = int(state.cpu_total[node]), int(state.memory_total[node]), 10 ** 9
+            if cpu < request.cpu_milli or memory < request.memory_mib or milli < request.total_gpu_milli:
+                continue
             taken = []
             for v in here:
                 run.unhold(v, fleet)

@@ -53,7 +53,8 @@ class Sharing:
         self.qclass = assign_queues(setup.queues, w.workload_class, qos, w.gpus, w.requested_s)
         classes = self.queues
         self.tier = np.array([q.priority for q in classes])[self.qclass] if n else np.zeros(0)
-        self.guaranteed = [classes[q].guaranteed for q in self.qclass.tolist()]
+        self.guaranteed_mask = np.array([classes[q].guaranteed for q in self.qclass.tolist()], bool)
+        self.guaranteed = self.guaranteed_mask.tolist()
         self.preemptible = np.array([classes[q].preemptible for q in self.qclass.tolist()], bool)
         self.policy = p.preemption or NoPreemption()
         self.preempts = bool(getattr(self.policy, "enabled", False))
@@ -69,6 +70,7 @@ class Sharing:
         self.gated = bool(getattr(quota, "enabled", False))
         self.on = self.gated or self.preempts or getattr(p.order, "time_dependent", True)
         half_life = float(getattr(p.order, "half_life_s", DEFAULT_HALF_LIFE_S))
+        self.members = bool(getattr(p.order, "reads_members", False))
         self.ledger = Ledger(w.team, w.user if w.user is not None else empty,
                              w.project if w.project is not None else empty, self.qclass, len(classes),
                              list(run.regions.values()), setup.weights, setup.orgs, half_life, run.seed)
@@ -88,7 +90,7 @@ class Sharing:
         self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
         self.cpus = (w.cpu_milli * w.nodes / 1000.0).tolist()
         self.memory = (w.memory_mib * w.nodes / 1024.0).tolist()
-        self.seg_start = [math.nan] * n
+        self.seg_start = np.full(n, math.nan)  # start of each job's current (or last) piece
         self.preemptions = np.zeros(n, np.int64)
         self.lost_gpu_s = np.zeros(n)
         self.segments: list[tuple] = []  # evicted pieces: job, region, nodes, start, end, gpus, lost_s
@@ -117,7 +119,7 @@ class Sharing:
                 run.requeue(k, region)
 
     def shares(self, region: str, now: float):
-        return self.ledger.view(self.index[region], now) if self.on else None
+        return self.ledger.view(self.index[region], now, self.members) if self.on else None
 
     # -- arrivals -------------------------------------------------------------------------------
 
@@ -179,12 +181,12 @@ class Sharing:
             borrowing = self.gate.borrowing(usage, self.index[region])[self.holder[running]]
         else:
             borrowing = np.zeros(len(running), bool)
-        start = np.asarray(self.seg_start, np.float64)[running]
+        start = self.seg_start[running]
         view = RunningView(index=running, tier=self.tier[running], priority=run.w.priority[running],
                            ran_s=now - start, start_s=start, preemptions=self.preemptions[running],
                            borrowing=borrowing, same_holder=self.holder[running] == self.holder[j],
                            preemptible=self.preemptible[running],
-                           guaranteed=np.asarray(self.guaranteed, bool)[running])
+                           guaranteed=self.guaranteed_mask[running])
         request = PreemptRequest(float(self.tier[j]), float(run.w.priority[j]), self.guaranteed[j] and self.preempts,
                                  reclaim)
         return running[self.policy.choose(request, view)].tolist()
@@ -212,14 +214,15 @@ class Sharing:
     def evict(self, v: int, now: float) -> None:
         run = self.run
         region = run.region_name[v]
-        progress = now - self.seg_start[v]
+        start = float(self.seg_start[v])
+        progress = now - start
         every = self.checkpoint[v]
         saved = math.floor(progress / every) * every if every > 0 else 0.0
         lost = progress - saved
         run.remaining[v] -= saved
         self.lost_gpu_s[v] += lost * run.alloc_gpus[v]
         self.preemptions[v] += 1
-        self.segments.append((v, region, run.node_names(v), self.seg_start[v], now, run.alloc_gpus[v], lost))
+        self.segments.append((v, region, run.node_names(v), start, now, run.alloc_gpus[v], lost))
         run.release(v, now)
         run.generation[v] += 1
         run.log(now, v, PREEMPTED)

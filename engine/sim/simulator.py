@@ -337,6 +337,10 @@ class _Run:
                 return False
             head = int(self.key_job[queue.lo])
         else:
+            if not fresh and not self.sharing.preempts and self._none_fit(new, fleet):
+                # nothing was freed and no arrival has room: no job can start, whatever the order
+                self.mark(now, np.asarray(new, np.int64), CAPACITY)
+                return False
             jobs = queue.keys()
             view = self.view.take(jobs).with_shares(self.sharing.shares(region, now))
             ordered = jobs[queue_order(self.p.order, view, now)].tolist()
@@ -360,6 +364,10 @@ class _Run:
         if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
             backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
         return False
+
+    def _none_fit(self, new: list[int], fleet: RegionFleet) -> bool:
+        units, pools, free = self.units_list, self.pool_list, fleet.pool_free
+        return all(units[j] > free[pools[j]] for j in new)
 
     def block(self, now: float, j: int, reason: int) -> None:
         if self.reason[j] != reason:

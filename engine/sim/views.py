@@ -6,7 +6,7 @@ change simulator state through it. Times are seconds from the workload's time 0.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -125,14 +125,26 @@ class QueueView:
 
     def take(self, positions) -> "QueueView":
         """The jobs at `positions` (integer array or boolean mask), in that order (same ledger)."""
-        return QueueView(**{f.name: getattr(self, f.name) if f.name == "shares" else getattr(self, f.name)[positions]
-                            for f in fields(self)})
+        view = object.__new__(QueueView)
+        for name in _ARRAYS:
+            array = getattr(self, name)[positions]  # a fresh array of the validated dtype
+            array.flags.writeable = False
+            object.__setattr__(view, name, array)
+        object.__setattr__(view, "shares", self.shares)
+        return view
 
     def with_shares(self, shares: ShareView | None) -> "QueueView":
-        return replace(self, shares=shares)
+        view = object.__new__(QueueView)
+        for name in _ARRAYS:
+            object.__setattr__(view, name, getattr(self, name))
+        object.__setattr__(view, "shares", shares)
+        return view
 
     def __len__(self) -> int:
         return len(self.index)
+
+
+_ARRAYS = tuple(f.name for f in fields(QueueView) if f.name != "shares")
 
 
 @dataclass(frozen=True)
