@@ -24,8 +24,8 @@
     price_scale = 0.8               # all its prices x 0.8; usd_per_gpu_hour = { H100 = 3.2 } sets on-demand
     carbon_scale = 0.5              # or g_co2e_per_kwh = 120 (flat)
     working_days = "Sun-Thu"        # work_start_hour, work_end_hour (0-23), holiday_country ("" = none)
-    [[queue]], [[quota]], [[team]]  # optional sharing tables: queue classes, quotas, share weights
-                                    # (engine.scenario_sharing)
+    [[queue]], [[quota]], [[team]]  # optional sharing tables: queue classes, quotas, share weights,
+    [spot]                          # and spot interruptions (engine.scenario_sharing)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -51,11 +51,12 @@ import engine.policies.preemption  # noqa: F401  (registers the family)
 import engine.policies.quota  # noqa: F401  (registers the family)
 from engine.policies import registry
 from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
-from engine.scenario_sharing import parse_queues, parse_quotas, parse_teams
+from engine.scenario_sharing import parse_queues, parse_quotas, parse_spot, parse_teams
 from engine.scenario_world import RegionEdit, edit_world, parse_region_edits
 from engine.policies.quota import QuotaEntry
 from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass
 from engine.sim.sharing import SharingSetup
+from engine.sim.spot import SpotModel
 from engine.world.latency import Latency, parse_latency
 from engine.sim.result import SimulationResult
 from engine.sim.simulator import Policies, simulate
@@ -65,7 +66,8 @@ from engine.sim.world import World
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none"}
-_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team"}
+_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
+        "spot"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 
@@ -89,6 +91,7 @@ class Scenario:
     quotas: tuple[QuotaEntry, ...] = field(default=())
     team_weights: dict = field(default_factory=dict)
     team_orgs: dict = field(default_factory=dict)
+    spot: SpotModel = field(default_factory=SpotModel)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -141,7 +144,7 @@ class Scenario:
                    region_edits=parse_region_edits(data.get("region", []), source),
                    latency=parse_latency(data["latency"], source, ScenarioError) if "latency" in data else None,
                    queues=parse_queues(data.get("queue"), source), quotas=parse_quotas(data.get("quota", []), source),
-                   team_weights=weights, team_orgs=orgs)
+                   team_weights=weights, team_orgs=orgs, spot=parse_spot(data.get("spot", {}), source))
 
     def build_policies(self) -> Policies:
         """The policy objects, built from their registry keys and parameters."""
@@ -161,7 +164,7 @@ class Scenario:
         """Queue classes, quota entries, and team weights: the dataset's teams table's share_weight
         with this scenario's [[team]] weights over it."""
         return SharingSetup(self.queues or DEFAULT_QUEUES, self.quotas, {**world.team_weights(), **self.team_weights},
-                            dict(self.team_orgs))
+                            dict(self.team_orgs), self.spot)
 
     def world(self, world: World, fleet: pd.DataFrame | None = None) -> World:
         """The dataset's `world` with this scenario's [[region]] edits (engine.scenario_world.edit_world;

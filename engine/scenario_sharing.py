@@ -18,6 +18,9 @@
     team = "foundation"
     weight = 3
     org = "research"
+    [spot]                          # spot reclamation (engine.sim.spot): interruptions of spot-tier nodes
+    interruptions_per_node_hour = 0.01
+    region_rate = { "us-east" = 0.03 }   # optional, per region
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import math
 from engine.policies.quota import QuotaEntry
 from engine.scenario_edits import ScenarioError
 from engine.sim.queue_classes import FIELDS, QueueClass
+from engine.sim.spot import SpotModel
 
 _QUOTA = {"holder", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cohort", "region"}
 _TEAM = {"team", "weight", "org"}
@@ -120,3 +124,12 @@ def parse_teams(entries, source: str) -> tuple[dict[str, float], dict[str, str]]
         if "org" in entry:
             orgs[team] = str(entry["org"])
     return weights, orgs
+
+
+def parse_spot(entry, source: str) -> SpotModel:
+    entry = _table(entry, {"interruptions_per_node_hour", "region_rate"}, source, "[spot]")
+    rate = _number(entry, "interruptions_per_node_hour", source, "[spot]") or 0.0
+    regions = entry.get("region_rate", {})
+    if not isinstance(regions, dict):
+        raise ScenarioError(f"{source}: [spot] region_rate must be a table of region = rate")
+    return SpotModel(rate, {str(r): _number(regions, r, source, "[spot] region_rate") for r in regions})

@@ -44,7 +44,7 @@ def test_defaults_and_parameters():
      "has no parameter(s) limit; valid: max_queued"),
     ({"policies": {"admission": {"key": "queue-length-limit", "max_queued": "x"}}}, "max_queued must be int"),
     ({"polices": {}}, "unknown top-level key polices; valid: fleet, latency, name, policies, queue, quota, region,"
-     " seed, team, timer_s, workload"),
+     " seed, spot, team, timer_s, workload"),
     ({"seed": 1.5}, "seed must be an integer"),
     ({"workload": {"load_scale": 0}}, "load_scale must be a positive number"),
     ({"workload": {"scale": 2}}, "unknown [workload] key scale; valid: end_utc, growth, load_scale, start_utc"),

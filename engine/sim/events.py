@@ -3,7 +3,7 @@
 Kinds, in tie order at equal times: finishes and failures first (a job that ends at t frees its
 resources for a job arriving at t), then timers, then deferred arrivals (jobs a timing policy held
 back), then arrivals, then re-passes (another scheduling pass of one region, after evictions put
-jobs back in its queue); within a kind, insertion order.
+jobs back in its queue), then spot interruptions; within a kind, insertion order.
 Arrivals are known up front and sorted by submit time, so they never enter the heap: `pop_batch`
 merges the next arrivals with the heap's earliest events.
 """
@@ -19,6 +19,7 @@ TIMER = 2
 DEFERRED = 3
 ARRIVAL = 4
 REPASS = 5
+SPOT = 6
 
 
 class EventQueue:
@@ -33,12 +34,14 @@ class EventQueue:
         self._next = 0
         self._heap: list[tuple[float, int, int, int]] = []
         self._seq = 0
+        self.spot_pending = 0  # SPOT events in the heap
 
     def push(self, time_s: float, kind: int, payload: int) -> None:
-        """Add an event of `kind` (FINISH, FAILURE, TIMER, DEFERRED or REPASS) about `payload` (a job
-        index; a region index for REPASS) at `time_s`."""
+        """Add an event of `kind` (FINISH, FAILURE, TIMER, DEFERRED, REPASS or SPOT) about `payload` (a
+        job index; a region index for REPASS, a spot node for SPOT) at `time_s`."""
         heapq.heappush(self._heap, (time_s, kind, self._seq, payload))
         self._seq += 1
+        self.spot_pending += kind == SPOT
 
     def __len__(self) -> int:
         return len(self._heap) + len(self._arrivals) - self._next
@@ -61,6 +64,7 @@ class EventQueue:
             time_s = arrivals[j]
         while heap and heap[0][0] == time_s:
             _, kind, _, payload = heapq.heappop(heap)
+            self.spot_pending -= kind == SPOT
             batch.append((kind, payload))
         while j < len(arrivals) and arrivals[j] == time_s:
             batch.append((ARRIVAL, j))

@@ -29,7 +29,8 @@ class SimulationResult:
     job's home region, where its users are, to the region it ran in; 0 at home), user, project,
     queue (its queue class: engine.sim.queue_classes), priority (the recorded field), deadline_s
     (+inf: none), preemptions (times evicted and requeued), lost_gpu_hours (GPU-hours of work lost to
-    those evictions: the work since each last checkpoint). start_s is the first start and end_s the
+    those evictions: the work since each last checkpoint), spot_interruptions (of those evictions, how
+    many were spot reclamations). start_s is the first start and end_s the
     final end: for a preempted job wait_s is the wait before its first start and run_s runs from
     the first start to the end, time spent requeued included (the segments table has each piece).
     segments: one row per piece of running: row (its job's position in jobs), job_id, region, nodes, start_s, end_s (NaN: still

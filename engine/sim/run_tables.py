@@ -32,7 +32,8 @@ def run_tables(run, scenario: str) -> SimulationResult:
         "project": np.asarray(ledger.project_names, object)[ledger.project] if len(w) else np.zeros(0, object),
         "queue": np.asarray([q.name for q in sharing.queues], object)[sharing.qclass],
         "priority": w.priority, "deadline_s": w.deadline_s,
-        "preemptions": sharing.preemptions, "lost_gpu_hours": sharing.lost_gpu_s / 3600.0})
+        "preemptions": sharing.preemptions, "lost_gpu_hours": sharing.lost_gpu_s / 3600.0,
+        "spot_interruptions": sharing.spot.interruptions if sharing.spot else np.zeros(len(w), np.int64)})
     timeline = pd.DataFrame(run.timeline, columns=["time_s", "region", "busy_gpus", "queue_length"])
     logged = np.asarray(run.log_j, np.int64)
     decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "job_id": w.job_id[logged],

@@ -7,7 +7,8 @@ calls it at every start, stop and pass):
   policy reads it (a time-dependent order, a quota or preemption);
 - the quota gate (engine.sim.quota_gate): parks jobs over quota, returns them as room frees;
 - preemption (engine.sim.preempt with the preemption policy): evictions for a blocked head, for a
-  quota owner reclaiming lent quota, and for jobs of guaranteed queues (scheduled first);
+  quota owner reclaiming lent quota, and for jobs of guaranteed queues (scheduled first); spot
+  reclamation (engine.sim.spot) evicts the jobs of interrupted spot nodes;
 - segments: every piece of running, with the work lost when a piece ends in an eviction.
 Evicted work: with checkpoint interval c > 0, a piece that ran p seconds keeps floor(p / c) x c
 seconds of progress and loses the rest; with c = 0 it loses all p seconds.
@@ -27,6 +28,7 @@ from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
 from engine.sim.quota_gate import OK, RECLAIM, QuotaGate
 from engine.sim.events import REPASS
 from engine.sim.reasons import CAPACITY, PREEMPTED, WAITING
+from engine.sim.spot import SpotModel, SpotReclaimer
 
 PREEMPTED_OUTCOME, RUNNING_OUTCOME = "preempted", "running"
 
@@ -34,12 +36,14 @@ PREEMPTED_OUTCOME, RUNNING_OUTCOME = "preempted", "running"
 @dataclass(frozen=True)
 class SharingSetup:
     """What a scenario says about sharing: queue classes, quota entries (engine.policies.quota
-    QuotaEntry), team share weights and organisations (team -> org)."""
+    QuotaEntry), team share weights and organisations (team -> org), and the spot interruption model
+(engine.sim.spot)."""
 
     queues: tuple[QueueClass, ...] = DEFAULT_QUEUES
     quotas: tuple = ()
     weights: dict = field(default_factory=dict)
     orgs: dict = field(default_factory=dict)
+    spot: SpotModel = field(default_factory=SpotModel)
 
 
 class Sharing:
@@ -86,7 +90,7 @@ class Sharing:
             entries = {r: {e.holder: e for e in setup.quotas if e.region in (None, r)} for r in self.names}
             self.gate = QuotaGate(quota, self.holder, holders, weights, list(run.regions.items()), entries)
             self.reclaims = self.preempts and bool(getattr(self.policy, "reclaim", False))
-        self.planner = Planner(run.regions) if self.preempts else None
+        self.planner = Planner(run.regions) if self.preempts or setup.spot.enabled else None
         self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
         self.cpus = (w.cpu_milli * w.nodes / 1000.0).tolist()
         self.memory = (w.memory_mib * w.nodes / 1024.0).tolist()
@@ -94,6 +98,7 @@ class Sharing:
         self.preemptions = np.zeros(n, np.int64)
         self.lost_gpu_s = np.zeros(n)
         self.segments: list[tuple] = []  # evicted pieces: job, region, nodes, start, end, gpus, lost_s
+        self.spot = SpotReclaimer(run, setup.spot, run.seed) if setup.spot.enabled else None
 
     # -- holdings -----------------------------------------------------------------------------
 

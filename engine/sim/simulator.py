@@ -48,7 +48,7 @@ from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
 from engine.policies.admission import AdmissionRequest
-from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS, TIMER, EventQueue
+from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS, SPOT, TIMER, EventQueue
 from engine.sim.fleet_state import PodRequest, fits_on
 from engine.sim.frag_sampler import FragmentationSampler, workload_target
 from engine.sim.queue import WaitingQueue
@@ -178,6 +178,8 @@ class _Run:
                     touched.update((r, True) for r, q in queues.items() if q.count)
                 elif kind == REPASS:
                     touched[names[j]] = True
+                elif kind == SPOT:
+                    touched[self.sharing.spot.interrupt(j, now)] = True
                 elif (j := self._current(j)) >= 0:
                     region = self.region_name[j]
                     touched[region] = True
