@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from engine.analysis.fairness import queue_sla_table, team_table
 from engine.analysis.sim_metrics import by_group, effective_capacity_ratio, kpis
 from engine.analysis.sim_series import group_comparison
 from engine.analysis.world_kpis import world_report
@@ -128,7 +129,22 @@ def _fmt(value: float) -> str:
 def _report(scenario: Scenario, values: dict, result) -> dict:
     """The JSON object of one run: scenario name, KPIs and the per-group rows."""
     return {"scenario": scenario.name, "kpis": values,
-            **{name: by_group(result, column).to_dict("records") for column, name in GROUPS}}
+            **{name: by_group(result, column).to_dict("records") for column, name in GROUPS},
+            "teams": _records(team_table(result)), "queue_classes": _records(queue_sla_table(result))}
+
+
+def _records(table) -> list[dict]:
+    """Rows as JSON-safe dicts (NaN and infinities as null)."""
+    return json.loads(table.to_json(orient="records"))
+
+
+def _print_sharing(result) -> None:
+    """Each team's share against its entitlement, and each queue class's SLA attainment."""
+    for title, table in (("teams (share and entitlement)", team_table(result)),
+                         ("queue classes (max-wait SLA)", queue_sla_table(result))):
+        numbers = {c: _fmt for c in table.columns if table[c].dtype.kind in "fi"}
+        print(f"\n{title}")
+        print(table.to_string(index=False, formatters=numbers))
 
 
 def _print_groups(runs: list[tuple[str, object]]) -> None:
@@ -156,6 +172,7 @@ def cmd_simulate(args) -> int:
         print(f"  {key:31s} {_fmt(value)}")
     _print_assumed(assumed, False)
     _print_groups([(scenario.name, result)])
+    _print_sharing(result)
     if written:
         print(f"\nwrote {', '.join(p.name for p in written)} to {args.out}/")
     return 0
@@ -169,7 +186,7 @@ def cmd_compare(args) -> int:
         _print_assumed(assumed, True)
         return 0
     base = runs[0][1]
-    header = "kpi".ljust(28) + "".join(s.name[:22].rjust(24) for s, _, _ in runs)
+    header = "kpi".ljust(31) + "".join(s.name[:22].rjust(24) for s, _, _ in runs)
     print(header)
     for key in base:
         cells = [_fmt(base[key]).rjust(24)]
@@ -177,7 +194,7 @@ def cmd_compare(args) -> int:
             delta = values[key] - base[key]
             rel = f" ({delta / base[key]:+.0%})" if base[key] and math.isfinite(delta / base[key]) else ""
             cells.append(f"{_fmt(values[key])} {delta:+,.4g}{rel}".rjust(24))
-        print(key.ljust(28) + "".join(cells))
+        print(key.ljust(31) + "".join(cells))
     _print_assumed(assumed, False)
     _print_groups([(s.name, r) for s, _, r in runs])
     return 0

@@ -39,7 +39,7 @@ def test_simulate_json_and_export(tmp_path):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["scenario"] == "fifo" and set(out["kpis"]) in (ALL_KPIS, ALL_KPIS | FRAGMENTATION)
-    assert list(out) == ["scenario", "kpis", "by_workload_class", "by_team"]
+    assert list(out) == ["scenario", "kpis", "by_workload_class", "by_team", "teams", "queue_classes"]
     k = out["kpis"]
     assert k["jobs_completed"] + k["jobs_failed"] == 7
     assert 0 <= k["utilization"] <= 1

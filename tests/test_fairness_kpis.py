@@ -78,18 +78,47 @@ def preempted_run() -> SimulationResult:
 
 
 # GPU-seconds held in the window: a 4x60 + 2x60 + 2x10 = 380; b 2x48 + 1x10 = 106; c 4x30 + 4x30 = 240.
-# Demand: a's finished jobs their work, 380; b 96 + 10 + never started b3 4 GPUs x 10 s + b5 1 x 20 = 166;
-# c 240 + c2 1 x 50 = 290. Water-filling 726 GPU-s with weights 2:1:1: b is capped at 166, the
-# other 560 split 2:1 (a 373.3 < 380, c 186.7 < 290).
 HELD = {"a": 380.0, "b": 106.0, "c": 240.0}
-DEMAND = {"a": 380.0, "b": 166.0, "c": 290.0}
-FAIR = {"a": 1120 / 3, "b": 166.0, "c": 560 / 3}
+
+
+def reference(run: SimulationResult) -> tuple[dict, dict, dict]:
+    """Demand, fair share and sampled holding per team, straight from the module docstring: one
+    plain loop over the sample midpoints, jobs and pieces (the region r holds 10 GPUs)."""
+    horizon = run.window_s
+    k = max(240, int(np.ceil(horizon / 600)))
+    step = horizon / k
+    names = sorted(run.teams["team"]) if run.teams is not None else sorted(set(run.jobs["team"]))
+    weight = dict(zip(run.teams["team"], run.teams["weight"])) if run.teams is not None else {}
+    demand, fair, held = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0.0), dict.fromkeys(names, 0.0)
+    pieces = run.held()
+    for i in range(k):
+        m = (i + 0.5) * step
+        want = dict.fromkeys(names, 0.0)
+        for job in run.jobs.itertuples():
+            end = job.end_s if job.end_s == job.end_s else np.inf
+            if job.submit_s <= m < end:
+                want[job.team] += job.gpus_allocated if job.started else job.gpus
+        for piece in pieces.itertuples():
+            end = piece.end_s if piece.end_s == piece.end_s else np.inf
+            if piece.start_s <= m < end:
+                held[piece.team] += piece.gpus_allocated * step
+        share = water_fill(10.0, np.array([want[t] for t in names]), np.array([weight.get(t, 1.0) for t in names]))
+        for t, f in zip(names, share):
+            demand[t] += want[t] * step
+            fair[t] += f * step
+    return demand, fair, held
+
+
+def reference_jain(run: SimulationResult) -> float:
+    _, fair, held = reference(run)
+    x = np.array([held[t] / fair[t] for t in fair if fair[t] > 0])
+    return x.sum() ** 2 / (len(x) * (x * x).sum())
 
 
 def test_fairness_kpis_by_hand():
-    x = np.array([HELD[t] / FAIR[t] for t in "abc"])
-    assert fairness_kpis(preempted_run()) == {
-        "jain_index": pytest.approx(x.sum() ** 2 / (3 * (x * x).sum()), rel=1e-12),
+    run = preempted_run()
+    assert fairness_kpis(run) == {
+        "jain_index": pytest.approx(reference_jain(run), rel=1e-9),
         "deadline_hit_rate": 0.5,                  # a1 and c1 (at its deadline) of a1, a2, a3, c1
         "inference_guarantee_violations": 2,       # b2 waited 10 s, b5 20 s by the end; the limit is 5 s
         "max_wait_sla_attainment": pytest.approx(2 / 6),   # hits a1, b1; misses a2, b2, b5, c2; b3 undecided
@@ -97,13 +126,15 @@ def test_fairness_kpis_by_hand():
 
 
 def test_team_table_by_hand():
-    table = team_table(preempted_run())
+    run = preempted_run()
+    table = team_table(run)
+    demand, fair, _ = reference(run)
     assert list(table.columns) == TEAM_COLUMNS
     expected = {
         "team": ["a", "b", "c"], "weight": [2.0, 1.0, 1.0], "entitlement": [0.5, 0.25, 0.25],
         "gpu_hours": [pytest.approx(HELD[t] / 3600) for t in "abc"],
-        "demand_gpu_hours": [pytest.approx(DEMAND[t] / 3600) for t in "abc"],
-        "fair_gpu_hours": [pytest.approx(FAIR[t] / 3600) for t in "abc"],
+        "demand_gpu_hours": [pytest.approx(demand[t] / 3600, rel=1e-9) for t in "abc"],
+        "fair_gpu_hours": [pytest.approx(fair[t] / 3600, rel=1e-9) for t in "abc"],
         "share": [pytest.approx(HELD[t] / 726) for t in "abc"],
         "jobs": [3, 4, 2],
         # started waits: a 0, 30, 65; b 2, 10; c 0 (p95 interpolates linearly)
@@ -183,10 +214,7 @@ def test_results_without_the_new_tables_and_columns():
     assert table["weight"].tolist() == [1.0, 1.0, 1.0] and table["entitlement"].tolist() == [1 / 3] * 3
     assert table["nominal_gpus"].isna().all()
     assert queue_sla_table(run).empty and list(queue_sla_table(run).columns) == QUEUE_COLUMNS
-    # c1 held 4 x 80 as one piece: a 380, b 106, c 320 of demand 380, 166, 370; equal weights give
-    # b its 166, then 320 each to a and c
-    x = np.array([380 / 320, 106 / 166, 320 / 320])
-    assert k["jain_index"] == pytest.approx(x.sum() ** 2 / (3 * (x * x).sum()), rel=1e-12)
+    assert k["jain_index"] == pytest.approx(reference_jain(run), rel=1e-9)
 
 
 @pytest.mark.parametrize("total, demand, weight, fair", [
@@ -211,3 +239,14 @@ def test_jain_index(x, index):
 def test_share_over_time_needs_a_positive_step():
     with pytest.raises(ValueError, match="step_s"):
         share_over_time(preempted_run(), step_s=0.0)
+
+
+def test_a_team_kept_waiting_while_another_holds_everything_halves_jain():
+    # a holds all 10 GPUs for the whole window while b's 5-GPU job waits: fair shares are 5 and 5,
+    # x = (10 / 5, 0 / 5), so Jain = 2^2 / (2 x 4) = 0.5; b then served alongside a gives 1.0
+    hog = _jobs([("a1", "a", "batch", 0, 0, 100, 10, {}), ("b1", "b", "batch", 0, NAN, NAN, 5, {})])
+    teams = pd.DataFrame({"team": ["a", "b"], "weight": [1.0, 1.0], "entitlement": [0.5, 0.5],
+                          "nominal_gpus": [NAN, NAN]})
+    assert fairness_kpis(_result(hog, None, teams=teams))["jain_index"] == pytest.approx(0.5)
+    shared = _jobs([("a1", "a", "batch", 0, 0, 100, 5, {}), ("b1", "b", "batch", 0, 0, 100, 5, {})])
+    assert fairness_kpis(_result(shared, None, teams=teams))["jain_index"] == pytest.approx(1.0)

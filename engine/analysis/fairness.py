@@ -14,16 +14,16 @@ or without one, entitlement w_t / sum of the weights then):
   H_t  GPU-hours held inside the window: GPUs x time over the pieces of `SimulationResult.held()`
        (allocation, as utilisation counts it: failed work and work later lost to preemption included;
        a requeued job holds nothing while it waits again).
-  D_t  demand inside the window, sum over t's jobs of:
-         finished jobs (completed or failed): min(work, g x (W - submit)+), work = GPU-seconds of all
-           their pieces (the run they needed, re-runs after preemption included);
-         unfinished jobs (never started, requeued or still running at the end): g x (W - submit)+,
-           all the window they could have used;
-       g = the GPUs the job held (gpus_allocated), or asked for when it never started. H_t <= D_t.
-  F_t  fair GPU-hours: the weighted max-min (water-filling) split of S = sum of H_t over the teams
-       with D_t > 0, capped by demand: F_t = min(D_t, w_t x L) with L such that sum F_t = S.
-  Jain's index over those n teams: x_t = H_t / F_t, (sum x)^2 / (n sum x^2), 1.0 when n <= 1 or
-  nothing was held. 1.0 = every team got its fair share (or all of its demand).
+  D_t, F_t  demand and fair share over time, per region, sampled at the midpoints m of K equal
+       steps of the window (steps of at most 10 minutes, at least 240 steps): at m, team t in
+       region r demands d = the GPUs of its jobs there that were submitted and had not ended
+       (waiting or running: GPUs held, or asked for when never started), and its fair share is
+       the weighted max-min (water-filling) split of the region's GPUs over those demands,
+       f = min(d, w_t x L) with the sum of f = min(capacity, sum of d). D_t and F_t add d and f
+       over regions and steps, x the step. Sampled the same way, h = GPUs the team held at m.
+  Jain's index over the teams with F_t > 0: x_t = (sum of h) / F_t, (sum x)^2 / (n sum x^2), 1.0
+  when n <= 1. 1.0 = every team held its fair share whenever it wanted GPUs; a team that waited
+  while others held more than their share pulls it down.
 
 Service levels, per job (queue classes: max_wait_s, starve_after_s, guaranteed):
   deadline hit: the job completed (not failed) with end_s <= deadline_s; rate over jobs with a
@@ -46,6 +46,8 @@ from engine.analysis.sim_metrics import holding, horizon_s
 from engine.sim.result import SimulationResult
 
 HOUR_S = 3600.0
+SAMPLE_S = 600.0  # fair shares are sampled at least every 10 minutes ...
+MIN_SAMPLES = 240  # ... and at least this many times over the window
 TEAM_COLUMNS = ["team", "weight", "entitlement", "nominal_gpus", "gpu_hours", "demand_gpu_hours", "fair_gpu_hours",
                 "share", "jobs", "wait_mean_s", "wait_p95_s", "preemptions", "lost_gpu_hours", "starved_jobs",
                 "deadline_hit_rate"]
@@ -62,7 +64,7 @@ def _column(jobs: pd.DataFrame, name: str, default, dtype) -> np.ndarray:
 
 def _per_job(result: SimulationResult, horizon: float, pieces: pd.DataFrame) -> pd.DataFrame:
     """One row per job: team, queue, started, wait (so far, for jobs never started), completed,
-    preemptions, lost_gpu_hours, held_gpu_s (inside the window), demand_gpu_s, deadline_set,
+    preemptions, lost_gpu_hours, held_gpu_s (inside the window), deadline_set,
     deadline_hit, sla_hit, sla_miss, violation, starved."""
     jobs = result.jobs
     submit = jobs["submit_s"].to_numpy(np.float64)
@@ -75,12 +77,6 @@ def _per_job(result: SimulationResult, horizon: float, pieces: pd.DataFrame) -> 
 
     row = pieces["row"].to_numpy()
     held = np.bincount(row, weights=pieces["gpu_s"].to_numpy(np.float64), minlength=len(jobs))
-    piece_end = pieces["end_s"].to_numpy(np.float64)
-    span = np.where(np.isnan(piece_end), horizon, piece_end) - pieces["start_s"].to_numpy(np.float64)
-    work = np.bincount(row, weights=pieces["gpus_allocated"].to_numpy(np.float64) * span, minlength=len(jobs))
-    allocated = jobs["gpus_allocated"].to_numpy(np.float64)
-    gpus = np.where(allocated > 0, allocated, jobs["gpus"].to_numpy(np.float64))
-    demand = np.where(finished, np.minimum(work, gpus * left), gpus * left)
 
     deadline = _column(jobs, "deadline_s", np.inf, np.float64)
     deadline_set = np.isfinite(deadline)
@@ -92,7 +88,7 @@ def _per_job(result: SimulationResult, horizon: float, pieces: pd.DataFrame) -> 
         "team": jobs["team"].to_numpy(object), "queue": queue, "started": started, "wait": wait,
         "completed": completed, "preemptions": _column(jobs, "preemptions", 0, np.int64),
         "lost_gpu_hours": _column(jobs, "lost_gpu_hours", 0.0, np.float64), "held_gpu_s": held,
-        "demand_gpu_s": demand, "deadline_set": deadline_set,
+        "deadline_set": deadline_set,
         "deadline_hit": deadline_set & completed & (end <= deadline), "sla_hit": sla_hit, "sla_miss": sla_miss,
         "violation": sla_miss & guaranteed, "starved": wait > starve_after})
 
@@ -159,27 +155,26 @@ def _jobs(result: SimulationResult) -> pd.DataFrame:
 def _team_table(result: SimulationResult, per_job: pd.DataFrame) -> pd.DataFrame:
     teams = _teams(result, per_job["team"].unique())
     grouped = per_job.assign(wait_started=per_job["wait"].where(per_job["started"])).groupby("team", sort=True)
-    sums = grouped.agg(jobs=("team", "size"), held=("held_gpu_s", "sum"), demand=("demand_gpu_s", "sum"),
+    sums = grouped.agg(jobs=("team", "size"), held=("held_gpu_s", "sum"),
                        wait_mean_s=("wait_started", "mean"), preemptions=("preemptions", "sum"),
                        lost_gpu_hours=("lost_gpu_hours", "sum"), starved_jobs=("starved", "sum"),
                        deadlines=("deadline_set", "sum"), deadline_hits=("deadline_hit", "sum"))
     sums["wait_p95_s"] = grouped["wait_started"].quantile(0.95)
     table = teams.merge(sums, left_on="team", right_index=True, how="left")
-    table = table.fillna({c: 0 for c in ("jobs", "held", "demand", "wait_mean_s", "wait_p95_s", "preemptions",
+    table = table.fillna({c: 0 for c in ("jobs", "held", "wait_mean_s", "wait_p95_s", "preemptions",
                                          "lost_gpu_hours", "starved_jobs", "deadlines", "deadline_hits")})
-    held, demand = table["held"].to_numpy(np.float64), table["demand"].to_numpy(np.float64)
-    asking = demand > 0
-    fair = np.zeros(len(table))
-    fair[asking] = water_fill(held[asking].sum(), demand[asking], table["weight"].to_numpy(np.float64)[asking])
+    held = table["held"].to_numpy(np.float64)
+    sampled, demand, fair = _over_time(result, teams)
     total = held.sum()
     deadlines = table["deadlines"].to_numpy(np.float64)
     return table.assign(
         gpu_hours=held / HOUR_S, demand_gpu_hours=demand / HOUR_S, fair_gpu_hours=fair / HOUR_S,
+        sampled_gpu_hours=sampled / HOUR_S,
         share=held / total if total > 0 else 0.0,
         deadline_hit_rate=np.divide(table["deadline_hits"].to_numpy(np.float64), deadlines,
                                     out=np.ones(len(table)), where=deadlines > 0),
         jobs=table["jobs"].astype(np.int64), preemptions=table["preemptions"].astype(np.int64),
-        starved_jobs=table["starved_jobs"].astype(np.int64))[TEAM_COLUMNS].reset_index(drop=True)
+        starved_jobs=table["starved_jobs"].astype(np.int64))[TEAM_COLUMNS + ["sampled_gpu_hours"]].reset_index(drop=True)
 
 
 def team_table(result: SimulationResult) -> pd.DataFrame:
@@ -187,7 +182,70 @@ def team_table(result: SimulationResult) -> pd.DataFrame:
     demand_gpu_hours (D_t), fair_gpu_hours (F_t): see the module docstring; share: gpu_hours / all
     teams' gpu_hours; jobs: all the team's jobs; wait_mean_s, wait_p95_s: over its started jobs;
     deadline_hit_rate: 1.0 when none of its jobs has a deadline."""
-    return _team_table(result, _jobs(result))
+    return _team_table(result, _jobs(result))[TEAM_COLUMNS]
+
+
+def samples(horizon: float) -> np.ndarray:
+    """Midpoints of the K equal steps the fair shares are sampled at (see the module docstring)."""
+    if not horizon > 0:
+        return np.zeros(0)
+    k = max(MIN_SAMPLES, int(np.ceil(horizon / SAMPLE_S)))
+    return (np.arange(k) + 0.5) * (horizon / k)
+
+
+def _active(mids: np.ndarray, start: np.ndarray, end: np.ndarray, gpus: np.ndarray, team: np.ndarray,
+            n_teams: int) -> np.ndarray:
+    """(K, teams): GPUs of the intervals [start, end) covering each midpoint, per team."""
+    diff = np.zeros((len(mids) + 1, n_teams))
+    first = np.searchsorted(mids, start, side="left")
+    last = np.searchsorted(mids, end, side="left")
+    keep = last > first
+    np.add.at(diff, (first[keep], team[keep]), gpus[keep])
+    np.add.at(diff, (last[keep], team[keep]), -gpus[keep])
+    return np.cumsum(diff, axis=0)[:-1]
+
+
+def water_fill_rows(capacity: float, demand: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """`water_fill` of `capacity` over every row of `demand` (K, teams) at once, by bisection on
+    the water level (to float precision)."""
+    total = np.minimum(capacity, demand.sum(axis=1))
+    low = np.zeros(len(demand))
+    high = np.full(len(demand), float((demand / weight).max(initial=0.0)))
+    for _ in range(64):
+        level = (low + high) / 2
+        over = np.minimum(demand, weight * level[:, None]).sum(axis=1) >= total
+        high, low = np.where(over, level, high), np.where(over, low, level)
+    return np.minimum(demand, weight * high[:, None])
+
+
+def _over_time(result: SimulationResult, teams: pd.DataFrame) -> tuple[np.ndarray, ...]:
+    """Per team (teams' order): GPU-seconds held, demanded and fair, sampled over the window."""
+    horizon = horizon_s(result)
+    mids = samples(horizon)
+    n = len(teams)
+    held, demand, fair = np.zeros(n), np.zeros(n), np.zeros(n)
+    if not len(mids) or not n:
+        return held, demand, fair
+    step = horizon / len(mids)
+    names = pd.Index(teams["team"].astype(str))
+    weight = teams["weight"].to_numpy(np.float64)
+    jobs, pieces = result.jobs, result.held()
+    job_team = names.get_indexer(jobs["team"].astype(str))
+    piece_team = names.get_indexer(pieces["team"].astype(str))
+    started = jobs["started"].to_numpy(bool)
+    asked = np.where(started, jobs["gpus_allocated"].to_numpy(np.float64), jobs["gpus"].to_numpy(np.float64))
+    job_end = jobs["end_s"].fillna(np.inf).to_numpy(np.float64)
+    piece_end = pieces["end_s"].fillna(np.inf).to_numpy(np.float64)
+    job_region, piece_region = jobs["region"].astype(str).to_numpy(object), pieces["region"].astype(str).to_numpy(object)
+    for region, capacity in result.capacity_gpus.items():
+        mine, theirs = job_region == region, piece_region == region
+        d = _active(mids, jobs["submit_s"].to_numpy(np.float64)[mine], job_end[mine], asked[mine], job_team[mine], n)
+        h = _active(mids, pieces["start_s"].to_numpy(np.float64)[theirs], piece_end[theirs],
+                    pieces["gpus_allocated"].to_numpy(np.float64)[theirs], piece_team[theirs], n)
+        held += h.sum(axis=0) * step
+        demand += d.sum(axis=0) * step
+        fair += water_fill_rows(float(capacity), d, weight).sum(axis=0) * step
+    return held, demand, fair
 
 
 def fairness_kpis(result: SimulationResult) -> dict[str, float]:
@@ -195,10 +253,9 @@ def fairness_kpis(result: SimulationResult) -> dict[str, float]:
     (0-1), preemptions (evictions), lost_gpu_hours, starved_jobs (jobs); see the module docstring."""
     per_job = _jobs(result)
     teams = _team_table(result, per_job)
-    asking = teams["demand_gpu_hours"].to_numpy(np.float64) > 0
-    fair = teams["fair_gpu_hours"].to_numpy(np.float64)[asking]
-    held = teams["gpu_hours"].to_numpy(np.float64)[asking]
-    x = np.divide(held, fair, out=np.zeros(len(held)), where=fair > 0)
+    fair = teams["fair_gpu_hours"].to_numpy(np.float64)
+    asking = fair > 0
+    x = teams["sampled_gpu_hours"].to_numpy(np.float64)[asking] / fair[asking]
     sla_hit, sla_miss = per_job["sla_hit"].to_numpy(bool), per_job["sla_miss"].to_numpy(bool)
     return {"jain_index": jain_index(x),
             "deadline_hit_rate": _rate(per_job["deadline_hit"].to_numpy(bool), per_job["deadline_set"].to_numpy(bool)),
