@@ -142,7 +142,8 @@ def test_bad_parameters_are_refused_by_name(name, value):
 def test_registered_with_documented_parameters():
     params = {p.name: p for p in registry.parameters("order", "multifactor")}
     assert set(params) == {"weight_age", "max_age_s", "weight_fairshare", "weight_qos", "weight_size",
-                           "weight_deadline", "deadline_horizon_s", "favor_small", "half_life_s", "boost_after_s"}
+                           "weight_deadline", "deadline_horizon_s", "favor_small", "half_life_s", "boost_after_s",
+                           "recalc_s"}
     assert all(p.help for p in params.values())
     assert params["favor_small"].type is bool and params["half_life_s"].default == 7 * 86_400.0
     assert registry.make("order", "multifactor", weight_age=5).weight_age == 5.0

@@ -21,6 +21,11 @@ Starvation prevention (issue 5 item 6): with `boost_after_s` > 0, a job that has
 long gets an emergency boost and sorts before every unboosted job, the longest-waiting first. The
 fairness orders (engine.policies.fairness) share `starving`, `boost_first` and `boost_field`.
 
+Like Slurm, priorities are recomputed every `recalc_s` seconds (PriorityCalcPeriod, 5 minutes by
+default): between two recalculations the simulator keeps each waiting job's priority and gives a
+job that arrives in between its priority at arrival (engine.sim.order_cache); 0 recomputes at
+every scheduling pass.
+
 All times are seconds; `half_life_s` is the decay the simulator's usage ledger applies.
 """
 from __future__ import annotations
@@ -105,10 +110,12 @@ class MultifactorPriority:
         "help": "size factor favours small jobs (1 - gpus/capacity) instead of large ones"})
     half_life_s: float = field(default=7 * DAY_S, metadata={"help": "half-life of the decayed usage, s"})
     boost_after_s: float = boost_field()
+    recalc_s: float = field(default=300.0, metadata={
+        "help": "priorities are recomputed this often, s (Slurm's PriorityCalcPeriod; 0: every pass)"})
 
     def __post_init__(self) -> None:
         check_parameters(self, non_negative=("weight_age", "weight_fairshare", "weight_qos", "weight_size",
-                                             "weight_deadline", "boost_after_s"),
+                                             "weight_deadline", "boost_after_s", "recalc_s"),
                          positive=("max_age_s", "deadline_horizon_s", "half_life_s"))
 
     def factors(self, queue: QueueView, now_s: float) -> dict[str, np.ndarray]:

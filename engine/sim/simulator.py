@@ -53,6 +53,7 @@ from engine.sim.fleet_state import PodRequest, fits_on
 from engine.sim.frag_sampler import FragmentationSampler, workload_target
 from engine.sim.queue import WaitingQueue
 from engine.sim.holder import Holder
+from engine.sim.order_cache import OrderCache
 from engine.sim.reasons import BACKFILLED, CAPACITY, DEGRADED, FAILED, FORECAST, NEVER, REJECTED, STARTED, WAITING
 from engine.sim.reasons import DEFERRED as DEFERRED_CODE
 from engine.sim.sharing import Sharing, SharingSetup
@@ -149,6 +150,7 @@ class _Run:
         self.router = Router(self, routing, facts) if routes else None
         self.holder = Holder(self, timing, facts) if holds else None
         self.sharing = Sharing(self, sharing or SharingSetup())
+        self.orders = OrderCache(policies.order, len(w))
         self.remaining = list(self.run_s)  # work left per job, s (less after checkpointed evictions)
         self.n_jobs = max(len(w), 1)
         self.generation = [0] * len(w)  # evictions so far: a finish event carries the one it was planned in
@@ -343,9 +345,8 @@ class _Run:
                 # nothing was freed and no arrival has room: no job can start, whatever the order
                 self.mark(now, np.asarray(new, np.int64), CAPACITY)
                 return False
-            jobs = queue.keys()
-            view = self.view.take(jobs).with_shares(self.sharing.shares(region, now))
-            ordered = jobs[queue_order(self.p.order, view, now)].tolist()
+            ordered = self.orders.order(lambda jobs: self.view.take(jobs).with_shares(self.sharing.shares(region, now)),
+                                        region, queue.keys(), queue.mask, now).tolist()
             k = 0
             while k < len(ordered) and (fresh or ordered[k] != blocked):
                 if self.try_start(ordered[k], now, fleet, False):
