@@ -21,6 +21,7 @@
     [spot]                          # spot reclamation (engine.sim.spot): interruptions of spot-tier nodes
     interruptions_per_node_hour = 0.01
     region_rate = { "us-east" = 0.03 }   # optional, per region
+    fallback_after = 2              # optional: after 2 interruptions a job keeps to on-demand nodes
 """
 from __future__ import annotations
 
@@ -127,9 +128,12 @@ def parse_teams(entries, source: str) -> tuple[dict[str, float], dict[str, str]]
 
 
 def parse_spot(entry, source: str) -> SpotModel:
-    entry = _table(entry, {"interruptions_per_node_hour", "region_rate"}, source, "[spot]")
+    entry = _table(entry, {"interruptions_per_node_hour", "region_rate", "fallback_after"}, source, "[spot]")
+    fallback = entry.get("fallback_after", 0)
+    if isinstance(fallback, bool) or not isinstance(fallback, int) or fallback < 0:
+        raise ScenarioError(f"{source}: [spot] fallback_after must be an integer >= 0, got {fallback!r}")
     rate = _number(entry, "interruptions_per_node_hour", source, "[spot]") or 0.0
     regions = entry.get("region_rate", {})
     if not isinstance(regions, dict):
         raise ScenarioError(f"{source}: [spot] region_rate must be a table of region = rate")
-    return SpotModel(rate, {str(r): _number(regions, r, source, "[spot] region_rate") for r in regions})
+    return SpotModel(rate, {str(r): _number(regions, r, source, "[spot] region_rate") for r in regions}, fallback)

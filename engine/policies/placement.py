@@ -18,21 +18,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.policies.registry import register
-from engine.sim.fleet_state import MILLI, FleetView, Placement, PodRequest
+from engine.sim.fleet_state import MILLI, FleetView, Placement, PodRequest, fits_on
 from engine.sim.fragmentation import FragmentationIndex, TargetWorkload
 
 
 def feasible(view: FleetView, request: PodRequest) -> np.ndarray:
-    """Nodes where `request` fits now: CPU, memory, GPU model, and enough GPUs with its milli free."""
-    ok = (view.cpu_free >= request.cpu_milli) & (view.memory_free >= request.memory_mib)
-    if request.num_gpu:
-        if request.gpu_models:
-            ok &= view.model_ok(request.gpu_models)
-        if request.gpu_milli == MILLI:
-            ok &= view.gpu_idle >= request.num_gpu
-        else:
-            ok &= (view.gpu_free >= request.gpu_milli).sum(axis=1) >= request.num_gpu
-    return ok
+    """Nodes where `request` fits now (the fleet's one fit rule, engine.sim.fleet_state.fits_on)."""
+    return fits_on(view, request)
 
 
 def tightest_gpus(view: FleetView, node: int, request: PodRequest) -> tuple[int, ...]:

@@ -31,6 +31,7 @@ class PodRequest:
 
     num_gpu GPUs, each with gpu_milli free: gpu_milli < 1000 shares a GPU, 1000 takes whole GPUs,
     num_gpu = gpu_milli = 0 asks for CPU only. gpu_models lists the allowed GPU models (empty: any).
+    spot_ok: False keeps the pod off spot nodes (a job that fell back to on-demand capacity).
     """
 
     cpu_milli: int
@@ -38,6 +39,7 @@ class PodRequest:
     num_gpu: int = 0
     gpu_milli: int = 0
     gpu_models: tuple[str, ...] = ()
+    spot_ok: bool = True
 
     def __post_init__(self) -> None:
         if self.cpu_milli < 0 or self.memory_mib < 0 or self.num_gpu < 0:
@@ -76,7 +78,7 @@ class FleetView:
     gpu_pods counts the GPU pods placed on each node by shape: column 0 GPU-sharing pods, column
     k pods holding k whole GPUs. max_cpu_milli / max_gpu_milli are the largest node's capacity,
     the scale score-based policies normalise by. fragmentation is None unless the state tracks
-    a target workload.
+    a target workload. spot: bool per node, a spot-tier node (None: no node is).
     """
 
     cpu_total: np.ndarray
@@ -95,6 +97,7 @@ class FleetView:
     max_gpu_milli: int
     fragmentation: FragmentationIndex | None
     _model_masks: dict
+    spot: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.cpu_free)
@@ -114,6 +117,8 @@ def fits_on(view: FleetView, request: PodRequest, nodes=slice(None)) -> np.ndarr
     """Whether `request` fits now on each of `nodes` (default all): CPU, memory, GPU model, and
     enough GPUs with its milli free. The fleet's one fit rule; policies choose among these."""
     ok = (view.cpu_free[nodes] >= request.cpu_milli) & (view.memory_free[nodes] >= request.memory_mib)
+    if not request.spot_ok and view.spot is not None:
+        ok &= ~view.spot[nodes]
     if request.num_gpu:
         if request.gpu_models:
             ok &= view.model_ok(request.gpu_models)[nodes]
@@ -134,7 +139,7 @@ class FleetState:
     """Mutable fleet state. Build it from per-node capacities; `view()` is what policies get."""
 
     def __init__(self, cpu_milli, memory_mib, gpu_count, gpu_model, *, rack=None,
-                 target: TargetWorkload | None = None):
+                 target: TargetWorkload | None = None, spot=None):
         self.cpu_total = np.asarray(cpu_milli, dtype=np.int64).copy()
         self.memory_total = np.asarray(memory_mib, dtype=np.int64).copy()
         self.gpu_count = np.asarray(gpu_count, dtype=np.int64).copy()
@@ -147,6 +152,7 @@ class FleetState:
         self.model_names = tuple(sorted({m for m in names if m is not None}))
         self.gpu_model = np.array([-1 if m is None else self.model_names.index(m) for m in names], np.int64)
         self.rack = np.zeros(n, np.int64) if rack is None else np.asarray(rack, dtype=np.int64).copy()
+        self.spot = None if spot is None else np.asarray(spot, dtype=bool).copy()
         width = int(self.gpu_count.max()) if n else 0
         slots = np.arange(width)
         # One n x (4 + width) block holds every free figure of a node (CPU, memory, free GPU milli,
@@ -186,7 +192,7 @@ class FleetState:
                 _frozen(self.gpu_free), _frozen(self.gpu_free_total), _frozen(self.gpu_idle),
                 _frozen(self.gpu_pods), _frozen(self.rack), self.model_names,
                 int(self.cpu_total.max(initial=0)), int(self.gpu_count.max(initial=0)) * MILLI,
-                self.fragmentation, {})
+                self.fragmentation, {}, None if self.spot is None else _frozen(self.spot))
         return self._view
 
     @property

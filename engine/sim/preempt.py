@@ -79,11 +79,12 @@ class Planner:
 
     def _plan_gang(self, run, j: int, fleet, region: str, victims: list[int]) -> list[int] | None:
         w = run.w
+        spot_ok = run.spot_ok[j]
         need = run.width[j] - len(fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]),
-                                                          int(w.memory_mib[j]), run.pool_list[j]))
+                                                          int(w.memory_mib[j]), run.pool_list[j], spot_ok))
         if need <= 0:
             return []
-        big = fleet.big_enough(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), run.pool_list[j])
+        big = fleet.big_enough(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), run.pool_list[j], spot_ok)
         allowed = set(victims)
         candidates = []
         for node in np.flatnonzero(big & ~fleet.state.entirely_free).tolist():

@@ -95,8 +95,10 @@ class RegionFleet:
 
     def __init__(self, nodes: pd.DataFrame) -> None:
         self.names = nodes["node"].astype(str).to_numpy()
+        spot = (nodes["tier"] == "spot").to_numpy(bool) if "tier" in nodes else None
         self.state = GangFleetState(nodes["cpu_milli"].to_numpy(), nodes["memory_mib"].to_numpy(),
-                                nodes["gpu"].to_numpy(), list(nodes["model"]), rack=nodes["rack_id"].to_numpy())
+                                    nodes["gpu"].to_numpy(), list(nodes["model"]), rack=nodes["rack_id"].to_numpy(),
+                                    spot=spot if spot is not None and spot.any() else None)
         self.view = self.state.view()
         self.node_pool = self.state.gpu_model + 1
         self.pool_free = np.bincount(self.node_pool, weights=self.state.gpu_count * MILLI,
@@ -145,21 +147,25 @@ class RegionFleet:
             ok &= self.node_pool == pool
         return int(ok.sum()) >= nodes
 
-    def big_enough(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int) -> np.ndarray:
-        """Nodes big enough (when empty) for one pod of a gang job of this shape (cached mask)."""
-        key = (num_gpu, cpu_milli, memory_mib, pool)
+    def big_enough(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int, spot_ok: bool = True) -> np.ndarray:
+        """Nodes big enough (when empty) for one pod of a gang job of this shape (cached mask);
+        without `spot_ok`, spot nodes are left out."""
+        key = (num_gpu, cpu_milli, memory_mib, pool, spot_ok)
         big = self._big_enough.get(key)
         if big is None:
             s = self.state
             big = (s.gpu_count >= num_gpu) & (s.cpu_total >= cpu_milli) & (s.memory_total >= memory_mib)
             if num_gpu and pool > 0:
                 big &= self.node_pool == pool
+            if not spot_ok and s.spot is not None:
+                big &= ~s.spot
             self._big_enough[key] = big
         return big
 
-    def whole_free_nodes(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int) -> np.ndarray:
+    def whole_free_nodes(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int,
+                         spot_ok: bool = True) -> np.ndarray:
         """Indices of completely free nodes big enough for one pod of a gang job, ascending."""
-        big = self.big_enough(num_gpu, cpu_milli, memory_mib, pool)
+        big = self.big_enough(num_gpu, cpu_milli, memory_mib, pool, spot_ok)
         return (self.state.entirely_free & big).nonzero()[0]
 
     def allocate(self, placement: Placement, request: PodRequest) -> int:

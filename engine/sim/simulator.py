@@ -68,6 +68,7 @@ from engine.sim.world import RegionFacts, World
 from engine.world.latency import Latency
 
 WEEK_S = 7 * 86_400.0  # the longest request the admission forecast counts
+AVOIDS_SPOT = 1 << 40  # added to a shape id for jobs kept off spot nodes
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ class _Run:
         self.orders = OrderCache(policies.order, len(w))
         self.remaining = list(self.run_s)  # work left per job, s (less after checkpointed evictions)
         self.n_jobs = max(len(w), 1)
+        self.spot_ok = [True] * len(w)  # False once a job fell back to on-demand (engine.sim.spot)
         self.generation = [0] * len(w)  # evictions so far: a finish event carries the one it was planned in
         self.queued_gpu_s = dict.fromkeys(names, 0.0)
         self.sampler = FragmentationSampler(workload_target(w.num_gpu, w.gpu_milli, w.cpu_milli, w.gpu_type),
@@ -388,6 +390,8 @@ class _Run:
     def try_start(self, j: int, now: float, fleet: RegionFleet, backfilled: bool) -> bool:
         """Place job j now if it fits (all pods or none); start it and schedule its finish."""
         pool, width, shape = self.pool_list[j], self.width[j], self.shape_list[j]
+        if not self.spot_ok[j]:  # kept off spot nodes: its own "no room" memo
+            shape += AVOIDS_SPOT
         if self.sharing.gated and self.sharing.blocks(j, self.region_name[j], now):
             return False
         if self.units_list[j] > fleet.pool_free[pool]:
@@ -428,14 +432,16 @@ class _Run:
 
     def _gang_nodes(self, j: int, fleet: RegionFleet) -> np.ndarray | None:
         w = self.w
-        free = fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), self.pool_list[j])
+        free = fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), self.pool_list[j],
+                                      self.spot_ok[j])
         return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng) if len(free) >= self.width[j] else None
 
     def _room_on(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> bool:
         """Whether job j's pod (a whole node for a gang job) fits on any of `nodes` now."""
         w = self.w
         if self.width[j] > 1:
-            big = fleet.big_enough(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), self.pool_list[j])
+            big = fleet.big_enough(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), self.pool_list[j],
+                                   self.spot_ok[j])
             return bool((fleet.state.entirely_free[nodes] & big[nodes]).any())
         return bool(fits_on(fleet.view, self.request_of(j), nodes).any())
 
@@ -443,7 +449,8 @@ class _Run:
         """Job j's pod request (one object per distinct shape)."""
         w = self.w
         models = (w.gpu_type[j],) if w.gpu_type[j] is not None and w.num_gpu[j] else ()
-        key = (int(w.cpu_milli[j]), int(w.memory_mib[j]), int(w.num_gpu[j]), int(w.gpu_milli[j]), models)
+        key = (int(w.cpu_milli[j]), int(w.memory_mib[j]), int(w.num_gpu[j]), int(w.gpu_milli[j]), models,
+               self.spot_ok[j])
         request = self.requests.get(key)
         if request is None:
             request = self.requests[key] = PodRequest(*key)
