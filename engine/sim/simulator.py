@@ -22,7 +22,9 @@ Loop, per batch of events at the same time t (engine.sim.events gives the tie or
      o. when preemption is on, jobs of guaranteed queues start first, evicting other work if they
         must (engine.sim.preempt);
      a. order the queue with the order policy (time-independent orders are ranked once, and the
-        queue is a mask over ranks; time-dependent ones are re-keyed over the queue);
+        queue is a mask over ranks; time-dependent ones are re-keyed over the queue, at most every
+        `recalc_s` when the policy has one, newcomers keyed on arrival: engine.sim.order_cache);
+        with nothing freed, no arrival that fits and no preemption, nothing can start: no pass;
      b. start jobs from the front while they fit (placement policy; gang jobs take whole free
         nodes chosen by the gang policy, all or nothing); the first that does not fit is the
         blocked head; a job its quota holds back is parked out of the queue instead
