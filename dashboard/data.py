@@ -11,6 +11,7 @@ import csv
 import gzip
 import io
 import json
+import math
 import sys
 import tomllib
 from dataclasses import dataclass, replace
@@ -24,6 +25,9 @@ from plotly.graph_objects import Figure
 from dashboard import charts, charts_timezones
 from engine.analysis import Overview, build_overview
 from engine.analysis.cost import CostAssumptions
+from engine.analysis.fairness import fairness_kpis, queue_sla_table, share_over_time, starvation_by_team, team_table
+from engine.analysis.job_story import JobStory, StoryContext, job_story
+from engine.analysis.sim_metrics import horizon_s
 from engine.analysis.sim_metrics import kpis
 from engine.analysis.timezones import TimeZones, build_timezones
 from engine.analysis.world_kpis import WorldReport, world_report
@@ -31,6 +35,7 @@ from engine.sim.world import World
 from engine.experiments import fidelity
 from engine.scenario import Scenario
 from engine.sim.result import SimulationResult
+from engine.sim.workload import build_workload
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.columns import COLUMN_ALIASES, normalise_header, resolve_columns
 from engine.telemetry.importers.common import ImportOptions
@@ -328,3 +333,63 @@ def whatif_world(dataset: str, scenario: dict, days: float,
     content = json.dumps(scenario, sort_keys=True, default=str)
     return _whatif_world(str(db_path()), dataset, content, float(days),
                          assumptions_text(assumptions or CostAssumptions()), store().fingerprint())
+
+
+# --- Teams & fairness (engine.analysis.fairness, engine.analysis.job_story) -----------------------
+SHARE_POINTS = 200  # at most this many steps in a share-over-time series
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _teams_table(path: str, dataset: str, fingerprint: str) -> pd.DataFrame:
+    return _connection(path)[0].cursor().table("teams", dataset)
+
+
+def teams_table(dataset: str) -> pd.DataFrame:
+    """The dataset's teams table (team, share_weight, ...), read once per content of the database."""
+    return _teams_table(str(db_path()), dataset, store().fingerprint())
+
+
+@dataclass(frozen=True)
+class FairnessReport:
+    """The fairness figures of one run (engine.analysis.fairness): kpis (fairness_kpis), teams
+    (team_table), shares (share_over_time, steps of whole hours, at most SHARE_POINTS), starvation
+    (starvation_by_team) and queues (queue_sla_table)."""
+
+    kpis: dict[str, float]
+    teams: pd.DataFrame
+    shares: pd.DataFrame
+    starvation: pd.DataFrame
+    queues: pd.DataFrame
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _fairness(path: str, dataset: str, content: str, days: float, fingerprint: str) -> FairnessReport:
+    result = _whatif(path, dataset, content, days, fingerprint).result
+    hours = max(1, math.ceil(horizon_s(result) / 3600.0 / SHARE_POINTS))
+    return FairnessReport(fairness_kpis(result), team_table(result), share_over_time(result, hours * 3600.0),
+                          starvation_by_team(result), queue_sla_table(result))
+
+
+def fairness_report(dataset: str, scenario: dict, days: float) -> FairnessReport:
+    """The fairness figures of `whatif_run(dataset, scenario, days)`, cached with it."""
+    content = json.dumps(scenario, sort_keys=True, default=str)
+    return _fairness(str(db_path()), dataset, content, float(days), store().fingerprint())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _story_context(path: str, dataset: str, content: str, days: float, fingerprint: str) -> StoryContext:
+    # cache_resource: the context is read-only, and holds the order policy and per-job arrays
+    run = _whatif(path, dataset, content, days, fingerprint)
+    spec = json.loads(content)
+    scenario = replace(Scenario.from_dict(spec, source=str(spec.get("name", "scenario"))),
+                       start_utc=run.start_utc, end_utc=run.end_utc)
+    s = _connection(path)[0].cursor()
+    return StoryContext.of(scenario, build_workload(*scenario.apply(s.jobs(dataset), s.fleet(dataset))))
+
+
+def story(dataset: str, scenario: dict, days: float, row: int) -> JobStory:
+    """The story (engine.analysis.job_story) of the job at `row` of `whatif_run(dataset, scenario,
+    days)`'s jobs, on the scenario's order policy and the workload it ran."""
+    content = json.dumps(scenario, sort_keys=True, default=str)
+    args = (str(db_path()), dataset, content, float(days), store().fingerprint())
+    return job_story(_whatif(*args).result, int(row), _story_context(*args))

@@ -5,18 +5,35 @@ Widget keys: "{prefix}:{family}" for the policy choice, "{prefix}:{family}:{key}
 parameter. A "Regions" expander edits regions of the current dataset (engine.scenario_world):
 "{prefix}:regions" picks them, "{prefix}:region:{region}:{field}" holds price_scale, carbon_scale,
 working_days, work_start_hour and work_end_hour; inputs left at their defaults (x1, Mon-Fri 9-18) edit
-nothing. The form returns the scenario as the dict Scenario.from_dict reads.
+nothing. A "Queues & quotas" expander holds three tables (engine.scenario_sharing): "{prefix}:queues"
+(the queue classes, prefilled with engine.sim.queue_classes.DEFAULT_QUEUES; a blank limit is none),
+"{prefix}:quotas" (quota entries, empty) and "{prefix}:teams" (share weights and organisations,
+prefilled from the dataset's teams table); a table reaches the scenario as "queue", "quota" or "team"
+only once it differs from its prefill. The form returns the scenario as the dict Scenario.from_dict reads.
 """
 from __future__ import annotations
 
+import math
+
+import pandas as pd
 import streamlit as st
 
 from dashboard import data
 from engine.policies import registry
 from engine.scenario import DEFAULTS
+from engine.scenario_edits import ScenarioError
+from engine.scenario_sharing import parse_queues, parse_quotas, parse_teams
+from engine.sim.queue_classes import DEFAULT_QUEUES
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS
 
 WORKING_WEEKS = ("Mon-Fri", "Sun-Thu", "Sat-Wed", "Mon-Sat", "Mon-Sun")
+QUEUE_NUMBERS = ("priority", "min_gpus", "max_gpus", "max_requested_s", "checkpoint_s", "max_wait_s",
+                 "starve_after_s")
+UNLIMITED = ("max_gpus", "max_requested_s", "max_wait_s", "starve_after_s")  # blank: no limit (inf)
+QUEUE_COLUMNS = ("name", "priority", "classes", "qos", "min_gpus", "max_gpus", "max_requested_s", "guaranteed",
+                 "preemptible", "checkpoint_s", "max_wait_s", "starve_after_s", "max_queued")
+QUOTA_NUMBERS = ("nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus")
+QUOTA_COLUMNS = ("holder", *QUOTA_NUMBERS, "cohort", "region")
 REGION_DEFAULTS = {"price_scale": 1.0, "carbon_scale": 1.0, "working_days": REGION_WORKING_DAYS,
                    "work_start_hour": REGION_START_HOUR, "work_end_hour": REGION_END_HOUR}
 
@@ -64,7 +81,8 @@ def _region_edit(region: str, prefix: str) -> dict:
 
 def scenario_form(prefix: str = "custom") -> dict:
     """Draw the form; return {"name", "policies": {family: {"key": ..., **parameters}}} and, when a
-    region is edited, "region": [{"region": ..., edited fields}, ...]."""
+    region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
+    edited, "queue", "quota" or "team" (lists of entries as engine.scenario_sharing reads them)."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = registry.families()
@@ -86,4 +104,123 @@ def scenario_form(prefix: str = "custom") -> dict:
         edits = [edit for edit in (_region_edit(region, prefix) for region in picked) if len(edit) > 1]
     if edits:
         scenario["region"] = edits
+    with st.expander("Queues & quotas"):
+        scenario.update(_sharing_tables(prefix))
     return scenario
+
+
+def queue_frame() -> pd.DataFrame:
+    """DEFAULT_QUEUES as the queue table's rows: lists as comma-separated text, inf limits blank."""
+    rows = []
+    for queue in DEFAULT_QUEUES:
+        row = {name: getattr(queue, name) for name in QUEUE_COLUMNS}
+        row.update(classes=", ".join(queue.classes), qos=", ".join(queue.qos))
+        row.update({name: None if math.isinf(row[name]) else row[name] for name in UNLIMITED})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(QUEUE_COLUMNS)).astype({n: "float64" for n in QUEUE_NUMBERS})
+
+
+def quota_frame() -> pd.DataFrame:
+    """An empty quota table."""
+    return pd.DataFrame({name: pd.Series(dtype="float64" if name in QUOTA_NUMBERS else "object")
+                         for name in QUOTA_COLUMNS})
+
+
+def team_frame(teams: pd.DataFrame) -> pd.DataFrame:
+    """name (the team's), weight (the dataset's share_weight, blank when unknown), org (blank) per team
+    of `teams`. The column is "name", shown as "team", so the table is not taken for a per-team result."""
+    names = teams["team"].astype(str) if "team" in teams else pd.Series(dtype="object")
+    weight = pd.to_numeric(teams["share_weight"], errors="coerce") if "share_weight" in teams \
+        else pd.Series(float("nan"), index=names.index)
+    return pd.DataFrame({"name": names.to_numpy(object), "weight": weight.to_numpy("float64"),
+                         "org": pd.Series("", index=names.index, dtype="object").to_numpy(object)})
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str)
+                                                                                 and not value.strip())
+
+
+def _rows(frame: pd.DataFrame) -> list[dict]:
+    """The table's non-blank rows, each without its blank cells."""
+    rows = [{k: (v.strip() if isinstance(v, str) else v) for k, v in row.items() if not _blank(v)}
+            for row in frame.to_dict("records")]
+    return [row for row in rows if row]
+
+
+def queue_entries(frame: pd.DataFrame) -> list[dict]:
+    """[[queue]] entries from the queue table: numbers as floats (a blank limit is inf), lists split
+    on commas, flags as booleans, max_queued an integer."""
+    entries = []
+    for row in _rows(frame):
+        entry = {}
+        for name, value in row.items():
+            if name in ("classes", "qos"):
+                items = [item.strip() for item in str(value).split(",") if item.strip()]
+                if items:
+                    entry[name] = items
+            elif name in ("guaranteed", "preemptible"):
+                entry[name] = bool(value)
+            elif name == "max_queued":
+                entry[name] = int(value)
+            elif name in QUEUE_NUMBERS:
+                entry[name] = float(value)
+            else:
+                entry[name] = str(value)
+        entry.update({name: math.inf for name in UNLIMITED if name not in entry})
+        entries.append(entry)
+    return entries
+
+
+def quota_entries(frame: pd.DataFrame) -> list[dict]:
+    """[[quota]] entries from the quota table: its non-blank cells, numbers as floats."""
+    return [{k: float(v) if k in QUOTA_NUMBERS else str(v) for k, v in row.items()} for row in _rows(frame)]
+
+
+def team_entries(frame: pd.DataFrame) -> list[dict]:
+    """[[team]] entries from the team table: team (its name), weight (when set), org (when set)."""
+    return [{"team" if k == "name" else k: float(v) if k == "weight" else str(v) for k, v in row.items()}
+            for row in _rows(frame)]
+
+
+def _edited(edited: pd.DataFrame, prefill: pd.DataFrame) -> bool:
+    return _rows(edited) != _rows(prefill)
+
+
+def _sharing_tables(prefix: str) -> dict:
+    """The "Queues & quotas" tables; the scenario's "queue", "quota" and "team" lists that were edited."""
+    dataset = st.session_state.get("dataset")
+    teams = data.teams_table(dataset) if dataset else pd.DataFrame()
+    number = st.column_config.NumberColumn
+    st.caption("Queue classes: a job joins the first queue whose rules (classes, qos, GPUs, requested runtime) "
+               "it matches, the last one takes the rest; blank limits are none. Times in seconds.")
+    queues = st.data_editor(queue_frame(), num_rows="dynamic", hide_index=True, key=f"{prefix}:queues",
+                            column_config={
+                                "priority": number("tier (0-1)", min_value=0.0, max_value=1.0),
+                                "classes": st.column_config.TextColumn(help="workload classes, comma-separated"),
+                                "qos": st.column_config.TextColumn(help="recorded QoS values, comma-separated"),
+                                "max_queued": number(step=1, min_value=0)})
+    st.caption("Quotas (used by the kueue and team-limit quota policies): a holder is a team or a queue; blank "
+               "cells take the policy's defaults.")
+    quotas = st.data_editor(quota_frame(), num_rows="dynamic", hide_index=True, key=f"{prefix}:quotas",
+                            column_config={"holder": st.column_config.TextColumn(required=True)})
+    st.caption("Team share weights (fair share, entitlements) and organisations (hierarchical fair share).")
+    team_table = team_frame(teams)
+    edited_teams = st.data_editor(team_table, num_rows="dynamic", hide_index=True, key=f"{prefix}:teams",
+                                  column_config={"name": st.column_config.TextColumn("team", required=True),
+                                                 "weight": number(min_value=0.0)})
+    out = {}
+    if _edited(queues, queue_frame()):
+        out["queue"] = queue_entries(queues)
+    quota_list = quota_entries(quotas)
+    if quota_list:
+        out["quota"] = quota_list
+    if _edited(edited_teams, team_table):
+        out["team"] = team_entries(edited_teams)
+    try:
+        parse_queues(out.get("queue"), "queues")
+        parse_quotas(out.get("quota", []), "quotas")
+        parse_teams(out.get("team", []), "teams")
+    except ScenarioError as exc:
+        st.error(str(exc))
+    return out

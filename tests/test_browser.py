@@ -176,3 +176,14 @@ def test_cost_and_carbon_page_on_a_week_of_the_sample(database, tmp_path):
         assert "Trade-off across scenarios" in body and "none was assumed" in body
         assert page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').count() >= 2  # one per scenario
         page.screenshot(path=str(ARTIFACTS / "costcarbon.png"), full_page=True)
+
+
+def test_teams_and_fairness_page_explains_a_job(database, tmp_path):
+    with _opened(database, tmp_path, "/fairness", 4200, 3, timeout_ms=180_000) as page:
+        assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+        metrics = _metrics(page)
+        assert {"Jain's index", "Deadlines met", "Within max wait", "Starved jobs", "Starts (UTC)"} <= set(metrics)
+        body = page.inner_text("body")
+        assert "Each team's share against its entitlement" in body and "Why it waited:" in body
+        assert "Priority under multifactor" in body
+        page.screenshot(path=str(ARTIFACTS / "fairness.png"), full_page=True)

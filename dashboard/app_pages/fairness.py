@@ -1,0 +1,231 @@
+"""Teams & fairness: who gets what under a sharing scenario, against FIFO, and why a job waits."""
+import math
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts_fairness, data
+from engine.analysis.job_story import factor_table, longest_waiting
+from engine.scenario import ScenarioError
+
+BASELINE = "fifo"
+DEFAULT_SCENARIO = "priority-fairshare"
+DEFAULT_DAYS = 3.0  # the page simulates as it opens: a few days of the sample take a few seconds
+# KPI tiles: key -> (label, value format, delta format, higher is better, help)
+TILES = {
+    "jain_index": ("Jain's index", "{:.3f}", "{:+.3f}", True,
+                   "1 = every team got its fair share of what was used (or all it asked for)"),
+    "deadline_hit_rate": ("Deadlines met", "pct", "pts", True, "jobs with a deadline that completed by it"),
+    "inference_guarantee_violations": ("Inference misses", "{:,.0f}", "{:+,.0f}", False,
+                                       "jobs of guaranteed (production inference) queues that waited past their limit"),
+    "max_wait_sla_attainment": ("Within max wait", "pct", "pts", True,
+                                "jobs that started within their queue's maximum wait"),
+    "preemptions": ("Preemptions", "{:,.0f}", "{:+,.0f}", False, "times a running job was evicted and requeued"),
+    "lost_gpu_hours": ("Lost GPU-hours", "{:,.1f}", "{:+,.1f}", False,
+                       "work since the last checkpoint, lost to evictions"),
+    "starved_jobs": ("Starved jobs", "{:,.0f}", "{:+,.0f}", False, "jobs that waited longer than their queue allows"),
+}
+REASONS = {
+    "waiting-in-queue": "behind other jobs in the queue",
+    "blocked-by-capacity": "first in line, but no node had room for it",
+    "blocked-by-reservation": "it would have delayed the job at the front (no room to backfill it)",
+    "blocked-by-quota": "its team had used its quota and could borrow no more",
+    "blocked-by-team-limit": "its team was at its limit of GPUs at once",
+    "rejected-by-admission": "turned away: the queue was full",
+    "rejected-by-forecast": "turned away: the queue ahead would not drain in time",
+    "never-fits": "it cannot fit in its region (too large, or a GPU model the region lacks)",
+    "deferred": "held back by the timing policy (a cleaner or off-hours slot)",
+}
+SECONDS = st.column_config.NumberColumn(format="%.0f")
+PERCENT = st.column_config.NumberColumn(format="%.1f%%")
+HOURS = st.column_config.NumberColumn(format="%.1f")
+
+
+def _duration(seconds: float) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "no limit" if seconds == math.inf else "n/a"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds >= 100 * 3600:
+        return f"{seconds / 3600:,.0f} h"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return (f"{hours} h {minutes} min" if minutes else f"{hours} h") if hours else f"{minutes} min"
+
+
+def _tile(key: str, value: float, base: float | None) -> tuple[str, str | None, str]:
+    _, fmt, delta_fmt, higher, _ = TILES[key]
+    shown = f"{100 * value:.1f}%" if fmt == "pct" else fmt.format(value)
+    if base is None:
+        return shown, None, "off"
+    diff = value - base
+    delta = f"{100 * diff:+.1f} pts" if delta_fmt == "pts" else delta_fmt.format(diff)
+    return shown, delta, "off" if diff == 0 else "normal" if higher else "inverse"
+
+
+def _choose() -> tuple[str, dict, float]:
+    bundled = data.bundled_scenarios()
+    names = list(bundled)
+    st.session_state.setdefault("fair_scenario", DEFAULT_SCENARIO if DEFAULT_SCENARIO in names else names[0])
+    st.session_state.setdefault("fair_days", DEFAULT_DAYS)
+    left, right = st.columns([2, 1])
+    name = left.selectbox("Scenario to inspect", names, key="fair_scenario",
+                          help="the example scenarios in sample_data/scenarios/; compared with fifo")
+    days = right.number_input("First N days of the dataset (0 = all)", min_value=0.0, step=1.0, key="fair_days",
+                              help="as on the What-if page; a week of the sample takes several seconds")
+    return name, bundled, days
+
+
+def _kpis(name: str, report: data.FairnessReport, base: data.FairnessReport | None) -> None:
+    st.markdown(f"**{name}**" + ("" if base is None else f" · change against **{BASELINE}**"))
+    for col, key in zip(st.columns(len(TILES)), TILES):
+        value, delta, colour = _tile(key, report.kpis[key], None if base is None else base.kpis[key])
+        col.metric(TILES[key][0], value, delta, delta_color=colour, help=TILES[key][4])
+
+
+def _teams(name: str, run: data.WhatIfRun, report: data.FairnessReport, base: data.FairnessReport | None) -> None:
+    st.subheader("Each team's share against its entitlement")
+    st.caption("Solid: the team's share of all GPUs held at the time; dotted: its entitlement (its share weight "
+               "over all teams' weights). A team above its line used capacity others left idle or were denied.")
+    st.plotly_chart(charts_fairness.share_vs_entitlement(report.shares, run.result.origin_utc,
+                                                         f"Share of GPUs held, by team ({name})"), theme=None)
+    st.subheader("Waits by team")
+    tables = {BASELINE: base.teams, name: report.teams} if base is not None else {name: report.teams}
+    st.plotly_chart(charts_fairness.team_waits(tables), theme=None)
+    table = report.teams.merge(report.starvation[["team", "longest_wait_s"]], on="team", how="left")
+    table = table.assign(team=table["team"].replace("", "(none)"), entitlement=100 * table["entitlement"],
+                         share=100 * table["share"], deadline_hit_rate=100 * table["deadline_hit_rate"])
+    shown = ["team", "weight", "entitlement", "share", "gpu_hours", "fair_gpu_hours", "jobs", "wait_mean_s",
+             "wait_p95_s", "longest_wait_s", "starved_jobs", "preemptions", "lost_gpu_hours", "deadline_hit_rate"]
+    st.dataframe(table[shown], hide_index=True, key="fair_teams", column_config={
+        "entitlement": PERCENT, "share": PERCENT, "deadline_hit_rate": PERCENT,
+        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
+        "fair_gpu_hours": st.column_config.NumberColumn("fair GPU-hours", format="%.1f"),
+        "lost_gpu_hours": HOURS, "wait_mean_s": SECONDS, "wait_p95_s": SECONDS, "longest_wait_s": SECONDS})
+    st.caption("Share and GPU-hours count what each team held inside the window; fair GPU-hours split the same "
+               "total by weight, no team getting more than it asked for. Waits in seconds, before the first "
+               "start; longest wait counts jobs still waiting at the window's end. Starved: waited longer than "
+               "its queue allows before it counts as starved.")
+
+
+def _queues(report: data.FairnessReport) -> None:
+    st.subheader("Service levels by queue")
+    table = report.queues.assign(attainment=100 * report.queues["attainment"],
+                                 max_wait=report.queues["max_wait_s"].map(_duration))
+    st.dataframe(table[["queue", "jobs", "max_wait", "attainment", "wait_p95_s", "preemptions"]], hide_index=True,
+                 key="fair_queues", column_config={"attainment": PERCENT, "wait_p95_s": SECONDS,
+                                                   "max_wait": "max wait (SLA)"})
+    st.caption("Attainment: jobs that started within their queue's maximum wait, of those decided (started, or "
+               "already past the limit).")
+
+
+def _job_label(waits: pd.DataFrame):
+    """Job id and wait, for the job picker's rows."""
+    labels = dict(zip(waits["row"], waits["job_id"] + " · waited " + waits["wait_s"].map(_duration)))
+    return lambda row: labels.get(row, str(row))
+
+
+def _explain(dataset: str, spec: dict, days: float, run: data.WhatIfRun, report: data.FairnessReport) -> None:
+    st.subheader("Why is my job waiting, and when will it start?")
+    teams = report.starvation.sort_values("longest_wait_s", ascending=False, kind="stable")["team"].tolist()
+    if not teams:
+        st.info("No jobs in this run.")
+        return
+    left, right = st.columns([1, 2])
+    team = left.selectbox("Team", teams, key="fair_team", format_func=lambda t: t or "(none)",
+                          help="teams with the longest wait first")
+    waits = longest_waiting(run.result, team)
+    rows = waits["row"].tolist()
+    row = right.selectbox("Job (longest wait first)", rows, key="fair_job", format_func=_job_label(waits))
+    if row is None or row not in rows:
+        st.info("Pick a job.")
+        return
+    _story(data.story(dataset, spec, days, int(row)), run)
+
+
+def _when(run: data.WhatIfRun, seconds: float) -> str:
+    return f"{run.result.origin_utc + pd.Timedelta(seconds=float(seconds)):%Y-%m-%d %H:%M} UTC"
+
+
+def _story(story, run: data.WhatIfRun) -> None:
+    started = math.isfinite(story.start_s)
+    head = (f"Job **{story.job_id}** of team **{story.team or '(none)'}** ({story.workload_class}, "
+            f"{story.gpus:g} GPUs, queue *{story.queue}*, {story.region}) was submitted {_when(run, story.submit_s)}")
+    if started:
+        head += (f" and **starts {_when(run, story.start_s)}** in this scenario, after waiting "
+                 f"**{_duration(story.wait_s)}**.")
+    elif story.status in REASONS:
+        head += f" and never starts: {REASONS[story.status]}."
+    else:
+        head += f" and is still waiting at the end of the window, {_duration(story.wait_s)} later."
+    st.markdown(head)
+    if not story.reasons.empty:
+        parts = [f"{100 * share:.0f}% {REASONS.get(reason, reason)} ({_duration(seconds)})"
+                 for reason, seconds, share in story.reasons.itertuples(index=False)]
+        st.markdown("Why it waited: " + "; ".join(parts) + ".")
+    sla = {"met": "met", "missed": "**missed**", "pending": "not yet decided", "none": "no limit"}[story.sla]
+    lines = [f"Its queue *{story.queue}* promises a start within {_duration(story.max_wait_s)}: {sla}."]
+    if story.starved:
+        lines.append("It waited long enough to count as **starved**.")
+    if story.preemptions:
+        lines.append(f"It was evicted {story.preemptions} time(s) and started again, losing "
+                     f"{story.lost_gpu_hours:,.1f} GPU-hours of work since its last checkpoint.")
+    st.markdown(" ".join(lines))
+    columns = st.columns(4)
+    columns[0].metric("Starts (UTC)", f"{run.result.origin_utc + pd.Timedelta(seconds=story.start_s):%b %d, %H:%M}"
+                      if started else "never")
+    columns[1].metric("Waited", _duration(story.wait_s))
+    columns[2].metric("Max-wait SLA", story.sla)
+    columns[3].metric("Jobs ahead at submit", f"{story.moments[0].jobs_ahead:,}",
+                      help=f"of {story.moments[0].waiting:,} jobs waiting in {story.region} then, itself included")
+    _factors(story)
+    at = run.result.origin_utc + pd.to_timedelta(story.timeline["time_s"], unit="s")
+    timeline = story.timeline.assign(time_utc=at)
+    st.dataframe(timeline[["time_utc", "event"]], hide_index=True, key="fair_timeline")
+
+
+def _when_label(label: str) -> str:
+    return "at the window end" if label == "window end" else f"when {label}"
+
+
+def _factors(story) -> None:
+    moments = "; ".join(f"{_when_label(m.label)}, {m.jobs_ahead:,} ahead of it ({m.waiting:,} waiting in "
+                        f"{story.region})" for m in story.moments)
+    if not story.has_factors:
+        st.markdown(f"The order *{story.order}* has no priority factors. Jobs ahead of it in its order: "
+                    f"{moments}.")
+        return
+    table = factor_table(story)
+    st.markdown(f"Priority under *{story.order}* (highest first; like Slurm's `sprio`). Jobs ahead of it in this "
+                f"order: {moments}." + (" An emergency boost put it first (it had waited too long)."
+                                        if any(m.boosted for m in story.moments) else ""))
+    left, right = st.columns([3, 2])
+    left.plotly_chart(charts_fairness.factor_bars(table), theme=None)
+    right.dataframe(table, hide_index=True, key="fair_factors",
+                    column_config={c: st.column_config.NumberColumn(format="%.1f") for c in table.columns
+                                   if c != "factor"})
+
+
+st.title("Teams & fairness")
+dataset = st.session_state.get("dataset")
+if dataset is None:
+    st.info("No datasets yet: import one on the Data page.")
+    st.stop()
+st.caption(f"How a sharing scenario splits the fleet among the teams of **{dataset}**, compared with first come, "
+           "first served; and for any job, why it waits and when it starts.")
+name, bundled, days = _choose()
+try:
+    with st.spinner(f"Simulating {name} and {BASELINE}..."):
+        run = data.whatif_run(dataset, bundled[name], days)
+        report = data.fairness_report(dataset, bundled[name], days)
+        base = data.fairness_report(dataset, bundled[BASELINE], days) if name != BASELINE and BASELINE in bundled \
+            else None
+except (ScenarioError, ValueError) as exc:
+    st.error(f"{name}: {exc}")
+    st.stop()
+window = "the whole dataset" if run.start_utc is None else \
+    f"jobs submitted from {run.start_utc:%Y-%m-%d %H:%M} to {run.end_utc:%Y-%m-%d %H:%M} UTC"
+st.info(f"Simulated {window} ({run.jobs:,} jobs).")
+_kpis(name, report, base)
+_teams(name, run, report, base)
+_queues(report)
+_explain(dataset, bundled[name], days, run, report)
