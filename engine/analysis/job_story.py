@@ -149,9 +149,11 @@ def _value(jobs: pd.DataFrame, name: str, row: int, default):
     return jobs[name].iat[row] if name in jobs else default
 
 
-def _log(result: SimulationResult, job_id: str) -> pd.DataFrame:
+def _log(result: SimulationResult, row: int, job_id: str) -> pd.DataFrame:
+    """The job's decisions, by its row when the log has one (job ids may repeat), else by id."""
     decisions = result.decisions
-    log = decisions[decisions["job_id"].astype(str) == job_id]
+    log = decisions[decisions["row"].to_numpy(np.int64) == row] if "row" in decisions \
+        else decisions[decisions["job_id"].astype(str) == job_id]
     return log.sort_values("time_s", kind="stable")[["time_s", "decision"]].reset_index(drop=True)
 
 
@@ -347,7 +349,7 @@ def job_story(result: SimulationResult, row: int, context: StoryContext) -> JobS
     started = bool(jobs["started"].iat[row])
     status = _status(jobs, row)
     horizon = horizon_s(result)
-    log = _log(result, job_id)
+    log = _log(result, row, job_id)
     reasons, total = _reasons(submit, log, horizon)
     mine = pieces[pieces["row"].to_numpy(np.int64) == row]
     starts = tuple(sorted(float(s) for s in mine["start_s"]))

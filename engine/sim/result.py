@@ -43,7 +43,7 @@ class SimulationResult:
     starve_after_s (a job waiting longer is starved), guaranteed (production capacity: starts at
     once, preempting other work), preemptible, checkpoint_s (0: no checkpoints).
     timeline: time_s, region, busy_gpus, queue_length, sampled after every event batch.
-    decisions: time_s, job_id, region, decision.
+    decisions: time_s, row (the job's position in jobs: job ids may repeat), job_id, region, decision.
     capacity_gpus: GPUs per region.
     window_s: end of the measurement window in seconds from time 0 (the input data's observed end),
     0 = none (KPIs then measure up to the makespan).

@@ -36,7 +36,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
         "spot_interruptions": sharing.spot.interruptions if sharing.spot else np.zeros(len(w), np.int64)})
     timeline = pd.DataFrame(run.timeline, columns=["time_s", "region", "busy_gpus", "queue_length"])
     logged = np.asarray(run.log_j, np.int64)
-    decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "job_id": w.job_id[logged],
+    decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "row": logged, "job_id": w.job_id[logged],
                               "region": np.asarray(run.region_name, object)[logged],
                               "decision": np.asarray(DECISIONS, object)[np.asarray(run.log_c, np.int64)]})
     capacity = {r: f.capacity_gpus for r, f in run.regions.items()}
