@@ -27,7 +27,7 @@ from engine.sim.preempt import Planner
 from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
 from engine.sim.quota_gate import OK, RECLAIM, QuotaGate
 from engine.sim.events import REPASS
-from engine.sim.reasons import CAPACITY, PREEMPTED, WAITING
+from engine.sim.reasons import CAPACITY, PREEMPTED, QUOTA, WAITING
 from engine.sim.spot import SpotModel, SpotReclaimer
 
 PREEMPTED_OUTCOME, RUNNING_OUTCOME = "preempted", "running"
@@ -144,22 +144,26 @@ class Sharing:
 
     # -- the gate ------------------------------------------------------------------------------
 
-    def blocks(self, j: int, region: str, now: float) -> bool:
-        """Whether the quota gate holds job j back now: then it is parked with its reason (after a
-        reclaim attempt when its holder is owed its lent quota)."""
+    def blocks(self, j: int, region: str, now: float, gpus: float | None = None) -> bool:
+        """Whether the quota gate holds job j back now, holding `gpus` (default: what it asks for; a
+        gang job holds its whole nodes): then it is parked with its reason (after a reclaim attempt
+        when its holder is owed its lent quota)."""
         if not self.gated or self.guaranteed[j] and self.preempts:
             return False
         i, run = self.index[region], self.run
-        code = self.gate.check(self.usage(region), i, j, run.gpus[j])
+        gpus = run.gpus[j] if gpus is None else gpus
+        code = self.gate.check(self.usage(region), i, j, gpus)
         if code == RECLAIM and self.reclaims:
-            code = self._reclaim(j, region, now)
+            code = self._reclaim(j, region, now, gpus)
         if code == OK:
             return False
+        if code == RECLAIM:  # owed lent quota that no eviction could bring back now
+            code = QUOTA
         run.park(j, region, code, now)
         self.gate.park(i, j, int(run.job_key[j]))
         return True
 
-    def _reclaim(self, j: int, region: str, now: float) -> int:
+    def _reclaim(self, j: int, region: str, now: float, gpus: float) -> int:
         """Evict borrowers of j's cohort, in the policy's order, until j's start passes the gate."""
         i, run = self.index[region], self.run
         victims = self._choose(j, region, now, reclaim=True)
@@ -168,11 +172,11 @@ class Sharing:
             if not borrowing[self.holder[v]]:
                 continue
             self.evict(v, now)
-            code = self.gate.check(self.usage(region), i, j, run.gpus[j])
+            code = self.gate.check(self.usage(region), i, j, gpus)
             if code != RECLAIM:
                 return code
             borrowing = self.gate.borrowing(self.usage(region), i)
-        return self.gate.check(self.usage(region), i, j, run.gpus[j])
+        return self.gate.check(self.usage(region), i, j, gpus)
 
     # -- preemption ----------------------------------------------------------------------------
 

@@ -406,6 +406,9 @@ class _Run:
             if nodes is None:
                 fleet.remember_no_room(shape)
                 return False
+            if self.sharing.gated and self.sharing.blocks(j, self.region_name[j], now,
+                                                          float(fleet.state.gpu_count[nodes].sum())):
+                return False  # its whole nodes would take its holder past its quota
             units = fleet.allocate_whole(nodes)
             self.pods[j] = nodes
         else:
