@@ -35,12 +35,15 @@ class OrderCache:
             return self._store(region, now, jobs, keys)
         since, ids, keys = entry
         still = waiting[ids]
-        self.known[ids[~still]] = False
+        if not still.all():
+            self.known[ids[~still]] = False
+            ids, keys = ids[still], keys[:, still]
         new = jobs[~self.known[jobs]]
-        ids, keys = ids[still], keys[:, still]
-        if len(new):
-            ids = np.concatenate([ids, new])
-            keys = np.concatenate([keys, self.policy.keys(view_of(new), now)], axis=1)
+        if not len(new):  # the cached order, less the jobs that left: still in order
+            self.cached[region] = (since, ids, keys)
+            return ids
+        ids = np.concatenate([ids, new])
+        keys = np.concatenate([keys, self.policy.keys(view_of(new), now)], axis=1)
         return self._store(region, since, ids, keys)
 
     def _store(self, region: str, since: float, ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
