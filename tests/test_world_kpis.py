@@ -115,3 +115,16 @@ def test_the_sample_fifo_replay_reconciles_with_cost_and_carbon_reports():
     assert world_kpis(dataclasses.replace(run, jobs=tagged), fleet, world["prices"], world["regions"],
                       world["carbon"])["residency_violations"] == len(ran_outside_eu) > 0
     assert len(residency.violations(ran_outside_eu, world["regions"])) == len(ran_outside_eu)
+
+
+def test_egress_prices_the_data_moved_to_jobs_that_ran_away_from_it():
+    # every job ran in r; j1's 100 GB sit in "eu" ($0.05/GB leaving it), j2's in r (no move), j3's 40 GB in
+    # "ap" (no price: $0 and said), j4 has no data location, j5 never started: 100 x 0.05 = $5
+    data = TAGS.assign(data_location=["eu", "r", "ap", None, "eu", "eu"],
+                       data_size_gb=[100.0, 7.0, 40.0, 9.0, 300.0, None])
+    regions = pd.concat([REGIONS.assign(egress_usd_per_gb=0.02),
+                         pd.DataFrame({"region": ["eu"], "timezone": ["UTC"], "country": ["IE"], "jurisdiction": ["EU"],
+                                       "egress_usd_per_gb": [0.05]})], ignore_index=True)
+    report = world_report(result(JOBS, {"r": 16.0}), FLEET, PRICES, regions, CARBON, jobs=data)
+    assert report.kpis["egress_usd"] == pytest.approx(5.0)
+    assert "egress from ap priced at $0/GB: no egress_usd_per_gb for them" in report.assumed

@@ -22,7 +22,8 @@ METHODS = """
   (gCO2e/kWh) of the region at the local hour the work ran / 1000. Only GPUs held by jobs draw power here;
   idle GPUs, CPUs and networking are not counted.
 - **Residency violations**: started jobs whose residency tag does not allow the region they ran in.
-  **Egress** is 0: no scenario moves jobs away from their data yet.
+  **Egress** = for each started job that ran outside the region holding its input data, the data's size
+  (GB) x the egress price of the data's region ($/GB); shown apart from the GPU spend.
 """
 
 

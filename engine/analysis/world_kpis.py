@@ -16,8 +16,11 @@ Every figure comes from `engine.analysis.cost.cost_report` and `engine.analysis.
   carbon_kg_per_year           carbon_kg annualised (kgCO2e per year)
   residency_violations         started jobs whose residency tag does not allow the region they ran in
                                (`engine.world.residency.violations`; jobs)
-  egress_usd                   dollars of data moved between regions: 0 until the router moves jobs
-                               away from their data (no data moves in a run without routing; USD)
+  egress_usd                   dollars of input data moved to where jobs ran: for every started job
+                               that ran outside the region holding its data (its data_location),
+                               data_size_gb x the egress price of the data's region
+                               (regions.egress_usd_per_gb; USD). Each run of a job moves its data
+                               once; jobs without a data location or size move nothing.
 
 A dataset without prices, carbon or regions tables still works: prices come from the default price
 book, grid intensity from `CostAssumptions.default_g_co2e_per_kwh`, local hours from UTC; `assumed`
@@ -70,6 +73,7 @@ def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataF
     cost = cost_report(result, fleet, prices, assumptions)
     emissions = carbon_report(result, fleet, regions, carbon, assumptions)
     violations, residency_notes = _residency(result, regions, jobs)
+    egress_usd, egress_notes = _egress(result, regions, jobs)
     totals = cost.totals
     horizon = totals["window_s"]
     kpis = {
@@ -82,9 +86,9 @@ def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataF
         "energy_kwh": emissions.totals["kwh"], "carbon_kg": emissions.totals["kg_co2e"],
         "carbon_kg_per_year": annualise(emissions.totals["kg_co2e"], horizon, assumptions.annualisation_days)
         if horizon > 0 else 0.0,
-        "residency_violations": float(len(violations)), "egress_usd": 0.0}
+        "residency_violations": float(len(violations)), "egress_usd": egress_usd}
     assumed = (*_price_notes(cost.prices), *_power_notes(fleet, result, assumptions), *emissions.assumed,
-               *residency_notes)
+               *residency_notes, *egress_notes)
     return WorldReport(kpis={key: float(kpis[key]) for key in KPI_KEYS}, assumed=tuple(assumed), cost=cost,
                        carbon=emissions, violations=violations)
 
@@ -144,3 +148,24 @@ def _residency(result: SimulationResult, regions: pd.DataFrame,
                 [f"no regions table: the {int(tagged.sum()):,} residency-tagged jobs that ran are counted as "
                  "violations, since no region is known to lie in any jurisdiction"])
     return residency.violations(ran, regions), []
+
+
+def _egress(result: SimulationResult, regions: pd.DataFrame, jobs: pd.DataFrame | None) -> tuple[float, list[str]]:
+    """(USD of input data moved to started jobs that ran away from it, notes on unpriced regions)."""
+    ran = result.jobs.loc[result.jobs["started"], ["job_id", "region"]]
+    if jobs is None or "data_location" not in jobs or "data_size_gb" not in jobs or ran.empty:
+        return 0.0, []
+    data = jobs.assign(job_id=jobs["job_id"].astype(str)).drop_duplicates("job_id").set_index("job_id")
+    key = ran["job_id"].astype(str)
+    location = key.map(data["data_location"]).astype("string").str.strip()
+    size = pd.to_numeric(key.map(data["data_size_gb"]), errors="coerce").fillna(0.0)
+    moved = location.notna().to_numpy(bool) & (location.fillna("").to_numpy(object) != ran["region"].to_numpy(object)) \
+        & (size.to_numpy(float) > 0)
+    if not moved.any():
+        return 0.0, []
+    price = (regions.set_index(regions["region"].astype(str))["egress_usd_per_gb"]
+             if "egress_usd_per_gb" in regions else pd.Series(dtype=float))
+    per_gb = location[moved].map(pd.to_numeric(price, errors="coerce"))
+    unpriced = sorted(set(location[moved][per_gb.isna().to_numpy(bool)].astype(str)))
+    notes = [f"egress from {', '.join(unpriced)} priced at $0/GB: no egress_usd_per_gb for them"] if unpriced else []
+    return float((size[moved].to_numpy(float) * per_gb.fillna(0.0).to_numpy(float)).sum()), notes
