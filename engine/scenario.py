@@ -26,6 +26,8 @@
     working_days = "Sun-Thu"        # work_start_hour, work_end_hour (0-23), holiday_country ("" = none)
     [[queue]], [[quota]], [[team]]  # optional sharing tables: queue classes, quotas, share weights,
     [spot]                          # and spot interruptions (engine.scenario_sharing)
+    [data]                          # optional: a job away from its input data waits for it to move
+    transfer_gbps = 10              # data_size_gb x 8 / transfer_gbps seconds (0, the default: instant)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -67,7 +69,7 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot"}
+        "spot", "data"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 
@@ -92,6 +94,7 @@ class Scenario:
     team_weights: dict = field(default_factory=dict)
     team_orgs: dict = field(default_factory=dict)
     spot: SpotModel = field(default_factory=SpotModel)
+    transfer_gbps: float = 0.0
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -144,7 +147,8 @@ class Scenario:
                    region_edits=parse_region_edits(data.get("region", []), source),
                    latency=parse_latency(data["latency"], source, ScenarioError) if "latency" in data else None,
                    queues=parse_queues(data.get("queue"), source), quotas=parse_quotas(data.get("quota", []), source),
-                   team_weights=weights, team_orgs=orgs, spot=parse_spot(data.get("spot", {}), source))
+                   team_weights=weights, team_orgs=orgs, spot=parse_spot(data.get("spot", {}), source),
+                   transfer_gbps=_transfer(data.get("data", {}), source))
 
     def build_policies(self) -> Policies:
         """The policy objects, built from their registry keys and parameters."""
@@ -171,6 +175,8 @@ class Scenario:
         `fleet`, the dataset's, lets a region exist only there and completes its prices from the book)."""
         if self.latency is not None:
             world = replace(world, latency=self.latency)
+        if self.transfer_gbps > 0:
+            world = replace(world, transfer_gbps=self.transfer_gbps)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:
@@ -191,6 +197,15 @@ def _unknown(table, valid: set, source: str, what: str) -> None:
     extra = sorted(set(table) - valid)
     if extra:
         raise ScenarioError(f"{source}: unknown {what} {', '.join(extra)}; valid: {', '.join(sorted(valid))}")
+
+
+def _transfer(table, source: str) -> float:
+    """[data] transfer_gbps: the bandwidth that moves a job's input data to another region (0: instant)."""
+    _unknown(table, {"transfer_gbps"}, source, "[data] key")
+    value = table.get("transfer_gbps", 0.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+        raise ScenarioError(f"{source}: [data] transfer_gbps must be a number of Gbit/s >= 0, got {value!r}")
+    return float(value)
 
 
 def _positive(table: dict, key: str, source: str) -> float:

@@ -230,8 +230,8 @@ def _route_requests(n_regions, seed=19):
 
 
 def test_the_routing_family_is_registered():
-    assert registry.families()["routing"] == ["cheapest", "follow-the-sun", "home-only", "latency-aware",
-                                              "lowest-carbon", "overflow", "weighted"]
+    assert registry.families()["routing"] == ["cheapest", "data-local", "follow-the-sun", "home-only",
+                                              "latency-aware", "lowest-carbon", "overflow", "weighted"]
 
 
 @pytest.mark.parametrize("family,key", _of("routing"))

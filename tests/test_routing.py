@@ -170,7 +170,8 @@ def test_parameters_carry_help_for_the_dashboard():
         for parameter in registry.parameters("routing", key):
             assert parameter.help, f"{key}.{parameter.name}"
     assert [p.name for p in registry.parameters("routing", "overflow")] == ["move_inflexible"]
-    assert registry.parameters("routing", "weighted")[-1].default == 1.0   # w_wait_penalty
+    assert registry.parameters("routing", "weighted")[-2].default == 1.0   # w_wait_penalty
+    assert registry.parameters("routing", "weighted")[-1].default == 0.0   # w_egress: off unless asked
 
 
 RESIDENCY_AWARE = [(key, {}) for key in registry.families()["routing"] if key != "home-only"] + [
@@ -222,3 +223,26 @@ def test_latency_aware_keeps_inference_within_the_slo(latency, slo, expected):
     assert routed("latency-aware", view, inference) == expected
     assert routed("latency-aware", view, job(flexible=False, workload_class="development")) == 0
     assert routed("latency-aware", view, job()) == 2   # flexible work overflows to the most free GPUs
+
+
+EGRESS = np.array([0.09, 0.02, 0.12, 0.05])   # $/GB out of us-east, eu-west, ap-south, eu-north
+
+
+@pytest.mark.parametrize("view_overrides, data_region, expected", [
+    ({}, 2, 2),                            # data in ap-south, which has 12 GPUs free: stay with the data
+    ({}, 0, 2),                            # data at the full home: moving costs the same anywhere; most free
+    (dict(free_gpus=[0.0, 8.0, 0.0, 0.0]), 2, 1),   # only eu-west is free: move the data there
+    (NOTHING_FREE, 2, 2),                  # nothing free: wait where the data is
+    (dict(allowed=[True, True, False, True], free_gpus=[0.0, 0.0, 0.0, 0.0]), 2, 0),  # data region barred: home
+])
+def test_data_local_keeps_jobs_with_their_data(view_overrides, data_region, expected):
+    view = regions(**view_overrides)
+    view = RegionsView(**{**view.__dict__, "egress_usd_per_gb": EGRESS})
+    assert routed("data-local", view, job(data_region=data_region, data_gb=500.0)) == expected
+
+
+def test_weighted_egress_term_pulls_work_towards_its_data():
+    view = RegionsView(**{**regions().__dict__, "egress_usd_per_gb": EGRESS})
+    request = job(data_region=1, data_gb=5000.0)
+    assert routed("weighted", view, request) == 3           # without the term: eu-north
+    assert routed("weighted", view, request, w_egress=5.0) == 1   # moving 5 TB out of eu-west costs $100

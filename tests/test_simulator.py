@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, TIMER, EventQueue
 from sim_helpers import fleet, job, run, starts
+from engine.scenario import Scenario
 
 
 def test_event_queue_orders_finishes_failures_timers_deferred_then_arrivals():
@@ -176,3 +177,16 @@ def test_gpus_without_a_model_name_count_once():
     result = run(jobs, nodes)
     assert starts(result) == [0.0, 10.0]
     assert (result.timeline["busy_gpus"] <= 8).all()
+
+
+def test_a_job_away_from_its_data_waits_for_the_transfer():
+    # j0's 450 GB sit in region "far": at 10 Gbit/s they take 450 x 8 / 10 = 360 s to reach "r";
+    # j1 has its data in "r" and starts at once; without [data] nothing waits
+    rows = [dict(job(0, 0, 100, 1), data_location="far", data_size_gb=450.0),
+            dict(job(1, 0, 100, 1), data_location="r", data_size_gb=450.0)]
+    nodes = pd.concat([fleet(8), fleet(8, region="far").assign(node="f0")], ignore_index=True)
+    spec = {"name": "t", "data": {"transfer_gbps": 10}}
+    result = Scenario.from_dict(spec).run(pd.DataFrame(rows), nodes)
+    assert starts(result) == [360.0, 0.0]
+    assert "transferring-data" in set(result.decisions["decision"])
+    assert starts(Scenario.from_dict({"name": "t"}).run(pd.DataFrame(rows), nodes)) == [0.0, 0.0]

@@ -163,6 +163,41 @@ def _cheapest_by(job: RouteRequest, regions: RegionsView, cost: np.ndarray) -> n
     return dense_rank(keys)
 
 
+def move_usd(job: RouteRequest, regions: RegionsView) -> list[float]:
+    """Per region: dollars of egress to move the job's input data there (0 in the data's region, and
+    for a job without data; an unknown egress price counts as 0)."""
+    n = len(regions)
+    if job.data_region < 0 or job.data_gb <= 0 or regions.egress_usd_per_gb is None:
+        return [0.0] * n
+    price = float(regions.egress_usd_per_gb[job.data_region])
+    price = price if price == price else 0.0
+    return [0.0 if i == job.data_region else job.data_gb * price for i in range(n)]
+
+
+@register(FAMILY, "data-local")
+@dataclass(frozen=True)
+class DataLocal:
+    """Among eligible regions free for the job, the cheapest to move its input data to (its data's
+    region first, at no cost), then the most free GPUs; when none is free, the data's region if
+    eligible, else home (fallback if home is not eligible). Inflexible jobs: home."""
+
+    def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
+        ok = eligible(regions)
+        if not job.flexible:
+            return stay_home(job, regions, ok)
+        need, keys = job.gpus - _SLACK, []
+        waits_at = job.data_region if 0 <= job.data_region < len(ok) and ok[job.data_region] else job.home
+        for i, (fine, free, queued, usd) in enumerate(zip(ok, regions.free_gpus.tolist(),
+                                                          regions.queued_gpus.tolist(), move_usd(job, regions))):
+            if not fine:
+                keys.append(None)
+            elif free >= need:
+                keys.append((2, -usd, free))
+            else:
+                keys.append((1, 0.0, 0.0) if i == waits_at else (0, free, -queued))
+        return dense_rank(keys)
+
+
 @register(FAMILY, "overflow")
 @dataclass(frozen=True)
 class Overflow:
@@ -228,7 +263,8 @@ class Weighted:
 
     score = w_home x [home] + w_free x free/capacity + w_offhours x [not at_work]
           + w_price x (1 - price / max price) + w_carbon x (1 - intensity / max intensity)
-          - w_queue x queued/capacity - w_wait_penalty x [not free for the job].
+          - w_queue x queued/capacity - w_wait_penalty x [not free for the job]
+          - w_egress x dollars to move the job's input data there / the most it costs anywhere.
     Maxima are over the eligible regions with a known value; an unknown (NaN) price or intensity
     scores 0 on that term, as does every region when the maximum is not positive. A region without
     capacity scores 0 on the free and queue terms.
@@ -241,9 +277,11 @@ class Weighted:
     w_carbon: float = _weight(0.5, "a low grid carbon intensity")
     w_queue: float = _weight(1.0, "the queued GPUs per installed GPU (penalty)")
     w_wait_penalty: float = _weight(1.0, "the region lacking free GPUs for the job now (penalty)")
+    w_egress: float = _weight(0.0, "the egress dollars of moving the job's input data there (penalty)")
 
     def __post_init__(self) -> None:
-        for name in ("w_home", "w_free", "w_offhours", "w_price", "w_carbon", "w_queue", "w_wait_penalty"):
+        for name in ("w_home", "w_free", "w_offhours", "w_price", "w_carbon", "w_queue", "w_wait_penalty",
+                     "w_egress"):
             value = getattr(self, name)
             if not (0.0 <= value < math.inf):
                 raise ValueError(f"routing policy 'weighted': {name} must be a finite number >= 0, got {value!r}")
@@ -255,9 +293,11 @@ class Weighted:
         prices, carbon = regions.usd_per_gpu_hour.tolist(), regions.g_co2e_per_kwh.tolist()
         top_price, top_carbon = _top(prices, ok), _top(carbon, ok)
         need, scores = job.gpus - _SLACK, []
-        for i, (fine, free, capacity, queued, at_work, price, intensity) in enumerate(zip(
+        moves = move_usd(job, regions)
+        top_move = _top(moves, ok)
+        for i, (fine, free, capacity, queued, at_work, price, intensity, usd) in enumerate(zip(
                 ok, regions.free_gpus.tolist(), regions.capacity_gpus.tolist(), regions.queued_gpus.tolist(),
-                regions.at_work.tolist(), prices, carbon)):
+                regions.at_work.tolist(), prices, carbon, moves)):
             if not fine:
                 scores.append(_NEG_INF)
                 continue
@@ -265,7 +305,8 @@ class Weighted:
             scores.append(self.w_home * (i == job.home) + self.w_free * free * per_gpu
                           + self.w_offhours * (not at_work)
                           + self.w_price * _saving(price, top_price) + self.w_carbon * _saving(intensity, top_carbon)
-                          - self.w_queue * queued * per_gpu - self.w_wait_penalty * (free < need))
+                          - self.w_queue * queued * per_gpu - self.w_wait_penalty * (free < need)
+                          - (self.w_egress * usd / top_move if top_move > 0 else 0.0))
         return np.array(scores, np.float64)
 
 

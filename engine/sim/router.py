@@ -35,6 +35,7 @@ class Router:
         self.capacity = [f.pool_capacity for f in self.fleets]
         self.classes = [str(c) for c in w.workload_class]
         self.home, self.flexible = run.home, run.flexible
+        self.data_region = run.data_region
 
     def route(self, j: int, now_s: float) -> int:
         run, shape, fleets = self.run, self.run.shape_list[j], self.fleets
@@ -46,8 +47,9 @@ class Router:
         view = RegionsView(tuple(self.names), free, capacity, np.array([run.queued_gpus[n] for n in self.names]),
                            self.facts.at_work[:, q], self.price_in[shape], self.facts.g_co2e[:, q],
                            self.allowed[j], self.fits_in[shape], self.facts.latency_ms[home],
-                           self.facts.latency.slo_ms)
-        job = RouteRequest(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j], run.submit[j])
+                           self.facts.latency.slo_ms, self.facts.egress_usd_per_gb)
+        job = RouteRequest(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j], run.submit[j],
+                           self.data_region[j], run.data_gb[j])
         scores = np.where(view.fits, np.asarray(self.policy.scores(job, view, now_s), np.float64), -np.inf)
         best = scores.max() if len(scores) else -np.inf
         if not np.isfinite(best) or scores[home] == best:

@@ -58,6 +58,7 @@ from engine.sim.holder import Holder
 from engine.sim.order_cache import OrderCache
 from engine.sim.reasons import BACKFILLED, CAPACITY, DEGRADED, FAILED, FORECAST, NEVER, REJECTED, STARTED, WAITING
 from engine.sim.reasons import DEFERRED as DEFERRED_CODE
+from engine.sim.reasons import TRANSFERRING
 from engine.sim.sharing import Sharing, SharingSetup
 from engine.sim.region import RegionFleet
 from engine.sim.result import SimulationResult
@@ -99,6 +100,7 @@ class _Run:
         self.seed = seed
         names = sorted(set(w.fleet["region"]) | set(w.region))
         self.regions = {r: RegionFleet(w.fleet[w.fleet["region"] == r]) for r in names}
+        self.region_index = {r: i for i, r in enumerate(names)}
         self.region_of = [self.regions[r] for r in w.region]
         self.units = (w.nodes * w.num_gpu * w.gpu_milli).astype(np.float64)
         shapes = job_shapes(w, list(self.regions.values()))
@@ -106,6 +108,11 @@ class _Run:
         home = np.array([names.index(r) for r in w.region], np.int64) if len(w) else np.zeros(0, np.int64)
         self.home = home.tolist()  # each job's home region, an index into the region names
         self.flexible = np.isin(w.workload_class, FLEXIBLE_CLASSES).tolist()
+        located = w.data_location if w.data_location is not None else [None] * len(w)
+        self.data_region = [self.region_index.get(r, -1) if r is not None else -1 for r in located]
+        self.data_gb = (w.data_size_gb if w.data_size_gb is not None else np.zeros(len(w))).tolist()
+        self.transfer_gbps = float(world.transfer_gbps) if world is not None else 0.0
+        self.transferred = [False] * len(w)  # its data was moved (the transfer delay is behind it)
         self.pool = self.shape_pools[self.shape, home] if len(w) else np.zeros(0, np.int64)
         self.never = ~self.shape_fits[self.shape, home] if len(w) else np.zeros(0, bool)
         self.view = QueueView(index=np.arange(len(w)), submit_s=w.submit_s, requested_s=w.requested_s,
@@ -254,10 +261,17 @@ class _Run:
         return held[0] if len(held) == 1 else ";".join(held)
 
     def _arrive(self, j: int, now: float) -> str:
-        """Route job j (when a router runs), then queue it or record why not; returns its region."""
-        if self.router is not None:
+        """Route job j (when a router runs), then queue it or record why not; returns its region. A
+        job away from its input data waits for the data first (data_gb x 8 / transfer_gbps s)."""
+        if self.router is not None and not self.transferred[j]:
             self._move(j, self.router.route(j, now))
         region = self.region_name[j]
+        if self.transfer_gbps > 0 and not self.transferred[j] and self.data_gb[j] > 0 \
+                and self.data_region[j] >= 0 and self.data_region[j] != self.region_index[region]:
+            self.transferred[j] = True
+            self.events.push(now + self.data_gb[j] * 8.0 / self.transfer_gbps, DEFERRED, j)
+            self.log(now, j, TRANSFERRING)
+            return region
         queue = self.queues[region]
         if self.never[j]:
             self.decide(now, j, NEVER)

@@ -155,7 +155,8 @@ class RouteRequest:
     `RegionsView.names`; gpus: GPU equivalents asked for; workload_class: one of
     engine.model.WORKLOAD_CLASSES; flexible: True for work that may run anywhere its data may go
     (training, batch, HPO), False for work tied to its home (inference, development);
-    requested_s: the runtime asked for, seconds; submit_s: seconds from time 0.
+    requested_s: the runtime asked for, seconds; submit_s: seconds from time 0; data_region: index
+    of the region holding its input data (-1: unknown or none); data_gb: the data's size, GB.
     """
 
     index: int
@@ -165,6 +166,8 @@ class RouteRequest:
     flexible: bool
     requested_s: float
     submit_s: float
+    data_region: int = -1
+    data_gb: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,8 @@ class RegionsView:
     job's data-residency tag allows the region (engine.world.residency). fits: bool, the region's
     fleet could hold the job when empty (GPU model, node sizes). latency_ms: round-trip time from
     the job's home region (where its users are) to each region, ms (0 at home, inf unknown; None:
-    no latency data); slo_ms: the latency SLO of inference (engine.world.latency).
+    no latency data); slo_ms: the latency SLO of inference (engine.world.latency);
+    egress_usd_per_gb: the price of moving data out of each region (NaN: unknown; None: no data).
     """
 
     names: tuple[str, ...]
@@ -194,6 +198,7 @@ class RegionsView:
     fits: np.ndarray
     latency_ms: np.ndarray | None = None
     slo_ms: float = float("inf")
+    egress_usd_per_gb: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.names)

@@ -54,6 +54,8 @@ class Workload:
     user: np.ndarray | None = None  # submitting user, project and recorded QoS per job ("" when unknown)
     project: np.ndarray | None = None
     qos: np.ndarray | None = None
+    data_location: np.ndarray | None = None  # region holding each job's input data (None: unknown)
+    data_size_gb: np.ndarray | None = None  # size of that data, GB (0: none)
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -148,6 +150,8 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         user=_text(jobs, "user_name"),
         project=_text(jobs, "project"),
         qos=_text(jobs, "qos"),
+        data_location=_col(jobs, "data_location", None).where(lambda s: s.notna(), None).to_numpy(object),
+        data_size_gb=pd.to_numeric(_col(jobs, "data_size_gb", 0.0), errors="coerce").fillna(0.0).to_numpy(np.float64),
     )
 
 

@@ -47,6 +47,7 @@ class World:
     calendars: Mapping[str, Mapping] | None = None
     latency: Latency | None = None  # inter-region round-trip times and the inference SLO
     teams: pd.DataFrame | None = None  # team, share_weight, ... (fair-share weights)
+    transfer_gbps: float = 0.0  # bandwidth for moving a job's input data to another region (0: instant)
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":
@@ -96,6 +97,9 @@ class RegionFacts:
             self.at_work[r] = calendar.at_work(instants)
             by_hour, _ = hourly_intensity(carbon, name)
             self.g_co2e[r] = by_hour[(calendar.local_seconds(instants) // 3600) % 24]
+        egress = known["egress_usd_per_gb"] if "egress_usd_per_gb" in known else pd.Series(dtype=float)
+        self.egress_usd_per_gb = np.array([float(pd.to_numeric(egress.get(n), errors="coerce"))
+                                           if n in egress.index else np.nan for n in names], np.float64)
         prices = _rows(world.prices)
         on_demand = prices[prices["tier"] == "on-demand"] if len(prices) else prices
         self._prices = {(p.region, p.gpu_type): float(p.usd_per_gpu_hour)
