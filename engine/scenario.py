@@ -26,6 +26,10 @@
     working_days = "Sun-Thu"        # work_start_hour, work_end_hour (0-23), holiday_country ("" = none)
     [[queue]], [[quota]], [[team]]  # optional sharing tables: queue classes, quotas, share weights,
     [spot]                          # and spot interruptions (engine.scenario_sharing)
+    [[outage]]                      # optional: a region's fleet is down (disaster recovery, engine.sim.outage)
+    region = "us-east"
+    start_utc = "2026-08-05T12:00:00"
+    end_utc = "2026-08-06T00:00:00"
     [data]                          # optional: a job away from its input data waits for it to move
     transfer_gbps = 10              # data_size_gb x 8 / transfer_gbps seconds (0, the default: instant)
 
@@ -54,7 +58,7 @@ import engine.policies.quota  # noqa: F401  (registers the family)
 from engine.policies import registry
 from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
 from engine.scenario_sharing import parse_queues, parse_quotas, parse_spot, parse_teams
-from engine.scenario_world import RegionEdit, edit_world, parse_region_edits
+from engine.scenario_world import RegionEdit, edit_world, parse_outages, parse_region_edits
 from engine.policies.quota import QuotaEntry
 from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass
 from engine.sim.sharing import SharingSetup
@@ -69,7 +73,7 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data"}
+        "spot", "data", "outage"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 
@@ -95,6 +99,7 @@ class Scenario:
     team_orgs: dict = field(default_factory=dict)
     spot: SpotModel = field(default_factory=SpotModel)
     transfer_gbps: float = 0.0
+    outages: tuple = ()
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -148,7 +153,8 @@ class Scenario:
                    latency=parse_latency(data["latency"], source, ScenarioError) if "latency" in data else None,
                    queues=parse_queues(data.get("queue"), source), quotas=parse_quotas(data.get("quota", []), source),
                    team_weights=weights, team_orgs=orgs, spot=parse_spot(data.get("spot", {}), source),
-                   transfer_gbps=_transfer(data.get("data", {}), source))
+                   transfer_gbps=_transfer(data.get("data", {}), source),
+                   outages=parse_outages(data.get("outage", []), source))
 
     def build_policies(self) -> Policies:
         """The policy objects, built from their registry keys and parameters."""
@@ -177,6 +183,8 @@ class Scenario:
             world = replace(world, latency=self.latency)
         if self.transfer_gbps > 0:
             world = replace(world, transfer_gbps=self.transfer_gbps)
+        if self.outages:
+            world = replace(world, outages=self.outages)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:

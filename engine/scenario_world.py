@@ -212,3 +212,30 @@ def edit_world(world: World, edits: tuple[RegionEdit, ...], fleet: pd.DataFrame 
         if edit.calendar():
             calendars[edit.region] = {**calendars.get(edit.region, {}), **edit.calendar()}
     return replace(world, prices=prices, carbon=carbon, calendars=calendars or None)
+
+
+def parse_outages(entries: object, source: str) -> tuple:
+    """The [[outage]] list: region, start_utc, end_utc (UTC unless the time says otherwise)."""
+    from engine.sim.outage import Outage
+
+    if not isinstance(entries, list):
+        raise ScenarioError(f"{source}: outage must be a list of [[outage]] tables")
+    out = []
+    for spec in entries:
+        if not isinstance(spec, dict):
+            raise ScenarioError(f"{source}: each [[outage]] must be a table")
+        extra = sorted(set(spec) - {"region", "start_utc", "end_utc"})
+        if extra or not {"region", "start_utc", "end_utc"} <= set(spec):
+            raise ScenarioError(f"{source}: an [[outage]] needs exactly region, start_utc and end_utc"
+                                + (f" (unknown: {', '.join(extra)})" if extra else ""))
+        times = []
+        for key in ("start_utc", "end_utc"):
+            try:
+                stamp = pd.Timestamp(spec[key])
+            except (ValueError, TypeError):
+                raise ScenarioError(f"{source}: [[outage]] {key} must be a date-time, got {spec[key]!r}") from None
+            times.append(stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp)
+        if times[1] <= times[0]:
+            raise ScenarioError(f"{source}: [[outage]] of {spec['region']} ends before it starts")
+        out.append(Outage(str(spec["region"]), *times))
+    return tuple(out)

@@ -190,3 +190,20 @@ def test_a_job_away_from_its_data_waits_for_the_transfer():
     assert starts(result) == [360.0, 0.0]
     assert "transferring-data" in set(result.decisions["decision"])
     assert starts(Scenario.from_dict({"name": "t"}).run(pd.DataFrame(rows), nodes)) == [0.0, 0.0]
+
+
+def test_a_region_outage_evicts_its_work_and_disaster_recovery_routing_moves_it():
+    # region r goes down from 100 s to 1000 s. j0 (training, running in r since 0) is evicted at 100;
+    # j1 arrives at 200. Home-only: both wait for r to return (start 1000). With overflow routing both
+    # move to region "b" at once: j0 restarts there at 100 (no checkpoint: its 100 s are lost), j1 at 200.
+    rows = [job(0, 0, 500, 8), job(1, 200, 300, 8)]
+    nodes = pd.concat([fleet(8), fleet(8, region="b").assign(node="b0")], ignore_index=True)
+    outage = [{"region": "r", "start_utc": "2026-01-01T00:01:40", "end_utc": "2026-01-01T00:16:40"}]
+    home = Scenario.from_dict({"name": "t", "outage": outage}).run(pd.DataFrame(rows), nodes)
+    assert home.segments["start_s"].tolist() == [0.0, 1000.0, 1500.0]     # j1 after j0 on r's one node
+    assert home.jobs["preemptions"].tolist() == [1, 0]
+    dr = Scenario.from_dict({"name": "t", "outage": outage,
+                             "policies": {"routing": {"key": "overflow"}}}).run(pd.DataFrame(rows), nodes)
+    assert dr.jobs["region"].tolist() == ["b", "b"]
+    assert starts(dr) == [0.0, 600.0]     # j0 ran 100-600 in b; j1 waits for b's only node
+    assert dr.segments["region"].tolist() == ["r", "b", "b"]

@@ -3,7 +3,8 @@
 Kinds, in tie order at equal times: finishes and failures first (a job that ends at t frees its
 resources for a job arriving at t), then timers, then deferred arrivals (jobs a timing policy held
 back), then arrivals, then re-passes (another scheduling pass of one region, after evictions put
-jobs back in its queue), then spot interruptions; within a kind, insertion order.
+jobs back in its queue), then spot interruptions, then region outages starting and ending; within
+a kind, insertion order.
 Arrivals are known up front and sorted by submit time, so they never enter the heap: `pop_batch`
 merges the next arrivals with the heap's earliest events.
 """
@@ -20,6 +21,8 @@ DEFERRED = 3
 ARRIVAL = 4
 REPASS = 5
 SPOT = 6
+OUTAGE_START = 7
+OUTAGE_END = 8
 
 
 class EventQueue:
@@ -37,8 +40,8 @@ class EventQueue:
         self.spot_pending = 0  # SPOT events in the heap
 
     def push(self, time_s: float, kind: int, payload: int) -> None:
-        """Add an event of `kind` (FINISH, FAILURE, TIMER, DEFERRED, REPASS or SPOT) about `payload` (a
-        job index; a region index for REPASS, a spot node for SPOT) at `time_s`."""
+        """Add an event of `kind` about `payload` (a job index; a region index for REPASS and the
+        outage kinds, a spot node for SPOT) at `time_s`."""
         heapq.heappush(self._heap, (time_s, kind, self._seq, payload))
         self._seq += 1
         self.spot_pending += kind == SPOT

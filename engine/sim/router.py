@@ -10,6 +10,8 @@ and its GPU model's on-demand price there.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -48,6 +50,8 @@ class Router:
                            self.facts.at_work[:, q], self.price_in[shape], self.facts.g_co2e[:, q],
                            self.allowed[j], self.fits_in[shape], self.facts.latency_ms[home],
                            self.facts.latency.slo_ms, self.facts.egress_usd_per_gb)
+        if run.outage_list:  # a region that is down cannot hold anything now
+            view = replace(view, fits=view.fits & ~np.array([run.outages.down(n) for n in self.names]))
         job = RouteRequest(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j], run.submit[j],
                            self.data_region[j], run.data_gb[j])
         scores = np.where(view.fits, np.asarray(self.policy.scores(job, view, now_s), np.float64), -np.inf)

@@ -90,7 +90,7 @@ class Sharing:
             entries = {r: {e.holder: e for e in setup.quotas if e.region in (None, r)} for r in self.names}
             self.gate = QuotaGate(quota, self.holder, holders, weights, list(run.regions.items()), entries)
             self.reclaims = self.preempts and bool(getattr(self.policy, "reclaim", False))
-        self.planner = Planner(run.regions) if self.preempts or setup.spot.enabled else None
+        self.planner = Planner(run.regions) if self.preempts or setup.spot.enabled or run.outage_list else None
         self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
         self.cpus = (w.cpu_milli * w.nodes / 1000.0).tolist()
         self.memory = (w.memory_mib * w.nodes / 1024.0).tolist()

@@ -50,12 +50,14 @@ from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
 from engine.policies.admission import AdmissionRequest
-from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS, SPOT, TIMER, EventQueue
+from engine.sim.events import (ARRIVAL, DEFERRED, FAILURE, FINISH, OUTAGE_END, OUTAGE_START, REPASS, SPOT, TIMER,
+                               EventQueue)
 from engine.sim.fleet_state import PodRequest, fits_on
 from engine.sim.frag_sampler import FragmentationSampler, workload_target
 from engine.sim.queue import WaitingQueue
 from engine.sim.holder import Holder
 from engine.sim.order_cache import OrderCache
+from engine.sim.outage import Outages
 from engine.sim.reasons import BACKFILLED, CAPACITY, DEGRADED, FAILED, FORECAST, NEVER, REJECTED, STARTED, WAITING
 from engine.sim.reasons import DEFERRED as DEFERRED_CODE
 from engine.sim.reasons import TRANSFERRING
@@ -159,6 +161,8 @@ class _Run:
         facts = RegionFacts(world or World(), names, w.origin_utc, span) if routes or holds else None
         self.router = Router(self, routing, facts) if routes else None
         self.holder = Holder(self, timing, facts) if holds else None
+        self.outage_list = tuple(world.outages) if world is not None else ()
+        self.outages = Outages(self, self.outage_list)
         self.sharing = Sharing(self, sharing or SharingSetup())
         self.orders = OrderCache(policies.order, len(w))
         self.remaining = list(self.run_s)  # work left per job, s (less after checkpointed evictions)
@@ -193,6 +197,10 @@ class _Run:
                     touched[names[j]] = True
                 elif kind == SPOT:
                     touched[self.sharing.spot.interrupt(j, now)] = True
+                elif kind == OUTAGE_START:
+                    touched.update(dict.fromkeys(self.outages.start(j, now), True))
+                elif kind == OUTAGE_END:
+                    touched[self.outages.end(j)] = True
                 elif (j := self._current(j)) >= 0:
                     region = self.region_name[j]
                     touched[region] = True
@@ -244,6 +252,26 @@ class _Run:
         self.parked[j] = False
         self.arrived[region].append(j)
         self.queues[region].add(int(self.job_key[j]))
+
+    def waiting_in(self, region: str) -> list[int]:
+        """The jobs waiting in `region`'s queue and its guaranteed queue."""
+        return [*self.key_job[self.queues[region].keys()].tolist(), *self.sharing.vip[region]]
+
+    def reroute(self, j: int, region: str, now: float) -> str:
+        """Take waiting job j out of `region` and route it again (an outage); returns its new region."""
+        vip = self.sharing.vip[region]
+        if j in vip:
+            vip.remove(j)
+        else:
+            self.queues[region].remove(int(self.job_key[j]))
+        self.count_waiting(j, region, -1)
+        self._move(j, self.router.route(j, now))
+        moved = self.region_name[j]
+        self.count_waiting(j, moved, +1)
+        if not self.sharing.joins_vip(j, moved):
+            self.arrived[moved].append(j)
+            self.queues[moved].add(int(self.job_key[j]))
+        return moved
 
     def park(self, j: int, region: str, reason: int, now: float) -> None:
         """Take job j out of its region's queue while its quota holds it back."""
@@ -330,6 +358,8 @@ class _Run:
         self.log_c.append(code)
 
     def _schedule(self, region: str, now: float) -> None:
+        if self.outages.down(region):
+            return
         sharing = self.sharing
         if sharing.vip[region]:
             sharing.schedule_vip(region, self.regions[region], now)

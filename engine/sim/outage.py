@@ -1,0 +1,70 @@
+"""Region outages (disaster recovery): a region's whole fleet goes down for a while.
+
+A scenario's [[outage]] entries name a region and a UTC time range. When an outage starts, every
+job running in the region is evicted (checkpoint-aware, engine.sim.sharing) and the region stops
+scheduling until the outage ends. With a router (any routing policy but home-only), the region's
+waiting and evicted jobs are routed again at once and new arrivals are routed as if the region's
+fleet could not hold them, so critical work moves to the other regions its data may go to
+(inflexible work too: the routing policies' fallback when home is not eligible); without one they
+wait for the region to come back. Overlapping outages of a region merge.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from engine.sim.events import OUTAGE_END, OUTAGE_START
+
+
+@dataclass(frozen=True)
+class Outage:
+    """A region's fleet is down over [start_utc, end_utc)."""
+
+    region: str
+    start_utc: pd.Timestamp
+    end_utc: pd.Timestamp
+
+
+class Outages:
+    """The outages of one run: their events, and which regions are down now."""
+
+    def __init__(self, run, outages: tuple[Outage, ...]) -> None:
+        self.run = run
+        self.depth = dict.fromkeys(run.regions, 0)  # outages in progress per region
+        origin = run.w.origin_utc
+        for outage in outages:
+            if outage.region not in run.regions:
+                continue
+            r = run.region_index[outage.region]
+            start = max((outage.start_utc - origin).total_seconds(), 0.0)
+            end = (outage.end_utc - origin).total_seconds()
+            if end > start:
+                run.events.push(start, OUTAGE_START, r)
+                run.events.push(end, OUTAGE_END, r)
+
+    def down(self, region: str) -> bool:
+        return self.depth[region] > 0
+
+    def start(self, r: int, now: float) -> set[str]:
+        """Region r goes down: evict its running jobs and route its waiting ones away (with a
+        router); returns the regions whose queues changed."""
+        run = self.run
+        region = list(run.regions)[r]
+        self.depth[region] += 1
+        if self.depth[region] > 1:
+            return {region}
+        sharing = run.sharing
+        for j in sorted(sharing.planner.jobs[region]):
+            sharing.evict(j, now)
+        moved = {region}
+        if run.router is not None:
+            for j in run.waiting_in(region):
+                moved.add(run.reroute(j, region, now))
+        return moved
+
+    def end(self, r: int) -> str:
+        region = list(self.run.regions)[r]
+        self.depth[region] -= 1
+        self.run.freed[region] = True
+        return region
