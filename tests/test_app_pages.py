@@ -271,6 +271,10 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
     text = " ".join(m.value for m in app.markdown)
     assert describe(expected.pairs.iloc[0]) in text and "Lendable GPU-hours** from region A" in text
     assert any("ran in a region their tag allows" in s.value for s in app.success)
+    from engine.analysis.scaling import suggestions
+    scaling = suggestions(expected.hourly)
+    assert len(scaling) and all(sentence in text for sentence in scaling["sentence"])
+    assert app.dataframe(key="tz_scaling").value["region"].tolist() == scaling["region"].tolist()
     app.radio(key="tz_view:sample").set_value("UTC week").run()
     app.selectbox(key="tz_week:sample").select(pd.Timestamp("2026-09-07")).run()
     assert not app.exception, app.exception

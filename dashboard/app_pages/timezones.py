@@ -3,6 +3,7 @@ the follow-the-sun hand-off, and the residency audit, from the dataset's recorde
 import streamlit as st
 
 from dashboard import data
+from engine.analysis import scaling
 from engine.analysis.handoff import FLEXIBLE_CLASSES, describe
 
 TOP_PAIRS = 5
@@ -108,6 +109,22 @@ def _residency(tz) -> None:
         st.info(audit.message)
 
 
+def _scaling(tz) -> None:
+    st.subheader("Where predictive scaling would have helped")
+    table = scaling.suggestions(tz.hourly)
+    if table.empty:
+        st.info("No local hour was short of GPUs on most days, or idle on almost all of them.")
+        return
+    st.markdown("\n".join(f"- {sentence}" for sentence in table["sentence"]))
+    st.dataframe(table.drop(columns="sentence"), hide_index=True, key="tz_scaling", column_config={
+        "gpus": st.column_config.NumberColumn(format="%.0f"),
+        "gpu_hours_per_day": st.column_config.NumberColumn("GPU-hours per day", format="%.0f"),
+        "days_share": st.column_config.NumberColumn("share of days", format="%.2f")})
+    st.caption("Per region and local hour: GPUs queued at that hour on at least half of the days (add: the "
+               "median queued GPUs), or nothing queued on at least 90 % of days (release: the GPUs idle on "
+               "90 % of days). Consecutive hours are joined into one window.")
+
+
 def _methods(tz) -> None:
     with st.expander("How these numbers are computed"):
         st.markdown(METHODS)
@@ -139,5 +156,6 @@ _metrics(tz)
 _profiles(dataset, figures)
 _holidays(tz, figures)
 _handoff(tz, figures)
+_scaling(tz)
 _residency(tz)
 _methods(tz)
