@@ -186,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     from engine.cli_simulate import add_parsers as add_simulate_parsers
 
     add_simulate_parsers(sub, db_help)
+    from engine.report.cli import add_parser as add_report_parser
+
+    add_report_parser(sub, db_help)
     return parser
 
 

@@ -8,24 +8,23 @@ the baseline. Keys and units: engine.analysis.sim_metrics (kpis, by_group),
 engine.analysis.world_kpis (cost, carbon, residency: KPI_KEYS) and the README. The world KPIs use the
 dataset's prices, regions and carbon tables with --dataset, and the defaults (price book, world-average
 grid intensity, UTC) with --trace; the defaults relied on are printed after the KPIs ("assumed: ..."),
-on stderr with --json so that stdout stays one JSON document.
+on stderr with --json so that stdout stays one JSON document. The runs and their KPIs come from
+engine.compare.run_scenarios, which the executive report (engine.report) shares.
 """
 from __future__ import annotations
 
 import json
 import math
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from engine.analysis.fairness import queue_sla_table, team_table
-from engine.analysis.sim_metrics import by_group, effective_capacity_ratio, kpis
+from engine.analysis.sim_metrics import by_group
 from engine.analysis.sim_series import group_comparison
-from engine.analysis.world_kpis import world_report
-from engine.scenario import DEFAULTS, Scenario, ScenarioError
-from engine.sim.world import World
+from engine.compare import WORLD_TABLES, Unusable, run_scenarios
+from engine.scenario import Scenario, ScenarioError
 from engine.telemetry.batch import TABLE_COLUMNS
 from engine.telemetry.importers import parser_for
 from engine.telemetry.importers.common import ImportOptions
@@ -33,26 +32,21 @@ from engine.telemetry.importers.detect import detect_format
 
 EXIT_BAD_INPUT = 2
 GROUPS = (("workload_class", "by_workload_class"), ("team", "by_team"))
-WORLD_TABLES = ("prices", "regions", "carbon", "teams")
 
 
-class _Unusable(Exception):
-    """Input the commands cannot use; printed on stderr with exit code 2."""
-
-
-def _tables(args) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
-    """(jobs, fleet, {prices, regions, carbon}) of the dataset or trace the arguments name; a trace's
+def tables(args) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    """(jobs, fleet, {prices, regions, carbon, teams}) of the dataset or trace the arguments name; a trace's
     world tables are those its importer gives, else empty (the world KPIs then use their defaults)."""
     if args.trace:
         path = Path(args.trace)
         try:
             data = path.read_bytes()
         except OSError as exc:
-            raise _Unusable(f"cannot read {path}: {exc.strerror or exc}") from None
+            raise Unusable(f"cannot read {path}: {exc.strerror or exc}") from None
         batch = parser_for(detect_format(path.name, data))(data, str(path), ImportOptions())
         jobs, fleet = batch.tables.get("jobs"), batch.tables.get("fleet")
         if jobs is None or fleet is None:
-            raise _Unusable(f"{path}: {batch.format} trace has no jobs and fleet; ingest it with a fleet "
+            raise Unusable(f"{path}: {batch.format} trace has no jobs and fleet; ingest it with a fleet "
                             "and use --dataset")
         return jobs, fleet, {name: batch.tables.get(name, pd.DataFrame(columns=TABLE_COLUMNS[name]))
                              for name in WORLD_TABLES}
@@ -64,7 +58,7 @@ def _tables(args) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
         ensure_sample(store)
         names = list(store.datasets()["name"])
         if args.dataset not in names:
-            raise _Unusable(f"unknown dataset {args.dataset!r}; choose from {', '.join(names) or 'none'}")
+            raise Unusable(f"unknown dataset {args.dataset!r}; choose from {', '.join(names) or 'none'}")
         return (store.jobs(args.dataset), store.fleet(args.dataset),
                 {name: store.table(name, args.dataset) for name in WORLD_TABLES})
     finally:
@@ -73,37 +67,10 @@ def _tables(args) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
 
 def _run(args, files: list[str]) -> tuple[list[tuple[Scenario, dict, object]], list[str]]:
     """([(scenario, its KPIs with the world KPIs appended, result) per scenario file], the defaults the
-    world KPIs relied on, each once)."""
+    world KPIs relied on, each once): engine.compare.run_scenarios over the arguments' tables."""
     scenarios = [Scenario.load(f) for f in files]
-    jobs, fleet, world = _tables(args)
-    out, assumed, baselines = [], {}, {}
-    tables = World(world["regions"], world["prices"], world["carbon"], teams=world.get("teams"))
-    for scenario in scenarios:
-        result = scenario.run(jobs, fleet, tables)
-        ratio = _capacity_ratio(scenario, kpis(result), jobs, fleet, tables, baselines)
-        ran_jobs, ran_fleet = scenario.apply(jobs, fleet)
-        edited = scenario.world(tables, fleet)
-        try:
-            report = world_report(result, ran_fleet, edited.prices, edited.regions, edited.carbon, jobs=ran_jobs)
-        except ValueError as exc:
-            raise _Unusable(f"{scenario.name}: cannot compute cost, carbon and residency: {exc}") from None
-        assumed.update(dict.fromkeys(report.assumed))
-        out.append((scenario, {**kpis(result), "effective_capacity_ratio": ratio, **report.kpis}, result))
-    return out, list(assumed)
-
-
-def _capacity_ratio(scenario: Scenario, values: dict, jobs, fleet, world: World, baselines: dict) -> float:
-    """Served GPU-hours against home-only FIFO (the default policies) with the same workload and
-    fleet edits and seed; the baseline runs once per distinct set of edits."""
-    baseline = replace(scenario, name="home-only FIFO", timer_s=0.0,
-                       policies={family: (key, {}) for family, key in DEFAULTS.items()})
-    if baseline.policies == scenario.policies:
-        return effective_capacity_ratio(values, values)
-    key = (baseline.start_utc, baseline.end_utc, baseline.load_scale, baseline.growth, baseline.fleet_edits,
-           baseline.seed)
-    if key not in baselines:
-        baselines[key] = kpis(baseline.run(jobs, fleet, world))
-    return effective_capacity_ratio(values, baselines[key])
+    runs, assumed = run_scenarios(scenarios, *tables(args))
+    return [(run.scenario, run.kpis, run.result) for run in runs], assumed
 
 
 def _print_assumed(notes: list[str], json_mode: bool) -> None:
@@ -116,7 +83,7 @@ def _guarded(command):
     def wrapped(args) -> int:
         try:
             return command(args)
-        except (ScenarioError, _Unusable) as exc:
+        except (ScenarioError, Unusable) as exc:
             print(f"meridian: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
     return wrapped

@@ -1,0 +1,85 @@
+"""The report printed: the PDF holds the engine's numbers as the report prints them, its pages render
+(saved to tests/artifacts/report-page-N.png), and the HTML opens in Chromium offline, cleanly."""
+import shutil
+import subprocess
+import types
+from pathlib import Path
+
+import pytest
+from conftest import CHROMIUM, CHROMIUM_ARGS
+
+from engine.cli_simulate import tables
+from engine.report import build_report, fmt, render_html, write_pdf
+from engine.report.html import region_rows
+from engine.scenario import Scenario
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
+ARTIFACTS = Path(__file__).parent / "artifacts"
+pytestmark = [pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium"),
+              pytest.mark.skipif(not shutil.which("pdftotext"), reason="needs poppler-utils")]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    db = tmp_path_factory.mktemp("report-pdf") / "m.duckdb"
+    data = tables(types.SimpleNamespace(trace=None, dataset="sample", db=str(db)))
+    return build_report(*data, Scenario.load(SCENARIOS / "fifo.toml"),
+                        [Scenario.load(SCENARIOS / "follow-the-sun.toml")], days=2)
+
+
+@pytest.fixture(scope="module")
+def pdf(report, tmp_path_factory):
+    return write_pdf(report, tmp_path_factory.mktemp("pdf") / "report.pdf")
+
+
+def _text(pdf: Path) -> str:
+    out = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    return " ".join(out.split())
+
+
+def test_pdf_text_holds_the_engines_numbers(report, pdf):
+    text = _text(pdf)
+    assert pdf.stat().st_size < 1_000_000   # vector text and charts, not 5 MB of script
+    s, k = report.savings["follow-the-sun"], report.kpis.set_index("kpi")
+    for shown in (fmt.pct(s.util_baseline), fmt.pct(s.util_candidate), fmt.usd(s.idle_usd_per_year_baseline),
+                  fmt.usd(abs(s.idle_usd_per_year_recovered)), fmt.hours(k.loc["wait_p95_s", "fifo"]),
+                  fmt.hours(k.loc["wait_p95_s", "follow-the-sun"]), fmt.usd(k.loc["cost_usd_per_year", "fifo"]),
+                  fmt.tonnes(k.loc["carbon_kg_per_year", "follow-the-sun"]),
+                  *(fmt.number(v) for v in k["follow-the-sun"]),
+                  *(cell for row in region_rows(report.regions) for cell in row[2:4])):
+        assert shown in text, shown
+    for words in ("Engine fidelity", "Method", "Assumptions", "Price of one GPU", "$30,000", "first 2 days"):
+        assert words in text, words
+
+
+def test_pdf_pages_render(pdf):
+    ARTIFACTS.mkdir(exist_ok=True)
+    for old in ARTIFACTS.glob("report-page-*.png"):
+        old.unlink()
+    subprocess.run(["pdftoppm", "-png", "-r", "60", str(pdf), str(ARTIFACTS / "report-page")], check=True)
+    pages = sorted(ARTIFACTS.glob("report-page-*.png"))
+    assert 1 <= len(pages) <= 3
+    assert all(p.stat().st_size > 20_000 for p in pages)   # drawn pages, not blank ones
+
+
+def test_html_opens_offline_in_chromium_without_errors_or_requests(report, tmp_path):
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    path = tmp_path / "report.html"
+    path.write_text(render_html(report), encoding="utf-8")
+    requests, errors = [], []
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(path.as_uri())
+            page.wait_for_function("document.querySelectorAll('.chart .main-svg').length >= 3", timeout=30_000)
+            drawn = page.evaluate("Array.from(document.querySelectorAll('.chart')).map(d => d.querySelectorAll("
+                                  "'.heatmaplayer image, .barlayer .point').length)")
+        finally:
+            browser.close()
+    assert requests == [path.as_uri()]
+    assert errors == []
+    assert all(n > 0 for n in drawn), drawn
