@@ -42,6 +42,7 @@ page = st.navigation([
     st.Page(PAGES / "timezones.py", title="Time zones", icon=":material/schedule:", url_path="timezones"),
     st.Page(PAGES / "costcarbon.py", title="Cost & carbon", icon=":material/payments:", url_path="cost"),
     st.Page(PAGES / "fairness.py", title="Teams & fairness", icon=":material/balance:", url_path="fairness"),
+    st.Page(PAGES / "report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ])
 with st.sidebar:
     st.markdown("**Meridian** · GPU fleet idle time")

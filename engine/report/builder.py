@@ -102,5 +102,5 @@ def _range_note(scenario: Scenario, run: Run, days: float | None) -> str:
         return f"all {jobs:,} jobs of the dataset"
     start = "the start" if scenario.start_utc is None else f"{scenario.start_utc:%Y-%m-%d %H:%M}"
     end = "the end" if scenario.end_utc is None else f"{scenario.end_utc:%Y-%m-%d %H:%M}"
-    first = f"the first {days:g} days: " if days else ""
+    first = f"the first {days:g} day{'' if days == 1 else 's'}: " if days else ""
     return f"{jobs:,} jobs submitted in {first}{start} to {end} UTC"

@@ -1,0 +1,126 @@
+"""The Report page through Streamlit's AppTest on the first day of the sample data: defaults, a built report
+whose headline is build_report's for the same inputs, its downloads, and choices that cannot be built."""
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.compare import WORLD_TABLES
+from engine.report import ReportAssumptions, build_report, render_html
+from engine.scenario import Scenario
+from engine.telemetry.sample import ensure_sample
+from engine.telemetry.store import Store
+
+REPO = Path(__file__).parents[1]
+APP = str(REPO / "dashboard" / "app.py")
+SCENARIOS = REPO / "sample_data" / "scenarios"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory):
+    db = tmp_path_factory.mktemp("report") / "meridian.duckdb"
+    store = Store.open(db)
+    ensure_sample(store)
+    store.close()
+    return db
+
+
+@pytest.fixture
+def app(database, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(database)])
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["rp_days"] = 1.0
+    at.switch_page("app_pages/report.py").run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+@pytest.fixture(scope="module")
+def expected(database):
+    """build_report of data-local against fifo on the sample's first day, at a GPU price of $40K."""
+    store = Store.open(database)
+    try:
+        return build_report(store.jobs("sample"), store.fleet("sample"),
+                            {name: store.table(name, "sample") for name in WORLD_TABLES},
+                            Scenario.load(SCENARIOS / "fifo.toml"), [Scenario.load(SCENARIOS / "data-local.toml")],
+                            ReportAssumptions(gpu_capex_usd=40_000.0), dataset="sample", days=1.0)
+    finally:
+        store.close()
+
+
+def _unescaped(markdown: str) -> list[str]:
+    return [line.removeprefix("- ").replace("\\$", "$") for line in markdown.splitlines()]
+
+
+def test_the_page_opens_on_the_defaults_without_simulating(app):
+    assert app.title[0].value == "Executive report"
+    assert app.selectbox(key="rp_baseline").value == "fifo"
+    assert app.multiselect(key="rp_candidates").value == ["data-local"]
+    assert app.number_input(key="rp_gpu_capex_usd").value == 30_000.0
+    assert app.number_input(key="rp_pue").value == 1.2
+    assert {f["name"] for f in ReportAssumptions.fields() if f["kind"] == "number"} == \
+        {n.key.removeprefix("rp_") for n in app.number_input if n.key != "rp_days"}
+    assert "press **Build the report**" in app.info[0].value
+    assert not app.download_button and "rp_built" not in app.session_state
+
+
+def test_building_shows_the_engines_headline_downloads_and_the_preview(app, expected):
+    app.number_input(key="rp_gpu_capex_usd").set_value(40_000.0).run()
+    assert not app.get("iframe")
+    app.button(key="rp_build").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    assert [h.value for h in app.subheader][:1] == ["data-local against fifo"]
+    bullets = [m.value for m in app.markdown if m.value.startswith("- ")]
+    assert _unescaped(bullets[0]) == list(expected.headline)
+    built = app.session_state["rp_built"]
+    assert built["report"].kpis.equals(expected.kpis)
+    assert built["html"] == render_html(expected)
+    assert [b.label for b in app.download_button] == ["Download HTML"]
+    assert len(app.get("iframe")) == 1
+    assert [b.label for b in app.button if b.key == "rp_prepare_pdf"] == ["Prepare PDF"]
+
+    # a change of input hides the stale report until it is built again
+    app.number_input(key="rp_pue").set_value(1.5).run()
+    assert "choices changed" in app.info[0].value and not app.download_button and not app.get("iframe")
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium")
+def test_prepare_pdf_offers_the_printed_report(app):
+    app.button(key="rp_build").click().run()
+    app.button(key="rp_prepare_pdf").click().run()
+    assert not app.exception, app.exception
+    assert not app.error and not app.warning, [e.value for e in [*app.error, *app.warning]]
+    assert [b.label for b in app.download_button] == ["Download HTML", "Download PDF"]
+    assert app.session_state["rp_pdf_bytes"]["pdf"].startswith(b"%PDF")
+
+
+def test_without_chromium_the_page_warns_and_still_offers_html(app, monkeypatch):
+    monkeypatch.delenv("MERIDIAN_CHROMIUM", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr("engine.report.pdf.CHROMIUM_CANDIDATES", ())
+    app.button(key="rp_build").click().run()
+    assert not app.exception, app.exception
+    assert [b.label for b in app.download_button] == ["Download HTML"]
+    assert [w.value for w in app.warning][0].startswith("No PDF: printing the report to PDF needs Chromium")
+
+
+@pytest.mark.parametrize("candidates, message", [
+    ([], "Pick at least one candidate scenario to compare with the baseline."),
+    (["fifo", "data-local"], "The baseline fifo is also a candidate: pick candidates other than the baseline."),
+])
+def test_a_choice_that_cannot_be_built_is_a_message(app, candidates, message):
+    app.multiselect(key="rp_candidates").set_value(candidates).run()
+    assert not app.exception, app.exception
+    assert [w.value for w in app.warning] == [message]
+    assert not [b for b in app.button if b.key == "rp_build"]
+
+
+def test_an_invalid_assumption_is_an_error_message(app):
+    app.number_input(key="rp_amortisation_years").set_value(0.0).run()
+    assert not app.exception, app.exception
+    assert [e.value for e in app.error] == ["Assumptions: amortisation_years must be positive, got 0.0"]
+    assert not [b for b in app.button if b.key == "rp_build"]
