@@ -10,6 +10,9 @@
     work_start_hour = 8                 # 0-23, local
     work_end_hour = 17                  # 0-23, local; <= start: the shift crosses midnight
     holiday_country = "IL"              # ISO 3166 code (optionally "-subdivision"); "" for no holidays
+    off_peak_start_hour = 22            # local off-peak hours (0-23; end <= start crosses midnight) ...
+    off_peak_end_hour = 6
+    off_peak_discount = 0.3             # ... when on-demand and spot GPUs cost 30 % less
 
 Prices: `price_scale` multiplies the region's rows; a GPU type of the region's fleet without rows
 first gets the price book's rows (engine.world.pricebook, still flagged `assumed`), so the scale
@@ -19,7 +22,10 @@ spot with it: new tier price = new on-demand x (the dataset's tier / on-demand r
 region and GPU type when the dataset has both rows, else the price book's TIER_MULTIPLIER).
 Carbon: `carbon_scale` needs a profile in the dataset (a region without one runs on a default that
 is not the data's; give `g_co2e_per_kwh` instead), `g_co2e_per_kwh` replaces the profile by 24
-equal hours. Calendars go to `World.calendars`, which the router's `RegionFacts` reads.
+equal hours. Calendars go to `World.calendars`, which the router's `RegionFacts` reads. Off-peak
+windows go to the regions table (columns off_peak_start_hour, off_peak_end_hour, off_peak_discount;
+a region missing from it gets a row on UTC), which the cost report (engine.analysis.offpeak) and the
+router's prices read.
 """
 from __future__ import annotations
 
@@ -35,7 +41,9 @@ from engine.world.calendar import parse_holiday_spec, parse_working_days
 from engine.world.pricebook import TIER_MULTIPLIER, default_price_rows
 
 KEYS = {"region", "price_scale", "usd_per_gpu_hour", "carbon_scale", "g_co2e_per_kwh", "working_days",
-        "work_start_hour", "work_end_hour", "holiday_country"}
+        "work_start_hour", "work_end_hour", "holiday_country", "off_peak_start_hour", "off_peak_end_hour",
+        "off_peak_discount"}
+OFF_PEAK = ("off_peak_start_hour", "off_peak_end_hour", "off_peak_discount")
 CALENDAR_KEYS = ("working_days", "work_start_hour", "work_end_hour", "holiday_country")
 HOURS_PER_DAY = 24
 
@@ -54,6 +62,9 @@ class RegionEdit:
     work_start_hour: int | None = None
     work_end_hour: int | None = None
     holiday_country: str | None = None
+    off_peak_start_hour: int | None = None
+    off_peak_end_hour: int | None = None
+    off_peak_discount: float | None = None
 
     def calendar(self) -> dict:
         """The calendar keys this edit sets (World.calendars' per-region mapping)."""
@@ -112,6 +123,13 @@ def parse_region_edit(spec: object, source: str) -> RegionEdit:
     on_demand = tuple(sorted((str(gpu), _number(prices, gpu, f"{where} usd_per_gpu_hour", 0, False))
                              for gpu in prices))
     days = _text(spec, "working_days", parse_working_days, '"Mon-Fri" or "Sun-Thu"', where)
+    peak = [key for key in OFF_PEAK if key in spec]
+    if peak and len(peak) != len(OFF_PEAK):
+        raise ScenarioError(f"{where}: an off-peak window needs off_peak_start_hour, off_peak_end_hour and "
+                            "off_peak_discount together")
+    discount = _number(spec, "off_peak_discount", where, 0, True) if peak else None
+    if discount is not None and discount > 1:
+        raise ScenarioError(f"{where}: off_peak_discount must be a share between 0 and 1, got {discount:g}")
     holiday = _text(spec, "holiday_country", parse_holiday_spec, '"US", "DE-BY" or "" (no holidays)', where)
     return RegionEdit(
         region=region.strip(),
@@ -120,7 +138,9 @@ def parse_region_edit(spec: object, source: str) -> RegionEdit:
         carbon_scale=_number(spec, "carbon_scale", where, 0, False) if "carbon_scale" in spec else 1.0,
         g_co2e_per_kwh=_number(spec, "g_co2e_per_kwh", where, 0, True) if "g_co2e_per_kwh" in spec else None,
         working_days=days, work_start_hour=_hour(spec, "work_start_hour", where),
-        work_end_hour=_hour(spec, "work_end_hour", where), holiday_country=holiday)
+        work_end_hour=_hour(spec, "work_end_hour", where), holiday_country=holiday,
+        off_peak_start_hour=_hour(spec, "off_peak_start_hour", where),
+        off_peak_end_hour=_hour(spec, "off_peak_end_hour", where), off_peak_discount=discount)
 
 
 def parse_region_edits(entries: object, source: str) -> tuple[RegionEdit, ...]:
@@ -196,6 +216,7 @@ def edit_world(world: World, edits: tuple[RegionEdit, ...], fleet: pd.DataFrame 
     valid = _names(world.regions, "region") | _names(fleet, "region")
     gpu_types = _names(world.prices, "gpu_type") | _names(fleet, "gpu_type")
     prices, carbon = _table(world.prices, "prices"), _table(world.carbon, "carbon")
+    regions = world.regions
     calendars = dict(world.calendars or {})
     for edit in edits:
         if edit.region not in valid:
@@ -211,7 +232,21 @@ def edit_world(world: World, edits: tuple[RegionEdit, ...], fleet: pd.DataFrame 
         carbon = _carbon(carbon, edit)
         if edit.calendar():
             calendars[edit.region] = {**calendars.get(edit.region, {}), **edit.calendar()}
-    return replace(world, prices=prices, carbon=carbon, calendars=calendars or None)
+        if edit.off_peak_discount is not None:
+            regions = _off_peak(regions, edit)
+    return replace(world, prices=prices, carbon=carbon, calendars=calendars or None, regions=regions)
+
+
+def _off_peak(regions: pd.DataFrame | None, edit: RegionEdit) -> pd.DataFrame:
+    """The regions table with the edit's off-peak window on its region's row (added on UTC if missing)."""
+    table = _table(regions, "regions").copy()
+    if edit.region not in set(table["region"].astype(str)):
+        table = pd.concat([table, pd.DataFrame([{"region": edit.region, "timezone": "UTC"}])], ignore_index=True)
+    for key in OFF_PEAK:
+        if key not in table:
+            table[key] = float("nan")
+        table.loc[table["region"].astype(str) == edit.region, key] = float(getattr(edit, key))
+    return table
 
 
 def parse_outages(entries: object, source: str) -> tuple:

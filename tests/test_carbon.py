@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from test_cost import H, node, result, sample_fifo
 
-from engine.analysis.carbon import carbon_report, local_hour_bins
+from engine.analysis.carbon import carbon_report
+from engine.analysis.local_hours import local_hour_bins
 from engine.analysis.cost import CostAssumptions, cost_report
 
 FALL_BACK = pd.Timestamp("2026-11-01 04:00")      # 00:00 EDT; clocks go back at 06:00 UTC (02:00 EDT)

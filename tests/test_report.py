@@ -170,7 +170,7 @@ def test_local_hour_utilisation_averages_back_to_the_region_utilisation(report):
     regions = region_figures(run, 365).set_index("region")
     assert hourly["util"].between(0, 1).all()
     # Weighted by the hours the window spends at each local hour, the hours give back the region's figure.
-    from engine.analysis.carbon import local_hour_bins
+    from engine.analysis.local_hours import local_hour_bins
     import numpy as np
 
     zones = dict(zip(run.world.carbon.by_region["region"], run.world.carbon.by_region["timezone"]))

@@ -2,13 +2,15 @@
 calendar overrides read by the router's RegionFacts, and a price edit that changes where a job runs."""
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from engine.analysis.cost import cost_report
 from engine.scenario import Scenario, ScenarioError
 from engine.scenario_world import RegionEdit, edit_world
 from engine.sim.world import RegionFacts, World
-from sim_helpers import T0, job
+from sim_helpers import T0, fleet, job
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 REGIONS = pd.DataFrame({"region": ["eu", "ap"], "timezone": ["Europe/Berlin", "Asia/Jerusalem"],
@@ -45,7 +47,8 @@ def test_a_full_entry_parses_to_a_region_edit():
 @pytest.mark.parametrize("entry, message", [
     ({"price_scale": 2}, 's.toml: a [[region]] entry needs region = "<name of a dataset region>"'),
     ({"region": "eu", "price": 2}, "s.toml: unknown [[region]] key price; valid: carbon_scale, g_co2e_per_kwh, "
-     "holiday_country, price_scale, region, usd_per_gpu_hour, work_end_hour, work_start_hour, working_days"),
+     "holiday_country, off_peak_discount, off_peak_end_hour, off_peak_start_hour, price_scale, region, "
+     "usd_per_gpu_hour, work_end_hour, work_start_hour, working_days"),
     ({"region": "eu", "price_scale": 0}, "s.toml: [[region]] eu: price_scale must be a number > 0, got 0"),
     ({"region": "eu", "carbon_scale": -1.5}, "s.toml: [[region]] eu: carbon_scale must be a number > 0, got -1.5"),
     ({"region": "eu", "g_co2e_per_kwh": "low"},
@@ -193,3 +196,26 @@ def test_the_bundled_example_makes_european_capacity_cheaper():
     assert scenario.policies["routing"] == ("follow-the-sun", {}) and scenario.policies["backfill"] == ("easy", {})
     assert scenario.policies["placement"] == ("best-fit", {})
     assert [(e.region, e.price_scale) for e in scenario.region_edits] == [("eu-west", 0.7), ("eu-north", 0.7)]
+
+
+def test_an_off_peak_window_discounts_on_demand_hours_in_it_and_the_routers_prices():
+    # one on-demand H100 node in region "r" (UTC) at $4; a job holds 8 GPUs 20:00-24:00 UTC, two of those
+    # hours in the 22-06 window at 50 % off: 8 x (2 x 4 + 2 x 2) = $96 instead of $128
+    rows = [dict(job(0, 20 * 3600, 4 * 3600, 8, gpu_type="H100"))]
+    nodes = fleet(8, gpu_type="H100").assign(tier="on-demand")
+    prices = pd.DataFrame({"region": ["r"], "gpu_type": ["H100"], "tier": ["on-demand"], "usd_per_gpu_hour": [4.0],
+                           "assumed": [False]})
+    regions = pd.DataFrame({"region": ["r"], "timezone": ["UTC"], "country": ["US"], "jurisdiction": ["US"]})
+    spec = {"name": "t", "region": [{"region": "r", "off_peak_start_hour": 22, "off_peak_end_hour": 6,
+                                      "off_peak_discount": 0.5}]}
+    scenario = Scenario.from_dict(spec)
+    world = scenario.world(World(regions, prices, None), nodes)
+    result = scenario.run(pd.DataFrame(rows), nodes, World(regions, prices, None))
+    # submitted at 20:00 on the first day (time 0 is the first submit): the job runs 0-4 h from time 0
+    report = cost_report(result, nodes, world.prices, regions=world.regions)
+    assert report.totals["usd"] == 8 * (2 * 4.0 + 2 * 2.0)
+    assert cost_report(result, nodes, prices).totals["usd"] == 8 * 4 * 4.0
+    facts = RegionFacts(world, ["r"], pd.Timestamp("2026-01-01"), 86_400.0)
+    assert np.allclose(facts.price_factor[0, [0, 21 * 4, 22 * 4, 23 * 4 + 3]], [0.5, 1.0, 0.5, 0.5])
+    with pytest.raises(ScenarioError, match="needs off_peak_start_hour, off_peak_end_hour and off_peak_discount"):
+        Scenario.from_dict({"region": [{"region": "r", "off_peak_discount": 0.5}]})

@@ -18,7 +18,9 @@ measures utilisation); H = W / 3600 hours. Prices p(region, gpu_type, tier) are 
                                              is paid every hour of the window, used or not)
                                   on-demand, spot:  P = U  (billed only while a job holds the GPU;
                                              each at its own price)
-  usd = P x p                     idle_usd = (P - U) x p   (non-zero only for reserved GPUs)
+  usd = P x p                     idle_usd = (P - U) x p   (non-zero only for reserved GPUs); on-demand
+                                  and spot GPU-hours held in their region's local off-peak hours cost
+                                  p x (1 - discount) (engine.analysis.offpeak; none by default)
   job usd = sum over j's nodes of g_jn x t_j / 3600 x p(node's region, type, tier)
             so that  sum of job usd + idle_usd = total usd  (the reconciliation)
   effective $/GPU-hour  = total usd / total U
@@ -44,6 +46,7 @@ import pandas as pd
 
 from engine.analysis.activity import normalise_keys
 from engine.analysis.idle import price_table
+from engine.analysis.offpeak import off_peak_share
 from engine.analysis.sim_metrics import holding as held_pieces
 from engine.model import TIERS
 from engine.sim.result import SimulationResult
@@ -234,8 +237,10 @@ def _summed(spend: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 def cost_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataFrame,
-                assumptions: CostAssumptions | None = None) -> CostReport:
+                assumptions: CostAssumptions | None = None, regions: pd.DataFrame | None = None) -> CostReport:
     """Spend of `result` on `fleet` at `prices` (the schema's tables; see the module docstring).
+    `regions` (the regions table) gives off-peak windows and discounts (engine.analysis.offpeak):
+    on-demand and spot GPU-hours held in them cost price x (1 - discount).
 
     totals: usd, usd_reserved, usd_on_demand, usd_spot, idle_usd, gpu_hours_used, gpu_hours_paid,
     idle_gpu_hours_paid, installed_gpus, effective_usd_per_gpu_hour, productive_usd_per_gpu_hour,
@@ -254,13 +259,21 @@ def cost_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataFr
     spend["gpu_hours_paid"] = np.where(reserved, spend["installed_gpus"] * horizon / HOUR_S, spend["gpu_hours_used"])
     spend["idle_gpu_hours_paid"] = spend["gpu_hours_paid"] - spend["gpu_hours_used"]
     spend = spend.merge(price, on=["region", "gpu_type", "tier"], how="left")
+    held = held.merge(price[["region", "gpu_type", "tier", "usd_per_gpu_hour"]],
+                      on=["region", "gpu_type", "tier"], how="left")
+    share, discount = off_peak_share(held["region"].to_numpy(object), held["start_s"].to_numpy(np.float64),
+                                     held["end_s"].to_numpy(np.float64), result.origin_utc, horizon, regions)
+    by_use = (held["tier"] != "reserved").to_numpy()
+    held["usd"] = held["gpu_hours"] * held["usd_per_gpu_hour"] * np.where(by_use, 1.0 - discount * share, 1.0)
     spend["usd"] = spend["gpu_hours_paid"] * spend["usd_per_gpu_hour"]
+    if (by_use & (discount > 0)).any():  # on-demand and spot: what their held hours cost, discounts included
+        used_usd = held.groupby(keys)["usd"].sum()
+        billed = (spend["tier"] != "reserved").to_numpy()
+        spend.loc[billed, "usd"] = [float(used_usd.get(key, 0.0)) for key in
+                                    zip(spend.loc[billed, "region"], spend.loc[billed, "tier"], spend.loc[billed, "gpu_type"])]
     spend["idle_usd"] = spend["idle_gpu_hours_paid"] * spend["usd_per_gpu_hour"]
     spend = spend[SPEND_COLUMNS].sort_values(keys, kind="stable").reset_index(drop=True)
 
-    held = held.merge(price[["region", "gpu_type", "tier", "usd_per_gpu_hour"]],
-                      on=["region", "gpu_type", "tier"], how="left")
-    held["usd"] = held["gpu_hours"] * held["usd_per_gpu_hour"]
     per_job = held.groupby("job_id", as_index=False, sort=True).agg(
         region=("region", "first"), team=("team", "first"), workload_class=("workload_class", "first"),
         gpu_hours=("gpu_hours", "sum"), productive_gpu_hours=("productive_gpu_hours", "sum"), usd=("usd", "sum"))

@@ -70,7 +70,7 @@ def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataF
     assumptions = assumptions or CostAssumptions()
     prices, regions, carbon = (_table(frame, name) for frame, name in
                                ((prices, "prices"), (regions, "regions"), (carbon, "carbon")))
-    cost = cost_report(result, fleet, prices, assumptions)
+    cost = cost_report(result, fleet, prices, assumptions, regions)
     emissions = carbon_report(result, fleet, regions, carbon, assumptions)
     violations, residency_notes = _residency(result, regions, jobs)
     egress_usd, egress_notes = _egress(result, regions, jobs)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.carbon import local_hour_bins
+from engine.analysis.local_hours import local_hour_bins
 from engine.analysis.cost import DAY_S, HOUR_S
 from engine.analysis.sim_metrics import by_group
 from engine.compare import Run

@@ -47,7 +47,8 @@ class Router:
         q = self.facts.quarter(now_s)
         home = self.home[j]
         view = RegionsView(tuple(self.names), free, capacity, np.array([run.queued_gpus[n] for n in self.names]),
-                           self.facts.at_work[:, q], self.price_in[shape], self.facts.g_co2e[:, q],
+                           self.facts.at_work[:, q], self.price_in[shape] * self.facts.price_factor[:, q],
+                           self.facts.g_co2e[:, q],
                            self.allowed[j], self.fits_in[shape], self.facts.latency_ms[home],
                            self.facts.latency.slo_ms, self.facts.egress_usd_per_gb)
         if run.outage_list:  # a region that is down cannot hold anything now

@@ -27,6 +27,7 @@ import pandas as pd
 
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS, Calendar
 from engine.world.grid import hourly_intensity
+from engine.world import offpeak
 from engine.world.latency import Latency
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
@@ -98,6 +99,14 @@ class RegionFacts:
             self.at_work[r] = calendar.at_work(instants)
             by_hour, _ = hourly_intensity(carbon, name)
             self.g_co2e[r] = by_hour[(calendar.local_seconds(instants) // 3600) % 24]
+        self.price_factor = np.ones((len(names), len(quarters)))  # x on-demand price: off-peak discounts
+        peak = offpeak.windows(regions)
+        for r, name in enumerate(names):
+            if name in peak:
+                first, last, cut, _ = peak[name]
+                row = known.loc[name].to_dict()
+                local = region_calendar(row, overrides.get(name, {})).local_seconds(instants)
+                self.price_factor[r] = np.where(offpeak.in_window((local // 3600) % 24, first, last), 1.0 - cut, 1.0)
         egress = known["egress_usd_per_gb"] if "egress_usd_per_gb" in known else pd.Series(dtype=float)
         self.egress_usd_per_gb = np.array([float(pd.to_numeric(egress.get(n), errors="coerce"))
                                            if n in egress.index else np.nan for n in names], np.float64)
