@@ -83,3 +83,27 @@ def test_immediate_is_the_plain_simulation():
     plain = Scenario.from_dict({}).run(pd.DataFrame([job(0, TEN_AM, 600, 1)]), fleet(8))
     assert plain.jobs["wait_s"].tolist() == [0.0]
     assert shifted([job(0, TEN_AM, 600, 1)], timing="immediate").jobs.equals(plain.jobs)
+
+
+@pytest.mark.parametrize("params,price,expected", [
+    ({}, [1.0, 1.0, 0.7, 0.7, 0.85], 2 * QUARTER),                 # the cheapest, earliest of equals
+    ({"min_saving_pct": 40}, [1.0, 1.0, 0.7, 0.7], 0.0),           # saves 30 %: not enough
+    ({"max_delay_h": 0.25}, [1.0, 0.9, 0.7], QUARTER),             # only one quarter ahead allowed
+    ({}, [0.7, 0.7, 1.0], 0.0),                                    # already off-peak
+])
+def test_off_peak_holds_work_for_the_cheapest_hours(params, price, expected):
+    policy = registry.make("timing", "off-peak", **params)
+    priced = TimingView(QUARTER * np.arange(len(price)), np.full(len(price), 100.0), np.zeros(len(price), bool),
+                        np.inf, np.asarray(price, float))
+    assert policy.delay(FLEXIBLE, priced, 0.0) == expected
+    assert policy.delay(FLEXIBLE, view([100.0] * len(price)), 0.0) == 0.0     # no price data: no hold
+
+
+def test_off_peak_timing_starts_batch_work_in_the_window():
+    # region r (UTC) discounts 30 % from 22:00 to 06:00; a 1-hour batch job submitted at 20:00 waits to 22:00
+    rows = [dict(job(0, 20 * 3600, 3600, 1), workload_class="batch")]
+    regions = pd.DataFrame({"region": ["r"], "timezone": ["UTC"], "country": ["US"], "jurisdiction": ["US"]})
+    spec = {"name": "t", "policies": {"timing": {"key": "off-peak"}},
+            "region": [{"region": "r", "off_peak_start_hour": 22, "off_peak_end_hour": 6, "off_peak_discount": 0.3}]}
+    result = Scenario.from_dict(spec).run(pd.DataFrame(rows), fleet(8), World(regions, None, None))
+    assert result.jobs["start_s"].tolist() == [2 * 3600.0]

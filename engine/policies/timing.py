@@ -67,6 +67,30 @@ class LowestCarbonHour:
         return float(view.start_s[best] - now_s) if saving * 100.0 >= self.min_saving_pct else 0.0
 
 
+@register(FAMILY, "off-peak")
+@dataclass(frozen=True)
+class OffPeak:
+    """Price-aware time shift: hold a flexible job back to the candidate start, within `max_delay_h`,
+    with the lowest mean price over its requested runtime (off-peak windows: engine.world.offpeak);
+    only when that saves at least `min_saving_pct` against starting now (ties: the earliest)."""
+
+    max_delay_h: float = field(default=12.0, metadata={"help": "hold a job back at most this many hours, 0-168"})
+    min_saving_pct: float = field(default=10.0, metadata={
+        "help": "hold back only to save at least this share of the job's GPU price, 0-100 %"})
+
+    def __post_init__(self) -> None:
+        _check(self, "max_delay_h", 0.0, 168.0)
+        _check(self, "min_saving_pct", 0.0, 100.0)
+
+    def delay(self, job: RouteRequest, view: TimingView, now_s: float) -> float:
+        if not job.flexible or not len(view.start_s) or view.price_factor is None:
+            return 0.0
+        within = view.price_factor[:_horizon(view, self.max_delay_h)]
+        best = int(np.argmin(within))
+        saving = 1.0 - within[best] / within[0] if within[0] > 0 else 0.0
+        return float(view.start_s[best] - now_s) if saving * 100.0 >= self.min_saving_pct - 1e-9 else 0.0
+
+
 @register(FAMILY, "off-hours")
 @dataclass(frozen=True)
 class OffHours:

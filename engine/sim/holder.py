@@ -2,8 +2,9 @@
 hold each flexible job back at submit, from a `TimingView` of its home region.
 
 Candidate starts lie on a quarter-hour grid from the submit time over the next week (the longest
-delay a policy may ask for); each carries the region's working hours then and the mean grid
-intensity over the job's requested runtime from then (at most a day), from `RegionFacts`. The
+delay a policy may ask for); each carries the region's working hours then, and the mean grid
+intensity and the mean price factor (off-peak discounts) over the job's requested runtime from then
+(at most a day), from `RegionFacts`. The
 delay is cut back so the job can still finish by its deadline (by its requested runtime).
 """
 from __future__ import annotations
@@ -27,7 +28,9 @@ class Holder:
         self.run, self.policy, self.facts = run, policy, facts
         self.flexible, self.home = run.flexible, run.home
         self.deadline = w.deadline_s.tolist()
-        self.cum = np.concatenate([np.zeros((len(facts.names), 1)), np.cumsum(facts.g_co2e, axis=1)], axis=1)
+        zero = np.zeros((len(facts.names), 1))
+        self.cum = np.concatenate([zero, np.cumsum(facts.g_co2e, axis=1)], axis=1)
+        self.cum_price = np.concatenate([zero, np.cumsum(facts.price_factor, axis=1)], axis=1)
 
     def delay(self, j: int, now_s: float) -> float:
         if not self.flexible[j]:
@@ -40,9 +43,11 @@ class Holder:
         length = min(max(math.ceil(run.requested[j] / QUARTER_S), 1), MAX_RUN_QUARTERS) \
             if math.isfinite(run.requested[j]) else MAX_RUN_QUARTERS
         end = np.minimum(q + length, last + 1)
-        mean = (self.cum[r, end] - self.cum[r, q]) / np.maximum(end - q, 1)
+        quarters = np.maximum(end - q, 1)
+        mean = (self.cum[r, end] - self.cum[r, q]) / quarters
+        price = (self.cum_price[r, end] - self.cum_price[r, q]) / quarters
         latest = self.deadline[j] - run.requested[j]
-        view = TimingView(now_s + k * QUARTER_S, mean, facts.at_work[r, q], latest)
+        view = TimingView(now_s + k * QUARTER_S, mean, facts.at_work[r, q], latest, price)
         job = RouteRequest(j, r, run.gpus[j], str(run.w.workload_class[j]), True, run.requested[j], run.submit[j])
         wanted = float(self.policy.delay(job, view, now_s))
         return max(0.0, min(wanted, latest - now_s)) if wanted > 0 else 0.0

@@ -213,10 +213,13 @@ class TimingView:
     grid intensity the job would run under if started at each candidate (over its requested
     runtime, at most a day). at_work: bool, the region is in its working hours at each candidate.
     latest_start_s: the job's deadline minus its requested runtime (+inf without a deadline): a
-    delay past it is cut back to it.
+    delay past it is cut back to it. price_factor: the mean price over the job's requested runtime
+    (at most a day) if started at each candidate, as a multiple of the region's list price (below 1
+    inside off-peak windows, engine.world.offpeak; None: no price data).
     """
 
     start_s: np.ndarray
     g_co2e_per_kwh: np.ndarray
     at_work: np.ndarray
     latest_start_s: float
+    price_factor: np.ndarray | None = None
