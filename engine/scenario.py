@@ -45,7 +45,6 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 import engine.policies.admission  # noqa: F401  (registers the family)

@@ -66,3 +66,36 @@ def streamlit_server(db: Path, log: Path, timeout_s: float = 90.0):
 # Playwright predicate: at least `n` Plotly charts on the page have drawn their SVG.
 ALL_CHARTS_DRAWN = """n => Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
     .filter(chart => chart.querySelector('.main-svg')).length >= n"""
+
+
+# --- The sample dataset in a real DuckDB file, and a page of the app on it (AppTest) ----------
+import pytest  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = str(REPO / "dashboard" / "app.py")
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory) -> Path:
+    """A DuckDB file holding the sample dataset, one per test module."""
+    from engine.telemetry.sample import ensure_sample
+    from engine.telemetry.store import Store
+
+    db = tmp_path_factory.mktemp("sample") / "meridian.duckdb"
+    store = Store.open(db)
+    ensure_sample(store)
+    store.close()
+    return db
+
+
+def open_page(db: Path, monkeypatch, page: str, **state) -> AppTest:
+    """The app on database `db`, switched to `page` (e.g. "app_pages/report.py") with `state` preset in
+    st.session_state; fails on any exception or error message."""
+    monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(db)])
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    return at

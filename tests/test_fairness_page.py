@@ -1,6 +1,5 @@
 """The Teams & fairness page through Streamlit's AppTest on a day of the sample data, and the scenario
 form's "Queues & quotas" tables."""
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,40 +10,24 @@ from streamlit.testing.v1 import AppTest
 from engine.analysis.fairness import fairness_kpis, team_table
 from engine.scenario import Scenario
 from engine.sim.world import World
-from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
+from conftest import open_page
 
 REPO = Path(__file__).parents[1]
-APP = str(REPO / "dashboard" / "app.py")
 SCENARIOS = REPO / "sample_data" / "scenarios"
 KPI_LABELS = ["Jain's index", "Deadlines met", "Inference misses", "Within max wait", "Preemptions", "Lost GPU-hours",
               "Starved jobs"]
 
 
-@pytest.fixture(scope="module")
-def database(tmp_path_factory):
-    db = tmp_path_factory.mktemp("fairness") / "meridian.duckdb"
-    store = Store.open(db)
-    ensure_sample(store)
-    store.close()
-    return db
-
-
 @pytest.fixture
-def app(database, monkeypatch):
-    monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(database)])
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["fair_days"] = 1.0
-    at.switch_page("app_pages/fairness.py").run()
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-    return at
+def app(sample_db, monkeypatch):
+    return open_page(sample_db, monkeypatch, "app_pages/fairness.py", fair_days=1.0)
 
 
 @pytest.fixture(scope="module")
-def engine_runs(database):
+def engine_runs(sample_db):
     """FIFO's and priority-fairshare's runs of the sample's first day, simulated directly."""
-    store = Store.open(database)
+    store = Store.open(sample_db)
     try:
         jobs, fleet = store.jobs("sample"), store.fleet("sample")
         start = pd.to_datetime(jobs["submit_utc"]).min()

@@ -1,47 +1,29 @@
 """The Report page through Streamlit's AppTest on the first day of the sample data: defaults, a built report
 whose headline is build_report's for the same inputs, its downloads, and choices that cannot be built."""
-import sys
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from engine.compare import WORLD_TABLES
 from engine.report import ReportAssumptions, build_report, render_html
 from engine.scenario import Scenario
-from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
+from conftest import open_page
 
 REPO = Path(__file__).parents[1]
-APP = str(REPO / "dashboard" / "app.py")
 SCENARIOS = REPO / "sample_data" / "scenarios"
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-@pytest.fixture(scope="module")
-def database(tmp_path_factory):
-    db = tmp_path_factory.mktemp("report") / "meridian.duckdb"
-    store = Store.open(db)
-    ensure_sample(store)
-    store.close()
-    return db
-
-
 @pytest.fixture
-def app(database, monkeypatch):
-    monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(database)])
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["rp_days"] = 1.0
-    at.switch_page("app_pages/report.py").run()
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-    return at
+def app(sample_db, monkeypatch):
+    return open_page(sample_db, monkeypatch, "app_pages/report.py", rp_days=1.0)
 
 
 @pytest.fixture(scope="module")
-def expected(database):
+def expected(sample_db):
     """build_report of data-local against fifo on the sample's first day, at a GPU price of $40K."""
-    store = Store.open(database)
+    store = Store.open(sample_db)
     try:
         return build_report(store.jobs("sample"), store.fleet("sample"),
                             {name: store.table(name, "sample") for name in WORLD_TABLES},

@@ -165,7 +165,7 @@ class Sharing:
 
     def _reclaim(self, j: int, region: str, now: float, gpus: float) -> int:
         """Evict borrowers of j's cohort, in the policy's order, until j's start passes the gate."""
-        i, run = self.index[region], self.run
+        i = self.index[region]
         victims = self._choose(j, region, now, reclaim=True)
         borrowing = self.gate.borrowing(self.usage(region), i)
         for v in victims:

@@ -1,0 +1,96 @@
+"""Arrivals of the simulator's loop (engine.sim.simulator): routing, data transfers, admission and
+degradation of each arriving job, and routing waiting jobs again when their region goes down.
+
+`Arrivals` is a part of `_Run` kept in its own file; it reads and writes the run's state.
+"""
+from __future__ import annotations
+
+from engine.policies.admission import AdmissionRequest
+from engine.sim.events import DEFERRED
+from engine.sim.reasons import DEGRADED, FORECAST, NEVER, REJECTED, TRANSFERRING
+
+WEEK_S = 7 * 86_400.0  # the longest request the admission forecast counts
+
+
+class Arrivals:
+    """The arrival steps of a run (mixed into engine.sim.simulator._Run)."""
+
+    def _arrive(self, j: int, now: float) -> str:
+        """Route job j (when a router runs), then queue it or record why not; returns its region. A
+        job away from its input data waits for the data first (data_gb x 8 / transfer_gbps s)."""
+        if self.router is not None and not self.transferred[j]:
+            self._move(j, self.router.route(j, now))
+        region = self.region_name[j]
+        if self.transfer_gbps > 0 and not self.transferred[j] and self.data_gb[j] > 0 \
+                and self.data_region[j] >= 0 and self.data_region[j] != self.region_index[region]:
+            self.transferred[j] = True
+            self.events.push(now + self.data_gb[j] * 8.0 / self.transfer_gbps, DEFERRED, j)
+            self.log(now, j, TRANSFERRING)
+            return region
+        queue = self.queues[region]
+        if self.never[j]:
+            self.decide(now, j, NEVER)
+            return region
+        admission = self.p.admission.admit(self._admission_request(j, region))
+        if not admission.admitted:
+            self.decide(now, j, FORECAST if admission.reason == "forecast" else REJECTED)
+            return region
+        if admission.nodes and admission.nodes < self.width[j]:
+            self._degrade(j, admission.nodes, now)
+        self.count_waiting(j, region, +1)
+        if not self.sharing.joins_vip(j, region):
+            self.arrived[region].append(j)
+            queue.add(int(self.job_key[j]))
+        return region
+
+    def _move(self, j: int, r: int) -> None:
+        """Send job j to the region of index r (its pool and fit there)."""
+        name = self.router.names[r]
+        if name != self.region_name[j]:
+            self.latency_ms[j] = self.router.facts.latency_ms[self.router.home[j], r]
+            pool = int(self.shape_pools[self.shape_list[j], r])
+            self.region_name[j], self.region_of[j] = name, self.regions[name]
+            self.pool[j] = self.pool_list[j] = pool
+            self.never[j] = not self.shape_fits[self.shape_list[j], r]
+
+    def _admission_request(self, j: int, region: str) -> AdmissionRequest:
+        fleet, w = self.regions[region], self.w
+        waiting, limit = self.sharing.class_full(j, region)
+        free = 0
+        if self.width[j] > 1:
+            free = len(fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]),
+                                              self.pool_list[j]))
+        return AdmissionRequest(self.queues[region].count, waiting, limit, self.gpus[j], self.width[j],
+                                self.requested[j], str(w.workload_class[j]), self.queued_gpu_s[region],
+                                fleet.pool_capacity[self.pool_list[j]] / 1000.0, free)
+
+    def _degrade(self, j: int, nodes: int, now: float) -> None:
+        """Elastic job j runs on `nodes` nodes instead: its work takes longer in proportion."""
+        scale = self.width[j] / nodes
+        self.width[j] = nodes
+        self.units_list[j] = self.units[j] = self.units[j] / scale
+        self.gpus[j] = self.gpus[j] / scale
+        self.run_s[j] = self.remaining[j] = self.run_s[j] * scale
+        self.requested[j] = self.requested[j] * scale
+        self.region_of[j].no_room.pop(self.shape_list[j], None)
+        self.log(now, j, DEGRADED)
+
+    def waiting_in(self, region: str) -> list[int]:
+        """The jobs waiting in `region`'s queue and its guaranteed queue."""
+        return [*self.key_job[self.queues[region].keys()].tolist(), *self.sharing.vip[region]]
+
+    def reroute(self, j: int, region: str, now: float) -> str:
+        """Take waiting job j out of `region` and route it again (an outage); returns its new region."""
+        vip = self.sharing.vip[region]
+        if j in vip:
+            vip.remove(j)
+        else:
+            self.queues[region].remove(int(self.job_key[j]))
+        self.count_waiting(j, region, -1)
+        self._move(j, self.router.route(j, now))
+        moved = self.region_name[j]
+        self.count_waiting(j, moved, +1)
+        if not self.sharing.joins_vip(j, moved):
+            self.arrived[moved].append(j)
+            self.queues[moved].add(int(self.job_key[j]))
+        return moved
