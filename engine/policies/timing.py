@@ -32,6 +32,16 @@ def _horizon(view: TimingView, max_delay_h: float) -> int:
     return int(np.searchsorted(view.start_s, view.start_s[0] + max_delay_h * 3600.0, side="right"))
 
 
+def _lowest_start(values: np.ndarray, view: TimingView, now_s: float, max_delay_h: float, min_saving_pct: float,
+                  slack_pct: float = 0.0) -> float:
+    """The delay to the candidate start within `max_delay_h` with the lowest of `values` (ties: the
+    earliest), when it saves at least `min_saving_pct` (less `slack_pct`) against starting now; else 0."""
+    within = values[:_horizon(view, max_delay_h)]
+    best = int(np.argmin(within))
+    saving = 1.0 - within[best] / within[0] if within[0] > 0 else 0.0
+    return float(view.start_s[best] - now_s) if saving * 100.0 >= min_saving_pct - slack_pct else 0.0
+
+
 @register(FAMILY, "immediate")
 @dataclass(frozen=True)
 class Immediate:
@@ -61,10 +71,7 @@ class LowestCarbonHour:
     def delay(self, job: RouteRequest, view: TimingView, now_s: float) -> float:
         if not job.flexible or not len(view.start_s):
             return 0.0
-        within = view.g_co2e_per_kwh[:_horizon(view, self.max_delay_h)]
-        best = int(np.argmin(within))
-        saving = 1.0 - within[best] / within[0] if within[0] > 0 else 0.0
-        return float(view.start_s[best] - now_s) if saving * 100.0 >= self.min_saving_pct else 0.0
+        return _lowest_start(view.g_co2e_per_kwh, view, now_s, self.max_delay_h, self.min_saving_pct)
 
 
 @register(FAMILY, "off-peak")
@@ -85,10 +92,7 @@ class OffPeak:
     def delay(self, job: RouteRequest, view: TimingView, now_s: float) -> float:
         if not job.flexible or not len(view.start_s) or view.price_factor is None:
             return 0.0
-        within = view.price_factor[:_horizon(view, self.max_delay_h)]
-        best = int(np.argmin(within))
-        saving = 1.0 - within[best] / within[0] if within[0] > 0 else 0.0
-        return float(view.start_s[best] - now_s) if saving * 100.0 >= self.min_saving_pct - 1e-9 else 0.0
+        return _lowest_start(view.price_factor, view, now_s, self.max_delay_h, self.min_saving_pct, slack_pct=1e-9)
 
 
 @register(FAMILY, "off-hours")
