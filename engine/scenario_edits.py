@@ -82,10 +82,15 @@ def grow(jobs: pd.DataFrame, growth: float, seed: int) -> pd.DataFrame:
 
 
 def edit_fleet(fleet: pd.DataFrame, edit: FleetEdit) -> pd.DataFrame:
-    """Apply one edit by whole nodes: remove the last matching nodes, or clone the last matching one."""
+    """Apply one edit by whole nodes: remove the last matching nodes, or clone the last matching one
+    (adding GPUs of a tier the region has no node of clones its last node of that type into the tier)."""
     match = (fleet["region"] == edit.region) & (fleet["gpu_type"] == edit.gpu_type) & (fleet["gpus"] > 0)
+    template_tier = None
     if edit.tier is not None:
-        match &= fleet["tier"] == edit.tier
+        if edit.gpus > 0 and match.any() and not (match & (fleet["tier"] == edit.tier)).any():
+            template_tier = edit.tier  # a tier the region lacks: clone a node of another tier into it
+        else:
+            match &= fleet["tier"] == edit.tier
     rows = fleet[match]
     if rows.empty:
         raise ScenarioError(f"fleet edit: no {edit.gpu_type} nodes in region {edit.region!r}"
@@ -98,5 +103,7 @@ def edit_fleet(fleet: pd.DataFrame, edit: FleetEdit) -> pd.DataFrame:
     template = rows.iloc[-1]
     count = math.ceil(edit.gpus / int(template["gpus"]))
     clones = pd.DataFrame([template] * count).reset_index(drop=True)
+    if template_tier is not None:
+        clones["tier"] = template_tier
     clones["node"] = [f"{template['node']}-added-{i + 1}" for i in range(count)]
     return pd.concat([fleet, clones], ignore_index=True)

@@ -112,7 +112,7 @@ IMPOSSIBLE = [PodRequest(1000, 0, 4, 1000), PodRequest(1000, 200000), PodRequest
 
 
 def test_the_family_has_the_policies_of_the_issue():
-    assert POLICIES == ["best-fit", "dot-product", "fgd", "first-fit", "gpu-clustering", "gpu-packing",
+    assert POLICIES == ["best-fit", "cheapest-tier", "dot-product", "fgd", "first-fit", "gpu-clustering", "gpu-packing",
                         "random", "worst-fit"]
 
 
@@ -230,3 +230,14 @@ def test_cpu_weight_outside_zero_to_one_is_rejected(key):
         Scenario.from_dict({"policies": {"placement": {"key": key, "cpu_weight": 2}}}, source="s.toml")
     assert str(error.value) == f"s.toml: placement policy '{key}': cpu_weight must be between 0 and 1 " \
                                "(inclusive), got 2.0"
+
+
+def test_cheapest_tier_fills_reserved_nodes_before_spot_and_on_demand():
+    from tests.sim_helpers import fleet, job, run
+
+    nodes = fleet(4, 4, 4)
+    nodes["tier"] = ["on-demand", "spot", "reserved"]
+    jobs = [job(i, 0, 100, 4) for i in range(3)]
+    placed = run(jobs, nodes, placement="cheapest-tier").jobs["nodes"].tolist()
+    assert placed == ["n2", "n1", "n0"]
+    assert run(jobs, nodes, placement="best-fit").jobs["nodes"].tolist() == ["n0", "n1", "n2"]

@@ -96,6 +96,16 @@ def test_fleet_edits_add_and_remove_whole_nodes():
                               ).fleet_edits == (FleetEdit("r", "A", 1, "spot"),)
 
 
+def test_adding_gpus_in_a_tier_the_region_lacks_clones_a_node_into_that_tier():
+    nodes = fleet(4, 8, gpu_type=["A", "A"])  # both reserved
+    spot = {"region": "r", "gpu_type": "A", "tier": "spot"}
+    added = Scenario.from_dict({"fleet": [{**spot, "add_gpus": 16}]}).apply(pd.DataFrame([job(0, 0, 1, 1)]), nodes)[1]
+    assert added["tier"].tolist() == ["reserved", "reserved", "spot", "spot"]
+    assert added["gpus"].tolist() == [4, 8, 8, 8]
+    with pytest.raises(ScenarioError, match="tier 'spot'"):
+        Scenario.from_dict({"fleet": [{**spot, "remove_gpus": 8}]}).apply(pd.DataFrame([job(0, 0, 1, 1)]), nodes)
+
+
 def test_workload_window_and_load_scale():
     jobs = pd.DataFrame([job(0, 0, 10, 1), job(1, 100, 10, 1), job(2, 200, 10, 1), job(3, 400, 10, 1)])
     s = Scenario.from_dict({"workload": {"start_utc": str(T0 + pd.Timedelta(seconds=100)),

@@ -100,6 +100,27 @@ class BestFit:
         return _place(view, pick_top(nodes, scores), request)
 
 
+@register("placement", "cheapest-tier")
+@dataclass(frozen=True)
+class CheapestTier:
+    """Best-fit among the nodes of the cheapest pricing tier that fits: reserved capacity (paid whether
+    used or not) first, then spot, then on-demand (engine.sim.fleet_state.TIER_RANK), so paid-by-use
+    capacity runs only when the committed capacity is full. Without tiers it is best-fit."""
+
+    cpu_weight: float = _cpu_weight()
+
+    def __post_init__(self) -> None:
+        _check_cpu_weight(self)
+
+    def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
+        nodes = feasible(view, request).nonzero()[0]
+        if len(nodes) and view.tier_rank is not None:
+            rank = view.tier_rank[nodes]
+            nodes = nodes[rank == rank.min()]
+        scores = np.trunc((1.0 - _leftover(view, nodes, request, self.cpu_weight)) * 100)
+        return _place(view, pick_top(nodes, scores), request)
+
+
 @register("placement", "worst-fit")
 @dataclass(frozen=True)
 class WorstFit:

@@ -19,6 +19,7 @@ import numpy as np
 from engine.sim.fragmentation import FragmentationIndex, TargetWorkload
 
 MILLI = 1000
+TIER_RANK = {"reserved": 0, "spot": 1, "on-demand": 2}  # cheapest marginal GPU-hour first; other tiers rank 0
 
 
 class PlacementError(ValueError):
@@ -78,7 +79,9 @@ class FleetView:
     gpu_pods counts the GPU pods placed on each node by shape: column 0 GPU-sharing pods, column
     k pods holding k whole GPUs. max_cpu_milli / max_gpu_milli are the largest node's capacity,
     the scale score-based policies normalise by. fragmentation is None unless the state tracks
-    a target workload. spot: bool per node, a spot-tier node (None: no node is).
+    a target workload. spot: bool per node, a spot-tier node (None: no node is). tier_rank: per node,
+    how its use is paid (engine.sim.fleet_state.TIER_RANK: 0 reserved or unknown, already paid for;
+    1 spot; 2 on-demand), or None when every node ranks 0.
     """
 
     cpu_total: np.ndarray
@@ -98,6 +101,7 @@ class FleetView:
     fragmentation: FragmentationIndex | None
     _model_masks: dict
     spot: np.ndarray | None = None
+    tier_rank: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.cpu_free)
@@ -139,7 +143,7 @@ class FleetState:
     """Mutable fleet state. Build it from per-node capacities; `view()` is what policies get."""
 
     def __init__(self, cpu_milli, memory_mib, gpu_count, gpu_model, *, rack=None,
-                 target: TargetWorkload | None = None, spot=None):
+                 target: TargetWorkload | None = None, spot=None, tier_rank=None):
         self.cpu_total = np.asarray(cpu_milli, dtype=np.int64).copy()
         self.memory_total = np.asarray(memory_mib, dtype=np.int64).copy()
         self.gpu_count = np.asarray(gpu_count, dtype=np.int64).copy()
@@ -153,6 +157,7 @@ class FleetState:
         self.gpu_model = np.array([-1 if m is None else self.model_names.index(m) for m in names], np.int64)
         self.rack = np.zeros(n, np.int64) if rack is None else np.asarray(rack, dtype=np.int64).copy()
         self.spot = None if spot is None else np.asarray(spot, dtype=bool).copy()
+        self.tier_rank = None if tier_rank is None else np.asarray(tier_rank, dtype=np.int64).copy()
         width = int(self.gpu_count.max()) if n else 0
         slots = np.arange(width)
         # One n x (4 + width) block holds every free figure of a node (CPU, memory, free GPU milli,
@@ -192,7 +197,8 @@ class FleetState:
                 _frozen(self.gpu_free), _frozen(self.gpu_free_total), _frozen(self.gpu_idle),
                 _frozen(self.gpu_pods), _frozen(self.rack), self.model_names,
                 int(self.cpu_total.max(initial=0)), int(self.gpu_count.max(initial=0)) * MILLI,
-                self.fragmentation, {}, None if self.spot is None else _frozen(self.spot))
+                self.fragmentation, {}, None if self.spot is None else _frozen(self.spot),
+                None if self.tier_rank is None else _frozen(self.tier_rank))
         return self._view
 
     @property

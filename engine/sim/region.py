@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.sim.fleet_state import MILLI, FleetState, Placement, PlacementError, PodRequest
+from engine.sim.fleet_state import MILLI, TIER_RANK, FleetState, Placement, PlacementError, PodRequest
 
 
 class GangFleetState(FleetState):
@@ -96,9 +96,11 @@ class RegionFleet:
     def __init__(self, nodes: pd.DataFrame) -> None:
         self.names = nodes["node"].astype(str).to_numpy()
         spot = (nodes["tier"] == "spot").to_numpy(bool) if "tier" in nodes else None
+        rank = nodes["tier"].map(TIER_RANK).fillna(0).to_numpy(np.int64) if "tier" in nodes else None
         self.state = GangFleetState(nodes["cpu_milli"].to_numpy(), nodes["memory_mib"].to_numpy(),
                                     nodes["gpu"].to_numpy(), list(nodes["model"]), rack=nodes["rack_id"].to_numpy(),
-                                    spot=spot if spot is not None and spot.any() else None)
+                                    spot=spot if spot is not None and spot.any() else None,
+                                    tier_rank=rank if rank is not None and rank.any() else None)
         self.view = self.state.view()
         self.node_pool = self.state.gpu_model + 1
         self.pool_free = np.bincount(self.node_pool, weights=self.state.gpu_count * MILLI,
