@@ -12,6 +12,7 @@ the scenario ran on and the dataset's world tables with the scenario's region ed
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -57,17 +58,20 @@ def first_days(scenarios: list[Scenario], jobs: pd.DataFrame, days: float | None
 
 def run_scenarios(scenarios: list[Scenario], jobs: pd.DataFrame, fleet: pd.DataFrame,
                   world_tables: dict[str, pd.DataFrame],
-                  assumptions: CostAssumptions | None = None) -> tuple[list[Run], list[str]]:
+                  assumptions: CostAssumptions | None = None,
+                  capacity_baseline: bool = True) -> tuple[list[Run], list[str]]:
     """([Run per scenario, in order], the defaults the world KPIs relied on, each once).
-    `world_tables`: {prices, regions, carbon, teams} (empty tables allowed). Raises Unusable when
-    the world KPIs cannot be computed, ScenarioError for a scenario that cannot run."""
+    `world_tables`: {prices, regions, carbon, teams} (empty tables allowed). capacity_baseline=False
+    skips the home-only FIFO runs behind effective_capacity_ratio (then NaN), which can double the
+    time of a scenario (sweeps and capacity plans leave it out). Raises Unusable when the world KPIs
+    cannot be computed, ScenarioError for a scenario that cannot run."""
     tables = World(world_tables["regions"], world_tables["prices"], world_tables["carbon"],
                    teams=world_tables.get("teams"))
     out, assumed, baselines = [], {}, {}
     for scenario in scenarios:
         result = scenario.run(jobs, fleet, tables)
         values = kpis(result)
-        ratio = _capacity_ratio(scenario, values, jobs, fleet, tables, baselines)
+        ratio = _capacity_ratio(scenario, values, jobs, fleet, tables, baselines) if capacity_baseline else math.nan
         ran_jobs, ran_fleet = scenario.apply(jobs, fleet)
         edited = scenario.world(tables, fleet)
         try:
