@@ -33,33 +33,42 @@ def _pick_dataset(names: list[str]) -> None:
         st.info("No datasets yet: import one on the Data page.")
 
 
-st.set_page_config(page_title="Meridian", page_icon=":material/public:", layout="wide")
-page = st.navigation([
-    st.Page(PAGES / "overview.py", title="Overview", icon=":material/monitoring:", default=True),
-    st.Page(PAGES / "data.py", title="Data", icon=":material/database:", url_path="data"),
-    st.Page(PAGES / "whatif.py", title="What-if", icon=":material/science:", url_path="whatif"),
-    st.Page(PAGES / "fidelity.py", title="Fidelity", icon=":material/verified:", url_path="fidelity"),
-    st.Page(PAGES / "timezones.py", title="Time zones", icon=":material/schedule:", url_path="timezones"),
-    st.Page(PAGES / "costcarbon.py", title="Cost & carbon", icon=":material/payments:", url_path="cost"),
-    st.Page(PAGES / "fairness.py", title="Teams & fairness", icon=":material/balance:", url_path="fairness"),
-    st.Page(PAGES / "report.py", title="Report", icon=":material/summarize:", url_path="report"),
-])
-with st.sidebar:
-    st.markdown("**Meridian** · GPU fleet idle time")
+def main() -> None:
+    """One script run: page config, navigation, the sidebar, then the chosen page."""
+    st.set_page_config(page_title="Meridian", page_icon=":material/public:", layout="wide")
+    page = st.navigation([
+        st.Page(PAGES / "overview.py", title="Overview", icon=":material/monitoring:", default=True),
+        st.Page(PAGES / "data.py", title="Data", icon=":material/database:", url_path="data"),
+        st.Page(PAGES / "whatif.py", title="What-if", icon=":material/science:", url_path="whatif"),
+        st.Page(PAGES / "fidelity.py", title="Fidelity", icon=":material/verified:", url_path="fidelity"),
+        st.Page(PAGES / "timezones.py", title="Time zones", icon=":material/schedule:", url_path="timezones"),
+        st.Page(PAGES / "costcarbon.py", title="Cost & carbon", icon=":material/payments:", url_path="cost"),
+        st.Page(PAGES / "fairness.py", title="Teams & fairness", icon=":material/balance:", url_path="fairness"),
+        st.Page(PAGES / "capacity.py", title="Capacity planning", icon=":material/query_stats:", url_path="capacity"),
+        st.Page(PAGES / "report.py", title="Report", icon=":material/summarize:", url_path="report"),
+    ])
+    with st.sidebar:
+        st.markdown("**Meridian** · GPU fleet idle time")
+        try:
+            _pick_dataset(list(data.datasets()["name"]))
+        except StoreLocked as exc:
+            st.error(str(exc))
+            st.stop()
+        except Exception as exc:  # e.g. not a DuckDB file: say so instead of a traceback
+            log.exception("cannot open %s", data.db_path())
+            st.error(f"Cannot open the database {data.db_path()}: {str(exc)[:300]}")
+            st.stop()
+        if data.sample_problem():
+            st.warning(f"The sample data could not be loaded: {data.sample_problem()}")
+        st.caption(f"Database: `{data.db_path()}`")
     try:
-        _pick_dataset(list(data.datasets()["name"]))
-    except StoreLocked as exc:
-        st.error(str(exc))
-        st.stop()
-    except Exception as exc:  # e.g. not a DuckDB file: say so instead of a traceback
-        log.exception("cannot open %s", data.db_path())
-        st.error(f"Cannot open the database {data.db_path()}: {str(exc)[:300]}")
-        st.stop()
-    if data.sample_problem():
-        st.warning(f"The sample data could not be loaded: {data.sample_problem()}")
-    st.caption(f"Database: `{data.db_path()}`")
-try:
-    page.run()
-except Exception as exc:  # a page must never show a traceback; the log keeps it for developers
-    log.exception("page %s failed", page.title)
-    st.error(f"This page could not be shown: {type(exc).__name__}: {str(exc)[:300]}")
+        page.run()
+    except Exception as exc:  # a page must never show a traceback; the log keeps it for developers
+        log.exception("page %s failed", page.title)
+        st.error(f"This page could not be shown: {type(exc).__name__}: {str(exc)[:300]}")
+
+
+# Streamlit runs this file as __main__; the sweep runner's worker processes import it as __mp_main__
+# (multiprocessing re-imports the main module) and must not run the app.
+if __name__ == "__main__":
+    main()

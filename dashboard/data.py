@@ -1,4 +1,4 @@
-"""The dashboard's access to telemetry: the only module with st.cache_*.
+"""The dashboard's access to telemetry: with dashboard.data_planning, the only modules with st.cache_*.
 
 One DuckDB connection per process (st.cache_resource, keyed by the database path), a fresh
 cursor for every use within a script run (connections must not be shared across threads), and

@@ -189,6 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     from engine.report.cli import add_parser as add_report_parser
 
     add_report_parser(sub, db_help)
+    from engine.planning.cli import add_parser as add_plan_parser
+    from engine.sweep.cli import add_parsers as add_sweep_parsers
+
+    add_plan_parser(sub, db_help)
+    add_sweep_parsers(sub, db_help)
     return parser
 
 

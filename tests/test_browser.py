@@ -44,22 +44,28 @@ def _assert_clean(page) -> None:
     assert "Traceback" not in page.inner_text("body")
 
 @contextmanager
-def _opened(database, tmp_path, path: str, height: int, charts: int, timeout_ms: int = 120_000):
-    """A fresh server on `database` and a page at `path`, once `charts` charts are drawn and the
-    page is clean (no exception, no error); the browser closes on exit."""
+def _served(database, tmp_path, path: str, height: int):
+    """A fresh server on `database` and a browser page opened at `path` (nothing awaited yet)."""
     ARTIFACTS.mkdir(exist_ok=True)
     with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1440, "height": height})
             page.goto(url + path)
-            page.wait_for_function(ALL_CHARTS_DRAWN, arg=charts, timeout=timeout_ms)
-            _settle(page, timeout_ms=timeout_ms)
-            _assert_clean(page)
             yield page
         finally:
             browser.close()
 
+
+@contextmanager
+def _opened(database, tmp_path, path: str, height: int, charts: int, timeout_ms: int = 120_000):
+    """A fresh server on `database` and a page at `path`, once `charts` charts are drawn and the
+    page is clean (no exception, no error); the browser closes on exit."""
+    with _served(database, tmp_path, path, height) as page:
+        page.wait_for_function(ALL_CHARTS_DRAWN, arg=charts, timeout=timeout_ms)
+        _settle(page, timeout_ms=timeout_ms)
+        _assert_clean(page)
+        yield page
 
 
 def _go(page, title: str) -> None:
@@ -220,3 +226,25 @@ def test_report_page_builds_a_day_of_the_sample_and_previews_it(database, tmp_pa
             page.screenshot(path=str(ARTIFACTS / "report_page.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_capacity_planning_finds_a_fleet_for_two_days_of_the_sample(database, tmp_path):
+    with _served(database, tmp_path, "/capacity", 3000) as page:
+        button = page.get_by_role("button", name="Find the cheapest fleet")
+        button.wait_for(timeout=120_000)
+        _settle(page)
+        for label, value in (("Plan on the last N days", "2"), ("Warm-up days", "1")):
+            field = page.get_by_role("spinbutton", name=label)
+            field.fill(value)
+            field.press("Tab")
+        button.click()
+        page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=300_000)
+        _settle(page, timeout_ms=300_000)
+        _assert_clean(page)
+        metrics = {label.split(" (today")[0]: value for label, value in _metrics(page).items()}
+        assert {"GPUs (plan)", "Cost per year (plan)", "Utilisation (plan)", "Targets met"} <= set(metrics)
+        assert metrics["Targets met"].endswith("(plan)")
+        body = page.inner_text("body")
+        assert "the cheapest fleet found that keeps every class under its target" in body
+        assert "As the fleet grows" in body
+        page.screenshot(path=str(ARTIFACTS / "capacity.png"), full_page=True)
