@@ -32,6 +32,9 @@
     end_utc = "2026-08-06T00:00:00"
     [data]                          # optional: a job away from its input data waits for it to move
     transfer_gbps = 10              # data_size_gb x 8 / transfer_gbps seconds (0, the default: instant)
+    [runtime]                       # optional: what runtime the scheduler sees (engine.predict.runtime_source)
+    source = "predicted"            # "request" (default): the users' requests; "predicted": the model's,
+    quantile = "p50"                # trained on the jobs before the window's start; p10, p50 or p90
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -72,7 +75,10 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data", "outage"}
+        "spot", "data", "outage", "runtime"}
+RUNTIME_SOURCES = ("request", "predicted")
+RUNTIME_QUANTILES = ("p10", "p50", "p90")
+TRAIN_SHARE = 0.7  # predicted runtimes without a window start: train on the first 70 % of submits
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 
@@ -99,6 +105,8 @@ class Scenario:
     spot: SpotModel = field(default_factory=SpotModel)
     transfer_gbps: float = 0.0
     outages: tuple = ()
+    runtime_source: str = "request"
+    runtime_quantile: str = "p50"
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -153,7 +161,8 @@ class Scenario:
                    queues=parse_queues(data.get("queue"), source), quotas=parse_quotas(data.get("quota", []), source),
                    team_weights=weights, team_orgs=orgs, spot=parse_spot(data.get("spot", {}), source),
                    transfer_gbps=_transfer(data.get("data", {}), source),
-                   outages=parse_outages(data.get("outage", []), source))
+                   outages=parse_outages(data.get("outage", []), source),
+                   **_runtime(data.get("runtime", {}), source))
 
     def build_policies(self) -> Policies:
         """The policy objects, built from their registry keys and parameters."""
@@ -190,8 +199,20 @@ class Scenario:
             raise ScenarioError(f"{self.name}: {exc}") from None
 
     def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The dataset's jobs and fleet with this scenario's workload and fleet edits applied."""
-        jobs = window(jobs, self.start_utc, self.end_utc)
+        """The dataset's jobs and fleet with this scenario's workload and fleet edits applied. With
+        predicted runtimes the model trains on the jobs before the window's start (without one: on
+        the first TRAIN_SHARE of submits, and the window starts there)."""
+        start = self.start_utc
+        if self.runtime_source == "predicted" and len(jobs):
+            from engine.predict.runtime_source import NotEnoughHistory, with_predicted_runtimes
+
+            if start is None:
+                start = pd.to_datetime(jobs["submit_utc"]).quantile(TRAIN_SHARE)
+            try:
+                jobs = with_predicted_runtimes(jobs, start, self.runtime_quantile)
+            except NotEnoughHistory as exc:
+                raise ScenarioError(f"{self.name}: {exc}; start the window later ([workload] start_utc)") from None
+        jobs = window(jobs, start, self.end_utc)
         jobs = grow(compress(jobs, self.load_scale), self.growth, self.seed)
         for edit in self.fleet_edits:
             fleet = edit_fleet(fleet, edit)
@@ -213,6 +234,18 @@ def _transfer(table, source: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
         raise ScenarioError(f"{source}: [data] transfer_gbps must be a number of Gbit/s >= 0, got {value!r}")
     return float(value)
+
+
+def _runtime(table, source: str) -> dict:
+    """[runtime] source ("request": the users' requests; "predicted": engine.predict's runtimes) and
+    quantile (p10, p50, p90) of the prediction the scheduler sees."""
+    _unknown(table, {"source", "quantile"}, source, "[runtime] key")
+    chosen = {"runtime_source": table.get("source", "request"), "runtime_quantile": table.get("quantile", "p50")}
+    for (key, value), valid in zip(chosen.items(), (RUNTIME_SOURCES, RUNTIME_QUANTILES)):
+        if value not in valid:
+            raise ScenarioError(f"{source}: [runtime] {key.split('_')[1]} {value!r} is unknown; choose from "
+                                f"{', '.join(valid)}")
+    return chosen
 
 
 def _positive(table: dict, key: str, source: str) -> float:

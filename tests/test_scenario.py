@@ -44,7 +44,7 @@ def test_defaults_and_parameters():
      "has no parameter(s) limit; valid: max_queued"),
     ({"policies": {"admission": {"key": "queue-length-limit", "max_queued": "x"}}}, "max_queued must be int"),
     ({"polices": {}}, "unknown top-level key polices; valid: data, fleet, latency, name, outage, policies, queue,"
-     " quota, region, seed, spot, team, timer_s, workload"),
+     " quota, region, runtime, seed, spot, team, timer_s, workload"),
     ({"outage": [{"region": "r", "start_utc": "2026-01-02"}]}, "an [[outage]] needs exactly region, start_utc and end_utc"),
     ({"outage": [{"region": "r", "start_utc": "2026-01-02", "end_utc": "2026-01-01"}]}, "ends before it starts"),
     ({"data": {"transfer_gbps": -1}}, "[data] transfer_gbps must be a number of Gbit/s >= 0"),

@@ -37,7 +37,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         run.mark(now, rest, CAPACITY)
         return
     pool = run.pool_list[head]
-    ends, units = fleet.running_in_pool(pool)
+    ends, units = fleet.running_in_pool(pool, now)
     window = run.p.backfill.window(run.units_list[head], fleet.pool_free[pool], ends, units, now,
                                    head_requested_s=run.requested[head])
     if window is None:

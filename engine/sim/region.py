@@ -12,6 +12,8 @@ simulator then refuses the shape with a few scalar checks instead of asking the 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -110,6 +112,7 @@ class RegionFleet:
         self.capacity_gpus = float(self.state.gpu_count.sum())
         self.busy_milli = 0
         self.slot_end = np.zeros(16)
+        self.slot_overrun = np.full(16, np.nan)  # expected end once slot_end has passed (NaN: none)
         self.slot_units = np.zeros(16)
         self.slot_pool = np.zeros(16, np.int64)
         self.slot_active = np.zeros(16, bool)
@@ -210,17 +213,20 @@ class RegionFleet:
             self.pool_free[pool] += sign * milli
         self.busy_milli -= sign * milli
 
-    def occupy_slot(self, expected_end_s: float, units: float, pool: int) -> int:
-        """Record a running job; returns its slot."""
+    def occupy_slot(self, expected_end_s: float, units: float, pool: int, overrun_end_s: float = math.nan) -> int:
+        """Record a running job; returns its slot. overrun_end_s: when to expect it once it outlives
+        expected_end_s (NaN: at once)."""
         if not self._free_slots:
             n = len(self.slot_end)
             self.slot_end = np.concatenate([self.slot_end, np.zeros(n)])
+            self.slot_overrun = np.concatenate([self.slot_overrun, np.full(n, np.nan)])
             self.slot_units = np.concatenate([self.slot_units, np.zeros(n)])
             self.slot_pool = np.concatenate([self.slot_pool, np.zeros(n, np.int64)])
             self.slot_active = np.concatenate([self.slot_active, np.zeros(n, bool)])
             self._free_slots = list(range(2 * n - 1, n - 1, -1))
         slot = self._free_slots.pop()
         self.slot_end[slot], self.slot_units[slot] = expected_end_s, units
+        self.slot_overrun[slot] = overrun_end_s
         self.slot_pool[slot], self.slot_active[slot] = pool, True
         return slot
 
@@ -228,7 +234,11 @@ class RegionFleet:
         self.slot_active[slot] = False
         self._free_slots.append(slot)
 
-    def running_in_pool(self, pool: int) -> tuple[np.ndarray, np.ndarray]:
-        """(expected end s, units) of the running jobs holding units of `pool` (0: all)."""
+    def running_in_pool(self, pool: int, now_s: float = -math.inf) -> tuple[np.ndarray, np.ndarray]:
+        """(expected end s, units) of the running jobs holding units of `pool` (0: all); a job past
+        its expected end at `now_s` is expected at its overrun end when it has one."""
         mask = self.slot_active if pool == 0 else self.slot_active & (self.slot_pool == pool)
-        return self.slot_end[mask], self.slot_units[mask]
+        ends = self.slot_end[mask]
+        overrun = self.slot_overrun[mask]
+        late = (ends <= now_s) & np.isfinite(overrun)
+        return (np.where(late, overrun, ends) if late.any() else ends), self.slot_units[mask]

@@ -41,6 +41,7 @@ clock passed.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -145,6 +146,7 @@ class _Run(Arrivals):
         # Python copies of the per-job figures the loop reads one at a time (cheaper than numpy scalars)
         self.width, self.pool_list, self.units_list = w.nodes.tolist(), self.pool.tolist(), self.units.tolist()
         self.submit, self.requested = w.submit_s.tolist(), w.requested_s.tolist()
+        self.overrun = w.overrun_s.tolist() if w.overrun_s is not None else [math.nan] * len(w)
         self.run_s, self.region_name = w.run_s.astype(np.float64).tolist(), list(w.region)
         self.failed = w.failed.astype(bool).tolist()
         self.shape_list = self.shape.tolist()
@@ -384,7 +386,8 @@ class _Run(Arrivals):
             nodes = [placement.node]
         self.alloc_gpus[j] = units / 1000.0
         self.nodes_of[j] = nodes
-        self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, int(fleet.node_pool[nodes[0]]))
+        self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, int(fleet.node_pool[nodes[0]]),
+                                         now + self.overrun[j])
         if self.start[j] != self.start[j]:
             self.start[j] = now
         region = self.region_name[j]

@@ -13,7 +13,11 @@ True runtime: end - start when both are recorded. A job still running when the d
 running, start set, no end) runs until the data's observed end (`observed_end_s`: the latest submit,
 start or end in the jobs table), so its true runtime is observed end - start, censored: it may
 really have run longer. It needs no requested runtime; policies still see only the request (+inf when
-NULL). Otherwise (pending jobs) the requested runtime when known; otherwise the job is skipped.
+NULL). Otherwise (pending jobs) the requested runtime when known (the user's request,
+`user_requested_runtime_s`, when predictions replaced `requested_runtime_s`: engine.predict.runtime_source);
+otherwise the job is skipped. With predictions, `overrun_s` is the user's request where it is longer
+than the prediction: what the scheduler expects of a job once it outlives its prediction (Tsafrir,
+Etsion and Feitelson's correction), NaN elsewhere.
 `notes` counts each case.
 """
 from __future__ import annotations
@@ -56,6 +60,7 @@ class Workload:
     qos: np.ndarray | None = None
     data_location: np.ndarray | None = None  # region holding each job's input data (None: unknown)
     data_size_gb: np.ndarray | None = None  # size of that data, GB (0: none)
+    overrun_s: np.ndarray | None = None  # runtime to expect once a job outlives requested_s (None: none)
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -103,7 +108,9 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
                & pd.to_datetime(start).notna().to_numpy() & pd.to_datetime(end).isna().to_numpy())
     recorded = np.where(running, observed_end - _seconds(start, origin), recorded)
     has_recorded = np.isfinite(recorded)
-    run = np.where(has_recorded, np.maximum(recorded, 0.0), requested)
+    asked = _col(jobs, "user_requested_runtime_s", np.nan).astype(np.float64).to_numpy() \
+        if "user_requested_runtime_s" in jobs else requested  # the request, when a prediction replaced it
+    run = np.where(has_recorded, np.maximum(recorded, 0.0), asked)
     keep = np.isfinite(run)
     if running.sum():
         notes.append(f"{int(running.sum())} jobs still running at the data's end run until it "
@@ -113,7 +120,8 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         notes.append(f"{estimated} jobs without a recorded start and end run for their requested runtime")
     if (~keep).sum():
         notes.append(f"{int((~keep).sum())} jobs without a recorded start and end or a requested runtime skipped")
-    jobs, submit, run, requested = jobs[keep].reset_index(drop=True), submit[keep], run[keep], requested[keep]
+    jobs, submit, run, requested, asked = (jobs[keep].reset_index(drop=True), submit[keep], run[keep],
+                                           requested[keep], asked[keep])
 
     nodes = np.maximum(_col(jobs, "nodes", 1).fillna(1).to_numpy(np.int64), 1)
     gpus = jobs["gpus"].fillna(0).to_numpy(np.float64)
@@ -152,6 +160,8 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         qos=_text(jobs, "qos"),
         data_location=_col(jobs, "data_location", None).where(lambda s: s.notna(), None).to_numpy(object),
         data_size_gb=pd.to_numeric(_col(jobs, "data_size_gb", 0.0), errors="coerce").fillna(0.0).to_numpy(np.float64),
+        overrun_s=np.where(np.isfinite(asked) & (asked > requested), asked, np.nan)
+        if "user_requested_runtime_s" in jobs else None,
     )
 
 

@@ -1,0 +1,99 @@
+"""Time-ordered evaluation of the predictors against their baselines.
+
+Split: jobs are ranked by submit time (stable, so ties keep table order); the first
+`train_share` (70 %) are the training part and the rest the test part, never shuffled. The
+cutoff is the submit time of the first test job. A model may learn only from labels known at the
+cutoff, so training rows are training-part jobs that had also *ended* by then (a job submitted
+before the cutoff but still running is left out). Test rows are test-part jobs whose label is
+known: a runtime (start and end) for the runtime model, a final status with an end for the
+failure model. Features are computed once over the whole table; they only look at jobs finished
+before each submit (engine/predict/features.py), so test rows see the history a live predictor
+would have seen, while the model itself stays frozen at the cutoff.
+
+Both reports are plain dicts of floats, ints and strings (JSON-ready) and deterministic: the
+same jobs, time zone and settings give the same dict.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from engine.predict import baselines
+from engine.predict.failure import FailureModel, FailureSettings
+from engine.predict.features import failed, features, has_outcome, runtime_s, seconds
+from engine.predict.metrics import calibration_table, coverage, failure_metrics, runtime_metrics
+from engine.predict.runtime import RuntimeModel, RuntimeSettings
+
+TRAIN_SHARE = 0.7
+
+
+@dataclass(frozen=True)
+class TimeSplit:
+    """Boolean row masks over the jobs table (in its own order) and the cutoff (epoch seconds)."""
+
+    train: np.ndarray
+    test: np.ndarray
+    cutoff_s: float
+
+    @classmethod
+    def of(cls, jobs: pd.DataFrame, train_share: float = TRAIN_SHARE) -> "TimeSplit":
+        submit = seconds(jobs["submit_utc"])
+        order = np.argsort(submit, kind="stable")
+        rank = np.empty(len(jobs), dtype=np.int64)
+        rank[order] = np.arange(len(jobs))
+        n_train = int(len(jobs) * train_share)
+        cutoff = submit[order[n_train]] if n_train < len(jobs) else np.inf
+        ended = seconds(jobs["end_utc"]) <= cutoff
+        return cls((rank < n_train) & ended, rank >= n_train, float(cutoff))
+
+    @property
+    def cutoff_utc(self) -> str:
+        return pd.Timestamp(self.cutoff_s, unit="s").isoformat() + "Z" if np.isfinite(self.cutoff_s) else ""
+
+
+def evaluate_runtime(jobs: pd.DataFrame, tz: str | None = None, train_share: float = TRAIN_SHARE,
+                     settings: RuntimeSettings = RuntimeSettings()) -> dict:
+    """P50 against the request and last-two baselines, and the P10-P90 coverage, on the test part."""
+    X, split = features(jobs, tz), TimeSplit.of(jobs, train_share)
+    run = runtime_s(jobs)
+    train, test = _in_order(jobs, split.train & np.isfinite(run)), _in_order(jobs, split.test & np.isfinite(run))
+    model = RuntimeModel(settings).fit(X.iloc[train], run[train])
+    predicted = model.predict(X.iloc[test])
+    actual, fallback = run[test], float(np.median(run[train]))
+    return {
+        "cutoff_utc": split.cutoff_utc, "jobs_train": int(len(train)), "jobs_test": int(len(test)),
+        "model": {**runtime_metrics(actual, predicted["p50_s"]),
+                  "coverage": coverage(actual, predicted["p10_s"].to_numpy(), predicted["p90_s"].to_numpy())},
+        "request": runtime_metrics(actual, baselines.request_s(X.iloc[test], fallback)),
+        "last_two": runtime_metrics(actual, baselines.last_two_s(X.iloc[test], fallback)),
+    }
+
+
+def evaluate_failure(jobs: pd.DataFrame, tz: str | None = None, train_share: float = TRAIN_SHARE,
+                     settings: FailureSettings = FailureSettings()) -> dict:
+    """Calibrated failure probability against the base-rate and user-recent baselines on the test part.
+
+    With a single class in the test part the AUCs are NaN (only the Brier score is defined).
+    """
+    X, split = features(jobs, tz), TimeSplit.of(jobs, train_share)
+    known, label = has_outcome(jobs), failed(jobs)
+    train, test = _in_order(jobs, split.train & known), _in_order(jobs, split.test & known)
+    model = FailureModel(settings).fit(X.iloc[train], label[train])
+    prob, y = model.predict(X.iloc[test]), label[test]
+    rate = float(label[train].mean()) if len(train) else 0.0
+    return {
+        "cutoff_utc": split.cutoff_utc, "jobs_train": int(len(train)), "jobs_test": int(len(test)),
+        "train_failure_rate": rate,
+        "model": failure_metrics(y, prob),
+        "base_rate": failure_metrics(y, baselines.base_rate(X.iloc[test], rate)),
+        "user_recent": failure_metrics(y, baselines.user_recent(X.iloc[test], rate)),
+        "calibration": calibration_table(y, prob).to_dict(orient="records"),
+    }
+
+
+def _in_order(jobs: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
+    """Positions of the rows in `mask`, in submit order (stable)."""
+    rows = np.flatnonzero(mask)
+    return rows[np.argsort(seconds(jobs["submit_utc"])[rows], kind="stable")]

@@ -1,0 +1,68 @@
+"""Predicted runtimes in place of the users' requests: the runtime the scheduler sees.
+
+`with_predicted_runtimes(jobs, cut, quantile)` fits the runtime model (engine.predict.runtime) on
+the jobs submitted before `cut` whose outcome and runtime are known, and gives every job
+submitted at or after `cut` the model's runtime at `quantile` (P10, P50 or P90) as its
+`requested_runtime_s`; the user's own request moves to `user_requested_runtime_s`. Jobs before
+the cut keep their requests (they are the model's past). Features are submit-time only
+(engine.predict.features), so no prediction sees a job that had not finished when it was made.
+
+Policies read `requested_runtime_s` and nothing else about a job's length (engine.sim.workload),
+so orders (SJF, WFP3, ...) and backfilling use the predictions; the simulator still runs each job
+for its true runtime and never kills one that outlives its prediction: backfilling treats a
+running job past its expected end as ending now, so reservations are re-planned at every pass.
+
+The last result is memoised (keyed by a hash of the whole jobs table and the arguments), since a
+scenario's jobs are prepared more than once per run (the simulation, then its cost report).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.predict.features import features, has_outcome, runtime_s
+from engine.predict.runtime import QUANTILE_COLUMNS, RuntimeModel
+
+QUANTILES = {"p10": 0.1, "p50": 0.5, "p90": 0.9}
+MIN_TRAIN_JOBS = 200
+_MEMO: dict = {}
+
+
+class NotEnoughHistory(ValueError):
+    """Too few jobs before the cut to train on."""
+
+
+def with_predicted_runtimes(jobs: pd.DataFrame, cut: pd.Timestamp, quantile: str = "p50",
+                            tz: str | None = None) -> pd.DataFrame:
+    """A copy of `jobs` whose jobs submitted at or after `cut` carry the model's runtime at `quantile`
+    as requested_runtime_s (user_requested_runtime_s keeps the request). Raises NotEnoughHistory
+    when fewer than MIN_TRAIN_JOBS finished jobs were submitted before the cut."""
+    if quantile not in QUANTILES:
+        raise ValueError(f"quantile must be one of {', '.join(QUANTILES)}, got {quantile!r}")
+    key = (int(pd.util.hash_pandas_object(jobs, index=False).sum()), len(jobs), tuple(jobs.columns),
+           pd.Timestamp(cut), quantile, tz)
+    if key not in _MEMO:
+        _MEMO.clear()
+        _MEMO[key] = _predict(jobs, pd.Timestamp(cut), quantile, tz)
+    return _MEMO[key].copy()
+
+
+def _predict(jobs: pd.DataFrame, cut: pd.Timestamp, quantile: str, tz: str | None) -> pd.DataFrame:
+    submit = pd.to_datetime(jobs["submit_utc"])
+    before = (submit < cut).to_numpy()
+    run = runtime_s(jobs)
+    train = before & has_outcome(jobs) & np.isfinite(run)
+    if train.sum() < MIN_TRAIN_JOBS:
+        raise NotEnoughHistory(f"predicted runtimes need at least {MIN_TRAIN_JOBS} finished jobs submitted before "
+                               f"{cut:%Y-%m-%d %H:%M} UTC to train on; found {int(train.sum())}")
+    X = features(jobs, tz)
+    model = RuntimeModel().fit(X[train], run[train])
+    predicted = model.predict(X[~before])[QUANTILE_COLUMNS[QUANTILES[quantile]]].to_numpy()
+    out = jobs.copy()
+    requested = pd.to_numeric(out["requested_runtime_s"], errors="coerce") if "requested_runtime_s" in out \
+        else pd.Series(np.nan, index=out.index)
+    out["user_requested_runtime_s"] = requested
+    values = requested.to_numpy(dtype=np.float64).copy()
+    values[~before] = predicted
+    out["requested_runtime_s"] = values
+    return out

@@ -1,0 +1,19 @@
+"""How many OpenMP threads gradient boosting may use while fitting and predicting.
+
+scikit-learn's HistGradientBoosting parallelises with OpenMP over all cores by default. On a
+shared 2-core machine that is a trap: when another process holds one core, every parallel region
+waits at its barrier for a descheduled thread, and fitting HPC2N's 202,871 jobs went from 34 s on
+one thread to more than 9 minutes on two (benchmarks/RESULTS.md). The predictors therefore run on
+`threads` OpenMP threads (1 by default); the results do not depend on it (histograms are built per
+feature, so the sums are the same for any number of threads).
+"""
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+
+from threadpoolctl import threadpool_limits
+
+
+def openmp_threads(threads: int) -> AbstractContextManager:
+    """Context manager capping OpenMP threads (scikit-learn's gradient boosting) to `threads`."""
+    return threadpool_limits(limits=threads, user_api="openmp")

@@ -1,0 +1,77 @@
+"""The predictors on the real CTC-SP2 and HPC2N logs, time-ordered 70/30 split (issue 8, Validation).
+
+Thresholds were set from the figures measured on 2026-11-30 (benchmarks/RESULTS.md, "Predictors"),
+each with a margin; the comparisons with the baselines are the ones that held on that day, so a
+change that makes a baseline win where the model won fails here. The logs are read from
+../shared/traces/swf/ beside the repository; without them the tests skip. HPC2N's runtime
+evaluation (about 25 s) is marked slow. HPC2N's log error swings by about 0.1 with small
+changes to the model (one user, u171, holds 12 % of its test jobs and 29 % of the model's error),
+hence its wider margin.
+"""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.predict.evaluate import evaluate_failure, evaluate_runtime
+from engine.telemetry.importers.common import ImportOptions
+from engine.telemetry.importers.swf import parse_swf
+
+SWF = Path(__file__).parents[2] / "shared" / "traces" / "swf"
+CTC, HPC2N = "CTC-SP2-1996-3.1-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz"
+
+
+def _log(name):
+    path = SWF / name
+    if not path.is_file():
+        pytest.skip(f"real SWF log {path} not present (the shared traces live beside the repository)")
+    batch = parse_swf(path.read_bytes(), name, ImportOptions())
+    return batch.tables["jobs"], batch.tables["regions"]["timezone"].iloc[0]
+
+
+@pytest.fixture(scope="module")
+def ctc():
+    return _log(CTC)
+
+
+@pytest.fixture(scope="module")
+def hpc2n():
+    return _log(HPC2N)
+
+
+def test_ctc_runtime_beats_the_request_and_the_last_two_mean_on_log_error(ctc):
+    report = evaluate_runtime(*ctc)
+    model, request, last_two = report["model"], report["request"], report["last_two"]
+    assert report["jobs_test"] == 23_167
+    assert model["male"] < 1.20 and model["male"] < last_two["male"] - 0.05 < request["male"] - 0.5
+    assert model["accuracy"] > 0.49 and model["accuracy"] > request["accuracy"] + 0.08
+    assert 0.40 < model["underestimate_rate"] < 0.56
+    assert 0.64 < model["coverage"] < 0.80
+
+
+def test_ctc_failure_probability_beats_both_baselines(ctc):
+    report = evaluate_failure(*ctc)
+    model, base, recent = report["model"], report["base_rate"], report["user_recent"]
+    assert model["roc_auc"] > 0.70 and model["roc_auc"] > recent["roc_auc"]
+    assert model["pr_auc"] > 0.40 and model["pr_auc"] > recent["pr_auc"]
+    assert model["brier"] < 0.150 and model["brier"] < base["brier"] - 0.01
+    predicted = np.array([b["predicted"] for b in report["calibration"]])
+    observed = np.array([b["observed"] for b in report["calibration"]])
+    jobs = np.array([b["jobs"] for b in report["calibration"]])
+    assert np.average(np.abs(predicted - observed), weights=jobs) < 0.04
+
+
+def test_hpc2n_records_no_failures_so_only_the_brier_score_is_defined(hpc2n):
+    report = evaluate_failure(*hpc2n)
+    assert report["train_failure_rate"] == 0 and report["model"]["base_rate"] == 0
+    assert np.isnan(report["model"]["roc_auc"]) and report["model"]["brier"] == 0
+
+
+@pytest.mark.slow
+def test_hpc2n_runtime_beats_the_request_and_the_last_two_mean_on_log_error(hpc2n):
+    report = evaluate_runtime(*hpc2n)
+    model, request, last_two = report["model"], report["request"], report["last_two"]
+    assert report["jobs_test"] == 60_862
+    assert model["male"] < 1.75 and model["male"] < last_two["male"] - 0.15 < request["male"] - 0.3
+    assert model["accuracy"] > 0.44 and model["accuracy"] > request["accuracy"]
+    assert 0.60 < model["coverage"] < 0.80
