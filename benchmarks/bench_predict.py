@@ -80,7 +80,8 @@ def evaluate(name: str) -> None:
     if failure["calibration"]:
         print("\n| predicted bin | jobs | mean predicted | observed |\n|---|---:|---:|---:|")
         for b in failure["calibration"]:
-            print(f"| {b['bin_low']:.1f}-{b['bin_high']:.1f} | {b['jobs']:,} | {b['predicted']:.3f} | {b['observed']:.3f} |")
+            print(f"| {b['bin_low']:.1f}-{b['bin_high']:.1f} | {b['jobs']:,} | {b['predicted']:.3f} "
+                  f"| {b['observed']:.3f} |")
     clipped = evaluate_runtime(jobs, tz, settings=RuntimeSettings(clip_to_request=True))["model"]
     print(f"\nClipped to the request: P50 MALE {clipped['male']:.4f} (unclipped {runtime['model']['male']:.4f}), "
           f"accuracy {clipped['accuracy']:.4f} ({runtime['model']['accuracy']:.4f}), "

@@ -8,10 +8,13 @@ on a time-ordered split (train on the past, test on the future) against simple b
 Modules:
 - `history`: per user, what had *finished* before each submit (last runtimes, failure rate).
 - `features`: the submit-time feature table, one row per job.
+- `encoding`: categorical codes learned at fit time (the front of every pipeline).
 - `runtime`: P10/P50/P90 runtime (seconds) by quantile gradient boosting on log runtime.
 - `failure`: calibrated probability that a job fails or is cancelled.
+- `baselines`: the user's request, the last-two mean, the base rate, the user's recent rate.
 - `metrics`: runtime and probability metrics, the calibration table.
 - `evaluate`: the time-ordered split and the model-vs-baseline reports.
+- `threads`: the OpenMP thread cap the models fit and predict under.
 
 This is the only package allowed to import scikit-learn (tests/test_layering.py).
 """

@@ -6,7 +6,7 @@ submitted:
 
 | column | meaning |
 |---|---|
-| user, team, workload_class, queue | categoricals as text ("" when missing); codes are learned when a model is fitted, never here |
+| user, team, workload_class, queue | categoricals as text ("" when missing); coded only when a model is fitted |
 | log_gpus, log_nodes | ln(1 + GPUs), ln(1 + nodes) (GPUs = processors for SWF logs); NaN when unknown |
 | log_request_s | ln(max(requested runtime, 1 s)); NaN when the job has no request |
 | submit_hour, submit_weekday | local hour 0-23 and weekday 0 (Monday)-6 of the submit in `tz` (UTC when None) |

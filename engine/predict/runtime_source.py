@@ -1,7 +1,7 @@
 """Predicted runtimes in place of the users' requests: the runtime the scheduler sees.
 
 `with_predicted_runtimes(jobs, cut, quantile)` fits the runtime model (engine.predict.runtime) on
-the jobs submitted before `cut` whose outcome and runtime are known, and gives every job
+the jobs that had ended by `cut` with a known outcome and runtime, and gives every job
 submitted at or after `cut` the model's runtime at `quantile` (P10, P50 or P90) as its
 `requested_runtime_s`; the user's own request moves to `user_requested_runtime_s`. Jobs before
 the cut keep their requests (they are the model's past). Features are submit-time only
@@ -51,7 +51,8 @@ def _predict(jobs: pd.DataFrame, cut: pd.Timestamp, quantile: str, tz: str | Non
     submit = pd.to_datetime(jobs["submit_utc"])
     before = (submit < cut).to_numpy()
     run = runtime_s(jobs)
-    train = before & has_outcome(jobs) & np.isfinite(run)
+    ended = (pd.to_datetime(jobs["end_utc"]) <= cut).to_numpy()  # outcomes known at the cut, none later
+    train = before & ended & has_outcome(jobs) & np.isfinite(run)
     if train.sum() < MIN_TRAIN_JOBS:
         raise NotEnoughHistory(f"predicted runtimes need at least {MIN_TRAIN_JOBS} finished jobs submitted before "
                                f"{cut:%Y-%m-%d %H:%M} UTC to train on; found {int(train.sum())}")

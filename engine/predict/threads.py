@@ -2,8 +2,9 @@
 
 scikit-learn's HistGradientBoosting parallelises with OpenMP over all cores by default. On a
 shared 2-core machine that is a trap: when another process holds one core, every parallel region
-waits at its barrier for a descheduled thread, and fitting HPC2N's 202,871 jobs went from 34 s on
-one thread to more than 9 minutes on two (benchmarks/RESULTS.md). The predictors therefore run on
+waits at its barrier for a descheduled thread, and with other work keeping the machine busy
+(load average 4-5) fitting HPC2N's 202,871 jobs took 33 s on one thread and had not finished
+after 9 minutes on two (benchmarks/RESULTS.md). The predictors therefore run on
 `threads` OpenMP threads (1 by default); the results do not depend on it (histograms are built per
 feature, so the sums are the same for any number of threads).
 """
