@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.predict.features import COLUMNS, features
+from engine.predict.features import COLUMNS, features, zones_of
 from predict_helpers import T0, perturb_after, row, synthetic, table
 
 HAND = table([
@@ -70,6 +70,15 @@ def test_local_hour_and_weekday_of_the_submit(submit, tz, hour, weekday):
     jobs["submit_utc"] = pd.Series([submit]).astype("datetime64[s]")
     got = features(jobs, tz).iloc[0]
     assert (got["submit_hour"], got["submit_weekday"]) == (hour, weekday)
+
+
+def test_each_job_in_its_own_regions_time_zone():
+    jobs = table([row("a", 0, 0, 1), row("b", 0, 0, 1), row("c", 0, 0, 1), row("d", 0, 0, 1)])
+    jobs["region"] = ["eu", "us", "elsewhere", None]
+    regions = pd.DataFrame({"region": ["eu", "us"], "timezone": ["Europe/Stockholm", "America/Los_Angeles"]})
+    got = features(jobs, zones_of(regions))
+    assert got["submit_hour"].tolist() == [1, 16, 0, 0]      # Monday 00:00 UTC; unknown regions in UTC
+    assert got["submit_weekday"].tolist() == [0, 6, 0, 0]
 
 
 def test_rows_stay_aligned_with_the_input_in_any_order():
