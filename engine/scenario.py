@@ -32,9 +32,10 @@
     end_utc = "2026-08-06T00:00:00"
     [data]                          # optional: a job away from its input data waits for it to move
     transfer_gbps = 10              # data_size_gb x 8 / transfer_gbps seconds (0, the default: instant)
-    [runtime]                       # optional: what runtime the scheduler sees (engine.predict.runtime_source)
+    [runtime]                       # optional: what the scheduler knows of runtimes and failures
     source = "predicted"            # "request" (default): the users' requests; "predicted": the model's,
     quantile = "p50"                # trained on the jobs before the window's start; p10, p50 or p90
+    failure = true                  # predicted failure probabilities (engine.scenario_runtime)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -59,6 +60,8 @@ import engine.policies.preemption  # noqa: F401  (registers the family)
 import engine.policies.quota  # noqa: F401  (registers the family)
 from engine.policies import registry
 from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
+from engine.predict.features import zones_of
+from engine.scenario_runtime import TRAIN_SHARE, RuntimeChoice, parse_runtime, with_predictions
 from engine.scenario_sharing import parse_queues, parse_quotas, parse_spot, parse_teams
 from engine.scenario_world import RegionEdit, edit_world, parse_outages, parse_region_edits
 from engine.policies.quota import QuotaEntry
@@ -76,9 +79,6 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "preemption": "none"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
         "spot", "data", "outage", "runtime"}
-RUNTIME_SOURCES = ("request", "predicted")
-RUNTIME_QUANTILES = ("p10", "p50", "p90")
-TRAIN_SHARE = 0.7  # predicted runtimes without a window start: train on the first 70 % of submits
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 
@@ -107,6 +107,7 @@ class Scenario:
     outages: tuple = ()
     runtime_source: str = "request"
     runtime_quantile: str = "p50"
+    predict_failure: bool = False
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -162,7 +163,7 @@ class Scenario:
                    team_weights=weights, team_orgs=orgs, spot=parse_spot(data.get("spot", {}), source),
                    transfer_gbps=_transfer(data.get("data", {}), source),
                    outages=parse_outages(data.get("outage", []), source),
-                   **_runtime(data.get("runtime", {}), source))
+                   **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
         """The policy objects, built from their registry keys and parameters."""
@@ -174,7 +175,7 @@ class Scenario:
         dataset's regions, prices and carbon tables, unedited) informs routing, with this scenario's
         region edits applied."""
         world = self.world(world or World(), fleet)
-        jobs, fleet = self.apply(jobs, fleet)
+        jobs, fleet = self.apply(jobs, fleet, zones_of(world.regions))
         return simulate(build_workload(jobs, fleet), self.build_policies(), self.seed, self.name, self.timer_s,
                         world, self.sharing(world))
 
@@ -198,20 +199,14 @@ class Scenario:
         except ScenarioError as exc:
             raise ScenarioError(f"{self.name}: {exc}") from None
 
-    def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame,
+              zones: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The dataset's jobs and fleet with this scenario's workload and fleet edits applied. With
-        predicted runtimes the model trains on the jobs before the window's start (without one: on
-        the first TRAIN_SHARE of submits, and the window starts there)."""
-        start = self.start_utc
-        if self.runtime_source == "predicted" and len(jobs):
-            from engine.predict.runtime_source import NotEnoughHistory, with_predicted_runtimes
-
-            if start is None:
-                start = pd.to_datetime(jobs["submit_utc"]).quantile(TRAIN_SHARE)
-            try:
-                jobs = with_predicted_runtimes(jobs, start, self.runtime_quantile)
-            except NotEnoughHistory as exc:
-                raise ScenarioError(f"{self.name}: {exc}; start the window later ([workload] start_utc)") from None
+        predictions ([runtime]) the models train on the jobs before the window's start (without one:
+        on the first TRAIN_SHARE of submits, and the window starts there); `zones` (region -> IANA
+        zone) sets each job's local submit hour."""
+        choice = RuntimeChoice(self.runtime_source, self.runtime_quantile, self.predict_failure)
+        jobs, start = with_predictions(jobs, self.start_utc, choice, zones, self.name)
         jobs = window(jobs, start, self.end_utc)
         jobs = grow(compress(jobs, self.load_scale), self.growth, self.seed)
         for edit in self.fleet_edits:
@@ -236,16 +231,12 @@ def _transfer(table, source: str) -> float:
     return float(value)
 
 
-def _runtime(table, source: str) -> dict:
-    """[runtime] source ("request": the users' requests; "predicted": engine.predict's runtimes) and
-    quantile (p10, p50, p90) of the prediction the scheduler sees."""
-    _unknown(table, {"source", "quantile"}, source, "[runtime] key")
-    chosen = {"runtime_source": table.get("source", "request"), "runtime_quantile": table.get("quantile", "p50")}
-    for (key, value), valid in zip(chosen.items(), (RUNTIME_SOURCES, RUNTIME_QUANTILES)):
-        if value not in valid:
-            raise ScenarioError(f"{source}: [runtime] {key.split('_')[1]} {value!r} is unknown; choose from "
-                                f"{', '.join(valid)}")
-    return chosen
+def _runtime(choice: RuntimeChoice, order: str, source: str) -> dict:
+    """The Scenario fields of a [runtime] choice; an order that reads failure probabilities needs them."""
+    if getattr(registry.policy_class("order", order), "needs_failure", False) and not choice.failure:
+        raise ScenarioError(f"{source}: order {order!r} reads predicted failure probabilities; "
+                            "set [runtime] failure = true")
+    return {"runtime_source": choice.source, "runtime_quantile": choice.quantile, "predict_failure": choice.failure}
 
 
 def _positive(table: dict, key: str, source: str) -> float:

@@ -90,7 +90,7 @@ def test_bad_inputs_exit_2_without_a_traceback(tmp_path):
         done = meridian("simulate", *args)
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert done.stderr.strip().splitlines()[-1].startswith("meridian: ")
-    assert "choose from drf, edf, f1, fair-tree, fcfs" in meridian("simulate", "--trace", SMALL, "--scenario", bad).stderr
+    assert "choose from drf, edf, f1, fail-fast, fair-tree, fcfs" in meridian("simulate", "--trace", SMALL, "--scenario", bad).stderr
 
 
 def test_simulate_a_dataset_from_the_store(tmp_path):

@@ -25,10 +25,10 @@ features of jobs submitted before T unchanged. Runtimes are end - start in secon
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
-
-from collections.abc import Mapping
 
 from engine.predict.history import FinishedBefore
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.predict.features import features, has_outcome, runtime_s
+from engine.predict.features import TimeZones, features, has_outcome, runtime_s
 from engine.predict.runtime import QUANTILE_COLUMNS, RuntimeModel
 
 QUANTILES = {"p10": 0.1, "p50": 0.5, "p90": 0.9}
@@ -32,22 +32,27 @@ class NotEnoughHistory(ValueError):
     """Too few jobs before the cut to train on."""
 
 
+def memo_key(jobs: pd.DataFrame, *args) -> tuple:
+    """A key for a result that depends on the whole jobs table and `args` (time zone mappings by items)."""
+    frozen = tuple(tuple(sorted(a.items())) if isinstance(a, dict) else a for a in args)
+    return (int(pd.util.hash_pandas_object(jobs, index=False).sum()), len(jobs), tuple(jobs.columns), frozen)
+
+
 def with_predicted_runtimes(jobs: pd.DataFrame, cut: pd.Timestamp, quantile: str = "p50",
-                            tz: str | None = None) -> pd.DataFrame:
+                            tz: TimeZones = None) -> pd.DataFrame:
     """A copy of `jobs` whose jobs submitted at or after `cut` carry the model's runtime at `quantile`
     as requested_runtime_s (user_requested_runtime_s keeps the request). Raises NotEnoughHistory
     when fewer than MIN_TRAIN_JOBS finished jobs were submitted before the cut."""
     if quantile not in QUANTILES:
         raise ValueError(f"quantile must be one of {', '.join(QUANTILES)}, got {quantile!r}")
-    key = (int(pd.util.hash_pandas_object(jobs, index=False).sum()), len(jobs), tuple(jobs.columns),
-           pd.Timestamp(cut), quantile, tz)
+    key = memo_key(jobs, pd.Timestamp(cut), quantile, tz)
     if key not in _MEMO:
         _MEMO.clear()
         _MEMO[key] = _predict(jobs, pd.Timestamp(cut), quantile, tz)
     return _MEMO[key].copy()
 
 
-def _predict(jobs: pd.DataFrame, cut: pd.Timestamp, quantile: str, tz: str | None) -> pd.DataFrame:
+def _predict(jobs: pd.DataFrame, cut: pd.Timestamp, quantile: str, tz: TimeZones) -> pd.DataFrame:
     submit = pd.to_datetime(jobs["submit_utc"])
     before = (submit < cut).to_numpy()
     run = runtime_s(jobs)

@@ -117,7 +117,7 @@ class _Run(Arrivals):
         self.pool = self.shape_pools[self.shape, home] if len(w) else np.zeros(0, np.int64)
         self.never = ~self.shape_fits[self.shape, home] if len(w) else np.zeros(0, bool)
         self.view = QueueView(index=np.arange(len(w)), submit_s=w.submit_s, requested_s=w.requested_s,
-                              size=w.gpus, priority=w.priority, deadline_s=w.deadline_s)
+                              size=w.gpus, priority=w.priority, deadline_s=w.deadline_s, fail_prob=w.fail_prob)
         self.static = not getattr(policies.order, "time_dependent", True)
         # The queue's keys: ranks under a time-independent order, job indices otherwise.
         self.key_job = queue_order(policies.order, self.view, 0.0) if self.static else np.arange(len(w))

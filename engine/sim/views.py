@@ -71,6 +71,8 @@ class QueueView:
     queue_class: int64 code of the job's queue (engine.sim.queue_classes: reserved, express, ...);
     qos: float64 that queue's priority tier, 0-1 (Slurm's QoS / partition factor).
     cpus, memory_gib: float64 CPU cores and GiB of memory asked for in total.
+    fail_prob: float64 predicted probability that the job fails or is cancelled, 0-1
+        (engine.predict.failure_source; 0 when unknown).
     shares: the ledger at this moment (engine.sim.views.ShareView), None outside the simulator.
     """
 
@@ -87,6 +89,7 @@ class QueueView:
     qos: np.ndarray | None = None
     cpus: np.ndarray | None = None
     memory_gib: np.ndarray | None = None
+    fail_prob: np.ndarray | None = None
     shares: ShareView | None = None
 
     def __post_init__(self) -> None:

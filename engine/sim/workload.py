@@ -17,7 +17,8 @@ NULL). Otherwise (pending jobs) the requested runtime when known (the user's req
 `user_requested_runtime_s`, when predictions replaced `requested_runtime_s`: engine.predict.runtime_source);
 otherwise the job is skipped. With predictions, `overrun_s` is the user's request where it is longer
 than the prediction: what the scheduler expects of a job once it outlives its prediction (Tsafrir,
-Etsion and Feitelson's correction), NaN elsewhere.
+Etsion and Feitelson's correction), NaN elsewhere. A `fail_prob` column (engine.predict.failure_source)
+becomes `fail_prob`, what failure-aware orders read.
 `notes` counts each case.
 """
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Workload:
     data_location: np.ndarray | None = None  # region holding each job's input data (None: unknown)
     data_size_gb: np.ndarray | None = None  # size of that data, GB (0: none)
     overrun_s: np.ndarray | None = None  # runtime to expect once a job outlives requested_s (None: none)
+    fail_prob: np.ndarray | None = None  # predicted P(fail or cancel), 0-1, 0 where unknown (None: not predicted)
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -162,6 +164,8 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         data_size_gb=pd.to_numeric(_col(jobs, "data_size_gb", 0.0), errors="coerce").fillna(0.0).to_numpy(np.float64),
         overrun_s=np.where(np.isfinite(asked) & (asked > requested), asked, np.nan)
         if "user_requested_runtime_s" in jobs else None,
+        fail_prob=pd.to_numeric(jobs["fail_prob"], errors="coerce").fillna(0.0).to_numpy(np.float64)
+        if "fail_prob" in jobs else None,
     )
 
 

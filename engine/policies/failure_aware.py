@@ -1,0 +1,51 @@
+"""Failure-aware queue orders (family "order"): orders that read each job's predicted probability
+of failing or being cancelled (`QueueView.fail_prob`, from engine.predict.failure_source; a scenario
+turns it on with `[runtime] failure = true`, and asks for it when it names one of these orders).
+
+Why: a job that fails usually fails early (on CTC-SP2 and HPC2N failed and cancelled jobs ran a
+fraction of the time of completed ones), so starting likely-to-fail jobs soon tells their users
+sooner, lets them fix and resubmit, and gives the GPUs back quickly; the cost is that other jobs
+wait a little longer. `needs_failure` marks the orders that read the probability.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from engine.policies.registry import register
+from engine.sim.views import QueueView
+
+FAMILY = "order"
+
+
+@register(FAMILY, "fail-fast")
+@dataclass(frozen=True)
+class FailFast:
+    """Likely-to-fail jobs first (fail fast), each group in submit order.
+
+    A job jumps ahead when its predicted failure probability is at least `threshold` and, when
+    `max_request_s` > 0, it asks for at most that runtime (so only short probes of likely failures
+    go first, never a long job that may still run for days). Everything else waits in FCFS order.
+    """
+
+    threshold: float = field(default=0.5, metadata={
+        "help": "predicted probability of failing or being cancelled (0-1) from which a job goes first"})
+    max_request_s: float = field(default=0.0, metadata={
+        "help": "only jobs asking for at most this runtime (s) go first; 0: any runtime"})
+
+    needs_failure: ClassVar[bool] = True
+    time_dependent: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"threshold must be a probability between 0 and 1, got {self.threshold}")
+        if self.max_request_s < 0:
+            raise ValueError(f"max_request_s must be >= 0 seconds, got {self.max_request_s}")
+
+    def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
+        first = queue.fail_prob >= self.threshold
+        if self.max_request_s > 0:
+            first &= queue.requested_s <= self.max_request_s
+        return np.stack([np.where(first, 0.0, 1.0), queue.submit_s])
