@@ -15,6 +15,7 @@ below document each formula:
   waits      queue-wait distributions by workload class
   mix        jobs and GPU-hours by workload class
   kpis       the headline numbers
+  rightsize  jobs that held more GPUs than they used (per-job measured GPU use)
 """
 from engine.analysis.kpis import Kpis
 from engine.analysis.overview import Overview, build_overview

@@ -33,7 +33,7 @@ _TYPES = {   # column -> Arrow type, in file order
              "qos": _S, "queue": _S, "submit_utc": _T, "start_utc": _T, "end_utc": _T, "gpus": _F,
              "gpu_milli": _I, "gpu_type": _S, "cpus": _F, "memory_gib": _F, "nodes": _I, "region": _S,
              "cluster": _S, "status": _S, "requested_runtime_s": _F, "deadline_utc": _T,
-             "data_location": _S, "data_size_gb": _F, "residency": _S},
+             "data_location": _S, "data_size_gb": _F, "residency": _S, "gpu_util_pct": _F, "gpus_used_max": _F},
     "fleet": {"region": _S, "cluster": _S, "node": _S, "gpu_type": _S, "gpus": _I, "cpus": _F,
               "memory_gib": _F, "rack": _S, "tier": _S},
     "regions": {"region": _S, "timezone": _S, "country": _S, "jurisdiction": _S, "egress_usd_per_gb": _F},

@@ -13,6 +13,11 @@ A source column is matched to a Meridian jobs column (the schema's names in
 
 Columns matching nothing are ignored with a note. `source_line` is never read from a
 file: it is always the physical line of the row.
+
+One accepted column is not stored as it is: `gpus_used_pct` (Alibaba PAI's `gpu_wrk_util`) counts
+the GPUs busy on average in percent of one GPU (50 = half a GPU, 800 = eight busy GPUs); it is
+stored as `gpu_util_pct` = gpus_used_pct / gpus, the percent of the job's own GPUs
+(see `jobs_frame`).
 """
 from __future__ import annotations
 
@@ -48,8 +53,14 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     "data_location": ("data_location",),
     "data_size_gb": ("data_size_gb",),
     "residency": ("residency",),
+    "gpu_util_pct": ("gpu_util_pct", "gpu_util", "gpu_utilization", "gpu_utilisation", "gpu_util_percent"),
+    "gpus_used_max": ("gpus_used_max", "max_gpus_used", "peak_gpus_used", "gpus_used_peak"),
+    "gpus_used_pct": ("gpus_used_pct", "gpu_wrk_util"),
 }
 REQUIRED_COLUMNS = ("job_id", "submit_utc", "gpus")
+# Column -> a column holding the same quantity in another unit; when a file has both, the first is
+# used (unless only the second was mapped explicitly) and the other ignored with a note.
+SAME_QUANTITY = {"gpu_util_pct": "gpus_used_pct"}
 
 # Canonical value -> accepted spellings (compared lower-cased, surrounding whitespace removed).
 STATUS_ALIASES: dict[str, tuple[str, ...]] = {
@@ -160,6 +171,12 @@ def resolve_columns(header: list[str], mapping: dict[str, str], source: str) -> 
             found = found[1:]
         shadowed += [f"{header[i]!r} (Meridian's {canonical} comes from {header[chosen[canonical]]!r})"
                      for _, i in found]
+    for canonical, other in SAME_QUANTITY.items():
+        if canonical in chosen and other in chosen:   # an explicitly mapped column wins, else the canonical one
+            mapped_other = chosen[other] in mapped and chosen[canonical] not in mapped
+            loser, winner = (canonical, other) if mapped_other else (other, canonical)
+            shadowed.append(f"{header[chosen.pop(loser)]!r} (Meridian's {canonical} comes from "
+                            f"{header[chosen[winner]]!r})")
     for column in REQUIRED_COLUMNS:
         if column not in chosen:
             problems.append(RowError(source, 1, (

@@ -14,6 +14,10 @@ Rules (units as in the schema):
 - numbers: gpus, cpus, memory_gib, data_size_gb, requested_runtime_s >= 0 (fractional GPUs
   allowed); nodes and gpu_milli whole numbers, gpu_milli at most 1000; priority any number.
   requested_runtime_s also accepts [D-]HH:MM:SS.
+- measured GPU use (optional; NULL when absent): gpu_util_pct 0-100 (percent of the job's GPUs);
+  gpus_used_max >= 0 and at most the job's gpus; gpus_used_pct (GPUs busy in percent of one GPU,
+  Alibaba PAI's gpu_wrk_util) >= 0 and at most 100 x gpus, stored as gpu_util_pct = gpus_used_pct
+  / gpus (NULL for a job without GPUs).
 - status and workload class: case-insensitive, with the aliases in `columns`. A missing
   status is derived: completed when the job has an end, running when it only has a start,
   pending otherwise. A missing workload class is 'unknown'; a missing region is
@@ -43,6 +47,7 @@ NUMBER_COLUMNS = {
     "priority": (None, None, False), "gpus": (0, None, False), "gpu_milli": (0, 1000, True),
     "cpus": (0, None, False), "memory_gib": (0, None, False), "nodes": (0, 2**31 - 1, True),
     "requested_runtime_s": (0, None, False), "data_size_gb": (0, None, False),
+    "gpu_util_pct": (0, 100, False), "gpus_used_max": (0, None, False), "gpus_used_pct": (0, None, False),
 }
 _CLOCK = r"(?:([0-9]+)-)?([0-9]+):([0-9]{2}):([0-9]{2})"  # RE2-friendly: no \d
 _STATUS = value_lookup(STATUS_ALIASES)
@@ -196,9 +201,32 @@ def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions
             values = _numbers(text[column], column, labels[column], lines, errors)
             out[column] = pd.array(values, dtype="Int64") if NUMBER_COLUMNS[column][2] else values
     _order(times, text, labels, lines, errors)
+    _gpu_use(out, text, labels, lines, errors, notes)
     _finish_vocabularies(out, text, times, lines, errors, options, notes)
     errors.raise_if_any()
     return pd.DataFrame(out), notes
+
+
+def _gpu_use(out, text, labels, lines, errors, notes) -> None:
+    """Check measured GPU use against the job's GPUs (NaN where rejected); store gpus_used_pct
+    (GPUs busy in percent of one GPU) as gpu_util_pct, the percent of the job's own GPUs."""
+    gpus = out["gpus"]
+    for column, scale, limit in (("gpus_used_max", 1.0, "the job's GPUs"),
+                                 ("gpus_used_pct", 100.0, "100 x the job's GPUs")):
+        if column not in out:
+            continue
+        values = out[column]
+        over = values > scale * gpus   # NaN compares False
+        errors.add_many(lines[over], f"{{!r}} in column {labels[column]!r} is more than {limit} "
+                                     f"({{!r}} in column {labels['gpus']!r})",
+                        list(zip(text[column][over].to_numpy(), text["gpus"][over].to_numpy())))
+        values[over] = np.nan
+    if "gpus_used_pct" in out:
+        busy = out.pop("gpus_used_pct")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["gpu_util_pct"] = np.where(gpus > 0, busy / gpus, np.nan)
+        notes.append(f"gpu_util_pct is {labels['gpus_used_pct']!r} (GPUs busy, in percent of one GPU) "
+                     "divided by the job's GPUs")
 
 
 def _finish_vocabularies(out, text, times, lines, errors, options, notes) -> None:

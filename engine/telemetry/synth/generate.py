@@ -1,4 +1,4 @@
-"""Generate the sample bundle: world tables, job streams, FIFO replay, files on disk.
+"""Generate the sample bundle: world tables, job streams, FIFO replay, measured GPU use, files on disk.
 
 `generate_sample(out_dir, seed, scale)` writes the files of `BUNDLE_FILES`; the same seed
 and scale always give byte-identical files. Scale multiplies arrival rates and the fleet.
@@ -19,6 +19,7 @@ from engine.telemetry.synth import daytime, workload
 from engine.telemetry.synth.clock import WINDOW_END_S
 from engine.telemetry.synth.fifo import Replay, replay_pool
 from engine.telemetry.synth.records import jobs_table, statuses, utilization_table
+from engine.telemetry.synth.usage import USAGE_STREAM, job_usage
 from engine.telemetry.synth.world import carbon_frame, fleet_frame, prices_frame, regions_frame, teams_frame
 
 DEFAULT_SEED = 20260803
@@ -75,7 +76,8 @@ def simulate(seed: int, scale: float) -> dict[str, pd.DataFrame]:
     return {
         "regions": regions_frame(), "teams": teams_frame(), "prices": prices_frame(),
         "carbon": carbon_frame(), "fleet": fleet,
-        "jobs": jobs_table(specs, status, start, end),
+        "jobs": jobs_table(specs, status, start, end,
+                           job_usage(np.random.default_rng([seed, USAGE_STREAM]), specs, start, end)),
         "utilization": utilization_table(fleet, cluster, specs["gpus"].to_numpy(dtype=float), start, end),
     }
 

@@ -17,7 +17,7 @@ JOB_FILE_COLUMNS = (
     "job_id", "user_name", "team", "project", "workload_class", "priority", "qos", "queue",
     "submit_utc", "start_utc", "end_utc", "gpus", "gpu_milli", "gpu_type", "cpus", "memory_gib",
     "nodes", "region", "cluster", "status", "requested_runtime_s", "deadline_utc",
-    "data_location", "data_size_gb", "residency",
+    "data_location", "data_size_gb", "residency", "gpu_util_pct", "gpus_used_max",
 )
 
 
@@ -41,8 +41,10 @@ def _iso(seconds: np.ndarray) -> np.ndarray:
     return text
 
 
-def jobs_table(specs: pd.DataFrame, status: np.ndarray, start_s: np.ndarray, end_s: np.ndarray) -> pd.DataFrame:
-    """The jobs file's rows (timestamps as ISO-8601 text), ids numbered in submit order."""
+def jobs_table(specs: pd.DataFrame, status: np.ndarray, start_s: np.ndarray, end_s: np.ndarray,
+               usage: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The jobs file's rows (timestamps as ISO-8601 text), ids numbered in submit order; `usage`
+    holds the measured GPU-use columns (`usage.job_usage`)."""
     cpus_per_gpu = specs["gpu_type"].map({t: c for t, (c, _) in GPU_SPEC.items()}).to_numpy(dtype=float)
     gib_per_gpu = specs["gpu_type"].map({t: g for t, (_, g) in GPU_SPEC.items()}).to_numpy(dtype=float)
     gpus = specs["gpus"].to_numpy(dtype=float)
@@ -73,6 +75,8 @@ def jobs_table(specs: pd.DataFrame, status: np.ndarray, start_s: np.ndarray, end
         "data_location": specs["data_location"].to_numpy(dtype=object),
         "data_size_gb": specs["data_size_gb"].to_numpy(dtype=float),
         "residency": specs["residency"].to_numpy(dtype=object),
+        "gpu_util_pct": usage["gpu_util_pct"],
+        "gpus_used_max": usage["gpus_used_max"],
     })
     return table[list(JOB_FILE_COLUMNS)]
 
