@@ -36,6 +36,7 @@ from engine.compare import WORLD_TABLES as COMPARE_WORLD_TABLES
 from engine.sim.world import World
 from engine.experiments import fidelity
 from engine.report import Report, ReportAssumptions, build_report, write_pdf
+from engine.predict.features import zones_of
 from engine.scenario import Scenario
 from engine.sim.result import SimulationResult
 from engine.sim.workload import build_workload
@@ -321,9 +322,9 @@ def _whatif_world(path: str, dataset: str, content: str, days: float, assumption
     scenario = replace(Scenario.from_dict(spec, source=str(spec.get("name", "scenario"))),
                        start_utc=run.start_utc, end_utc=run.end_utc)
     s = _connection(path)[0].cursor()
-    jobs, fleet = scenario.apply(s.jobs(dataset), s.fleet(dataset))
     tables = _world_tables(path, dataset, fingerprint)
-    world = scenario.world(World(tables["regions"], tables["prices"], tables["carbon"]), fleet)
+    world = scenario.world(World(tables["regions"], tables["prices"], tables["carbon"]), s.fleet(dataset))
+    jobs, fleet = scenario.apply(s.jobs(dataset), s.fleet(dataset), zones_of(world.regions))
     return world_report(run.result, fleet, world.prices, world.regions, world.carbon,
                         assumptions_from_text(assumptions), jobs=jobs)
 

@@ -9,7 +9,9 @@ nothing. A "Queues & quotas" expander holds three tables (engine.scenario_sharin
 (the queue classes, prefilled with engine.sim.queue_classes.DEFAULT_QUEUES; a blank limit is none),
 "{prefix}:quotas" (quota entries, empty) and "{prefix}:teams" (share weights and organisations,
 prefilled from the dataset's teams table); a table reaches the scenario as "queue", "quota" or "team"
-only once it differs from its prefill. The form returns the scenario as the dict Scenario.from_dict reads.
+only once it differs from its prefill. A "Runtimes & failures" expander sets the [runtime] table
+(engine.scenario_runtime): "{prefix}:runtime_source" and "{prefix}:failure". The form returns the
+scenario as the dict Scenario.from_dict reads.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data
+from dashboard.runtime_choice import RUNTIME_LABELS
 from engine.policies import registry
 from engine.scenario import DEFAULTS
 from engine.scenario_edits import ScenarioError
@@ -106,7 +109,28 @@ def scenario_form(prefix: str = "custom") -> dict:
         scenario["region"] = edits
     with st.expander("Queues & quotas"):
         scenario.update(_sharing_tables(prefix))
+    with st.expander("Runtimes & failures"):
+        runtime = runtime_section(prefix, policies["order"]["key"])
+    if runtime:
+        scenario["runtime"] = runtime
     return scenario
+
+
+def runtime_section(prefix: str, order: str) -> dict:
+    """The [runtime] table: what the scheduler knows of runtimes ("{prefix}:runtime_source") and
+    failures ("{prefix}:failure"); {} for the defaults (the users' requests, no failure predictions)."""
+    source = st.radio("Runtime the scheduler sees", list(RUNTIME_LABELS), horizontal=True, key=f"{prefix}:runtime_source",
+                      help="Policies (queue orders, backfilling) see this runtime; the jobs still run for their "
+                           "recorded runtimes. Predictions come from models trained on the jobs that ended before "
+                           "the simulated window.")
+    needs = getattr(registry.policy_class("order", order), "needs_failure", False)
+    failure = st.checkbox("Predict each job's chance of failing", value=needs, disabled=needs, key=f"{prefix}:failure",
+                          help="Failure-aware orders (fail-fast) read it; the order chosen above needs it"
+                          if needs else "Failure-aware orders (fail-fast) read it")
+    out = dict(RUNTIME_LABELS[source])
+    if failure or needs:
+        out["failure"] = True
+    return out
 
 
 def queue_frame() -> pd.DataFrame:

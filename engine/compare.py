@@ -20,6 +20,7 @@ import pandas as pd
 from engine.analysis.cost import CostAssumptions
 from engine.analysis.sim_metrics import effective_capacity_ratio, kpis
 from engine.analysis.world_kpis import WorldReport, world_report
+from engine.predict.features import zones_of
 from engine.scenario import DEFAULTS, Scenario
 from engine.sim.result import SimulationResult
 from engine.sim.world import World
@@ -72,8 +73,8 @@ def run_scenarios(scenarios: list[Scenario], jobs: pd.DataFrame, fleet: pd.DataF
         result = scenario.run(jobs, fleet, tables)
         values = kpis(result)
         ratio = _capacity_ratio(scenario, values, jobs, fleet, tables, baselines) if capacity_baseline else math.nan
-        ran_jobs, ran_fleet = scenario.apply(jobs, fleet)
         edited = scenario.world(tables, fleet)
+        ran_jobs, ran_fleet = scenario.apply(jobs, fleet, zones_of(edited.regions))
         try:
             report = world_report(result, ran_fleet, edited.prices, edited.regions, edited.carbon, assumptions,
                                   jobs=ran_jobs)

@@ -61,7 +61,7 @@ import engine.policies.quota  # noqa: F401  (registers the family)
 from engine.policies import registry
 from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
 from engine.predict.features import zones_of
-from engine.scenario_runtime import TRAIN_SHARE, RuntimeChoice, parse_runtime, with_predictions
+from engine.scenario_runtime import RuntimeChoice, parse_runtime, with_predictions
 from engine.scenario_sharing import parse_queues, parse_quotas, parse_spot, parse_teams
 from engine.scenario_world import RegionEdit, edit_world, parse_outages, parse_region_edits
 from engine.policies.quota import QuotaEntry

@@ -3,7 +3,8 @@ import math
 
 import streamlit as st
 
-from dashboard import charts, data, widgets
+from dashboard import charts, data, data_predict, widgets
+from dashboard.runtime_choice import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
 from engine.analysis.sim_series import (fleet_series, group_comparison, kpi_comparison, longest_waits,
                                         region_series, wait_ecdf, why_waited)
 from engine.scenario import ScenarioError
@@ -71,14 +72,21 @@ def _choose() -> tuple[list[tuple[str, dict]], float] | None:
         custom = widgets.scenario_form("custom")
     days = st.number_input("Simulate the jobs submitted in the first N days of the dataset (0 = all)",
                            min_value=0.0, value=7.0, step=1.0, key="wi_days",
-                           help="The whole sample takes tens of seconds to simulate; a week takes a few")
+                           help="The whole sample takes tens of seconds to simulate; a week takes a few. With "
+                                "predictions the N days start where the models' training data ends.")
+    left, right = st.columns(2)
+    runtime = left.selectbox("Runtime the scheduler sees", [AS_SCENARIO, *RUNTIME_LABELS], key="wi_runtime",
+                             help="Override every scenario's [runtime] source: the users' requests or the runtime "
+                                  "model's prediction (jobs still run for their recorded runtimes)")
+    twins = right.checkbox("Compare with predictions: run every scenario again seeing predicted P50 runtimes",
+                           key="wi_twins")
     if not st.button("Run", type="primary", key="wi_run"):
         return None
     if not candidates:
         st.warning("Pick at least one candidate scenario.")
         return None
     chosen = [(custom["name"], custom) if n == CUSTOM else (n, bundled[n]) for n in [baseline, *candidates]]
-    return chosen, days
+    return with_runtimes(chosen, runtime, twins), days
 
 
 def _run(dataset: str, chosen: list[tuple[str, dict]], days: float) -> list[data.WhatIfRun] | None:
@@ -207,6 +215,7 @@ st.caption(f"Replay the jobs of **{dataset}** under other scheduling policies an
            "Runtimes come from the telemetry; policies see only what is known at submit time.")
 picked = _choose()
 if picked is not None:
+    picked = (after_training(picked[0], picked[1], data_predict.training_cut(dataset)), picked[1])
     runs = _run(dataset, *picked)
     st.session_state["wi_runs"] = (dataset, runs) if runs else None
     st.session_state["wi_chosen"] = picked
