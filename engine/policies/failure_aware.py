@@ -2,10 +2,14 @@
 of failing or being cancelled (`QueueView.fail_prob`, from engine.predict.failure_source; a scenario
 turns it on with `[runtime] failure = true`, and asks for it when it names one of these orders).
 
-Why: a job that fails usually fails early (on CTC-SP2 and HPC2N failed and cancelled jobs ran a
-fraction of the time of completed ones), so starting likely-to-fail jobs soon tells their users
-sooner, lets them fix and resubmit, and gives the GPUs back quickly; the cost is that other jobs
-wait a little longer. `needs_failure` marks the orders that read the probability.
+Why: a user whose job is going to fail wants to hear it early, fix it and resubmit, instead of
+waiting hours in the queue for a failure. The cost falls on the other jobs; whether the fleet gains
+depends on how long the failures run. Measured (benchmarks/bench_predict_whatif.py, RESULTS.md): on
+CTC-SP2, where failed jobs ran longer than completed ones (median 40 min against 15 min: many hit
+their limit), fail-fast with EASY lowered the mean bounded slowdown from 79.7 to 64.9 with the
+users' requests, but raised it from 38.2 to 53.3 when the scheduler saw predicted P50 runtimes;
+HPC2N records no failures, so there it changes nothing. `needs_failure` marks the orders that read
+the probability.
 """
 from __future__ import annotations
 
