@@ -107,7 +107,14 @@ def cmd_delete(args) -> int:
             raise BadInput(f"no dataset named {args.name!r}; datasets: {names}")
     finally:
         store.close()
-    print(f"deleted dataset '{args.name}'")
+    models = ""
+    db = Path(args.db).expanduser()
+    if db.with_name(db.stem + ".models").is_dir():  # scikit-learn is imported only when models exist
+        from engine.predict.registry import ModelRegistry
+
+        forgotten = ModelRegistry.beside(args.db).forget(args.name)
+        models = f" and its {forgotten} model version(s)" if forgotten else ""
+    print(f"deleted dataset '{args.name}'{models}")
     return EXIT_OK
 
 
@@ -190,10 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_report_parser(sub, db_help)
     from engine.planning.cli import add_parser as add_plan_parser
+    from engine.predict.cli import add_parser as add_predict_parser
     from engine.sweep.cli import add_parsers as add_sweep_parsers
 
     add_plan_parser(sub, db_help)
     add_sweep_parsers(sub, db_help)
+    add_predict_parser(sub, db_help)
     return parser
 
 

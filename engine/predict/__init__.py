@@ -15,6 +15,11 @@ Modules:
 - `metrics`: runtime and probability metrics, the calibration table.
 - `evaluate`: the time-ordered split and the model-vs-baseline reports.
 - `threads`: the OpenMP thread cap the models fit and predict under.
+- `registry`: trained models versioned per dataset, stored beside the database (the lifecycle).
+- `importance`: permutation importance of each model's features on the time split.
+- `runtime_source`, `failure_source`: predictions handed to a scenario's scheduler.
+- `eta`, `eta_backtest`: a queued job's predicted start interval, and its backtested coverage.
+- `cli`: `meridian predict train|models|show|job|forget`.
 
 This is the only package allowed to import scikit-learn (tests/test_layering.py).
 """
