@@ -10,6 +10,10 @@ import pytest
 from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, streamlit_server
 from test_app_pages import GOOD_CSV, TINY
 
+from engine.predict.failure import FailureSettings
+from engine.predict.registry import ModelRegistry
+from engine.predict.runtime import RuntimeSettings
+from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -248,3 +252,23 @@ def test_capacity_planning_finds_a_fleet_for_two_days_of_the_sample(database, tm
         assert "the cheapest fleet found that keeps every class under its target" in body
         assert "As the fleet grows" in body
         page.screenshot(path=str(ARTIFACTS / "capacity.png"), full_page=True)
+
+
+def test_predictors_page_scores_the_models_and_estimates_the_queue(database, tmp_path):
+    store = Store.open(database)
+    ensure_sample(store)
+    jobs, regions = store.jobs("sample"), store.regions("sample")
+    store.close()
+    ModelRegistry.beside(database).train("sample", jobs, regions, runtime=RuntimeSettings(max_iter=20),
+                                         failure=FailureSettings(max_iter=20))
+    with _opened(database, tmp_path, "/predictors", 3400, charts=5, timeout_ms=180_000) as page:
+        metrics = _metrics(page)
+        assert {"Mean absolute log error", "Inside P10-P90", "Jobs over-asking", "GPU-hours that would be freed"} \
+            <= set(metrics)
+        page.get_by_role("button", name="Estimate the starts").click()
+        page.wait_for_function(ALL_CHARTS_DRAWN, arg=6, timeout=180_000)
+        _settle(page, timeout_ms=180_000)
+        _assert_clean(page)
+        body = page.inner_text("body")
+        assert "jobs were waiting" in body and "When will the queued jobs start?" in body
+        page.screenshot(path=str(ARTIFACTS / "predictors.png"), full_page=True)
