@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from engine.predict import registry as registry_module
-from engine.predict.failure import FailureSettings
+from engine.predict.failure import FailureModel, FailureSettings
 from engine.predict.features import COLUMNS, failed, features, zones_of
 from engine.predict.importance import failure_importance
 from engine.predict.registry import (
@@ -126,7 +126,8 @@ def test_importance_ranks_the_features_the_model_sees(stored, model, score, feat
 def test_failure_importance_is_undefined_without_failures():
     jobs = regional(n=400).assign(status="completed")
     X, label = features(jobs), failed(jobs)
-    part = failure_importance(X.iloc[:300], label[:300], X.iloc[300:], label[300:], FAST["failure"])
+    model = FailureModel(FAST["failure"]).fit(X.iloc[:300], label[:300])
+    part = failure_importance(model, X.iloc[300:], label[300:])
     assert part == {"score": "roc_auc", "rows": 100, "repeats": 5, "baseline": None, "features": [],
                     "note": "the training part holds a single class: the model is a constant"}
 

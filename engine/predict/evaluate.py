@@ -11,7 +11,9 @@ before each submit (engine/predict/features.py), so test rows see the history a 
 would have seen, while the model itself stays frozen at the cutoff.
 
 Both reports are plain dicts of floats, ints and strings (JSON-ready) and deterministic: the
-same jobs, time zone and settings give the same dict.
+same jobs, time zone and settings give the same dict. `runtime_evaluation` and
+`failure_evaluation` also hand back the fitted model and its test rows (`Evaluated`), so that
+more can be measured on exactly what was scored (engine/predict/importance.py).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import pandas as pd
 
 from engine.predict import baselines
 from engine.predict.failure import FailureModel, FailureSettings
-from engine.predict.features import failed, features, has_outcome, runtime_s, seconds
+from engine.predict.features import TimeZones, failed, features, has_outcome, runtime_s, seconds
 from engine.predict.metrics import calibration_table, coverage, failure_metrics, runtime_metrics
 from engine.predict.runtime import RuntimeModel, RuntimeSettings
 
@@ -53,37 +55,62 @@ class TimeSplit:
         return pd.Timestamp(self.cutoff_s, unit="s").isoformat() + "Z" if np.isfinite(self.cutoff_s) else ""
 
 
-def evaluate_runtime(jobs: pd.DataFrame, tz: str | None = None, train_share: float = TRAIN_SHARE,
+@dataclass(frozen=True)
+class Evaluated:
+    """A report, the model it scored (fitted on the training part) and the test rows: features and
+    labels (runtimes in seconds, or failed booleans), in submit order."""
+
+    report: dict
+    model: object
+    X_test: pd.DataFrame
+    y_test: np.ndarray
+
+
+def evaluate_runtime(jobs: pd.DataFrame, tz: TimeZones = None, train_share: float = TRAIN_SHARE,
                      settings: RuntimeSettings = RuntimeSettings()) -> dict:
     """P50 against the request and last-two baselines, and the P10-P90 coverage, on the test part."""
-    X, split = features(jobs, tz), TimeSplit.of(jobs, train_share)
+    return runtime_evaluation(jobs, tz, train_share, settings).report
+
+
+def evaluate_failure(jobs: pd.DataFrame, tz: TimeZones = None, train_share: float = TRAIN_SHARE,
+                     settings: FailureSettings = FailureSettings()) -> dict:
+    """Calibrated failure probability against the base-rate and user-recent baselines on the test part.
+
+    With a single class in the test part the AUCs are NaN (only the Brier score is defined).
+    """
+    return failure_evaluation(jobs, tz, train_share, settings).report
+
+
+def runtime_evaluation(jobs: pd.DataFrame, tz: TimeZones = None, train_share: float = TRAIN_SHARE,
+                       settings: RuntimeSettings = RuntimeSettings(), X: pd.DataFrame | None = None) -> Evaluated:
+    """evaluate_runtime's report with its model and test rows; `X`: the jobs' features, when computed."""
+    X, split = features(jobs, tz) if X is None else X, TimeSplit.of(jobs, train_share)
     run = runtime_s(jobs)
-    train, test = _in_order(jobs, split.train & np.isfinite(run)), _in_order(jobs, split.test & np.isfinite(run))
+    ran = np.isfinite(run)
+    train, test = in_submit_order(jobs, split.train & ran), in_submit_order(jobs, split.test & ran)
     model = RuntimeModel(settings).fit(X.iloc[train], run[train])
     predicted = model.predict(X.iloc[test])
     actual, fallback = run[test], float(np.median(run[train]))
-    return {
+    report = {
         "cutoff_utc": split.cutoff_utc, "jobs_train": int(len(train)), "jobs_test": int(len(test)),
         "model": {**runtime_metrics(actual, predicted["p50_s"]),
                   "coverage": coverage(actual, predicted["p10_s"].to_numpy(), predicted["p90_s"].to_numpy())},
         "request": runtime_metrics(actual, baselines.request_s(X.iloc[test], fallback)),
         "last_two": runtime_metrics(actual, baselines.last_two_s(X.iloc[test], fallback)),
     }
+    return Evaluated(report, model, X.iloc[test], actual)
 
 
-def evaluate_failure(jobs: pd.DataFrame, tz: str | None = None, train_share: float = TRAIN_SHARE,
-                     settings: FailureSettings = FailureSettings()) -> dict:
-    """Calibrated failure probability against the base-rate and user-recent baselines on the test part.
-
-    With a single class in the test part the AUCs are NaN (only the Brier score is defined).
-    """
-    X, split = features(jobs, tz), TimeSplit.of(jobs, train_share)
+def failure_evaluation(jobs: pd.DataFrame, tz: TimeZones = None, train_share: float = TRAIN_SHARE,
+                       settings: FailureSettings = FailureSettings(), X: pd.DataFrame | None = None) -> Evaluated:
+    """evaluate_failure's report with its model and test rows; `X`: the jobs' features, when computed."""
+    X, split = features(jobs, tz) if X is None else X, TimeSplit.of(jobs, train_share)
     known, label = has_outcome(jobs), failed(jobs)
-    train, test = _in_order(jobs, split.train & known), _in_order(jobs, split.test & known)
+    train, test = in_submit_order(jobs, split.train & known), in_submit_order(jobs, split.test & known)
     model = FailureModel(settings).fit(X.iloc[train], label[train])
     prob, y = model.predict(X.iloc[test]), label[test]
     rate = float(label[train].mean()) if len(train) else 0.0
-    return {
+    report = {
         "cutoff_utc": split.cutoff_utc, "jobs_train": int(len(train)), "jobs_test": int(len(test)),
         "train_failure_rate": rate,
         "model": failure_metrics(y, prob),
@@ -91,9 +118,10 @@ def evaluate_failure(jobs: pd.DataFrame, tz: str | None = None, train_share: flo
         "user_recent": failure_metrics(y, baselines.user_recent(X.iloc[test], rate)),
         "calibration": calibration_table(y, prob).to_dict(orient="records"),
     }
+    return Evaluated(report, model, X.iloc[test], y)
 
 
-def _in_order(jobs: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
+def in_submit_order(jobs: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
     """Positions of the rows in `mask`, in submit order (stable)."""
     rows = np.flatnonzero(mask)
     return rows[np.argsort(seconds(jobs["submit_utc"])[rows], kind="stable")]

@@ -2,11 +2,11 @@
 
 What each submit-time feature (engine/predict/features.py) is worth to a model: the columns of a
 sample of the test rows are shuffled one at a time (`repeats` times each) and the model's score
-drops by the importance (sklearn.inspection.permutation_importance). The model is the one fitted
-on the training part of the time-ordered split (engine/predict/evaluate.py), the same rows in the
-same order as the evaluation's, so the figures belong to the model the evaluation scored and are
-measured on jobs it never saw; importance measured on the training rows would reward what the
-model overfits.
+drops by the importance (sklearn.inspection.permutation_importance). The model is the one the
+evaluation fitted on the training part of the time-ordered split and scored
+(engine/predict/evaluate.py `runtime_evaluation`, `failure_evaluation`), so the figures belong to
+that model and are measured on jobs it never saw; importance measured on the training rows would
+reward what the model overfits.
 
 - Runtime: the P50 pipeline on ln(runtime) scored by mean absolute error, so a feature's
   importance is the increase of the P50's mean absolute log error (MALE, engine/predict/metrics.py)
@@ -37,24 +37,24 @@ import numpy as np
 import pandas as pd
 from sklearn.inspection import permutation_importance
 
-from engine.predict.failure import FailureModel, FailureSettings
+from engine.predict.failure import FailureModel
 from engine.predict.features import COLUMNS, MIN_RUNTIME_S, NUMERIC
 from engine.predict.metrics import failure_metrics
-from engine.predict.runtime import RuntimeSettings, quantile_pipeline
+from engine.predict.runtime import RuntimeModel
 from engine.predict.threads import openmp_threads
 
 SAMPLE_ROWS = 5000
 REPEATS = 5
 
 
-def runtime_importance(X_train: pd.DataFrame, run_train: np.ndarray, X_test: pd.DataFrame, run_test: np.ndarray,
-                       settings: RuntimeSettings = RuntimeSettings(), rows: int = SAMPLE_ROWS,
+def runtime_importance(model: RuntimeModel, X_test: pd.DataFrame, run_test: np.ndarray, rows: int = SAMPLE_ROWS,
                        repeats: int = REPEATS) -> dict:
     """Increase of the P50's MALE per shuffled feature: {"score", "rows", "repeats", "baseline", "features"}."""
+    settings = model.settings
     sample = _sample(len(X_test), rows, settings.seed)
     y = _log(run_test[sample])
+    pipeline = model.pipelines[0.5]
     with openmp_threads(settings.threads):
-        pipeline = quantile_pipeline(0.5, settings).fit(X_train, _log(run_train))
         encoded, booster = pipeline[:-1].transform(X_test.iloc[sample]), pipeline[-1]
         result = permutation_importance(booster, encoded, y, scoring="neg_mean_absolute_error",
                                         n_repeats=repeats, random_state=settings.seed)
@@ -63,13 +63,10 @@ def runtime_importance(X_train: pd.DataFrame, run_train: np.ndarray, X_test: pd.
             "features": _ranked(settings.categorical, result)}
 
 
-def failure_importance(X_train: pd.DataFrame, failed_train: np.ndarray, X_test: pd.DataFrame,
-                       failed_test: np.ndarray, settings: FailureSettings = FailureSettings(),
-                       rows: int = SAMPLE_ROWS, repeats: int = REPEATS) -> dict:
-    """Drop of ROC-AUC per shuffled feature: {"score", "rows", "repeats", "baseline", "features"[, "note"]}.
-
-    `X_train` in submit order (the newest rows calibrate, engine/predict/failure.py)."""
-    model = FailureModel(settings).fit(X_train, failed_train)
+def failure_importance(model: FailureModel, X_test: pd.DataFrame, failed_test: np.ndarray, rows: int = SAMPLE_ROWS,
+                       repeats: int = REPEATS) -> dict:
+    """Drop of ROC-AUC per shuffled feature: {"score", "rows", "repeats", "baseline", "features"[, "note"]}."""
+    settings = model.settings
     sample = _sample(len(X_test), rows, settings.seed)
     y = np.asarray(failed_test, dtype=bool)[sample]
     out = {"score": "roc_auc", "rows": int(len(sample)), "repeats": repeats, "baseline": None, "features": []}

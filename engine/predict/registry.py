@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 import sklearn
 
-from engine.predict.evaluate import TimeSplit, evaluate_failure, evaluate_runtime
+from engine.predict.evaluate import TimeSplit, failure_evaluation, in_submit_order, runtime_evaluation
 from engine.predict.failure import FailureModel, FailureSettings
 from engine.predict.features import failed, features, has_outcome, runtime_s, seconds, zones_of
 from engine.predict.importance import failure_importance, runtime_importance
@@ -127,7 +127,7 @@ def fit_predictors(jobs: pd.DataFrame, regions: pd.DataFrame | None = None, eval
     with clock("features"):
         X = features(jobs, zones)
         run, known, label = runtime_s(jobs), has_outcome(jobs), failed(jobs)
-        runtime_rows, failure_rows = _in_submit_order(jobs, known & np.isfinite(run)), _in_submit_order(jobs, known)
+        runtime_rows, failure_rows = in_submit_order(jobs, known & np.isfinite(run)), in_submit_order(jobs, known)
         digest = jobs_digest(jobs)
     if len(runtime_rows) < MIN_TRAIN_JOBS:
         raise NotEnoughJobs(f"training needs at least {MIN_TRAIN_JOBS} finished jobs with a start and an end; "
@@ -158,16 +158,16 @@ def fit_predictors(jobs: pd.DataFrame, regions: pd.DataFrame | None = None, eval
 def _evaluation(jobs: pd.DataFrame, X: pd.DataFrame, zones: dict[str, str], runtime: RuntimeSettings,
                 failure: FailureSettings, clock: "_Clock") -> dict:
     with clock("evaluation", "evaluation on the time split"):
-        reports = {"runtime": evaluate_runtime(jobs, zones, settings=runtime),
-                   "failure": evaluate_failure(jobs, zones, settings=failure)}
+        scored = {"runtime": runtime_evaluation(jobs, zones, settings=runtime, X=X),
+                  "failure": failure_evaluation(jobs, zones, settings=failure, X=X)}
     with clock("importance", "permutation importance"):
-        split, run, known, label = TimeSplit.of(jobs), runtime_s(jobs), has_outcome(jobs), failed(jobs)
-        ran = np.isfinite(run)
-        train, test = _in_submit_order(jobs, split.train & ran), _in_submit_order(jobs, split.test & ran)
-        importance = {"runtime": runtime_importance(X.iloc[train], run[train], X.iloc[test], run[test], runtime)}
-        train, test = _in_submit_order(jobs, split.train & known), _in_submit_order(jobs, split.test & known)
-        importance["failure"] = failure_importance(X.iloc[train], label[train], X.iloc[test], label[test], failure)
-    return {**reports, "importance": importance}
+        importance = {"runtime": runtime_importance(*_fitted(scored["runtime"])),
+                      "failure": failure_importance(*_fitted(scored["failure"]))}
+    return {**{name: evaluated.report for name, evaluated in scored.items()}, "importance": importance}
+
+
+def _fitted(evaluated) -> tuple:
+    return evaluated.model, evaluated.X_test, evaluated.y_test
 
 
 def _check_split(jobs: pd.DataFrame, run: np.ndarray) -> None:
@@ -347,12 +347,6 @@ def _read_meta(path: Path) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ModelIncompatible(f"cannot read {path}: {exc}") from exc
-
-
-def _in_submit_order(jobs: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
-    """Positions of the rows in `mask`, in submit order (stable), as engine/predict/evaluate.py orders them."""
-    rows = np.flatnonzero(mask)
-    return rows[np.argsort(seconds(jobs["submit_utc"])[rows], kind="stable")]
 
 
 def _iso(stamp) -> str | None:
