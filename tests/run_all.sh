@@ -19,4 +19,5 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
-exec .venv/bin/python -m pytest -q "$@"
+# One worker per core, each test file on one worker (its module fixtures built once).
+exec .venv/bin/python -m pytest -q -n auto --dist loadfile "$@"
