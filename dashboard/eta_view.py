@@ -67,10 +67,17 @@ def _coverage(report: dict) -> None:
                f"{report['snapshots'] - report['calibration_snapshots']} instants after "
                f"{report['cutoff_utc'][:16]} UTC (the first {report['calibration_snapshots']} instants calibrate). "
                "MALE: mean absolute error of ln(remaining wait + 1 min); the baseline is the median wait of recent "
-               "jobs of the same size. " + ("The live intervals below are calibrated with these offsets, whose "
-                                            "coverage came closer to the level."
+               "jobs of the same size. " + ("The intervals of the queue now (the data's last instant) are calibrated "
+                                            "with these offsets, whose coverage came closer to the level; earlier "
+                                            "instants stay raw, since the backtest saw what followed them."
                                             if _calibrates(report) else "The live intervals below stay raw: their "
                                             "coverage came closer to the level than the calibrated one."))
+
+
+def _live_calibration(dataset: str, at: pd.Timestamp, report: dict | None) -> bool:
+    """Calibrate the intervals at `at` with the backtest's offsets only for the queue now (the data's
+    last instant): the backtest saw what followed any earlier instant."""
+    return bool(report) and _calibrates(report) and at >= data_predict.time_range(dataset)[1]
 
 
 def _calibrates(report: dict) -> bool:
@@ -97,7 +104,8 @@ def eta_section(dataset: str, version=None) -> None:
     else:
         with st.spinner("Replaying the queue..."):
             try:
-                table = data_predict.eta_at(dataset, at, report["calibration"] if report and _calibrates(report) else None, version)
+                table = data_predict.eta_at(dataset, at, report["calibration"] if _live_calibration(dataset, at, report) else None,
+                                            version)
             except NotEnoughHistory as exc:
                 st.error(str(exc))
                 return

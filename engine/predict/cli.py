@@ -354,3 +354,6 @@ def add_parser(sub, db_help: str) -> None:
             c.add_argument("--json", action="store_true", help="print JSON")
         c.add_argument("--db", help=db_help)
         c.set_defaults(func=command)
+    from engine.predict.cli_queue import add_commands
+
+    add_commands(commands, db_help)

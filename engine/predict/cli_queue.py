@@ -1,0 +1,418 @@
+"""`meridian predict eta | backtest | rightsize`: when the queued jobs will start, how well those
+intervals held in the past, and which jobs held more GPUs than they used.
+
+    meridian predict eta       --dataset NAME [--at "YYYY-MM-DD HH:MM"] [--job ID] [--samples 40] [--seed 0]
+                               [--version N] [--calibrate] [--snapshots 40] [--settings FILE.toml] [--json] [--db FILE]
+    meridian predict backtest  --dataset NAME [--snapshots 40] [--samples 40] [--seed 0] [--settings FILE.toml]
+                               [--json] [--db FILE]
+    meridian predict rightsize --dataset NAME [--headroom-pct 0] [--tier on-demand] [--by job|team|user] [--top 20]
+                               [--csv FILE] [--json] [--db FILE]
+
+`eta` gives every job pending at `--at` (UTC; default the dataset's last recorded instant, i.e. its
+queue now) its start interval (engine.predict.eta: the queue replayed `--samples` times under FCFS +
+EASY backfilling with runtimes drawn from the runtime model's P10/P50/P90; 80 % of the replayed
+starts fall in the interval). The runtime model is the stored version (`--version`, default the
+latest) when it saw nothing after `--at`: it was trained on the dataset's jobs as they are (same
+`jobs_digest`) and `--at` is at or after the last outcome it saw. Otherwise (no stored model, the
+data changed, or an earlier `--at`) a model is fitted on the jobs that had ended by `--at`, with the
+[runtime] settings of `--settings` (the `train` file format); stderr says which. `--calibrate` first
+runs the backtest (`--snapshots` instants) over the history known at `--at` (engine.predict.eta.known_at,
+so nothing later moves the answer) and applies its conformal offsets only when they brought the
+backtest's coverage closer to the level than the raw interval (stderr gives both coverages).
+`--job ID` prints that job alone; a job not pending at `--at` is bad input naming its status then.
+
+`backtest` is engine.predict.eta_backtest.backtest on the dataset: coverage, median width (hours)
+and MALE (mean absolute error of ln(remaining wait + 60 s)) of the raw, calibrated and learned
+intervals and of the recent-waits baseline, scored on the later half of the snapshots.
+
+`rightsize` is engine.analysis.rightsize over the dataset's jobs at its prices (completed from the
+default price book): totals and the `--top` rows (0: all) of the per-job (default), per-team or
+per-user table, most freed GPU-hours first; `--csv` writes the whole chosen table as
+spreadsheet-safe CSV (engine.telemetry.export; UTF-8 with a BOM). A dataset without per-job GPU use
+(gpus_used_max or gpu_util_pct) gets a one-line note and exit 0.
+
+With --json, stdout is one JSON document (times ISO 8601 UTC with "Z"; NaN and infinities null):
+`eta` a list of the eta table's records (engine/predict/eta.py, seconds and UTC times) each with
+at_utc, or with --job that job's record; `backtest` the report with the dataset's name; `rightsize`
+{dataset, headroom_pct, tier, by, totals, rows_total, rows (the top rows)}.
+Exit codes as engine/predict/cli.py: 0 success, 2 bad input with one line on stderr.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.predict.cli import (EXIT_OK, BadInput, _duration, _guarded, _minute, _num, _registry, _settings,
+                                _stamp, _tables)
+from engine.telemetry.store import Store
+
+BY = {"job": "jobs", "team": "by_team", "user": "by_user"}
+
+
+@_guarded
+def cmd_eta(args) -> int:
+    from engine.predict.eta import eta
+    from engine.predict.features import zones_of
+    from engine.predict.runtime_source import NotEnoughHistory
+
+    _check_counts(args)
+    runtime, _ = _settings(args.settings)
+    jobs, regions, fleet = _with_fleet(args)
+    tz = zones_of(regions)
+    at = _instant(args.at, jobs)
+    if args.job is not None:
+        _must_be_pending(args.dataset, jobs, at, str(args.job))
+    try:
+        model = _runtime_model(args, jobs, at, tz, runtime)
+        calibration = _calibration(args, jobs, at, fleet, tz, runtime) if args.calibrate else None
+        table = eta(jobs, fleet, at, model=model, samples=args.samples, seed=args.seed, calibration=calibration,
+                    tz=tz)
+    except NotEnoughHistory as exc:
+        raise BadInput(str(exc)) from None
+    records = [{"at_utc": _stamp(at), **r} for r in _plain(table.to_dict("records"))]
+    if args.job is not None:
+        position = int(np.flatnonzero(table["job_id"].astype(str).to_numpy() == str(args.job))[0])
+        record = records[position]
+        print(json.dumps(record, allow_nan=False) if args.json else _job_sentence(record))
+        return EXIT_OK
+    if args.json:
+        print(json.dumps(records, allow_nan=False))
+        return EXIT_OK
+    _print_queue(args.dataset, at, table, args.samples)
+    return EXIT_OK
+
+
+@_guarded
+def cmd_backtest(args) -> int:
+    from engine.predict.features import zones_of
+
+    _check_counts(args)
+    runtime, _ = _settings(args.settings)
+    jobs, regions, fleet = _with_fleet(args)
+    report = _backtest(args, jobs, fleet, zones_of(regions), runtime)
+    if args.json:
+        print(json.dumps(_plain({"dataset": args.dataset, **report}), allow_nan=False))
+        return EXIT_OK
+    _print_backtest(args.dataset, report)
+    return EXIT_OK
+
+
+@_guarded
+def cmd_rightsize(args) -> int:
+    from engine.analysis.rightsize import RightSizeOptions, rightsize
+
+    if args.top < 0:
+        raise BadInput(f"--top must be 0 (all rows) or more, got {args.top}")
+    if not args.headroom_pct >= 0:
+        raise BadInput(f"--headroom-pct must be >= 0, got {args.headroom_pct}")
+    options = RightSizeOptions(headroom_pct=args.headroom_pct, tier=args.tier)
+    jobs, _ = _tables(args)
+    result = rightsize(jobs, _read(args, "prices"), options)
+    table = getattr(result, BY[args.by])
+    if args.csv:
+        _write_csv(Path(args.csv), table)
+    note = None if result.totals["measured"] else (
+        f"dataset {args.dataset!r} has no per-job GPU use to right-size from: it needs gpus_used_max (the most of "
+        "a job's GPUs busy at once) or gpu_util_pct (their mean utilisation, %) on jobs that ran")
+    shown = table if args.top == 0 else table.head(args.top)
+    if args.json:
+        document = {"dataset": args.dataset, "headroom_pct": options.headroom_pct, "tier": options.tier,
+                    "by": args.by, "totals": result.totals, "rows_total": len(table),
+                    "rows": shown.to_dict("records"), **({"note": note} if note else {})}
+        print(json.dumps(_plain(document), allow_nan=False))
+    elif note:
+        print(note)
+    else:
+        _print_rightsizing(args, options, result.totals, table, shown)
+    return EXIT_OK
+
+
+def _check_counts(args) -> None:
+    for name, value, low in (("--samples", args.samples, 1), ("--seed", args.seed, 0),
+                             ("--snapshots", args.snapshots, 2)):
+        if value < low:
+            raise BadInput(f"{name} must be a whole number >= {low}, got {value}")
+
+
+def _read(args, table: str) -> pd.DataFrame:
+    """One more table of the dataset (`_tables` has checked that it exists)."""
+    store = Store.open(args.db)
+    try:
+        return getattr(store, table)(args.dataset)
+    finally:
+        store.close()
+
+
+def _with_fleet(args) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(jobs, regions, fleet) of --dataset; BadInput without a fleet to replay the queue on."""
+    jobs, regions = _tables(args)
+    fleet = _read(args, "fleet")
+    if fleet.empty:
+        raise BadInput(f"dataset {args.dataset!r} has no fleet table; the ETA replays its queue on the fleet")
+    return jobs, regions, fleet
+
+
+def _instant(text: str | None, jobs: pd.DataFrame) -> pd.Timestamp:
+    """--at as naive UTC (default: the last recorded instant); BadInput unparsable or after the data."""
+    stamps = pd.concat([pd.to_datetime(jobs[c]) for c in ("submit_utc", "start_utc", "end_utc")]).dropna()
+    if stamps.empty:
+        raise BadInput("the dataset's jobs have no submit, start or end times")
+    last = stamps.max()
+    if text is None:
+        return last
+    try:
+        at = pd.Timestamp(text)
+    except ValueError:
+        at = pd.NaT
+    if at is pd.NaT:
+        raise BadInput(f'--at {text!r} is not a time; use "YYYY-MM-DD HH:MM" (UTC)')
+    at = at.tz_convert("UTC").tz_localize(None) if at.tzinfo else at
+    if at > last:
+        raise BadInput(f"--at {at:%Y-%m-%d %H:%M} is after the dataset's last recorded instant, "
+                       f"{last:%Y-%m-%d %H:%M:%S} UTC")
+    return at
+
+
+def _must_be_pending(dataset: str, jobs: pd.DataFrame, at: pd.Timestamp, job: str) -> None:
+    """BadInput unless job `job` is pending at `at`, naming its status then."""
+    from engine.predict.eta import known_at
+
+    matches = jobs.index[(jobs["job_id"].astype(str) == job).to_numpy()]
+    if not len(matches):
+        raise BadInput(f"dataset {dataset!r} has no job {job!r}")
+    known = known_at(jobs.loc[matches], at)
+    if (known["status"] == "pending").any():
+        return
+    when = f"{at:%Y-%m-%d %H:%M} UTC"
+    if known.empty:
+        submitted = pd.to_datetime(jobs.loc[matches, "submit_utc"]).min()
+        raise BadInput(f"job {job!r} is not pending at {when}: it was submitted later ({submitted:%Y-%m-%d %H:%M})")
+    row = known.iloc[0]
+    event = ("started", row["start_utc"]) if row["status"] == "running" else ("ended", row["end_utc"])
+    raise BadInput(f"job {job!r} is not pending at {when}: it is {row['status']} "
+                   f"({event[0]} {event[1]:%Y-%m-%d %H:%M})")
+
+
+def _runtime_model(args, jobs: pd.DataFrame, at: pd.Timestamp, tz: dict, settings):
+    """The stored model when it saw nothing after `at`, else one fitted on the jobs ended by `at`;
+    one line on stderr says which."""
+    from engine.predict.eta import fit_runtime_model
+
+    registry = _registry(args)
+    when = f"{at:%Y-%m-%d %H:%M} UTC"
+    if args.version is None and registry.latest(args.dataset) is None:
+        reason = f"dataset {args.dataset!r} has no stored model"
+    else:
+        version = registry.version(args.dataset, args.version)
+        seen = version.meta["data"]["last_end_utc"]
+        if not version.trained_on(jobs):
+            reason = f"model v{version.number} was trained on other data (the dataset changed since)"
+        elif seen is not None and at < pd.Timestamp(seen).tz_localize(None):
+            reason = f"model v{version.number} saw outcomes up to {_minute(seen)} UTC, after {when}"
+        else:
+            print(f"runtime model: stored v{version.number} (trained on these jobs, nothing after {when})",
+                  file=sys.stderr)
+            return version.load().runtime
+    print(f"runtime model: {reason}; fitting one on the jobs ended by {when}", file=sys.stderr, flush=True)
+    return fit_runtime_model(jobs, at, tz, settings)
+
+
+def _backtest(args, jobs: pd.DataFrame, fleet: pd.DataFrame, tz: dict, settings) -> dict:
+    from engine.predict.eta_backtest import backtest
+
+    try:
+        return backtest(jobs, fleet, samples=args.samples, seed=args.seed, snapshots=args.snapshots, tz=tz,
+                        settings=settings)
+    except ValueError as exc:  # too little history before the cut or after it
+        raise BadInput(f"the backtest could not run: {exc}") from None
+
+
+def _calibration(args, jobs: pd.DataFrame, at: pd.Timestamp, fleet: pd.DataFrame, tz: dict, settings):
+    """The Calibration of the backtest over the history known at `at` when its coverage came closer to
+    the level than the raw one's, else None."""
+    from engine.predict.eta import Calibration, known_at
+
+    print(f"backtest: replaying the queue at {args.snapshots} past instants...", file=sys.stderr, flush=True)
+    report = _backtest(args, known_at(jobs, at), fleet, tz, settings)
+    level, raw, calibrated = report["level"], report["raw"]["coverage"], report["calibrated"]["coverage"]
+    better = abs(calibrated - level) < abs(raw - level)
+    print(f"backtest: {report['jobs_scored']:,} waits scored; the raw {_pct(level, 0)} interval held {_pct(raw)} "
+          f"of the starts, the calibrated one {_pct(calibrated)}: "
+          + ("applying the calibration" if better else "keeping the raw interval"), file=sys.stderr)
+    return Calibration(**report["calibration"]) if better else None
+
+
+def _job_sentence(record: dict) -> str:
+    place = f"job {record['job_id']} is {_ordinal(record['jobs_ahead'] + 1)} of {record['queue_length']} in the " \
+            f"queue of region {record['region']}"
+    if record["wait_p50_s"] is None:
+        return f"{place}; it never starts: it does not fit the fleet"
+    latest = _minute(record["start_hi_utc"]) if record["start_hi_utc"] else "never"
+    return (f"{place}; expected to start {record['eta_text']} ({_minute(record['start_p50_utc'])} UTC; between "
+            f"{_minute(record['start_lo_utc'])} and {latest})")
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _print_queue(dataset: str, at: pd.Timestamp, table: pd.DataFrame, samples: int) -> None:
+    when = f"{at:%Y-%m-%d %H:%M} UTC"
+    if table.empty:
+        print(f"no job of dataset {dataset!r} was pending at {when}")
+        return
+    corrected = " (calibrated)" if table["calibrated"].any() else ""
+    print(f"queue of dataset {dataset!r} at {when}: {len(table):,} jobs pending; start intervals{corrected} "
+          f"from {samples} replays (FCFS + EASY backfilling, no later arrivals)")
+    rows = [[str(r.job_id), str(r.region), _gpus(r.gpus), _duration(r.waited_s), f"{r.jobs_ahead:,}", r.eta_text,
+             _minute(_stamp(r.start_p50_utc))] for r in table.itertuples()]
+    _print_table(["job", "region", "GPUs", "waited", "ahead", "expected start", "most likely (UTC)"], rows,
+                 right={2, 3, 4})
+
+
+def _print_backtest(dataset: str, report: dict) -> None:
+    scored = report["snapshots"] - report["calibration_snapshots"]
+    print(f"ETA backtest of dataset {dataset!r}: the queue replayed at {report['snapshots']} instants after the "
+          f"training cut {_minute(report['cutoff_utc'])} UTC, {report['samples']} runtime draws each, "
+          f"{_pct(report['level'], 0)} intervals")
+    print(f"  the first {report['calibration_snapshots']} instants calibrate ({report['jobs_calibration']:,} waits); "
+          f"the other {scored} score {report['jobs_scored']:,} waits of {report['distinct_jobs_scored']:,} jobs; "
+          f"{report['jobs_never_started']:,} pending jobs never started in the data (not scored)")
+    rows = []
+    for key in ("raw", "calibrated", "learned", "baseline"):
+        m = report[key]
+        rows.append([key] + (["-", "-", "-", "-"] if m is None else
+                             [_pct(m["coverage"]), _hours(m["width_h"]), _num(m["male"], 3), f"{m['never_fits']:,}"]))
+    _print_table(["interval", "coverage", "median width", "MALE", "never fits"], rows, right={1, 2, 3, 4})
+    if report["learned"] is None:
+        print("  learned: not fitted (fewer than 100 calibration waits)")
+    shifts = report["calibration"]
+    print(f"  calibration moves on ln(wait + 60 s): lower bound {-shifts['lo_shift']:+.3f}, "
+          f"point {shifts['p50_shift']:+.3f}, upper bound {shifts['hi_shift']:+.3f}")
+    print(f"  {report['seconds_per_query']:.2f} s per query")
+
+
+def _print_rightsizing(args, options, totals: dict, table: pd.DataFrame, shown: pd.DataFrame) -> None:
+    print(f"right-sizing of dataset {args.dataset!r} (headroom {options.headroom_pct:g} %, {options.tier} prices): "
+          f"{totals['measured']:,.0f} of {totals['ran']:,.0f} jobs that ran have measured GPU use "
+          f"({totals['measured_by_mean']:,.0f} by their mean only)")
+    dollars = "" if not math.isfinite(totals["freed_usd"]) else f", ${totals['freed_usd']:,.0f}" + (
+        " (some prices assumed from the default price book)" if totals["price_assumed"] else "")
+    print(f"  {totals['over_asking']:,.0f} jobs over-asked ({totals['over_asking_pct']:.1f} % of measured); "
+          f"{totals['freed_gpu_hours']:,.1f} of {totals['gpu_hours']:,.1f} GPU-hours could have been freed "
+          f"({totals['freed_pct']:.1f} %){dollars}")
+    print(f"top {len(shown):,} of {len(table):,} {'jobs' if args.by == 'job' else args.by + 's'} "
+          "by freed GPU-hours:")
+    if args.by == "job":
+        keys = ["job", "user", "team"]
+        headers = keys + ["GPUs", "peak used", "util %", "recommended", "run h", "freed GPU-h", "freed $"]
+        rows = [[r.job_id, r.user_name, r.team, _gpus(r.gpus), _gpus(r.gpus_used_max), _num(r.gpu_util_pct, 0),
+                 _gpus(r.recommended_gpus), _num(r.run_h, 1), _num(r.freed_gpu_hours, 1), _num(r.freed_usd, 0)]
+                for r in shown.itertuples()]
+    else:
+        keys = ["user", "team"] if args.by == "user" else ["team"]
+        headers = keys + ["jobs", "over-asking", "GPU-h", "freed GPU-h", "freed %", "freed $", "util %"]
+        rows = [([r.user_name, r.team] if args.by == "user" else [r.team])
+                + [f"{r.jobs:,}", f"{r.over_asking:,}", _num(r.gpu_hours, 1), _num(r.freed_gpu_hours, 1),
+                   _num(r.freed_pct, 1), _num(r.freed_usd, 0), _num(r.gpu_util_pct, 0)] for r in shown.itertuples()]
+    _print_table(headers, rows, right=set(range(len(keys), len(headers))))
+
+
+def _print_table(headers: list[str], rows: list[list[str]], right: set[int]) -> None:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells):
+        return "  " + "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                                for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    print(line(headers))
+    for row in rows:
+        print(line(row))
+
+
+def _write_csv(path: Path, table: pd.DataFrame) -> None:
+    from engine.telemetry.export import to_spreadsheet_csv
+
+    try:
+        path.write_bytes(to_spreadsheet_csv(table))
+    except OSError as exc:
+        raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    print(f"wrote {len(table):,} rows to {path}", file=sys.stderr)
+
+
+def _pct(share: float | None, digits: int = 1) -> str:
+    return "-" if share is None or not math.isfinite(share) else f"{100 * share:.{digits}f} %"
+
+
+def _gpus(value: float) -> str:
+    """A GPU count: whole numbers without decimals, shares as they are (0.5)."""
+    return "-" if not math.isfinite(value) else f"{value:g}"
+
+
+def _hours(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return "unbounded" if math.isinf(value) else f"{value:.2f} h"
+
+
+def _plain(value):
+    """`value` ready for json.dumps: times as ISO "Z" strings, numpy scalars as Python numbers, NaN,
+    infinities and NaT as None, containers converted recursively."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or value is pd.NaT:
+        return None
+    if isinstance(value, (pd.Timestamp, np.datetime64)):
+        return _stamp(value)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
+
+
+def add_commands(commands, db_help: str) -> None:
+    """Register eta, backtest and rightsize under `meridian predict` (`commands`: its subparsers)."""
+    from engine.model import TIERS
+
+    eta = commands.add_parser("eta", help="when the queued jobs start: a start interval for each pending job",
+                              description="when the queued jobs start: a start interval for each pending job")
+    eta.add_argument("--at", help='the queue as it was at this UTC time, "YYYY-MM-DD HH:MM" '
+                                  "(default: the dataset's last recorded instant, its queue now)")
+    eta.add_argument("--job", help="print only this pending job (its job_id)")
+    eta.add_argument("--version", type=int, help="stored model version (default: the latest)")
+    eta.add_argument("--calibrate", action="store_true",
+                     help="backtest first and apply its calibration if it brings the coverage closer to 80 %%")
+    backtest = commands.add_parser("backtest", help="how often the ETA's intervals held the recorded starts",
+                                   description="how often the ETA's intervals held the recorded starts")
+    for c in (eta, backtest):
+        c.add_argument("--samples", type=int, default=40, help="replays of the queue per query (default 40)")
+        c.add_argument("--seed", type=int, default=0, help="seed of the runtime draws and snapshots (default 0)")
+        c.add_argument("--snapshots", type=int, default=40,
+                       help=f"past instants the {'--calibrate ' if c is eta else ''}backtest replays (default 40)")
+        c.add_argument("--settings", help="TOML file whose [runtime] table sets the runtime models fitted here "
+                                          "(as `train --settings`)")
+    rightsize = commands.add_parser("rightsize", help="jobs that held more GPUs than they used, and what that cost",
+                                    description="jobs that held more GPUs than they used, and what that cost")
+    rightsize.add_argument("--headroom-pct", type=float, default=0.0,
+                           help="GPUs kept above the measured need, percent of it (default 0)")
+    rightsize.add_argument("--tier", choices=TIERS, default="on-demand",
+                           help="pricing tier of the freed GPU-hours (default on-demand)")
+    rightsize.add_argument("--by", choices=list(BY), default="job",
+                           help="table: one row per job, team or user (default job)")
+    rightsize.add_argument("--top", type=int, default=20, help="rows to print (default 20; 0: all)")
+    rightsize.add_argument("--csv", help="write the whole chosen table to this CSV file")
+    for c, command in ((eta, cmd_eta), (backtest, cmd_backtest), (rightsize, cmd_rightsize)):
+        c.add_argument("--dataset", required=True, help="dataset in the database")
+        c.add_argument("--json", action="store_true", help="print JSON")
+        c.add_argument("--db", help=db_help)
+        c.set_defaults(func=command)
