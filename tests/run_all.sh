@@ -20,4 +20,4 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
 # One worker per core, each test file on one worker (its module fixtures built once).
-exec .venv/bin/python -m pytest -q -n auto --dist loadfile "$@"
+exec .venv/bin/python -m pytest -q -n auto --dist loadfile --durations=25 "$@"

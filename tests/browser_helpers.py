@@ -1,0 +1,79 @@
+"""Helpers of the browser tests: a real `streamlit run` server on a database, Chromium driven by
+Playwright, waits for Streamlit to settle, and the shared database fixture."""
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from test_app_pages import TINY
+
+from engine.telemetry.store import Store
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")]
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+EXCEPTION = '[data-testid="stException"]'
+
+
+def _settle(page, timeout_ms: int = 60_000) -> None:
+    """Wait until Streamlit has finished the current script run."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+    page.wait_for_timeout(300)
+
+
+def _wait_for_overview(page) -> None:
+    page.wait_for_selector('[data-testid="stMetricValue"]', timeout=120_000)
+    page.wait_for_function(ALL_CHARTS_DRAWN, arg=6, timeout=120_000)
+    _settle(page)
+
+
+def _metrics(page) -> dict[str, str]:
+    labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
+    values = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+    return {label.strip(): value.strip() for label, value in zip(labels, values)}
+
+
+def _assert_clean(page) -> None:
+    assert page.locator(EXCEPTION).count() == 0
+    assert "Traceback" not in page.inner_text("body")
+
+@contextmanager
+def _served(database, tmp_path, path: str, height: int):
+    """A fresh server on `database` and a browser page opened at `path` (nothing awaited yet)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": height})
+            page.goto(url + path)
+            yield page
+        finally:
+            browser.close()
+
+
+@contextmanager
+def _opened(database, tmp_path, path: str, height: int, charts: int, timeout_ms: int = 120_000):
+    """A fresh server on `database` and a page at `path`, once `charts` charts are drawn and the
+    page is clean (no exception, no error); the browser closes on exit."""
+    with _served(database, tmp_path, path, height) as page:
+        page.wait_for_function(ALL_CHARTS_DRAWN, arg=charts, timeout=timeout_ms)
+        _settle(page, timeout_ms=timeout_ms)
+        _assert_clean(page)
+        yield page
+
+
+def _go(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    _settle(page)
+
+
+@pytest.fixture
+def database(tmp_path):
+    db = tmp_path / "meridian.duckdb"
+    store = Store.open(db)
+    store.add_import("tiny", TINY, "tiny.csv", "sha-tiny")
+    store.close()
+    return db

@@ -1,0 +1,97 @@
+"""The Teams & fairness, Report, Capacity planning and Predictors pages in a real Chromium against a
+real `streamlit run` server (helpers in browser_helpers.py); screenshots to tests/artifacts/."""
+from browser_helpers import database, pytestmark  # noqa: F401  (the fixture and the browser marks)
+from browser_helpers import ARTIFACTS, _assert_clean, _metrics, _opened, _served, _settle, playwright_api
+from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, streamlit_server
+
+from engine.predict.failure import FailureSettings
+from engine.predict.registry import ModelRegistry
+from engine.predict.runtime import RuntimeSettings
+from engine.telemetry.sample import ensure_sample
+from engine.telemetry.store import Store
+
+
+def test_teams_and_fairness_page_explains_a_job(database, tmp_path):
+    with _opened(database, tmp_path, "/fairness", 4200, 3, timeout_ms=180_000) as page:
+        assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+        metrics = _metrics(page)
+        assert {"Jain's index", "Deadlines met", "Within max wait", "Starved jobs", "Starts (UTC)"} <= set(metrics)
+        body = page.inner_text("body")
+        assert "Each team's share against its entitlement" in body and "Why it waited:" in body
+        assert "Priority under multifactor" in body
+        page.screenshot(path=str(ARTIFACTS / "fairness.png"), full_page=True)
+
+
+def test_report_page_builds_a_day_of_the_sample_and_previews_it(database, tmp_path):
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 2600})
+            errors = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(url + "/report")
+            build = page.get_by_role("button", name="Build the report")
+            build.wait_for(timeout=120_000)
+            _settle(page)
+            assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+            days = page.get_by_role("spinbutton", name="First N days of the dataset (0 = all)")
+            days.fill("1")
+            days.press("Enter")
+            _settle(page)
+            build.click()
+            page.get_by_role("button", name="Download HTML").wait_for(timeout=120_000)
+            _settle(page)
+            preview = page.frame_locator('iframe[title^="Executive report: data-local against fifo"]')
+            preview.locator(".main-svg").first.wait_for(timeout=60_000)
+            page.wait_for_timeout(1500)   # plotly draws the report's remaining charts
+            _assert_clean(page)
+            body = page.inner_text("body")
+            assert "data-local against fifo" in body and "Idle reserved GPUs cost" in body
+            assert page.get_by_role("button", name="Prepare PDF").count() == 1
+            assert errors == []
+            page.screenshot(path=str(ARTIFACTS / "report_page.png"), full_page=True)
+        finally:
+            browser.close()
+
+
+def test_capacity_planning_finds_a_fleet_for_two_days_of_the_sample(database, tmp_path):
+    with _served(database, tmp_path, "/capacity", 3000) as page:
+        button = page.get_by_role("button", name="Find the cheapest fleet")
+        button.wait_for(timeout=120_000)
+        _settle(page)
+        for label, value in (("Plan on the last N days", "2"), ("Warm-up days", "1")):
+            field = page.get_by_role("spinbutton", name=label)
+            field.fill(value)
+            field.press("Tab")
+        button.click()
+        page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=300_000)
+        _settle(page, timeout_ms=300_000)
+        _assert_clean(page)
+        metrics = {label.split(" (today")[0]: value for label, value in _metrics(page).items()}
+        assert {"GPUs (plan)", "Cost per year (plan)", "Utilisation (plan)", "Targets met"} <= set(metrics)
+        assert metrics["Targets met"].endswith("(plan)")
+        body = page.inner_text("body")
+        assert "the cheapest fleet found that keeps every class under its target" in body
+        assert "As the fleet grows" in body
+        page.screenshot(path=str(ARTIFACTS / "capacity.png"), full_page=True)
+
+
+def test_predictors_page_scores_the_models_and_estimates_the_queue(database, tmp_path):
+    store = Store.open(database)
+    ensure_sample(store)
+    jobs, regions = store.jobs("sample"), store.regions("sample")
+    store.close()
+    ModelRegistry.beside(database).train("sample", jobs, regions, runtime=RuntimeSettings(max_iter=20),
+                                         failure=FailureSettings(max_iter=20))
+    with _opened(database, tmp_path, "/predictors", 3400, charts=5, timeout_ms=180_000) as page:
+        metrics = _metrics(page)
+        assert {"Mean absolute log error", "Inside P10-P90", "Jobs over-asking", "GPU-hours that would be freed"} \
+            <= set(metrics)
+        page.get_by_role("button", name="Estimate the starts").click()
+        page.wait_for_function(ALL_CHARTS_DRAWN, arg=6, timeout=180_000)
+        _settle(page, timeout_ms=180_000)
+        _assert_clean(page)
+        body = page.inner_text("body")
+        assert "jobs were waiting" in body and "When will the queued jobs start?" in body
+        page.screenshot(path=str(ARTIFACTS / "predictors.png"), full_page=True)
