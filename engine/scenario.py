@@ -25,7 +25,8 @@
     carbon_scale = 0.5              # or g_co2e_per_kwh = 120 (flat)
     working_days = "Sun-Thu"        # work_start_hour, work_end_hour (0-23), holiday_country ("" = none)
     [[queue]], [[quota]], [[team]]  # optional sharing tables: queue classes, quotas, share weights,
-    [spot]                          # and spot interruptions (engine.scenario_sharing)
+    [spot]                          # and spot interruptions: a rate per node-hour, per region, x a factor
+                                    # per local hour (engine.scenario_sharing)
     [[outage]]                      # optional: a region's fleet is down (disaster recovery, engine.sim.outage)
     region = "us-east"
     start_utc = "2026-08-05T12:00:00"

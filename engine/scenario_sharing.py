@@ -14,6 +14,8 @@
     lending_limit_gpus = 0          # optional: else the policy's lending_fraction of nominal
     cohort = "us"                   # optional, default "all"
     region = "us-west"              # optional: else every region
+    reclaim_at_work_start = true    # optional (kueue): lend only while the holder is off work, and
+    reclaim_lead_min = 30           #   evict borrowers 30 min (default 0) before its working day
     [[team]]                        # share weights and organisations, over the dataset's teams table
     team = "foundation"
     weight = 3
@@ -22,6 +24,10 @@
     interruptions_per_node_hour = 0.01
     region_rate = { "us-east" = 0.03 }   # optional, per region
     fallback_after = 2              # optional: after 2 interruptions a job keeps to on-demand nodes
+    hourly_factor = [1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1]
+                                    # optional: the rate x these per local hour 0-23 (default all 1)
+    [spot.region_hourly_factor]     # optional, per region (24 finite numbers >= 0 each; 0: never)
+    eu-west = [0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 3, 3, 3, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0]
 """
 from __future__ import annotations
 
@@ -30,9 +36,10 @@ import math
 from engine.policies.quota import QuotaEntry
 from engine.scenario_edits import ScenarioError
 from engine.sim.queue_classes import FIELDS, QueueClass
-from engine.sim.spot import SpotModel
+from engine.sim.spot import FLAT, HOURS, SpotModel
 
-_QUOTA = {"holder", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cohort", "region"}
+_QUOTA = {"holder", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cohort", "region",
+          "reclaim_at_work_start", "reclaim_lead_min"}
 _TEAM = {"team", "weight", "org"}
 _LISTS = {"classes", "qos"}
 _FLAGS = {"guaranteed", "preemptible"}
@@ -100,11 +107,15 @@ def parse_quotas(entries, source: str) -> tuple[QuotaEntry, ...]:
             raise ScenarioError(f"{source}: every [[quota]] needs a holder (a team or queue name)")
         what = f"quota {holder}:"
         borrow = _number(entry, "borrowing_limit_gpus", source, what)
+        at_work_start = entry.get("reclaim_at_work_start", False)
+        if not isinstance(at_work_start, bool):
+            raise ScenarioError(f"{source}: {what} reclaim_at_work_start must be true or false")
         out.append(QuotaEntry(holder, _number(entry, "nominal_gpus", source, what),
                               math.inf if borrow is None else borrow,
                               _number(entry, "lending_limit_gpus", source, what),
                               str(entry.get("cohort", "all")),
-                              str(entry["region"]) if "region" in entry else None))
+                              str(entry["region"]) if "region" in entry else None,
+                              at_work_start, _number(entry, "reclaim_lead_min", source, what) or 0.0))
     return tuple(out)
 
 
@@ -127,8 +138,20 @@ def parse_teams(entries, source: str) -> tuple[dict[str, float], dict[str, str]]
     return weights, orgs
 
 
+def _hourly(value, source: str, what: str) -> tuple[float, ...]:
+    """24 finite factors >= 0, one per local hour 0-23 ([spot] hourly_factor and its per-region tables)."""
+    if not isinstance(value, (list, tuple)) or len(value) != HOURS:
+        got = f"{len(value)} numbers" if isinstance(value, (list, tuple)) else repr(value)
+        raise ScenarioError(f"{source}: {what} must be a list of {HOURS} numbers (one per local hour 0-23), got {got}")
+    for hour, factor in enumerate(value):
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 <= factor < math.inf:
+            raise ScenarioError(f"{source}: {what} hour {hour} must be a finite number >= 0, got {factor!r}")
+    return tuple(float(f) for f in value)
+
+
 def parse_spot(entry, source: str) -> SpotModel:
-    entry = _table(entry, {"interruptions_per_node_hour", "region_rate", "fallback_after"}, source, "[spot]")
+    entry = _table(entry, {"interruptions_per_node_hour", "region_rate", "fallback_after", "hourly_factor",
+                           "region_hourly_factor"}, source, "[spot]")
     fallback = entry.get("fallback_after", 0)
     if isinstance(fallback, bool) or not isinstance(fallback, int) or fallback < 0:
         raise ScenarioError(f"{source}: [spot] fallback_after must be an integer >= 0, got {fallback!r}")
@@ -136,4 +159,10 @@ def parse_spot(entry, source: str) -> SpotModel:
     regions = entry.get("region_rate", {})
     if not isinstance(regions, dict):
         raise ScenarioError(f"{source}: [spot] region_rate must be a table of region = rate")
-    return SpotModel(rate, {str(r): _number(regions, r, source, "[spot] region_rate") for r in regions}, fallback)
+    hourly = _hourly(entry["hourly_factor"], source, "[spot] hourly_factor") if "hourly_factor" in entry else FLAT
+    region_hourly = entry.get("region_hourly_factor", {})
+    if not isinstance(region_hourly, dict):
+        raise ScenarioError(f"{source}: [spot.region_hourly_factor] must be a table of region = [{HOURS} numbers]")
+    return SpotModel(rate, {str(r): _number(regions, r, source, "[spot] region_rate") for r in regions}, fallback,
+                     hourly, {str(r): _hourly(f, source, f"[spot.region_hourly_factor] {r}")
+                              for r, f in region_hourly.items()})

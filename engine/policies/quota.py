@@ -17,6 +17,12 @@ back ("blocked-by-quota" or "blocked-by-team-limit") without blocking the jobs b
   it keeps its baseline and bursts into idle capacity). When a holder within its nominal quota
   cannot start because others borrowed its lent quota, a preemption policy with `reclaim` evicts
   borrowers (engine.policies.preemption).
+  Reclaim by the clock: an entry with `reclaim_at_work_start` lends only while its holder is off
+  work. From `reclaim_lead_min` minutes before each of the holder's working days starts until the
+  day ends (its calendar: a team's from the teams table, the region's for a queue or a team the
+  table lacks; engine.world.calendar) the holder lends nothing, and at that instant borrowers are
+  evicted until the holder has its whole nominal quota back (engine.sim.sharing). At night, on
+  weekends and on holidays it lends as above.
 """
 from __future__ import annotations
 
@@ -41,6 +47,12 @@ class QuotaEntry:
     lending_limit_gpus: float | None = None
     cohort: str = "all"
     region: str | None = None  # None: every region
+    reclaim_at_work_start: bool = False  # lend only while the holder is off work (kueue)
+    reclaim_lead_min: float = 0.0  # minutes before the working day starts that lending stops
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.reclaim_lead_min <= 24 * 60:
+            raise ValueError(f"quota {self.holder}: reclaim_lead_min must be 0-1440 (a day), got {self.reclaim_lead_min}")
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 Kinds, in tie order at equal times: finishes and failures first (a job that ends at t frees its
 resources for a job arriving at t), then timers, then deferred arrivals (jobs a timing policy held
 back), then arrivals, then re-passes (another scheduling pass of one region, after evictions put
-jobs back in its queue), then spot interruptions, then region outages starting and ending; within
-a kind, insertion order.
+jobs back in its queue), then spot interruptions, then region outages starting and ending, then
+clock edges of quota lending (engine.sim.sharing); within a kind, insertion order.
 Arrivals are known up front and sorted by submit time, so they never enter the heap: `pop_batch`
 merges the next arrivals with the heap's earliest events.
 """
@@ -23,6 +23,7 @@ REPASS = 5
 SPOT = 6
 OUTAGE_START = 7
 OUTAGE_END = 8
+CLOCK = 9
 
 
 class EventQueue:

@@ -10,6 +10,10 @@ holder h asking for g GPUs may start when:
   limits                                                   (else "blocked-by-quota").
 When only the cohort sum fails and u_h + g <= nominal_h, others are using what h lent: the gate
 answers RECLAIM, and a preemption policy with `reclaim` may evict borrowers.
+A holder whose entry has `reclaim_at_work_start` (`clocked`) lends nothing while it is at work:
+`withhold` sets its lending limit to 0 (G_h = nominal_h) for the working day and `lend` restores
+the book's afterwards; `excess` is then what its cohort's borrowers hold beyond the lending pool
+left, the GPUs a reclaim must free.
 
 A held-back job is parked: out of its region's queue, so it does not block the jobs behind it
 (Kueue's BestEffortFIFO). When a job of the region stops holding GPUs, each holder's parked jobs
@@ -37,6 +41,11 @@ class QuotaGate:
         self.holders = holders
         self.books = [policy.book(holders, weights, f.capacity_gpus, entries.get(name, {}))
                       for name, f in regions]
+        self.lending = [book.lend.copy() for book in self.books]  # lending limits now (withheld: 0)
+        index = {h: i for i, h in enumerate(holders)}
+        self.clocked = [(r, index[e.holder], e.reclaim_lead_min * 60.0)
+                        for r, (name, _) in enumerate(regions) if self.books[r].quotas
+                        for e in entries.get(name, {}).values() if e.reclaim_at_work_start and e.holder in index]
         self.parked: list[dict[int, list]] = [{} for _ in regions]
         self.count = [0] * len(regions)
 
@@ -52,16 +61,29 @@ class QuotaGate:
             return OK
         if after > book.nominal[h] + book.borrow[h] + 1e-9:
             return QUOTA
-        if self._pool_left(book, usage, h, gpus) >= -1e-9:
+        if self._pool_left(region, usage, h, gpus) >= -1e-9:
             return OK
         return RECLAIM if after <= book.nominal[h] + 1e-9 else QUOTA
 
-    def _pool_left(self, book, usage: np.ndarray, h: int, gpus: float) -> float:
+    def _pool_left(self, region: int, usage: np.ndarray, h: int, gpus: float) -> float:
+        book, lend = self.books[region], self.lending[region]
         members = book.cohort == book.cohort[h]
-        guaranteed = book.nominal - book.lend
+        guaranteed = book.nominal - lend
         after = usage.copy()
         after[h] += gpus
-        return float(book.lend[members].sum() - np.maximum(after - guaranteed, 0.0)[members].sum())
+        return float(lend[members].sum() - np.maximum(after - guaranteed, 0.0)[members].sum())
+
+    def withhold(self, region: int, h: int) -> None:
+        """Holder h lends nothing in `region` from now (its working day)."""
+        self.lending[region][h] = 0.0
+
+    def lend(self, region: int, h: int) -> None:
+        """Holder h lends its book's lending limit in `region` again (off work)."""
+        self.lending[region][h] = self.books[region].lend[h]
+
+    def excess(self, usage: np.ndarray, region: int, h: int) -> float:
+        """GPUs h's cohort uses beyond its lending pool now (0: h can take its whole nominal quota)."""
+        return max(-self._pool_left(region, usage, h, 0.0), 0.0)
 
     def headroom(self, usage: np.ndarray, region: int, h: int, reclaim: bool) -> float:
         """GPUs holder h could still take in `region` (what may pass the gate now)."""
@@ -69,8 +91,8 @@ class QuotaGate:
         room = min(book.cap[h] - usage[h], book.nominal[h] + book.borrow[h] - usage[h])
         if not book.quotas:
             return room
-        guaranteed = book.nominal[h] - book.lend[h]
-        pool = max(guaranteed - usage[h], 0.0) + self._pool_left(book, usage, h, 0.0)
+        guaranteed = book.nominal[h] - self.lending[region][h]
+        pool = max(guaranteed - usage[h], 0.0) + self._pool_left(region, usage, h, 0.0)
         if reclaim:
             pool = max(pool, book.nominal[h] - usage[h])
         return min(room, pool)

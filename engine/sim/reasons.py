@@ -9,5 +9,6 @@ REASONS = ("started", "waiting-in-queue", "blocked-by-capacity", "blocked-by-res
 STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER, QUOTA, TEAM_LIMIT, FORECAST = range(9)
 
 # Decisions in the log: the reasons, then what else happens to a job.
-DECISIONS = REASONS + ("backfilled", "failed", "deferred", "preempted", "degraded", "transferring-data")
-BACKFILLED, FAILED, DEFERRED, PREEMPTED, DEGRADED, TRANSFERRING = range(len(REASONS), len(REASONS) + 6)
+DECISIONS = REASONS + ("backfilled", "failed", "deferred", "preempted", "degraded", "transferring-data",
+                       "reclaimed-at-work-start")
+BACKFILLED, FAILED, DEFERRED, PREEMPTED, DEGRADED, TRANSFERRING, RECLAIMED = range(len(REASONS), len(REASONS) + 7)

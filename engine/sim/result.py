@@ -9,7 +9,8 @@ could borrow no more), "blocked-by-team-limit" (its team held its concurrent-GPU
 queue ahead of it would not drain within the admission horizon), "never-fits" (larger than its
 region's fleet, or asks for a GPU model the region lacks). Decisions in the log: the reasons, and
 "backfilled", "failed", "deferred", "preempted" (evicted and requeued), "degraded" (an elastic job
-admitted with fewer nodes).
+admitted with fewer nodes), "reclaimed-at-work-start" (evicted because the quota it borrowed went back
+to its holder at the holder's working-day start, engine.sim.sharing; a "preempted" entry follows).
 """
 from __future__ import annotations
 

@@ -50,8 +50,8 @@ from engine.model import FLEXIBLE_CLASSES
 from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
-from engine.sim.events import (ARRIVAL, DEFERRED, FAILURE, FINISH, OUTAGE_END, OUTAGE_START, REPASS, SPOT, TIMER,
-                               EventQueue)
+from engine.sim.events import (ARRIVAL, CLOCK, DEFERRED, FAILURE, FINISH, OUTAGE_END, OUTAGE_START, REPASS, SPOT,
+                               TIMER, EventQueue)
 from engine.sim.fleet_state import PodRequest, fits_on
 from engine.sim.frag_sampler import FragmentationSampler, workload_target
 from engine.sim.queue import WaitingQueue
@@ -162,8 +162,9 @@ class _Run(Arrivals):
         self.router = Router(self, routing, facts) if routes else None
         self.holder = Holder(self, timing, facts) if holds else None
         self.outage_list = tuple(world.outages) if world is not None else ()
+        self.world = world  # its regions' time zones set the spot interruptions' local hours (engine.sim.spot)
         self.outages = Outages(self, self.outage_list)
-        self.sharing = Sharing(self, sharing or SharingSetup())
+        self.sharing = Sharing(self, sharing or SharingSetup(), world)
         self.orders = OrderCache(policies.order, len(w))
         self.remaining = list(self.run_s)  # work left per job, s (less after checkpointed evictions)
         self.n_jobs = max(len(w), 1)
@@ -201,6 +202,8 @@ class _Run(Arrivals):
                     touched.update(dict.fromkeys(self.outages.start(j, now), True))
                 elif kind == OUTAGE_END:
                     touched[self.outages.end(j)] = True
+                elif kind == CLOCK:
+                    touched.update(dict.fromkeys(self.sharing.clock(now), True))
                 elif (j := self._current(j)) >= 0:
                     region = self.region_name[j]
                     touched[region] = True

@@ -1,37 +1,108 @@
 """Spot reclamation: the cloud takes spot nodes back at random, evicting what runs on them.
 
-Every node of tier "spot" is interrupted as a Poisson process: the time to its next interruption
-is exponential with rate `interruptions_per_node_hour` (or its region's rate from `region_rate`),
-drawn from a generator seeded with the scenario's seed, so a run is reproducible. An interruption
-evicts every job on the node (checkpoint-aware, like any eviction: engine.sim.sharing), and a
-replacement node is there at once (the fleet's size does not change). A job interrupted
-`fallback_after` times (0: never) falls back to on-demand: from then on it is kept off spot nodes. Interruptions stop being
-drawn once no job is running, waiting or still to arrive.
+Every node of tier "spot" is interrupted as a Poisson process whose rate, in interruptions per
+node-hour, is `interruptions_per_node_hour` (or its region's from `region_rate`) times the factor
+of the current local hour (0-23) in `hourly_factor` (or its region's 24 from
+`region_hourly_factor`; all 1 by default: a constant rate). Local hours are wall-clock hours in the
+region's time zone, the `timezone` column of the run's World regions table (UTC for a region it
+lacks), through zoneinfo, so daylight-saving time moves them against UTC: on a spring-forward day
+the skipped hour never occurs, on a fall-back day the repeated hour takes its factor twice. A
+factor above 1 makes that hour riskier (say, the local business day when on-demand demand peaks),
+a factor of 0 makes it safe.
+
+The varying rate is drawn exactly by thinning: candidate interruptions come from a constant-rate
+process at the region's peak rate (base rate x largest factor), and a candidate at local hour h is
+kept with probability factor[h] / largest factor (a uniform draw; none for a candidate in an hour
+at the peak, which is always kept). A factor of 0 therefore never keeps one. When a region's 24
+factors are equal no candidate is ever dropped, so with all factors 1 the draws are those of the
+constant-rate model: each interruption comes `rng.exponential(1 / rate)` seconds after the last.
+Every draw comes from one generator seeded with the scenario's seed, in event order, so a run is
+reproducible. An interruption evicts every job on the node (checkpoint-aware, like any eviction:
+engine.sim.sharing), and a replacement node is there at once (the fleet's size does not change).
+A job interrupted `fallback_after` times (0: never) falls back to on-demand: from then on it is
+kept off spot nodes. Interruptions stop being drawn once no job is running, waiting or still to
+arrive.
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
 
 import numpy as np
 
 from engine.sim.events import SPOT
 
 HOUR_S = 3600.0
+HOURS = 24
+FLAT = (1.0,) * HOURS  # the default hourly factors: a constant rate
 
 
 @dataclass(frozen=True)
 class SpotModel:
     """interruptions_per_node_hour: the rate of every spot node (0: no interruptions);
     region_rate: region -> rate, overriding it; fallback_after: interruptions after which a job
-    keeps off spot nodes (0: never)."""
+    keeps off spot nodes (0: never); hourly_factor: 24 multipliers of the rate, one per local hour
+    0-23; region_hourly_factor: region -> 24 multipliers, overriding them."""
 
     interruptions_per_node_hour: float = 0.0
     region_rate: dict = field(default_factory=dict)
     fallback_after: int = 0
+    hourly_factor: tuple = FLAT
+    region_hourly_factor: dict = field(default_factory=dict)
+
+    def rate(self, region: str) -> float:
+        """Interruptions per node-hour of `region`'s spot nodes before the hourly factor."""
+        return float(self.region_rate.get(region, self.interruptions_per_node_hour))
+
+    def factors(self, region: str) -> tuple:
+        """The 24 hourly factors of `region` (local hours 0-23)."""
+        return tuple(self.region_hourly_factor.get(region, self.hourly_factor))
 
     @property
     def enabled(self) -> bool:
-        return self.interruptions_per_node_hour > 0 or any(r > 0 for r in self.region_rate.values())
+        profiles = [(self.interruptions_per_node_hour, self.hourly_factor)]
+        profiles += [(self.rate(r), self.factors(r)) for r in {*self.region_rate, *self.region_hourly_factor}]
+        return any(rate > 0 and max(factors) > 0 for rate, factors in profiles)
+
+
+class HourlyClock:
+    """The interruption process of one spot node of a region: `per_node_hour` x the factor of the
+    local hour in time zone `zone` (an IANA name), run time t seconds being `origin_s` + t UTC
+    epoch seconds. Needs per_node_hour > 0 and a factor > 0."""
+
+    def __init__(self, per_node_hour: float, factors, zone: str, origin_s: float) -> None:
+        self.rate_s = float(per_node_hour) / HOUR_S
+        self.factors = tuple(float(f) for f in factors)
+        self.peak = max(self.factors)
+        self.flat = min(self.factors) == self.peak
+        self.scale = 1.0 / (self.rate_s * self.peak)  # mean seconds between candidates
+        self.zone = None if self.flat else ZoneInfo(zone)
+        self.origin_s = origin_s
+
+    def local_hour(self, t: float) -> int:
+        """The local wall-clock hour (0-23) at run time t seconds."""
+        return dt.datetime.fromtimestamp(self.origin_s + t, self.zone).hour
+
+    def next_after(self, rng: np.random.Generator, now: float) -> float:
+        """The run time of the node's next interruption after `now`, drawn from `rng`."""
+        t = now + float(rng.exponential(self.scale))
+        if self.flat:
+            return t
+        while True:
+            factor = self.factors[self.local_hour(t)]
+            if factor == self.peak or rng.random() * self.peak < factor:
+                return t
+            t += float(rng.exponential(self.scale))
+
+
+def region_zones(world) -> dict[str, str]:
+    """region -> IANA time zone from the world's regions table ({} without one or without a world)."""
+    regions = getattr(world, "regions", None)
+    if regions is None or not len(regions) or "timezone" not in regions:
+        return {}
+    known = regions.dropna(subset=["region", "timezone"])
+    return dict(zip(known["region"].astype(str), known["timezone"].astype(str)))
 
 
 class SpotReclaimer:
@@ -40,18 +111,20 @@ class SpotReclaimer:
     def __init__(self, run, model: SpotModel, seed: int) -> None:
         self.run, self.rng = run, np.random.default_rng([seed, 0x5B07])
         self.fallback_after = model.fallback_after
-        self.nodes: list[tuple[str, int, float]] = []  # (region, node index, rate per s)
-        for region, fleet in run.regions.items():
+        zones, origin_s = region_zones(run.world), run.w.origin_utc.value / 1e9
+        self.nodes: list[tuple[str, int, HourlyClock]] = []  # (region, node index, its clock)
+        for region in run.regions:
             tiers = run.w.fleet.loc[run.w.fleet["region"] == region, "tier"] if "tier" in run.w.fleet else ()
-            rate = float(model.region_rate.get(region, model.interruptions_per_node_hour)) / HOUR_S
-            if rate > 0:
-                self.nodes += [(region, int(n), rate) for n in np.flatnonzero(np.asarray(tiers) == "spot")]
+            rate, factors = model.rate(region), model.factors(region)
+            if rate > 0 and max(factors) > 0:
+                clock = HourlyClock(rate, factors, zones.get(region, "UTC"), origin_s)
+                self.nodes += [(region, int(n), clock) for n in np.flatnonzero(np.asarray(tiers) == "spot")]
         self.interruptions = np.zeros(len(run.w), np.int64)
         for i in range(len(self.nodes)):
             self._next(i, 0.0)
 
     def _next(self, i: int, now: float) -> None:
-        self.run.events.push(now + float(self.rng.exponential(1.0 / self.nodes[i][2])), SPOT, i)
+        self.run.events.push(self.nodes[i][2].next_after(self.rng, now), SPOT, i)
 
     def interrupt(self, i: int, now: float) -> str:
         """Evict the jobs on spot node i now and draw its next interruption; returns its region."""
