@@ -53,7 +53,7 @@ def test_a_real_sweep_is_stored_and_reloaded_equal_after_reopening(tmp_path):
     store = Store.open(db)
     meta, records = load_sweep(store, sweep_id)
     assert records == [o.record() for o in outcomes]
-    assert [r["status"] for r in records] == ["ok", "ok", "failed"]
+    assert [r["status"] for r in records] == ["ok", "ok", "failed"], [r.get("error") for r in records]
     assert {k: meta[k] for k in ("sweep_id", "name", "source", "grid_text", "points", "workers", "backend",
                                  "elapsed_s", "status")} == {
         "sweep_id": sweep_id, "name": "small", "source": str(SMALL), "grid_text": GRID, "points": 3, "workers": 2,
