@@ -1,17 +1,15 @@
 """Sweeps in DuckDB: outcomes written as they arrive, reloaded equal, kept across reopening."""
 import datetime as dt
-from argparse import Namespace
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 
-from engine.cli_simulate import tables
-from engine.sweep.grid import load_grid
 from engine.sweep.outcome import SweepOutcome
-from engine.sweep.runner import run_sweep
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.store import Store
-from engine.telemetry.sweeps import (SweepRecord, append_outcome, finish_sweep, list_sweeps, load_sweep,
+from engine.telemetry.sweeps import (SweepRecord, append_outcome, list_sweeps, load_sweep,
                                      save_sweep)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,23 +34,45 @@ def _record(**fields) -> SweepRecord:
                           "backend": "local", **fields})
 
 
+# The sweep runs in a fresh interpreter, as `meridian sweep` does: its forkserver pool must not
+# inherit a pytest worker's state (under pytest-xdist its pool workers died at once, in CI only).
+SWEEP = """
+import sys
+from argparse import Namespace
+from engine.cli_simulate import tables
+from engine.sweep.grid import load_grid
+from engine.sweep.runner import run_sweep
+from engine.telemetry.store import Store
+from engine.telemetry.sweeps import SweepRecord, append_outcome, finish_sweep, load_sweep, save_sweep
+
+grid_path, small, db = sys.argv[1:4]
+grid = load_grid(grid_path)
+data = tables(Namespace(trace=small, dataset=None, db=None))
+store = Store.open(db)
+record = SweepRecord(name=grid.name, source=small, grid_text=grid.text, points=3, workers=2, backend="local")
+sweep_id = save_sweep(store, record)
+outcomes = run_sweep(grid.windowed(data[0]), data, workers=2,
+                     progress=lambda outcome, done, total: append_outcome(store, sweep_id, outcome.record()))
+finish_sweep(store, sweep_id, 4.5, "failed")
+store.close()
+store = Store.open(db)
+assert load_sweep(store, sweep_id)[1] == [o.record() for o in outcomes], "reloaded records differ"
+print(sweep_id)
+"""
+
+
 def test_a_real_sweep_is_stored_and_reloaded_equal_after_reopening(tmp_path):
     path = tmp_path / "grid.toml"
     path.write_text(GRID, encoding="utf-8")
-    grid = load_grid(path)
-    data = tables(Namespace(trace=str(SMALL), dataset=None, db=None))
     db = tmp_path / "m.duckdb"
-    store = Store.open(db)
     started = _utcnow()
-    sweep_id = save_sweep(store, _record(name=grid.name, source=str(SMALL), grid_text=grid.text, points=3))
-    outcomes = run_sweep(grid.windowed(data[0]), data, workers=2,
-                         progress=lambda outcome, done, total: append_outcome(store, sweep_id, outcome.record()))
-    finish_sweep(store, sweep_id, 4.5, "failed")
-    store.close()
+    done = subprocess.run([sys.executable, "-c", SWEEP, str(path), str(SMALL), str(db)], capture_output=True,
+                          text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    sweep_id = int(done.stdout.strip())
 
     store = Store.open(db)
     meta, records = load_sweep(store, sweep_id)
-    assert records == [o.record() for o in outcomes]
     assert [r["status"] for r in records] == ["ok", "ok", "failed"], [r.get("error") for r in records]
     assert {k: meta[k] for k in ("sweep_id", "name", "source", "grid_text", "points", "workers", "backend",
                                  "elapsed_s", "status")} == {
