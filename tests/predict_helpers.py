@@ -60,3 +60,18 @@ def perturb_after(jobs: pd.DataFrame, cutoff: pd.Timestamp, seed=1) -> pd.DataFr
     out.loc[ends_late, "end_utc"] = out.loc[ends_late, "end_utc"] + pd.Timedelta(hours=5)
     out.loc[ends_late, "status"] = "failed"
     return out
+
+
+def queued_log(queued: int = 40) -> pd.DataFrame:
+    """The synthetic log (20 users, 1,200 jobs) on one region "eu", its last `queued` jobs still pending
+    at the end, with measured GPU use: the 8-GPU jobs of even-numbered users touched only 2 GPUs."""
+    jobs = synthetic(n=1200, users=20)
+    jobs = jobs.assign(job_id=[f"j{i:04d}" for i in range(len(jobs))], region="eu", gpu_type="A", priority=0)
+    last = jobs.index[-queued:]
+    jobs.loc[last, ["start_utc", "end_utc"]] = pd.NaT
+    jobs.loc[last, "status"] = "pending"
+    wasteful = (jobs["gpus"] == 8) & (jobs["user_name"].str[1:].astype(int) % 2 == 0)
+    jobs["gpus_used_max"] = np.where(wasteful, 2.0, jobs["gpus"])
+    jobs["gpu_util_pct"] = np.where(wasteful, 20.0, 70.0)
+    jobs.loc[last, ["gpus_used_max", "gpu_util_pct"]] = np.nan
+    return jobs

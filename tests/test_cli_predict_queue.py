@@ -6,7 +6,6 @@ import io
 import json
 import shutil
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -18,7 +17,7 @@ from engine.predict.registry import ModelRegistry
 from engine.predict.runtime import RuntimeSettings
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.store import Store
-from tests.predict_helpers import synthetic
+from tests.predict_helpers import queued_log
 
 FAST = dict(runtime=RuntimeSettings(max_iter=20), failure=FailureSettings(max_iter=20), evaluate=False)
 FLEET = pd.DataFrame({"region": ["eu"] * 2, "node": ["n1", "n2"], "gpu_type": ["A"] * 2, "gpus": [8, 8],
@@ -31,20 +30,6 @@ BACKTEST_KEYS = {"dataset", "cutoff_utc", "level", "samples", "seed", "snapshots
                  "margin_h", "jobs_calibration", "jobs_scored", "distinct_jobs_scored", "jobs_never_started",
                  "seconds_per_query", "calibration", "raw", "calibrated", "learned", "baseline",
                  "raw_calibration_period"}
-
-
-def queued_log() -> pd.DataFrame:
-    """The synthetic log (20 users, 1,200 jobs) on region eu, its last QUEUED jobs pending, with GPU use."""
-    jobs = synthetic(n=1200, users=20)
-    jobs = jobs.assign(job_id=[f"j{i:04d}" for i in range(len(jobs))], region="eu", gpu_type="A", priority=0)
-    last = jobs.index[-QUEUED:]
-    jobs.loc[last, ["start_utc", "end_utc"]] = pd.NaT
-    jobs.loc[last, "status"] = "pending"
-    wasteful = (jobs["gpus"] == 8) & (jobs["user_name"].str[1:].astype(int) % 2 == 0)
-    jobs["gpus_used_max"] = np.where(wasteful, 2.0, jobs["gpus"])
-    jobs["gpu_util_pct"] = np.where(wasteful, 20.0, 70.0)
-    jobs.loc[last, ["gpus_used_max", "gpu_util_pct"]] = np.nan
-    return jobs
 
 
 def earlier(jobs: pd.DataFrame) -> pd.Timestamp:
@@ -61,8 +46,8 @@ def db(tmp_path_factory):
     (path.parent / "fast.toml").write_text("[runtime]\nmax_iter = 20\n")
     store = Store.open(path)
     tables = {"fleet": FLEET, "regions": REGIONS}
-    store.add_import("log", ImportBatch("csv", {"jobs": queued_log(), **tables}), "log.csv", "sha-log")
-    plain = queued_log().drop(columns=["gpus_used_max", "gpu_util_pct"])
+    store.add_import("log", ImportBatch("csv", {"jobs": queued_log(QUEUED), **tables}), "log.csv", "sha-log")
+    plain = queued_log(QUEUED).drop(columns=["gpus_used_max", "gpu_util_pct"])
     store.add_import("nouse", ImportBatch("csv", {"jobs": plain, **tables}), "nouse.csv", "sha-nouse")
     store.add_import("cut", ImportBatch("csv", {"jobs": known_at(plain, earlier(plain)), **tables}), "cut.csv",
                      "sha-cut")
@@ -102,7 +87,7 @@ def check_intervals(records: list[dict], at: pd.Timestamp) -> None:
 
 
 def test_eta_gives_the_queue_now_its_intervals_from_the_stored_model(db, capsys):
-    jobs = queued_log()
+    jobs = queued_log(QUEUED)
     code, out, err = meridian(capsys, "predict", "eta", "--dataset", "log", *SAMPLES, "--json", "--db", db)
     assert code == 0
     records, now = json.loads(out), last_instant(jobs)
@@ -121,7 +106,7 @@ def test_eta_text_table_lists_the_queue_in_order(db, capsys):
     assert f": {QUEUED} jobs pending; start intervals from 5 replays" in lines[0]
     assert lines[1].split()[:6] == ["job", "region", "GPUs", "waited", "ahead", "expected"]
     rows = [line.split() for line in lines[2:]]
-    assert [r[0] for r in rows] == list(queued_log()["job_id"].iloc[-QUEUED:])
+    assert [r[0] for r in rows] == list(queued_log(QUEUED)["job_id"].iloc[-QUEUED:])
     assert [int(r[5]) for r in rows] == list(range(QUEUED))
 
 
@@ -185,7 +170,7 @@ def _running_at(jobs: pd.DataFrame) -> tuple[str, str]:
     ("unknown", "dataset 'log' has no job 'nope'"),
 ])
 def test_a_job_that_is_not_pending_is_an_error_naming_its_status(db, capsys, case, message):
-    jobs = queued_log()
+    jobs = queued_log(QUEUED)
     running, running_at = _running_at(jobs)
     failed = jobs.loc[jobs["status"] == "failed", "job_id"].iloc[0]
     job, at = {"completed": ("j0005", None), "failed": (failed, None), "running": (running, running_at),
@@ -264,7 +249,7 @@ def test_calibrate_applies_the_offsets_only_when_they_bring_coverage_closer(db, 
            f"%: {decision}\n" in err
     records = json.loads(out)
     assert len(records) == QUEUED and {r["calibrated"] for r in records} == {applies}
-    check_intervals(records, last_instant(queued_log()))
+    check_intervals(records, last_instant(queued_log(QUEUED)))
 
 
 @pytest.mark.parametrize("by, table, options", [
@@ -289,7 +274,7 @@ def test_rightsize_totals_and_rows_are_rightsize_and_the_csv_round_trips(db, cap
 
 
 def test_rightsize_finds_exactly_the_jobs_that_touched_2_of_8_gpus(db, capsys):
-    jobs = queued_log()
+    jobs = queued_log(QUEUED)
     wasteful = jobs[(jobs["gpus"] == 8) & (jobs["gpus_used_max"] == 2)]
     freed = 6 * ((wasteful["end_utc"] - wasteful["start_utc"]).dt.total_seconds() / 3600).sum()
     code, out, _ = meridian(capsys, "predict", "rightsize", "--dataset", "log", "--top", 5, "--db", db)
@@ -315,7 +300,7 @@ def test_a_dataset_without_gpu_use_gets_a_one_line_note(db, capsys):
 def test_a_calibrated_earlier_queue_is_the_answer_of_the_data_cut_there(db, capsys):
     """The refitted model, the backtest that calibrates and the replay all see only the history known
     at --at: the dataset cut at that instant gives the same queue, intervals and backtest."""
-    jobs = queued_log()
+    jobs = queued_log(QUEUED)
     at = earlier(jobs)
     outputs = []
     for dataset in ("nouse", "cut"):

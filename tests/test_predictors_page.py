@@ -3,7 +3,6 @@ one job's prediction, the queue's start intervals, their backtest, and right-siz
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -13,25 +12,10 @@ from engine.predict.registry import ModelRegistry
 from engine.predict.runtime import RuntimeSettings
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.store import Store
-from tests.predict_helpers import synthetic
+from tests.predict_helpers import queued_log
 
 APP = str(Path(__file__).parents[1] / "dashboard" / "app.py")
 FAST = dict(runtime=RuntimeSettings(max_iter=20), failure=FailureSettings(max_iter=20))
-
-
-def _jobs() -> pd.DataFrame:
-    """The synthetic log on one 16-GPU region, its last 40 jobs still queued at the end, with measured
-    GPU use: 8-GPU jobs of even users touched only 2 GPUs."""
-    jobs = synthetic(n=1200, users=20)
-    jobs = jobs.assign(job_id=[f"j{i:04d}" for i in range(len(jobs))], region="eu", gpu_type="A", priority=0)
-    last = jobs.index[-40:]
-    jobs.loc[last, ["start_utc", "end_utc"]] = pd.NaT
-    jobs.loc[last, "status"] = "pending"
-    wasteful = (jobs["gpus"] == 8) & (jobs["user_name"].str[1:].astype(int) % 2 == 0)
-    jobs["gpus_used_max"] = np.where(wasteful, 2.0, jobs["gpus"])
-    jobs["gpu_util_pct"] = np.where(wasteful, 20.0, 70.0)
-    jobs.loc[last, ["gpus_used_max", "gpu_util_pct"]] = np.nan
-    return jobs
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +25,7 @@ def db(tmp_path_factory):
                           "tier": ["reserved"] * 2})
     regions = pd.DataFrame({"region": ["eu"], "timezone": ["Europe/Stockholm"]})
     store = Store.open(path)
-    store.add_import("log", ImportBatch("csv", {"jobs": _jobs(), "fleet": fleet, "regions": regions}), "log.csv",
+    store.add_import("log", ImportBatch("csv", {"jobs": queued_log(), "fleet": fleet, "regions": regions}), "log.csv",
                      "sha-log")
     jobs, regions = store.jobs("log"), store.regions("log")
     store.close()
@@ -75,7 +59,7 @@ def test_the_evaluation_against_the_baselines_and_right_sizing(db, monkeypatch):
     failure = [d.value for d in at.dataframe if "probability from" in d.value.columns][0]
     assert failure.set_index("probability from").loc["Model (calibrated)", "roc_auc"] > 0.7
     # right-sizing: exactly the even users' 8-GPU jobs over-ask, each by 6 GPUs
-    jobs = _jobs()
+    jobs = queued_log()
     wasteful = int(((jobs["gpus"] == 8) & (jobs["gpus_used_max"] == 2)).sum())
     assert metrics["Jobs over-asking"] == f"{wasteful:,}"
     teams = [d.value for d in at.dataframe if "freed_gpu_hours" in d.value.columns and "team" in d.value.columns]
@@ -101,7 +85,7 @@ def test_the_queue_at_the_end_gets_start_intervals_and_a_backtest_calibrates_the
     starts = table[["earliest (UTC)", "most likely (UTC)", "latest (UTC)"]].apply(pd.to_datetime)
     assert (starts["earliest (UTC)"] <= starts["most likely (UTC)"]).all()
     assert (starts["most likely (UTC)"] <= starts["latest (UTC)"]).all()
-    end = pd.to_datetime(_jobs()[["submit_utc", "start_utc", "end_utc"]].stack()).max()
+    end = pd.to_datetime(queued_log()[["submit_utc", "start_utc", "end_utc"]].stack()).max()
     assert (starts["earliest (UTC)"] >= end).all()  # the queue as it was at the data's last instant
     at.button(key="pr_eta_backtest_run").click().run()
     assert not at.exception, at.exception
@@ -112,7 +96,7 @@ def test_the_queue_at_the_end_gets_start_intervals_and_a_backtest_calibrates_the
 
 def test_a_dataset_without_a_model_offers_training(db, monkeypatch):
     store = Store.open(db)
-    store.add_import("fresh", ImportBatch("csv", {"jobs": _jobs().head(300)}), "fresh.csv", "sha-fresh")
+    store.add_import("fresh", ImportBatch("csv", {"jobs": queued_log().head(300)}), "fresh.csv", "sha-fresh")
     store.close()
     at = _page(db, monkeypatch, "fresh")
     assert any("No model for **fresh** yet" in i.value for i in at.info)
