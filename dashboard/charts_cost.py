@@ -12,9 +12,10 @@ import plotly.graph_objects as go
 from dashboard.charts import PALETTE, TEMPLATE
 
 # Stacked spend parts: (label, colour). Reserved GPUs are paid whether used or not, so their
-# dollars split into the part jobs used and the idle part; on-demand and spot are paid only in use.
+# dollars split into the part jobs used and the idle part; on-demand and spot are paid only in use;
+# rented cloud burst nodes from renting to return (engine.sim.burst).
 SPEND_PARTS = (("reserved, used", "#1f4e79"), ("reserved, idle", "#d9a19a"), ("on-demand", "#ff7f0e"),
-               ("spot", "#2ca02c"))
+               ("spot", "#2ca02c"), ("cloud burst", "#9467bd"))
 CARBON_SCALE = "YlOrRd"
 
 
@@ -35,7 +36,8 @@ def spend_parts(spend: pd.DataFrame, key: str) -> pd.DataFrame:
                           "reserved, used": np.where(tier == "reserved", usd - idle, 0.0),
                           "reserved, idle": np.where(tier == "reserved", idle, 0.0),
                           "on-demand": np.where(tier == "on-demand", usd, 0.0),
-                          "spot": np.where(tier == "spot", usd, 0.0)})
+                          "spot": np.where(tier == "spot", usd, 0.0),
+                          "cloud burst": np.where(tier == "burst", usd, 0.0)})
     return parts.groupby(key, sort=True)[[label for label, _ in SPEND_PARTS]].sum()
 
 

@@ -304,13 +304,15 @@ def assumptions_from_text(text: str) -> CostAssumptions:
 @st.cache_data(show_spinner=False, max_entries=16)
 def _world_tables(path: str, dataset: str, fingerprint: str) -> dict[str, pd.DataFrame]:
     s = _connection(path)[0].cursor()
+    fleet = s.fleet(dataset)
     return {**{name: s.table(name, dataset) for name in WORLD_TABLES},
-            "gpu_types": pd.DataFrame({"gpu_type": sorted(set(s.fleet(dataset)["gpu_type"].dropna().astype(str)))})}
+            "gpu_types": pd.DataFrame({"gpu_type": sorted(set(fleet["gpu_type"].dropna().astype(str)))}),
+            "fleet_regions": pd.DataFrame({"region": sorted(set(fleet["region"].dropna().astype(str)))})}
 
 
 def world_tables(dataset: str) -> dict[str, pd.DataFrame]:
-    """The dataset's prices, regions and carbon tables, and "gpu_types" (the fleet's GPU types, one
-    column), read once per content of the database."""
+    """The dataset's prices, regions and carbon tables, "gpu_types" and "fleet_regions" (the fleet's GPU
+    types and regions, one column each), read once per content of the database."""
     return _world_tables(str(db_path()), dataset, store().fingerprint())
 
 

@@ -10,8 +10,9 @@ nothing. A "Queues & quotas" expander holds three tables (engine.scenario_sharin
 "{prefix}:quotas" (quota entries, empty) and "{prefix}:teams" (share weights and organisations,
 prefilled from the dataset's teams table); a table reaches the scenario as "queue", "quota" or "team"
 only once it differs from its prefill. A "Runtimes & failures" expander sets the [runtime] table
-(engine.scenario_runtime): "{prefix}:runtime_source" and "{prefix}:failure". The form returns the
-scenario as the dict Scenario.from_dict reads.
+(engine.scenario_runtime): "{prefix}:runtime_source" and "{prefix}:failure". A "Cloud burst" expander
+holds the [[burst]] pools (dashboard.burst_form, "{prefix}:burst"). The form returns the scenario as
+the dict Scenario.from_dict reads.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data
+from dashboard.burst_form import burst_section
 from dashboard.runtime_choice import RUNTIME_LABELS
 from engine.policies import registry
 from engine.scenario import DEFAULTS
@@ -113,7 +115,20 @@ def scenario_form(prefix: str = "custom") -> dict:
         runtime = runtime_section(prefix, policies["order"]["key"])
     if runtime:
         scenario["runtime"] = runtime
+    with st.expander("Cloud burst"):
+        pools = burst_section(prefix, *_fleet_choices())
+    if pools:
+        scenario["burst"] = pools
     return scenario
+
+
+def _fleet_choices() -> tuple[list[str], list[str]]:
+    """The regions and GPU types of the sidebar's dataset's fleet."""
+    dataset = st.session_state.get("dataset")
+    if not dataset:
+        return [], []
+    tables = data.world_tables(dataset)
+    return list(tables["fleet_regions"]["region"]), list(tables["gpu_types"]["gpu_type"])
 
 
 def runtime_section(prefix: str, order: str) -> dict:

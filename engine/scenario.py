@@ -31,6 +31,9 @@
     region = "us-east"
     start_utc = "2026-08-05T12:00:00"
     end_utc = "2026-08-06T00:00:00"
+    [[burst]]                       # optional: cloud nodes a region rents when its queue backs up
+    region = "us-east"              # gpu_type, max_nodes, provision_min, trigger_wait_min, ...
+    gpu_type = "H100"               # (engine.scenario_burst, engine.sim.burst)
     [data]                          # optional: a job away from its input data waits for it to move
     transfer_gbps = 10              # data_size_gb x 8 / transfer_gbps seconds (0, the default: instant)
     [runtime]                       # optional: what the scheduler knows of runtimes and failures
@@ -60,6 +63,7 @@ import engine.policies.timing  # noqa: F401  (registers the family)
 import engine.policies.preemption  # noqa: F401  (registers the family)
 import engine.policies.quota  # noqa: F401  (registers the family)
 from engine.policies import registry
+from engine.scenario_burst import parse_bursts
 from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
 from engine.predict.features import zones_of
 from engine.scenario_runtime import RuntimeChoice, parse_runtime, with_predictions
@@ -79,7 +83,7 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data", "outage", "runtime"}
+        "spot", "data", "outage", "burst", "runtime"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 
@@ -106,6 +110,7 @@ class Scenario:
     spot: SpotModel = field(default_factory=SpotModel)
     transfer_gbps: float = 0.0
     outages: tuple = ()
+    bursts: tuple = ()
     runtime_source: str = "request"
     runtime_quantile: str = "p50"
     predict_failure: bool = False
@@ -164,6 +169,7 @@ class Scenario:
                    team_weights=weights, team_orgs=orgs, spot=parse_spot(data.get("spot", {}), source),
                    transfer_gbps=_transfer(data.get("data", {}), source),
                    outages=parse_outages(data.get("outage", []), source),
+                   bursts=parse_bursts(data.get("burst", []), source),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -195,6 +201,9 @@ class Scenario:
             world = replace(world, transfer_gbps=self.transfer_gbps)
         if self.outages:
             world = replace(world, outages=self.outages)
+        if self.bursts:
+            _burst_regions(self.bursts, fleet, self.name)
+            world = replace(world, bursts=self.bursts)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:
@@ -221,6 +230,15 @@ def _unknown(table, valid: set, source: str, what: str) -> None:
     extra = sorted(set(table) - valid)
     if extra:
         raise ScenarioError(f"{source}: unknown {what} {', '.join(extra)}; valid: {', '.join(sorted(valid))}")
+
+
+def _burst_regions(pools: tuple, fleet: pd.DataFrame | None, name: str) -> None:
+    """Every [[burst]] pool must be in a region of the fleet."""
+    regions = set(fleet["region"].astype(str)) if fleet is not None and "region" in fleet else set()
+    for pool in pools:
+        if fleet is not None and pool.region not in regions:
+            raise ScenarioError(f"{name}: [[burst]] region {pool.region!r} is not in the fleet; "
+                                f"its regions: {', '.join(sorted(regions))}")
 
 
 def _transfer(table, source: str) -> float:

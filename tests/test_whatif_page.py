@@ -209,3 +209,25 @@ def test_custom_scenario_edits_a_regions_prices_and_calendar(app):
     assert world.loc["cost_usd", "fifo"] == pytest.approx(33.6)
     assert world.loc["cost_usd", "custom"] == pytest.approx(67.2)
     assert world.loc["carbon_kg", "custom"] == world.loc["carbon_kg", "fifo"]
+
+
+def test_custom_scenario_rents_cloud_burst_nodes_and_bills_them(app):
+    # A pool of one 4-GPU H100 node in eu: b (4 GPUs, submitted 00:01) heads the queue behind a; at
+    # 00:31 the node is rented, at 00:41 (10 min) it is up and b starts on it, c beside a on n1. b ends
+    # at 01:41; the node goes back 30 idle minutes later (02:11): 4 GPUs x 100 min billed.
+    from engine.world.pricebook import on_demand_price
+
+    app.multiselect(key="wi_candidates").set_value(["custom (built below)"]).run()
+    app.session_state["custom:burst"] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [
+        {"region": "eu", "gpu_type": "H100", "max_nodes": 1, "gpus_per_node": 4, "provision_min": 10,
+         "trigger_wait_min": 30, "idle_release_min": 30}]}
+    app.button(key="wi_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error
+    table = _kpi_table(app)
+    assert table.loc["wait_p50_s", "custom"] == 2340.0 and table.loc["wait_p95_s", "custom"] < 2400.0
+    assert table.loc["wait_p95_s", "fifo"] > 10_000.0
+    assert table.loc["burst_rentals", "custom"] == 1
+    world = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
+    assert world.loc["cost_burst_usd", "custom"] == pytest.approx(4 * 100 / 60 * on_demand_price("H100"))
+    assert world.loc["cost_burst_usd", "fifo"] == 0.0

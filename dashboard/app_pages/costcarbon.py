@@ -13,7 +13,10 @@ METHODS = """
 - **Spend** over the simulated window W: reserved GPUs are paid every hour of W whether a job holds them or
   not (installed GPUs x W x price); on-demand and spot GPUs only while a job holds them (GPU-hours held x
   price). Prices are per region, GPU type and tier: the dataset's prices table, else the default price book.
-- **Idle spend** = reserved GPU-hours no job held x their price (on-demand and spot idle GPUs cost nothing).
+- **Cloud burst** (scenarios with `[[burst]]` pools): a rented cloud node is paid from the moment it is rented
+  (boot time included) until it is handed back, used or not, at the pool's price.
+- **Idle spend** = reserved and rented burst GPU-hours no job held x their price (on-demand and spot idle GPUs
+  cost nothing).
 - **Per year** = spend x annualisation days / W in days.
 - **Effective $/GPU-hour** = all spend / GPU-hours allocated to jobs. **Productive $/GPU-hour** = all spend /
   GPU-hours of jobs that did not fail. The gap between the price list and these is what idle and failed
@@ -117,7 +120,7 @@ def _charts(runs, detail: str) -> None:
     left.caption("Per region: reserved dollars split into the part jobs used and the idle part; on-demand and "
                  "spot are billed only while used. Bar total = the region's spend over the window.")
     right.plotly_chart(charts_cost.spend_by_scenario({label: w.cost.spend for label, _, w in runs}), theme=None)
-    right.caption("The same four parts for each scenario: a better policy on the same fleet moves dollars from "
+    right.caption("The same parts for each scenario: a better policy on the same fleet moves dollars from "
                   "'reserved, idle' to 'reserved, used' (and may need less on-demand and spot).")
     left, right = st.columns(2)
     left.plotly_chart(charts_cost.carbon_by_region(world.carbon.by_region, detail), theme=None)
@@ -126,6 +129,40 @@ def _charts(runs, detail: str) -> None:
     right.plotly_chart(charts_cost.carbon_by_local_hour(world.carbon.by_local_hour, detail), theme=None)
     right.caption("The same emissions by the hour of day on each region's own clock: work shifted to the hours "
                   "of a cleaner grid lowers the bars.")
+
+
+def _most_at_once(rented: pd.DataFrame) -> int:
+    """The most rentals open at the same time (a rental holds from renting to return)."""
+    ends = rented["returned_s"].fillna(float("inf"))
+    steps = pd.concat([pd.Series(1, index=rented["rented_s"]), pd.Series(-1, index=ends)]).sort_index(kind="stable")
+    return int(steps.groupby(level=0).sum().cumsum().max())
+
+
+def _bursts(runs) -> None:
+    """The cloud nodes each scenario rented, per region and GPU type, when any did."""
+    rows = []
+    for label, run, world in runs:
+        burst = run.result.burst
+        if burst is None or not len(burst):
+            continue
+        spend = world.cost.spend[world.cost.spend["tier"] == "burst"]
+        for row in spend.itertuples():
+            rented = burst[(burst["region"] == row.region) & (burst["gpu_type"] == row.gpu_type)]
+            rows.append({"scenario": label, "region": row.region, "GPU type": row.gpu_type, "rentals": len(rented),
+                         "GPU-hours billed": row.gpu_hours_paid, "GPU-hours used": row.gpu_hours_used,
+                         "spend (USD)": row.usd, "idle spend (USD)": row.idle_usd,
+                         "most nodes at once": _most_at_once(rented)})
+    if not rows:
+        return
+    st.subheader("Cloud burst")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="cc_burst", column_config={
+        "GPU-hours billed": st.column_config.NumberColumn(format="%,.1f"),
+        "GPU-hours used": st.column_config.NumberColumn(format="%,.1f"),
+        "spend (USD)": st.column_config.NumberColumn(format="$%,.0f"),
+        "idle spend (USD)": st.column_config.NumberColumn(format="$%,.0f")})
+    st.caption("Cloud nodes rented when a region's queue head had waited the pool's trigger time; billed from "
+               "renting to return (idle spend: billed hours no job used, boot time included). Each rental is in "
+               "the What-if result's burst table.")
 
 
 def _tradeoff(runs) -> None:
@@ -189,5 +226,6 @@ if runs:
     _metrics(runs, detail)
     _table(runs)
     _charts(runs, detail)
+    _bursts(runs)
     _tradeoff(runs)
     _assumption_tables(runs, detail, assumptions)

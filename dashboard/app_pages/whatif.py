@@ -137,13 +137,16 @@ def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dic
     except ValueError as exc:
         st.warning(f"Cost and carbon could not be computed: {exc}")
         return
-    table = kpi_comparison([(name, {key: report.kpis[key] for key in WORLD_SHOWN})
+    shown = [*WORLD_SHOWN[:2], "cost_burst_usd", *WORLD_SHOWN[2:]] \
+        if any(report.kpis["cost_burst_usd"] for report in reports) else WORLD_SHOWN
+    table = kpi_comparison([(name, {key: report.kpis[key] for key in shown})
                             for name, report in zip(_labels(runs), reports)])
     st.dataframe(table, height=35 * (len(table) + 1) + 3, key="wi_world_kpis",
                  column_config={c: st.column_config.NumberColumn(format="%,.2f") for c in table.columns})
     notes = list(dict.fromkeys(note for report in reports for note in report.assumed))
     st.caption("Cost in USD over the measured window: reserved GPUs paid every hour, on-demand and spot while "
-               "held; idle cost = reserved GPU-hours no job held x price; per year = x 365 / window days; "
+               "held, cloud burst nodes from renting to return; idle cost = reserved and burst GPU-hours no job "
+               "held x price; per year = x 365 / window days; "
                "$/GPU-hour = all spend / GPU-hours allocated (effective) or of jobs that did not fail "
                "(productive). Carbon in kgCO2e = kW per GPU x GPU-hours x PUE x the region's grid intensity at "
                "the local hour / 1000. Assumptions: as set on the Cost & carbon page."

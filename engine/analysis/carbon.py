@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from engine.analysis.cost import HOUR_S, CostAssumptions, annualise, fleet_nodes, holdings, window_s
+from engine.analysis.cost import HOUR_S, CostAssumptions, annualise, holdings, run_nodes, window_s
 from engine.analysis.intervals import integrate
 from engine.analysis.local_hours import local_hour_bins
 from engine.sim.result import SimulationResult
@@ -96,7 +96,7 @@ def carbon_report(result: SimulationResult, fleet: pd.DataFrame, regions: pd.Dat
     totals: kg_co2e, kwh, gpu_hours, g_co2e_per_kwh (energy-weighted mean intensity), window_s,
     kg_co2e_per_year (annualised over the window)."""
     assumptions = assumptions or CostAssumptions()
-    held = holdings(result, fleet_nodes(fleet, result))
+    held = holdings(result, run_nodes(fleet, result))
     horizon = window_s(result)
     names = sorted(set(result.capacity_gpus) | set(held["region"]))
     profiles, intensity_notes = _profiles(carbon, names, assumptions.default_g_co2e_per_kwh)

@@ -18,7 +18,10 @@ measures utilisation); H = W / 3600 hours. Prices p(region, gpu_type, tier) are 
                                              is paid every hour of the window, used or not)
                                   on-demand, spot:  P = U  (billed only while a job holds the GPU;
                                              each at its own price)
-  usd = P x p                     idle_usd = (P - U) x p   (non-zero only for reserved GPUs); on-demand
+                                  burst (cloud nodes a [[burst]] pool rented, engine.analysis.burst):
+                                             P = the GPU-hours billed, from renting to return,
+                                             at the rental's price; installed GPUs 0
+  usd = P x p                     idle_usd = (P - U) x p   (non-zero only for reserved and burst GPUs); on-demand
                                   and spot GPU-hours held in their region's local off-peak hours cost
                                   p x (1 - discount) (engine.analysis.offpeak; none by default)
   job usd = sum over j's nodes of g_jn x t_j / 3600 x p(node's region, type, tier)
@@ -44,11 +47,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from engine.analysis import burst
 from engine.analysis.activity import normalise_keys
 from engine.analysis.idle import price_table
 from engine.analysis.offpeak import off_peak_share
 from engine.analysis.sim_metrics import holding as held_pieces
 from engine.model import TIERS
+from engine.sim.burst import BURST_TIER
 from engine.sim.result import SimulationResult
 from engine.world.grid import DEFAULT_G_CO2E_PER_KWH
 
@@ -164,6 +169,14 @@ def fleet_nodes(fleet: pd.DataFrame, result: SimulationResult) -> pd.DataFrame:
     return nodes.sort_values(["region", "node"], kind="stable").reset_index(drop=True)
 
 
+def run_nodes(fleet: pd.DataFrame, result: SimulationResult, installed: pd.DataFrame | None = None) -> pd.DataFrame:
+    """`fleet_nodes` (or `installed`, when already computed) and the cloud nodes the run rented (tier
+    "burst", engine.analysis.burst): every node a job of the run can have held."""
+    installed = fleet_nodes(fleet, result) if installed is None else installed
+    rented = burst.nodes(result)
+    return pd.concat([installed, rented], ignore_index=True) if len(rented) else installed
+
+
 def holdings(result: SimulationResult, nodes: pd.DataFrame) -> pd.DataFrame:
     """One row per (piece of running, node) inside the window: job_id, region (the node's: where the
     work ran), team, workload_class, failed, node, gpu_type, tier, gpus (g_jn), start_s and end_s
@@ -242,33 +255,39 @@ def cost_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataFr
     `regions` (the regions table) gives off-peak windows and discounts (engine.analysis.offpeak):
     on-demand and spot GPU-hours held in them cost price x (1 - discount).
 
-    totals: usd, usd_reserved, usd_on_demand, usd_spot, idle_usd, gpu_hours_used, gpu_hours_paid,
+    totals: usd, usd_reserved, usd_on_demand, usd_spot, usd_burst, idle_usd, gpu_hours_used, gpu_hours_paid,
     idle_gpu_hours_paid, installed_gpus, effective_usd_per_gpu_hour, productive_usd_per_gpu_hour,
     window_s, window_days, usd_per_year, idle_usd_per_year, price_assumed (1.0 when any dollar
     rests on an assumed price, else 0.0)."""
     assumptions = assumptions or CostAssumptions()
     nodes = fleet_nodes(fleet, result)
     horizon = window_s(result)
-    held = holdings(result, nodes)
-    price = resolved_prices(prices, nodes, assumptions)
+    rented = burst.billed(result, horizon)
+    held = holdings(result, run_nodes(fleet, result, nodes))
+    price = pd.concat([resolved_prices(prices, nodes, assumptions),
+                       rented[["region", "gpu_type", "tier", "usd_per_gpu_hour"]].assign(
+                           price_assumed=False, source="[[burst]]")], ignore_index=True)
     keys = ["region", "tier", "gpu_type"]
-    spend = nodes.groupby(keys, as_index=False).agg(installed_gpus=("gpus", "sum"))
+    spend = pd.concat([nodes.groupby(keys, as_index=False).agg(installed_gpus=("gpus", "sum")),
+                       rented[keys].assign(installed_gpus=0.0)], ignore_index=True)
     spend = spend.merge(held.groupby(keys, as_index=False)["gpu_hours"].sum(), on=keys, how="left")
     spend = spend.rename(columns={"gpu_hours": "gpu_hours_used"}).fillna({"gpu_hours_used": 0.0})
     reserved = (spend["tier"] == "reserved").to_numpy()
-    spend["gpu_hours_paid"] = np.where(reserved, spend["installed_gpus"] * horizon / HOUR_S, spend["gpu_hours_used"])
+    paid = spend[keys].merge(rented, on=keys, how="left")["gpu_hours_paid"].to_numpy(np.float64)
+    spend["gpu_hours_paid"] = np.where(reserved, spend["installed_gpus"] * horizon / HOUR_S,
+                                       np.where(np.isnan(paid), spend["gpu_hours_used"], paid))
     spend["idle_gpu_hours_paid"] = spend["gpu_hours_paid"] - spend["gpu_hours_used"]
     spend = spend.merge(price, on=["region", "gpu_type", "tier"], how="left")
     held = held.merge(price[["region", "gpu_type", "tier", "usd_per_gpu_hour"]],
                       on=["region", "gpu_type", "tier"], how="left")
     share, discount = off_peak_share(held["region"].to_numpy(object), held["start_s"].to_numpy(np.float64),
                                      held["end_s"].to_numpy(np.float64), result.origin_utc, horizon, regions)
-    by_use = (held["tier"] != "reserved").to_numpy()
+    by_use = held["tier"].isin(["on-demand", "spot"]).to_numpy()
     held["usd"] = held["gpu_hours"] * held["usd_per_gpu_hour"] * np.where(by_use, 1.0 - discount * share, 1.0)
     spend["usd"] = spend["gpu_hours_paid"] * spend["usd_per_gpu_hour"]
     if (by_use & (discount > 0)).any():  # on-demand and spot: what their held hours cost, discounts included
         used_usd = held.groupby(keys)["usd"].sum()
-        billed = (spend["tier"] != "reserved").to_numpy()
+        billed = spend["tier"].isin(["on-demand", "spot"]).to_numpy()
         spend.loc[billed, "usd"] = [float(used_usd.get(key, 0.0)) for key in
                                     zip(spend.loc[billed, "region"], spend.loc[billed, "tier"], spend.loc[billed, "gpu_type"])]
     spend["idle_usd"] = spend["idle_gpu_hours_paid"] * spend["usd_per_gpu_hour"]
@@ -283,7 +302,8 @@ def cost_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataFr
     productive = float(per_job["productive_gpu_hours"].sum())
     tier_usd = spend.groupby("tier")["usd"].sum()
     totals = {
-        "usd": usd, **{f"usd_{tier.replace('-', '_')}": float(tier_usd.get(tier, 0.0)) for tier in TIERS},
+        "usd": usd,
+        **{f"usd_{tier.replace('-', '_')}": float(tier_usd.get(tier, 0.0)) for tier in (*TIERS, BURST_TIER)},
         "idle_usd": float(spend["idle_usd"].sum()), "gpu_hours_used": used,
         "gpu_hours_paid": float(spend["gpu_hours_paid"].sum()),
         "idle_gpu_hours_paid": float(spend["idle_gpu_hours_paid"].sum()),

@@ -15,10 +15,12 @@ by the pieces of jobs that completed (not failed), less the work their preempted
 the last lost_s seconds before each eviction, clipped to the window); `effective_capacity_ratio`
 divides them by a baseline's (the work the same fleet serves under another policy, e.g. home-only
 FIFO). Latency SLO attainment: the share of started inference jobs that ran within the SLO's
-round-trip time of their home region. Fragmentation (only when the result carries its sampled
-table): the fleet's fragmented GPUs (FGD's fragmentation amount, summed over regions) and their
-share of the idle GPUs, each sample holding until the next one, time-weighted over the measurement
-window. The fairness and service-level KPIs (engine.analysis.fairness) join the dictionary `kpis`
+round-trip time of their home region. Cloud burst (engine.analysis.burst): rented GPUs count as
+capacity while up, so utilisation and idle GPU-hours include them; `burst_rentals` counts the
+rentals and `burst_gpu_hours` the GPU-hours billed inside the window. Fragmentation (only when the
+result carries its sampled table): the fleet's fragmented GPUs (FGD's fragmentation amount, summed
+over regions) and their share of the idle GPUs, each sample holding until the next one,
+time-weighted over the measurement window. The fairness and service-level KPIs (engine.analysis.fairness) join the dictionary `kpis`
 returns.
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from engine.analysis import burst
 from engine.sim.result import SimulationResult
 
 DEFAULT_TAU_S = 10.0
@@ -109,7 +112,7 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     measures = _job_measures(jobs, holding(result, horizon), tau_s)
     busy_gpu_s = measures.pop("gpu_hours") * 3600.0
     served = measures.pop("served_gpu_hours")
-    available_gpu_s = float(sum(result.capacity_gpus.values())) * horizon
+    available_gpu_s = float(sum(result.capacity_gpus.values())) * horizon + burst.usable_gpu_s(result, horizon)
     failed = finished["failed"].to_numpy(bool)
     values = {
         "utilization": busy_gpu_s / available_gpu_s if available_gpu_s > 0 else 0.0,
@@ -122,6 +125,8 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
         "jobs_not_run": int((~jobs["started"]).sum()),
         "throughput_jobs_per_hour": len(finished) / (makespan / 3600.0) if makespan > 0 else 0.0,
         "latency_slo_attainment": latency_slo_attainment(result),
+        "burst_rentals": len(result.burst) if result.burst is not None else 0,
+        "burst_gpu_hours": float(burst.billed(result, horizon)["gpu_hours_paid"].sum()),
         **fairness_kpis(result),
     }
     if result.fragmentation is not None:

@@ -6,7 +6,8 @@ Every figure comes from `engine.analysis.cost.cost_report` and `engine.analysis.
   cost_usd                     all spend over the window: reserved GPUs paid every hour, on-demand
                                and spot while a job holds them (USD)
   cost_reserved_usd, cost_on_demand_usd, cost_spot_usd   the same by pricing tier (USD)
-  idle_cost_usd                dollars of reserved GPU-hours no job held (USD)
+  cost_burst_usd               cloud nodes rented by [[burst]] pools, billed from renting to return (USD)
+  idle_cost_usd                dollars of reserved and rented burst GPU-hours no job held (USD)
   cost_usd_per_year            cost_usd x annualisation_days x 86400 / W (USD per year)
   idle_cost_usd_per_year       idle_cost_usd, annualised the same way (USD per year)
   effective_usd_per_gpu_hour   cost_usd / GPU-hours allocated to jobs (USD per GPU-hour)
@@ -37,7 +38,7 @@ from engine.analysis.cost import CostAssumptions, CostReport, annualise, cost_re
 from engine.sim.result import SimulationResult
 from engine.world import residency
 
-KPI_KEYS = ("cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_usd", "idle_cost_usd",
+KPI_KEYS = ("cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_usd", "cost_burst_usd", "idle_cost_usd",
             "cost_usd_per_year", "idle_cost_usd_per_year", "effective_usd_per_gpu_hour",
             "productive_usd_per_gpu_hour", "energy_kwh", "carbon_kg", "carbon_kg_per_year",
             "residency_violations", "egress_usd")
@@ -79,6 +80,7 @@ def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataF
     kpis = {
         "cost_usd": totals["usd"], "cost_reserved_usd": totals["usd_reserved"],
         "cost_on_demand_usd": totals["usd_on_demand"], "cost_spot_usd": totals["usd_spot"],
+        "cost_burst_usd": totals["usd_burst"],
         "idle_cost_usd": totals["idle_usd"], "cost_usd_per_year": totals["usd_per_year"],
         "idle_cost_usd_per_year": totals["idle_usd_per_year"],
         "effective_usd_per_gpu_hour": totals["effective_usd_per_gpu_hour"],

@@ -4,7 +4,8 @@ Kinds, in tie order at equal times: finishes and failures first (a job that ends
 resources for a job arriving at t), then timers, then deferred arrivals (jobs a timing policy held
 back), then arrivals, then re-passes (another scheduling pass of one region, after evictions put
 jobs back in its queue), then spot interruptions, then region outages starting and ending, then
-clock edges of quota lending (engine.sim.sharing); within a kind, insertion order.
+clock edges of quota lending (engine.sim.sharing), then cloud burst nodes coming up, burst
+trigger checks and idle burst nodes going back (engine.sim.burst); within a kind, insertion order.
 Arrivals are known up front and sorted by submit time, so they never enter the heap: `pop_batch`
 merges the next arrivals with the heap's earliest events.
 """
@@ -24,6 +25,9 @@ SPOT = 6
 OUTAGE_START = 7
 OUTAGE_END = 8
 CLOCK = 9
+BURST_UP = 10
+BURST_CHECK = 11
+BURST_IDLE = 12
 
 
 class EventQueue:
@@ -41,8 +45,9 @@ class EventQueue:
         self.spot_pending = 0  # SPOT events in the heap
 
     def push(self, time_s: float, kind: int, payload: int) -> None:
-        """Add an event of `kind` about `payload` (a job index; a region index for REPASS and the
-        outage kinds, a spot node for SPOT) at `time_s`."""
+        """Add an event of `kind` about `payload` (a job index; a region index for REPASS, the
+        outage kinds and BURST_CHECK, a spot node for SPOT, a burst node for BURST_UP and BURST_IDLE)
+        at `time_s`."""
         heapq.heappush(self._heap, (time_s, kind, self._seq, payload))
         self._seq += 1
         self.spot_pending += kind == SPOT

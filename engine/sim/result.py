@@ -51,7 +51,10 @@ class SimulationResult:
     fragmentation: time_s, region, idle_gpus, frag_gpus (FGD's fragmentation amount for the
     workload's typical pod shapes, GPUs), sampled on a grid of at least an hour (engine.sim.frag_sampler);
     None when not sampled.
-    latency_slo_ms: the inference latency SLO the run was given (engine.world.latency)."""
+    latency_slo_ms: the inference latency SLO the run was given (engine.world.latency).
+    burst: one row per cloud node rented (engine.sim.burst): region, node, gpu_type, gpus,
+    usd_per_gpu_hour, rented_s, up_s, returned_s (NaN: still rented at the end), trigger_job_id;
+    None when the scenario had no [[burst]] pools. Burst GPUs are not in capacity_gpus."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -66,6 +69,7 @@ class SimulationResult:
     segments: pd.DataFrame | None = None
     teams: pd.DataFrame | None = None
     queue_classes: pd.DataFrame | None = None
+    burst: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -93,16 +97,18 @@ class SimulationResult:
             tables["segments"] = self.segments
         if self.fragmentation is not None:
             tables["fragmentation"] = self.fragmentation
+        if self.burst is not None:
+            tables["burst"] = self.burst
         return tables
 
     def to_csv(self, directory: str | Path) -> list[Path]:
-        """Write jobs.csv, timeline.csv, decisions.csv (and fragmentation.csv when sampled) into
-        `directory`; return the paths."""
+        """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv and
+        burst.csv when the result has them) into `directory`; return the paths."""
         return self._export(Path(directory), "csv")
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
-        """Write jobs.parquet, timeline.parquet, decisions.parquet (and fragmentation.parquet when
-        sampled) into `directory`; return the paths."""
+        """Write jobs.parquet, timeline.parquet, decisions.parquet (and segments, fragmentation and
+        burst when the result has them) into `directory`; return the paths."""
         return self._export(Path(directory), "parquet")
 
     def _export(self, directory: Path, kind: str) -> list[Path]:

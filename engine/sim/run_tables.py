@@ -42,7 +42,8 @@ def run_tables(run, scenario: str) -> SimulationResult:
     capacity = {r: f.capacity_gpus for r, f in run.regions.items()}
     return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
                             w.observed_end_s, run.sampler.table(), run.latency_slo_ms,
-                            segments=_segments(run, jobs), teams=_teams(run), queue_classes=queue_table(sharing.queues))
+                            segments=_segments(run, jobs), teams=_teams(run), queue_classes=queue_table(sharing.queues),
+                            burst=run.bursts.table())
 
 
 def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:

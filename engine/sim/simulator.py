@@ -36,6 +36,8 @@ Loop, per batch of events at the same time t (engine.sim.events gives the tie or
   5. Record the timeline sample (busy GPUs, queue length) of each touched region.
 An evicted job loses the work since its last checkpoint, rejoins its queue with the rest, and its
 old finish is ignored; each piece of running is a segment of the result.
+A region with [[burst]] pools rents cloud nodes when its queue's head has waited long enough, and
+returns them when idle (engine.sim.burst: checked after each pass of the region).
 Before each batch, the fragmentation sampler (engine.sim.frag_sampler) records the grid times the
 clock passed.
 """
@@ -45,13 +47,15 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from engine.model import FLEXIBLE_CLASSES
 from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
-from engine.sim.events import (ARRIVAL, CLOCK, DEFERRED, FAILURE, FINISH, OUTAGE_END, OUTAGE_START, REPASS, SPOT,
-                               TIMER, EventQueue)
+from engine.sim.burst import Bursts, burst_nodes
+from engine.sim.events import (ARRIVAL, BURST_UP, CLOCK, DEFERRED, FAILURE, FINISH, OUTAGE_END, OUTAGE_START, REPASS,
+                               SPOT, TIMER, EventQueue)
 from engine.sim.fleet_state import PodRequest, fits_on
 from engine.sim.frag_sampler import FragmentationSampler, workload_target
 from engine.sim.queue import WaitingQueue
@@ -100,7 +104,10 @@ class _Run(Arrivals):
         self.rng = np.random.default_rng(seed)
         self.seed = seed
         names = sorted(set(w.fleet["region"]) | set(w.region))
-        self.regions = {r: RegionFleet(w.fleet[w.fleet["region"] == r]) for r in names}
+        pools = tuple(world.bursts) if world is not None else ()
+        fleet = pd.concat([w.fleet, burst_nodes(w.fleet, pools)], ignore_index=True) if pools else w.fleet
+        self.regions = {r: RegionFleet(fleet[fleet["region"] == r]) for r in names}
+        self.bursts = Bursts(self, pools, world.prices if world is not None else None)  # engine.sim.burst
         self.region_index = {r: i for i, r in enumerate(names)}
         self.region_of = [self.regions[r] for r in w.region]
         self.units = (w.nodes * w.num_gpu * w.gpu_milli).astype(np.float64)
@@ -204,6 +211,8 @@ class _Run(Arrivals):
                     touched[self.outages.end(j)] = True
                 elif kind == CLOCK:
                     touched.update(dict.fromkeys(self.sharing.clock(now), True))
+                elif kind >= BURST_UP:
+                    touched.update(dict.fromkeys(self.bursts.event(kind, j, now), True))
                 elif (j := self._current(j)) >= 0:
                     region = self.region_name[j]
                     touched[region] = True
@@ -288,6 +297,8 @@ class _Run(Arrivals):
             sharing.schedule_vip(region, self.regions[region], now)
         while self._pass(region, now):
             pass
+        if self.bursts.any:
+            self.bursts.after_pass(region, now)
 
     def _pass(self, region: str, now: float) -> bool:
         """One scheduling pass of `region`; True when it evicted jobs for the head (pass again)."""
