@@ -46,22 +46,23 @@ class Outages:
     def down(self, region: str) -> bool:
         return self.depth[region] > 0
 
-    def start(self, r: int, now: float) -> set[str]:
+    def start(self, r: int, now: float) -> list[str]:
         """Region r goes down: evict its running jobs and route its waiting ones away (with a
-        router); returns the regions whose queues changed."""
+        router); returns the regions whose queues changed, the region first, then in the order its
+        jobs moved there (a list, not a set: the passes run in this order, whatever the hash seed)."""
         run = self.run
         region = list(run.regions)[r]
         self.depth[region] += 1
         if self.depth[region] > 1:
-            return {region}
+            return [region]
         sharing = run.sharing
         for j in sorted(sharing.planner.jobs[region]):
             sharing.evict(j, now)
-        moved = {region}
+        moved = {region: True}
         if run.router is not None:
             for j in run.waiting_in(region):
-                moved.add(run.reroute(j, region, now))
-        return moved
+                moved[run.reroute(j, region, now)] = True
+        return list(moved)
 
     def end(self, r: int) -> str:
         region = list(self.run.regions)[r]
