@@ -1,9 +1,10 @@
 """The order cache: time-dependent keys recomputed every recalc_s seconds, new jobs keyed on arrival."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.sim.order_cache import OrderCache
+from engine.sim.queue import WaitingQueue
 from engine.sim.views import QueueView
 
 
@@ -19,40 +20,88 @@ class KeyedAt:
 
 def _view(priority):
     priority = np.asarray(priority, float)
-    full = QueueView.of(np.zeros(len(priority)), np.ones(len(priority)), np.ones(len(priority)), priority=priority)
-    return lambda jobs: full.take(jobs)
+    return QueueView.of(np.zeros(len(priority)), np.ones(len(priority)), np.ones(len(priority)), priority=priority)
+
+
+def _no_ledger():
+    return None
+
+
+def _queue(waiting):
+    """A region's queue holding the jobs where `waiting` is True (keys are job ids)."""
+    queue = WaitingQueue(len(waiting))
+    for j in np.flatnonzero(waiting):
+        queue.add(int(j))
+    return queue
 
 
 def test_keys_are_kept_until_the_recalculation_and_new_jobs_merge_in():
     cache = OrderCache(KeyedAt(), 4)
-    view_of = _view([0.0, 5.0, 30.0, 0.0])
+    view = _view([0.0, 5.0, 30.0, 0.0])
     waiting = np.array([True, True, False, False])
     # at 0: keys 0 and -5 -> job 1 first
-    assert cache.order(view_of, "r", np.array([0, 1]), waiting, 0.0).tolist() == [1, 0]
+    assert cache.order(view, _no_ledger, "r", _queue(waiting), 0.0).tolist() == [1, 0]
     # at 50 job 2 (priority 30) joins, keyed 50 - 30 = 20: behind the cached 0 and -5
     waiting[2] = True
-    assert cache.order(view_of, "r", np.array([0, 1, 2]), waiting, 50.0).tolist() == [1, 0, 2]
+    assert cache.order(view, _no_ledger, "r", _queue(waiting), 50.0).tolist() == [1, 0, 2]
     # job 1 starts; job 3 joins at 60 keyed 60
     waiting[1], waiting[3] = False, True
-    assert cache.order(view_of, "r", np.array([0, 2, 3]), waiting, 60.0).tolist() == [0, 2, 3]
+    assert cache.order(view, _no_ledger, "r", _queue(waiting), 60.0).tolist() == [0, 2, 3]
     # at 100 everything is re-keyed at 100: 100, 70, 100 -> job 2, then 0 and 3 by index
-    assert cache.order(view_of, "r", np.array([0, 2, 3]), waiting, 100.0).tolist() == [2, 0, 3]
+    assert cache.order(view, _no_ledger, "r", _queue(waiting), 100.0).tolist() == [2, 0, 3]
 
 
 def test_a_job_that_left_and_came_back_is_keyed_again():
     cache = OrderCache(KeyedAt(), 2)
-    view_of = _view([0.0, 0.0])
+    view = _view([0.0, 0.0])
     waiting = np.array([True, True])
-    assert cache.order(view_of, "r", np.array([0, 1]), waiting, 0.0).tolist() == [0, 1]
+    assert cache.order(view, _no_ledger, "r", _queue(waiting), 0.0).tolist() == [0, 1]
     waiting[0] = False
-    assert cache.order(view_of, "r", np.array([1]), waiting, 10.0).tolist() == [1]
+    assert cache.order(view, _no_ledger, "r", _queue(waiting), 10.0).tolist() == [1]
     waiting[0] = True  # evicted and requeued at 20: keyed 20, behind job 1's 0
-    assert cache.order(view_of, "r", np.array([0, 1]), waiting, 20.0).tolist() == [1, 0]
+    assert cache.order(view, _no_ledger, "r", _queue(waiting), 20.0).tolist() == [1, 0]
 
 
 def test_without_recalc_every_call_keys_the_whole_queue():
     cache = OrderCache(KeyedAt(recalc_s=0.0), 2)
-    view_of = _view([0.0, 5.0])
+    view = _view([0.0, 5.0])
     waiting = np.array([True, True])
-    assert cache.order(view_of, "r", np.array([0, 1]), waiting, 0.0).tolist() == [1, 0]
-    assert cache.order(view_of, "r", np.array([0, 1]), waiting, 10.0).tolist() == [1, 0]
+    assert cache.order(view, _no_ledger, "r", _queue(waiting), 0.0).tolist() == [1, 0]
+    assert cache.order(view, _no_ledger, "r", _queue(waiting), 10.0).tolist() == [1, 0]
+
+
+@dataclass(frozen=True)
+class CountedKeyedAt:
+    """KeyedAt that records the jobs of every keys call."""
+
+    recalc_s: float = 100.0
+    calls: list = field(default_factory=list)
+
+    def keys(self, queue, now_s):
+        self.calls.append(queue.index.tolist())
+        return np.stack([np.full(len(queue), now_s) - queue.priority])
+
+
+def test_a_deferred_lone_job_is_keyed_only_if_it_still_waits_after_the_pass():
+    policy = CountedKeyedAt()
+    cache = OrderCache(policy, 3)
+    view = _view([0.0, 5.0, 30.0])
+    queue = _queue(np.array([True, False, False]))
+    assert cache.order(view, _no_ledger, "r", queue, 0.0, defer=True).tolist() == [0]
+    queue.remove(0)  # it started
+    cache.settle(view, _no_ledger, queue, 0.0)
+    assert policy.calls == []
+    queue.add(1)  # waits alone at 10 and does not start: keyed by settle, 10 - 5 = 5
+    assert cache.order(view, _no_ledger, "r", queue, 10.0, defer=True).tolist() == [1]
+    cache.settle(view, _no_ledger, queue, 10.0)
+    assert policy.calls == [[1]]
+    queue.add(2)  # joins at 20, keyed 20 - 30 = -10: ahead of job 1, as without deferral
+    assert cache.order(view, _no_ledger, "r", queue, 20.0, defer=True).tolist() == [2, 1]
+    assert policy.calls == [[1], [2]]
+
+
+def test_a_lone_job_needs_no_keys_without_recalc():
+    policy = CountedKeyedAt(recalc_s=0.0)
+    cache = OrderCache(policy, 2)
+    assert cache.order(_view([0.0, 5.0]), _no_ledger, "r", _queue(np.array([False, True])), 0.0).tolist() == [1]
+    assert policy.calls == []

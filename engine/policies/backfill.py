@@ -114,13 +114,16 @@ class EasyBackfill:
                head_requested_s: float = math.inf) -> Window:
         if free_units >= head_units:
             return Window(now_s, free_units - head_units)
-        order = np.argsort(running_end_s, kind="stable")  # equal ends: earlier slot first
-        available = free_units + np.cumsum(np.asarray(running_units, np.float64)[order])
-        enough = np.flatnonzero(available >= head_units)
-        if not len(enough):
+        # ndarray methods rather than np.argsort / np.cumsum / np.flatnonzero: fewer Python wrappers
+        # on a call made once per backfill pass
+        running_end_s = np.asarray(running_end_s)
+        order = running_end_s.argsort(kind="stable")  # equal ends: earlier slot first
+        available = free_units + np.asarray(running_units, np.float64)[order].cumsum()
+        enough = available >= head_units
+        first = int(enough.argmax()) if len(enough) else 0
+        if not len(enough) or not enough[first]:
             return Window(float("inf"), 0.0)
-        first = enough[0]
-        shadow = max(float(np.asarray(running_end_s)[order[first]]), now_s)
+        shadow = max(float(running_end_s[order[first]]), now_s)
         return Window(shadow, float(available[first] - head_units))
 
 

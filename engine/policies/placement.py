@@ -80,8 +80,10 @@ class FirstFit:
             return None
         if not request.num_gpu:
             return Placement(node, (), 0)
-        fits = (view.gpu_free[node] >= request.gpu_milli).nonzero()[0][: request.num_gpu]
-        return Placement(node, tuple(fits.tolist()), request.gpu_milli)
+        # one node's few GPUs: a Python scan of its row beats numpy's per-call cost
+        milli = request.gpu_milli
+        fits = [g for g, free in enumerate(view.gpu_free[node].tolist()) if free >= milli][: request.num_gpu]
+        return Placement(node, tuple(fits), milli)
 
 
 @register("placement", "best-fit")

@@ -27,20 +27,27 @@ job that arrives in between its priority at arrival (engine.sim.order_cache); 0 
 every scheduling pass.
 
 All times are seconds; `half_life_s` is the decay the simulator's usage ledger applies.
+
+`keyer(queue)` prepares `keys` over subsets of one view of a run's every job (engine.sim.order_cache
+keys the few jobs that join a queue at a time): the same keys, bit for bit, without building a view.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+import math
+
 import numpy as np
 
 from engine.policies.registry import register
-from engine.sim.views import QueueView
+from engine.sim.views import QueueView, ShareView
 
 FAMILY = "order"
 DAY_S = 86_400.0
 FACTORS = ("age", "fairshare", "qos", "size", "deadline")
+# Up to this many jobs are keyed one by one with Python floats: numpy's cost per call dominates small batches.
+SCALAR_MAX = 16
 
 
 def boost_field():
@@ -80,13 +87,17 @@ def check_parameters(policy, *, non_negative: tuple[str, ...] = (), positive: tu
 
 def fairshare_factor(queue: QueueView) -> np.ndarray:
     """F = 2^(-U/S) per job for its team (see the module docstring); 1 without a ledger."""
-    shares = queue.shares
-    if shares is None:
+    if queue.shares is None:
         return np.ones(len(queue))
+    return team_fairshare(queue.shares)[queue.team]
+
+
+def team_fairshare(shares: ShareView) -> np.ndarray:
+    """F = 2^(-U/S) per team of the ledger."""
     total_usage = shares.usage_gpu_s.sum()
     usage = shares.usage_gpu_s / total_usage if total_usage > 0 else np.zeros_like(shares.usage_gpu_s)
     share = shares.weight / shares.weight.sum()
-    return np.power(2.0, -usage / share)[queue.team]
+    return np.power(2.0, -usage / share)
 
 
 @register(FAMILY, "multifactor")
@@ -148,3 +159,85 @@ class MultifactorPriority:
     def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
         factors = self.factors(queue, now_s)
         return boost_first(np.stack([-factors["priority"], queue.submit_s]), queue, now_s, factors["boosted"])
+
+    def keyer(self, queue: QueueView) -> MultifactorKeyer:
+        """`keys` for subsets of `queue` (a run's every job), cheap for a few jobs at a time."""
+        return MultifactorKeyer(self, queue)
+
+
+def _clip(x: float, low: float, high: float) -> float:
+    """np.clip of one float (NaN propagates)."""
+    if x != x:
+        return x
+    x = x if x > low else low
+    return x if x < high else high
+
+
+class MultifactorKeyer:
+    """`MultifactorPriority.keys` over subsets of `queue`, a view of a run's every job:
+    `keys(positions, shares, now_s)` equals `policy.keys(queue.take(positions).with_shares(shares), now_s)`.
+    Up to SCALAR_MAX jobs are keyed with Python floats, the numpy path's IEEE operations in its order."""
+
+    def __init__(self, policy: MultifactorPriority, queue: QueueView) -> None:
+        self.policy, self.queue = policy, queue
+        self.qos_array = policy.weight_qos * queue.qos
+        self.submit, self.requested = queue.submit_s.tolist(), queue.requested_s.tolist()
+        self.deadline, self.team = queue.deadline_s.tolist(), queue.team.tolist()
+        self.qos = self.qos_array.tolist()
+        self.deadlines = bool(np.isfinite(queue.deadline_s).any())
+        self.sizes: dict[float, np.ndarray] = {}  # the weighted size factor of every job, per capacity
+        self.size_lists: dict[float, list[float]] = {}
+
+    def keys(self, positions: np.ndarray, shares: ShareView | None, now_s: float) -> np.ndarray:
+        """Sort keys (3, len(positions)) of the jobs at `positions`, with the ledger `shares`, at `now_s`."""
+        p = self.policy
+        if shares is None or not shares.capacity_gpus > 0:
+            return p.keys(self.queue.take(positions).with_shares(shares), now_s)
+        fair = p.weight_fairshare * team_fairshare(shares)
+        if len(positions) > SCALAR_MAX:
+            return self._array_keys(positions, fair, self._sizes(shares), now_s)
+        size = self.size_lists.get(shares.capacity_gpus)
+        if size is None:
+            size = self.size_lists[shares.capacity_gpus] = self._sizes(shares).tolist()
+        fair = fair.tolist()
+        submit, requested, deadline, team, qos = self.submit, self.requested, self.deadline, self.team, self.qos
+        max_age, horizon, boost_after = p.max_age_s, p.deadline_horizon_s, p.boost_after_s
+        first, second, third = [], [], []
+        for j in positions.tolist():
+            wait = now_s - submit[j]
+            urgency = _clip(1.0 - (deadline[j] - now_s - requested[j]) / horizon, 0.0, 1.0) \
+                if math.isfinite(deadline[j]) else 0.0
+            priority = 0.0 + p.weight_age * (_clip(wait, 0.0, max_age) / max_age) + fair[team[j]] + qos[j] + size[j] \
+                + p.weight_deadline * urgency
+            boosted = boost_after > 0 and wait >= boost_after
+            first.append(0.0 if boosted else 1.0)
+            second.append(-wait if boosted else -priority)
+            third.append(submit[j])
+        return np.array([first, second, third])
+
+    def _sizes(self, shares: ShareView) -> np.ndarray:
+        size = self.sizes.get(shares.capacity_gpus)
+        if size is None:
+            size = self.sizes[shares.capacity_gpus] = \
+                self.policy.weight_size * self.policy._size_factor(self.queue.with_shares(shares))
+        return size
+
+    def _array_keys(self, positions: np.ndarray, fair: np.ndarray, size: np.ndarray, now_s: float) -> np.ndarray:
+        """`MultifactorPriority.keys` with the job-constant terms gathered from whole-run arrays."""
+        p, queue = self.policy, self.queue
+        submit_s = queue.submit_s[positions]
+        wait_s = now_s - submit_s
+        age = np.clip(wait_s, 0.0, p.max_age_s) / p.max_age_s
+        if self.deadlines:
+            deadline_s, requested_s = queue.deadline_s[positions], queue.requested_s[positions]
+            with np.errstate(invalid="ignore"):
+                slack_s = deadline_s - now_s - requested_s
+            urgency = np.where(np.isfinite(deadline_s), np.clip(1.0 - slack_s / p.deadline_horizon_s, 0.0, 1.0), 0.0)
+        else:
+            urgency = np.zeros(len(positions))
+        priority = 0 + p.weight_age * age + fair[queue.team[positions]] + self.qos_array[positions] \
+            + size[positions] + p.weight_deadline * urgency
+        if p.boost_after_s > 0:
+            boosted = wait_s >= p.boost_after_s
+            return np.stack([(~boosted).astype(np.float64), np.where(boosted, -wait_s, -priority), submit_s])
+        return np.stack([np.ones(len(positions)), -priority, submit_s])

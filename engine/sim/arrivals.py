@@ -31,16 +31,17 @@ class Arrivals:
         if self.never[j]:
             self.decide(now, j, NEVER)
             return region
-        admission = self.p.admission.admit(self._admission_request(j, region))
-        if not admission.admitted:
-            self.decide(now, j, FORECAST if admission.reason == "forecast" else REJECTED)
-            return region
-        if admission.nodes and admission.nodes < self.width[j]:
-            self._degrade(j, admission.nodes, now)
+        if not self.admits_all:
+            admission = self.p.admission.admit(self._admission_request(j, region))
+            if not admission.admitted:
+                self.decide(now, j, FORECAST if admission.reason == "forecast" else REJECTED)
+                return region
+            if admission.nodes and admission.nodes < self.width[j]:
+                self._degrade(j, admission.nodes, now)
         self.count_waiting(j, region, +1)
         if not self.sharing.joins_vip(j, region):
             self.arrived[region].append(j)
-            queue.add(int(self.job_key[j]))
+            queue.add(self.key_of[j])
         return region
 
     def _move(self, j: int, r: int) -> None:
@@ -58,7 +59,7 @@ class Arrivals:
         waiting, limit = self.sharing.class_full(j, region)
         free = 0
         if self.width[j] > 1:
-            free = len(fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]),
+            free = len(fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j],
                                               self.pool_list[j]))
         return AdmissionRequest(self.queues[region].count, waiting, limit, self.gpus[j], self.width[j],
                                 self.requested[j], str(w.workload_class[j]), self.queued_gpu_s[region],
@@ -85,12 +86,12 @@ class Arrivals:
         if j in vip:
             vip.remove(j)
         else:
-            self.queues[region].remove(int(self.job_key[j]))
+            self.queues[region].remove(self.key_of[j])
         self.count_waiting(j, region, -1)
         self._move(j, self.router.route(j, now))
         moved = self.region_name[j]
         self.count_waiting(j, moved, +1)
         if not self.sharing.joins_vip(j, moved):
             self.arrived[moved].append(j)
-            self.queues[moved].add(int(self.job_key[j]))
+            self.queues[moved].add(self.key_of[j])
         return moved

@@ -14,6 +14,8 @@ Shortcuts that keep a pass over thousands of waiting jobs cheap, and change no d
 - Sequential windows (conservative) visit the candidates one by one, calling `after_start` or
   `after_skip`, and stop once no later candidate's units are free (reservations made after that
   could only constrain candidates that cannot start anyway).
+- Most passes have a few candidates (new arrivals, or a short queue): up to FEW of them are
+  scanned with Python scalars (same steps, same order), since numpy's cost per call dominates there.
 Reasons for the candidates left waiting: "blocked-by-reservation" when its units are free but the
 window refuses it, else "blocked-by-capacity" (its units are not free, or no node had room).
 """
@@ -22,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from engine.sim.reasons import CAPACITY, RESERVATION
+
+FEW = 32  # candidates scanned in Python below this many (numpy from here on)
 
 
 def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | None,
@@ -32,32 +36,36 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     all_rest = rest
     queue = run.queues[region]
     rest = _candidates(run, queue, only, rest)
-    cand_units, cand_pool = run.units[rest], run.pool[rest]
-    if not (cand_units <= fleet.pool_free[cand_pool]).any():
+    units, pools, free = run.units_list, run.pool_list, fleet.pool_free
+    if len(rest) < FEW:
+        jobs = rest.tolist()
+        if all(units[j] > free[pools[j]] for j in jobs):
+            _mark_few(run, now, jobs, CAPACITY)
+            return
+    elif not np.count_nonzero(run.units[rest] <= np.array(free)[run.pool[rest]]):
         run.mark(now, rest, CAPACITY)
         return
-    pool = run.pool_list[head]
-    ends, units = fleet.running_in_pool(pool, now)
-    window = run.p.backfill.window(run.units_list[head], fleet.pool_free[pool], ends, units, now,
-                                   head_requested_s=run.requested[head])
+    pool = pools[head]
+    ends, running = fleet.running_in_pool(pool, now)
+    window = run.p.backfill.window(units[head], free[pool], ends, running, now, head_requested_s=run.requested[head])
     if window is None:
         return
     if window.sequential and only is not None:  # every waiting job's reservation counts
         rest = _candidates(run, queue, None, all_rest)
-        cand_units, cand_pool = run.units[rest], run.pool[rest]
+    if not window.sequential and len(rest) < FEW:
+        _few(run, fleet, window, now, queue, rest, pool)
+        return
+    cand_units, cand_pool = run.units[rest], run.pool[rest]
     req = run.w.requested_s[rest]
     in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), cand_units, 0.0)
     if window.sequential:
         started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
     else:
         started, window = _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
-        waiting = ~started
-        refused = np.zeros(len(rest), bool)
-        refused[waiting] = (cand_units[waiting] <= fleet.pool_free[cand_pool[waiting]]) \
-            & ~window.allows(now, req[waiting], in_pool[waiting])
+        refused = ~started & (cand_units <= np.array(fleet.pool_free)[cand_pool]) & ~window.allows(now, req, in_pool)
     run.mark(now, rest[refused], RESERVATION)
     run.mark(now, rest[~started & ~refused], CAPACITY)
-    if started.any():
+    if np.count_nonzero(started):
         queue.remove_many(run.job_key[rest[started]])
 
 
@@ -66,16 +74,53 @@ def _candidates(run, queue, only: list[int] | None, rest: np.ndarray | None) -> 
     if rest is None:
         if only is None:
             return run.key_job[queue.keys()[1:]]
-        keys = sorted(k for k in run.job_key[np.asarray(only, np.int64)].tolist()
-                      if queue.mask[k] and k != queue.lo)
-        return run.key_job[np.asarray(keys, np.int64)]
+        key_of, mask, head = run.key_of, queue.mask, queue.lo
+        keys = sorted(k for k in map(key_of.__getitem__, only) if mask[k] and k != head)
+        return np.array([run.job_at[k] for k in keys], np.int64)
     return rest if only is None else rest[np.isin(rest, only)]
+
+
+def _mark_few(run, now: float, jobs: list[int], code: int) -> None:
+    """`run.mark` for a few jobs, with scalars: the same reasons and log entries, in order."""
+    reason, parked = run.reason, run.parked
+    for j in jobs:
+        if reason[j] != code and not parked[j]:
+            reason[j] = code
+            run.log(now, j, code)
+
+
+def _few(run, fleet, window, now: float, queue, candidates: np.ndarray, pool: int) -> None:
+    """The non-sequential scan of `_vectorised` and its reasons for a few candidates, with scalars;
+    `window.allows` is still asked over arrays (all candidates, then those after each start)."""
+    units, pools, free, shape, parked = run.units_list, run.pool_list, fleet.pool_free, run.shape_list, run.parked
+    req, rest = run.w.requested_s[candidates], candidates.tolist()
+    in_pool = np.array([units[j] if pool == 0 or pools[j] == 0 or pools[j] == pool else 0.0 for j in rest])
+    allowed = window.allows(now, req, in_pool).tolist()
+    started = [False] * len(rest)
+    dead: set[int] = set()
+    for i, j in enumerate(rest):
+        if not allowed[i] or units[j] > free[pools[j]] or shape[j] in dead:
+            continue
+        if run.try_start(j, now, fleet, True):
+            window = window.after_start(now, req[i], in_pool[i])
+            started[i] = True
+            allowed[i + 1:] = window.allows(now, req[i + 1:], in_pool[i + 1:]).tolist()
+        elif not parked[j]:  # a job its quota parked says nothing about room for its shape
+            dead.add(shape[j])
+    if any(started):
+        allowed = window.allows(now, req, in_pool).tolist()
+    refused = [not s and units[j] <= free[pools[j]] and not a for j, s, a in zip(rest, started, allowed)]
+    _mark_few(run, now, [j for j, r in zip(rest, refused) if r], RESERVATION)
+    _mark_few(run, now, [j for j, s, r in zip(rest, started, refused) if not s and not r], CAPACITY)
+    for key in sorted(run.key_of[j] for j, s in zip(rest, started) if s):
+        queue.remove(key)
 
 
 def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool):
     started = np.zeros(len(rest), bool)
     dead: list[int] = []
-    shape, pool_free = run.shape[rest], fleet.pool_free
+    shape = run.shape[rest]
+    pool_free = np.array(fleet.pool_free)
     pos = 0
     while pos < len(rest):
         ok = window.allows(now, req[pos:], in_pool[pos:]) & (cand_units[pos:] <= pool_free[cand_pool[pos:]])
@@ -88,6 +133,7 @@ def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
         if run.try_start(int(rest[i]), now, fleet, True):
             window = window.after_start(now, req[i], in_pool[i])
             started[i] = True
+            pool_free = np.array(fleet.pool_free)
         elif not run.parked[rest[i]]:  # a job its quota parked says nothing about room for its shape
             dead.append(int(shape[i]))
         pos = i + 1
@@ -96,7 +142,7 @@ def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
 
 def _last_free(cand_units, cand_pool, pool_free, start: int) -> int:
     """Index of the last candidate from `start` on whose units are free now (-1: none)."""
-    free = np.flatnonzero(cand_units[start:] <= pool_free[cand_pool[start:]])
+    free = np.flatnonzero(cand_units[start:] <= np.array(pool_free)[cand_pool[start:]])
     return start + int(free[-1]) if len(free) else -1
 
 

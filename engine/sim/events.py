@@ -12,6 +12,7 @@ merges the next arrivals with the heap's earliest events.
 from __future__ import annotations
 
 import heapq
+import math
 
 import numpy as np
 
@@ -68,7 +69,7 @@ class EventQueue:
         """(time_s, [(kind, payload), ...]) for every event at the earliest time, in tie order;
         (inf, []) when no event is left."""
         heap, batch, arrivals, j = self._heap, [], self._arrivals, self._next
-        time_s = heap[0][0] if heap else float("inf")
+        time_s = heap[0][0] if heap else math.inf
         if j < len(arrivals) and arrivals[j] < time_s:
             time_s = arrivals[j]
         while heap and heap[0][0] == time_s:

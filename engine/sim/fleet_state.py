@@ -106,6 +106,13 @@ class FleetView:
     def __len__(self) -> int:
         return len(self.cpu_free)
 
+    def everywhere(self, models: tuple[str, ...]) -> bool:
+        """Whether every node's GPU model is one of `models` (cached with the mask)."""
+        every = self._model_masks.get(("every", models))
+        if every is None:
+            every = self._model_masks[("every", models)] = bool(self.model_ok(models).all())
+        return every
+
     def model_ok(self, models: tuple[str, ...]) -> np.ndarray:
         """Nodes whose GPU model is one of `models` (every node when `models` is empty)."""
         mask = self._model_masks.get(models)
@@ -119,17 +126,28 @@ class FleetView:
 
 def fits_on(view: FleetView, request: PodRequest, nodes=slice(None)) -> np.ndarray:
     """Whether `request` fits now on each of `nodes` (default all): CPU, memory, GPU model, and
-    enough GPUs with its milli free. The fleet's one fit rule; policies choose among these."""
-    ok = (view.cpu_free[nodes] >= request.cpu_milli) & (view.memory_free[nodes] >= request.memory_mib)
+    enough GPUs with its milli free. The fleet's one fit rule; policies choose among these.
+    Tests that cannot fail are skipped (free CPU and memory never drop below 0, so a zero request
+    needs no comparison; nor does a GPU model every node has): fewer numpy calls per placement."""
+    ok = view.cpu_free[nodes] >= request.cpu_milli if request.cpu_milli else None
+    if request.memory_mib:
+        ok = _both(ok, view.memory_free[nodes] >= request.memory_mib)
     if not request.spot_ok and view.spot is not None:
-        ok &= ~view.spot[nodes]
+        ok = _both(ok, ~view.spot[nodes])
     if request.num_gpu:
-        if request.gpu_models:
-            ok &= view.model_ok(request.gpu_models)[nodes]
+        if request.gpu_models and not view.everywhere(request.gpu_models):
+            ok = _both(ok, view.model_ok(request.gpu_models)[nodes] & True)  # & True: a copy, not the cached mask
         if request.gpu_milli == MILLI:
-            ok &= view.gpu_idle[nodes] >= request.num_gpu
+            ok = _both(ok, view.gpu_idle[nodes] >= request.num_gpu)
         else:
-            ok &= (view.gpu_free[nodes] >= request.gpu_milli).sum(axis=1) >= request.num_gpu
+            ok = _both(ok, (view.gpu_free[nodes] >= request.gpu_milli).sum(axis=1) >= request.num_gpu)
+    return ok if ok is not None else np.ones(len(view.cpu_free[nodes]), bool)
+
+
+def _both(ok: np.ndarray | None, test: np.ndarray) -> np.ndarray:
+    if ok is None:
+        return test
+    ok &= test
     return ok
 
 
@@ -160,17 +178,22 @@ class FleetState:
         self.tier_rank = None if tier_rank is None else np.asarray(tier_rank, dtype=np.int64).copy()
         width = int(self.gpu_count.max()) if n else 0
         slots = np.arange(width)
-        # One n x (4 + width) block holds every free figure of a node (CPU, memory, free GPU milli,
-        # idle GPUs, then the per-GPU free milli), so taking or giving back whole nodes is one row
-        # assignment; the named arrays are column views of it. `capacity` is the block when idle.
-        self.capacity = np.empty((n, 4 + width), np.int64)
+        # One n x (5 + 2 width) block holds every changing figure of a node (CPU, memory, free GPU
+        # milli, idle GPUs, the per-GPU free milli, then the GPU pods per shape), so taking or giving
+        # back whole nodes is one row assignment and one pod one row read and write; the named
+        # arrays are column views of it. `capacity` is the block when idle.
+        self.capacity = np.zeros((n, 5 + 2 * width), np.int64)
         self.capacity[:, 0], self.capacity[:, 1] = self.cpu_total, self.memory_total
         self.capacity[:, 2], self.capacity[:, 3] = self.gpu_count * MILLI, self.gpu_count
-        self.capacity[:, 4:] = np.where(slots[None, :] < self.gpu_count[:, None], MILLI, -1)
+        self.capacity[:, 4:4 + width] = np.where(slots[None, :] < self.gpu_count[:, None], MILLI, -1)
         self.free = self.capacity.copy()
         self.cpu_free, self.memory_free, self.gpu_free_total, self.gpu_idle = (self.free[:, i] for i in range(4))
-        self.gpu_free = self.free[:, 4:]
-        self.gpu_pods = np.zeros((n, width + 1), np.int64)
+        self.gpu_free = self.free[:, 4:4 + width]
+        self.gpu_pods = self.free[:, 4 + width:]
+        self._pods_at = 4 + width  # the block's column of pod shape 0
+        # Python copies of static per-node figures for the scalar checks (cheaper than numpy scalars)
+        self._cpu_total, self._memory_total = self.cpu_total.tolist(), self.memory_total.tolist()
+        self._gpu_count, self._gpu_model = self.gpu_count.tolist(), self.gpu_model.tolist()
         self.fragmentation: FragmentationIndex | None = None
         self._view: FleetView | None = None
         self.set_target(target)
@@ -211,66 +234,74 @@ class FleetState:
 
     def check(self, placement: Placement, request: PodRequest) -> None:
         """Raise PlacementError unless `request` fits on `placement` right now (scalar checks only)."""
+        self._checked_row(placement, request)
+
+    def _checked_row(self, placement: Placement, request: PodRequest) -> list[int]:
+        """`check`, returning the node's row of the block as Python ints (read once, for `_apply`)."""
         node, gpus = placement.node, placement.gpus
-        if not 0 <= node < len(self.cpu_free):
-            raise PlacementError(f"node {node} does not exist (fleet has {len(self.cpu_free)} nodes)")
-        if self.cpu_free[node] < request.cpu_milli or self.memory_free[node] < request.memory_mib:
+        if not 0 <= node < len(self._cpu_total):
+            raise PlacementError(f"node {node} does not exist (fleet has {len(self._cpu_total)} nodes)")
+        row = self.free[node].tolist()
+        if row[0] < request.cpu_milli or row[1] < request.memory_mib:
             raise PlacementError(f"node {node} lacks CPU or memory for {request}")
         if len(gpus) != request.num_gpu or placement.gpu_milli != request.gpu_milli:
             raise PlacementError(f"{placement} does not match the request's GPUs ({request})")
         if not gpus:
-            return
+            return row
         self._check_gpu_indices(placement)
-        row = self.gpu_free[node]
         for g in gpus:
-            if row[g] < request.gpu_milli:
+            if row[4 + g] < request.gpu_milli:
                 raise PlacementError(f"{placement}: a chosen GPU has less than {request.gpu_milli} milli free")
-        model = self.gpu_model[node]
+        model = self._gpu_model[node]
         if request.gpu_models and (model < 0 or self.model_names[model] not in request.gpu_models):
             raise PlacementError(f"node {node}'s GPU model is not one of {request.gpu_models}")
+        return row
 
     def _check_gpu_indices(self, placement: Placement) -> None:
-        gpus, count = placement.gpus, self.gpu_count[placement.node]
-        distinct = len(gpus) == 1 or len(set(gpus)) == len(gpus)
-        if not distinct or not all(0 <= g < count for g in gpus):
+        gpus, count = placement.gpus, self._gpu_count[placement.node]
+        if len(gpus) == 1:  # the common case, without a generator
+            if not 0 <= gpus[0] < count:
+                raise PlacementError(f"{placement}: GPU indices must be distinct GPUs of node {placement.node}")
+            return
+        if len(set(gpus)) != len(gpus) or not all(0 <= g < count for g in gpus):
             raise PlacementError(f"{placement}: GPU indices must be distinct GPUs of node {placement.node}")
 
     def allocate(self, placement: Placement, request: PodRequest) -> None:
         """Take `request`'s resources on `placement`, after checking that they are free."""
-        self.check(placement, request)
-        self._apply(placement, request, -1)
+        self._apply(placement, request, -1, self._checked_row(placement, request))
 
     def release(self, placement: Placement, request: PodRequest) -> None:
         """Give back what `allocate(placement, request)` took; refuses to exceed any capacity."""
         node, gpus = placement.node, placement.gpus
-        if not 0 <= node < len(self.cpu_free) or len(gpus) != request.num_gpu:
+        if not 0 <= node < len(self._cpu_total) or len(gpus) != request.num_gpu:
             raise PlacementError(f"cannot release {request} from {placement}")
         if gpus:
             self._check_gpu_indices(placement)
-        row = self.gpu_free[node]
-        if (self.cpu_free[node] + request.cpu_milli > self.cpu_total[node]
-                or self.memory_free[node] + request.memory_mib > self.memory_total[node]
-                or any(row[g] + placement.gpu_milli > MILLI for g in gpus)
-                or (gpus and self.gpu_pods[node, request.shape_slot] < 1)):
+        row = self.free[node].tolist()
+        if (row[0] + request.cpu_milli > self._cpu_total[node]
+                or row[1] + request.memory_mib > self._memory_total[node]
+                or any(row[4 + g] + placement.gpu_milli > MILLI for g in gpus)
+                or (gpus and row[self._pods_at + request.shape_slot] < 1)):
             raise PlacementError(f"releasing {request} from {placement} would exceed node capacity")
-        self._apply(placement, request, +1)
+        self._apply(placement, request, +1, row)
 
-    def _apply(self, placement: Placement, request: PodRequest, sign: int) -> None:
-        """Move the request's resources on one node (sign -1 take, +1 give back); GPU by GPU, keeping
-        the node's free total and idle count current instead of recounting its row."""
+    def _apply(self, placement: Placement, request: PodRequest, sign: int, row: list[int]) -> None:
+        """Move the request's resources on one node (sign -1 take, +1 give back), given the node's
+        `row` of the block as read before: GPU by GPU, keeping the node's free total and idle count
+        current instead of recounting, then the row written back at once."""
         node, gpus = placement.node, placement.gpus
-        self.cpu_free[node] += sign * request.cpu_milli
-        self.memory_free[node] += sign * request.memory_mib
+        row[0] += sign * request.cpu_milli
+        row[1] += sign * request.memory_mib
         if gpus:
             delta = sign * placement.gpu_milli
-            row = self.gpu_free[node]
             idle = 0
             for g in gpus:
-                before = int(row[g])
-                row[g] = before + delta
+                before = row[4 + g]
+                row[4 + g] = before + delta
                 idle += (before + delta == MILLI) - (before == MILLI)
-            self.gpu_free_total[node] += delta * len(gpus)
-            self.gpu_idle[node] += idle
-            self.gpu_pods[node, request.shape_slot] -= sign
+            row[2] += delta * len(gpus)
+            row[3] += idle
+            row[self._pods_at + request.shape_slot] -= sign
+        self.free[node] = row
         if self.fragmentation is not None:
             self.fragmentation.refresh(np.array([node]), self.cpu_free, self.gpu_free)

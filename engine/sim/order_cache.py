@@ -5,12 +5,23 @@ keys computed for every waiting job of a region at most once per `recalc_s`; in 
 region's order is the cached one, with jobs that joined the queue since (arrivals, evicted jobs,
 jobs back from the quota gate) keyed at the moment they are first seen and merged in. Without
 `recalc_s` (or 0) every pass keys the whole queue. Ties end in the job index, as `queue_order`.
+
+A policy with a `keyer(view)` (multifactor) keys subsets of the run's view of every job without
+building a view per subset; the others get `view.take(jobs)` with the ledger.
+
+A queue of one job needs no keys to be in order. With `defer` (the caller's promise that a job that
+starts cannot come back to the queue and that trying a job changes no ledger), a lone job that
+would be keyed now is keyed only by `settle`, after the pass tried it, and only if it still waits:
+with the same ledger and time, so with the same keys (most lone jobs start at once).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from engine.policies.ordering import queue_order
+from engine.sim.queue import WaitingQueue
+from engine.sim.views import QueueView
+
+_NONE = np.zeros(0, np.int64)  # no job
 
 
 class OrderCache:
@@ -21,30 +32,80 @@ class OrderCache:
         self.every_s = float(getattr(policy, "recalc_s", 0.0) or 0.0)
         self.known = np.zeros(n_jobs, bool)  # in some region's cache
         self.cached: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
+        self.view: QueueView | None = None
+        self.keyer = None
+        self.pending: tuple[str, float, np.ndarray] | None = None  # a deferred lone job: region, since, [j]
 
-    def order(self, view_of, region: str, jobs: np.ndarray, waiting: np.ndarray, now: float) -> np.ndarray:
-        """The waiting `jobs` (ascending job ids) in order. `view_of(jobs)` builds their QueueView
-        (with the ledger at `now`); `waiting[j]` says whether job j waits in the region now."""
+    def order(self, view: QueueView, shares_of, region: str, queue: WaitingQueue, now: float,
+              defer: bool = False) -> np.ndarray:
+        """The jobs waiting in `queue` (its keys are job ids) in order. `view`: the run's view of
+        every job; `shares_of()`: the ledger at `now` (asked only when jobs are keyed); `defer`: see
+        the module docstring (then call `settle` once the pass has tried the first job)."""
         if self.every_s <= 0:
-            return jobs[queue_order(self.policy, view_of(jobs), now)]
+            jobs = _waiting(queue)
+            if len(jobs) == 1:
+                return jobs
+            keys = self._keys(view, shares_of, jobs, now)
+            return jobs[np.lexsort((jobs, *keys[::-1]))]
         entry = self.cached.get(region)
+        if defer and queue.count == 1 and entry is not None and not len(entry[1]):
+            # a quiet region (nothing cached, one job waits), the most common pass: no numpy on the way
+            j = queue.lo
+            if now - entry[0] >= self.every_s:
+                return self._defer(region, now, j)
+            if not self.known[j]:
+                return self._defer(region, entry[0], j)
         if entry is None or now - entry[0] >= self.every_s:
             if entry is not None:
                 self.known[entry[1]] = False
-            keys = self.policy.keys(view_of(jobs), now)
-            return self._store(region, now, jobs, keys)
+            jobs = _waiting(queue)
+            if defer and len(jobs) == 1:
+                return self._defer(region, now, int(jobs[0]))
+            return self._store(region, now, jobs, self._keys(view, shares_of, jobs, now))
         since, ids, keys = entry
-        still = waiting[ids]
+        still = queue.mask[ids]
         if not still.all():
             self.known[ids[~still]] = False
             ids, keys = ids[still], keys[:, still]
-        new = jobs[~self.known[jobs]]
+        if len(ids) < queue.count:
+            jobs = _waiting(queue)
+            new = jobs[~self.known[jobs]]
+        else:  # every waiting job is in the cache: no scan of the queue
+            new = ids[:0]
         if not len(new):  # the cached order, less the jobs that left: still in order
             self.cached[region] = (since, ids, keys)
             return ids
+        if not len(ids):
+            if defer and len(new) == 1:
+                return self._defer(region, since, int(new[0]))
+            return self._store(region, since, new, self._keys(view, shares_of, new, now))
         ids = np.concatenate([ids, new])
-        keys = np.concatenate([keys, self.policy.keys(view_of(new), now)], axis=1)
+        keys = np.concatenate([keys, self._keys(view, shares_of, new, now)], axis=1)
         return self._store(region, since, ids, keys)
+
+    def settle(self, view: QueueView, shares_of, queue: WaitingQueue, now: float) -> None:
+        """Key the deferred lone job, if any, when it still waits (the pass's ledger and time)."""
+        if self.pending is not None:
+            region, since, jobs = self.pending
+            self.pending = None
+            if queue.mask[jobs[0]]:
+                self._store(region, since, jobs, self._keys(view, shares_of, jobs, now))
+
+    def _defer(self, region: str, since: float, j: int) -> np.ndarray:
+        """Order [j] with j's keys left to `settle`; nothing else is cached (the caller checked)."""
+        jobs = np.array([j])
+        self.pending = (region, since, jobs)
+        self.cached[region] = (since, _NONE, None)
+        return jobs
+
+    def _keys(self, view: QueueView, shares_of, jobs: np.ndarray, now: float) -> np.ndarray:
+        """The policy's keys (levels, len(jobs)) of `jobs` at `now`."""
+        if view is not self.view:
+            self.view = view
+            self.keyer = self.policy.keyer(view) if hasattr(self.policy, "keyer") else None
+        if self.keyer is not None:
+            return self.keyer.keys(jobs, shares_of(), now)
+        return self.policy.keys(view.take(jobs).with_shares(shares_of()), now)
 
     def _store(self, region: str, since: float, ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
         perm = np.lexsort((ids, *keys[::-1]))
@@ -52,3 +113,8 @@ class OrderCache:
         self.known[ids] = True
         self.cached[region] = (since, ids, keys)
         return ids
+
+
+def _waiting(queue: WaitingQueue) -> np.ndarray:
+    """The waiting job ids, ascending (a lone job is the queue's lowest key: no scan)."""
+    return np.array([queue.lo]) if queue.count == 1 else queue.keys()

@@ -13,6 +13,7 @@ simulator then refuses the shape with a few scalar checks instead of asking the 
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 import pandas as pd
@@ -33,63 +34,64 @@ class GangFleetState(FleetState):
         super().__init__(*args, **kwargs)
         self.entirely_free = np.ones(len(self.cpu_free), bool)
         self.held_whole = np.zeros(len(self.cpu_free), bool)
-        self._taken = np.where(self.capacity < 0, -1, 0)  # the block of a node taken whole
-        self._all_gpu = bool((self.gpu_count > 0).all())
-        self._pods_flat = self.gpu_pods.reshape(-1)  # a view: gpu_pods is C-contiguous
-        self._whole_slot = np.arange(len(self.cpu_free)) * self.gpu_pods.shape[1] + self.gpu_count
+        # The block of a node taken whole: nothing free, absent GPUs -1, one pod of all its GPUs (an
+        # entirely free node holds no GPU pod, so the row replaces its figures exactly).
+        self._taken = np.where(self.capacity < 0, -1, 0)
+        gpu = np.flatnonzero(self.gpu_count > 0)
+        self._taken[gpu, self._pods_at + self.gpu_count[gpu]] = 1
 
-    def _apply(self, placement: Placement, request: PodRequest, sign: int) -> None:
-        super()._apply(placement, request, sign)
+    def _apply(self, placement: Placement, request: PodRequest, sign: int, row: list[int]) -> None:
+        super()._apply(placement, request, sign, row)
         node = placement.node
-        self.entirely_free[node] = (self.cpu_free[node] == self.cpu_total[node]
-                                    and self.memory_free[node] == self.memory_total[node]
-                                    and self.gpu_idle[node] == self.gpu_count[node])
+        self.entirely_free[node] = (row[0] == self._cpu_total[node] and row[1] == self._memory_total[node]
+                                    and row[3] == self._gpu_count[node])
 
-    def allocate_whole(self, nodes: np.ndarray) -> None:
+    def allocate_whole(self, nodes) -> list[int]:
         """Take all of `nodes` (ascending distinct indices); raise PlacementError unless each is
-        an existing, entirely free node."""
+        an existing, entirely free node. Returns the nodes as a list."""
         nodes = np.asarray(nodes, np.int64)
-        where = _rows(nodes)
-        if len(nodes):
-            if nodes[0] < 0 or nodes[-1] >= len(self.cpu_free) or np.count_nonzero(nodes[1:] <= nodes[:-1]):
-                raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
-            if np.count_nonzero(self.entirely_free[where]) != len(nodes):
-                raise PlacementError(f"gang nodes {nodes.tolist()} are not all entirely free")
-        self._whole(nodes, where, -1)
+        listed = nodes.tolist()
+        where = self._rows(nodes, listed)
+        if np.count_nonzero(self.entirely_free[where]) != len(listed):
+            raise PlacementError(f"gang nodes {listed} are not all entirely free")
+        self._whole(nodes, where, True)
+        return listed
 
-    def release_whole(self, nodes: np.ndarray) -> None:
+    def release_whole(self, nodes) -> list[int]:
         """Give back nodes taken by `allocate_whole` (ascending, distinct); refuses nodes that are
-        not all entirely taken."""
+        not all entirely taken. Returns the nodes as a list."""
         nodes = np.asarray(nodes, np.int64)
-        if np.count_nonzero(nodes[1:] <= nodes[:-1]):
-            raise PlacementError(f"nodes to release must be ascending and distinct: {nodes.tolist()}")
-        where = _rows(nodes)
-        if np.count_nonzero(self.held_whole[where]) != len(nodes) \
-                or np.count_nonzero(self.free[where, :3]):  # CPU, memory and GPU milli all taken
-            raise PlacementError(f"nodes {nodes.tolist()} were not taken whole")
-        self._whole(nodes, where, +1)
+        listed = nodes.tolist()
+        where = self._rows(nodes, listed)
+        if np.count_nonzero(self.held_whole[where]) != len(listed) \
+                or np.count_nonzero(_block_rows(self.free, where)[:, :3]):  # CPU, memory and GPU milli all taken
+            raise PlacementError(f"nodes {listed} were not taken whole")
+        self._whole(nodes, where, False)
+        return listed
 
-    def _whole(self, nodes: np.ndarray, where, sign: int) -> None:
-        take = sign < 0
-        self.free[where] = self._taken[where] if take else self.capacity[where]
+    def _rows(self, nodes: np.ndarray, listed: list[int]):
+        """A slice for nodes that span consecutive indices (numpy slices cost a fraction of fancy
+        indexing), else the index array itself; PlacementError unless the nodes are ascending,
+        distinct and existing (checked on the Python list: gangs are a few nodes wide)."""
+        n = len(listed)
+        if not n:
+            return nodes
+        first, last = listed[0], listed[-1]
+        if first < 0 or last >= len(self._cpu_total) or not all(map(operator.lt, listed, listed[1:])):
+            raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {listed}")
+        return slice(first, last + 1) if last - first == n - 1 else nodes
+
+    def _whole(self, nodes: np.ndarray, where, take: bool) -> None:
+        self.free[where] = _block_rows(self._taken if take else self.capacity, where)
         self.entirely_free[where] = not take
         self.held_whole[where] = take
-        gpu = where if self._all_gpu else nodes[self.gpu_count[nodes] > 0]
-        self._pods_flat[self._whole_slot[gpu]] -= sign  # nodes are distinct, so no index repeats
         if self.fragmentation is not None:
             self.fragmentation.refresh(nodes, self.cpu_free, self.gpu_free)
 
 
-def _rows(nodes: np.ndarray):
-    """A slice for nodes that span consecutive indices (numpy slices cost a fraction of fancy
-    indexing), else the index array itself. Only for nodes already known, or checked before use,
-    to be ascending and distinct."""
-    n = len(nodes)
-    if n > 1:
-        first = int(nodes[0])
-        if int(nodes[n - 1]) - first == n - 1 and first >= 0:
-            return slice(first, first + n)
-    return nodes
+def _block_rows(block: np.ndarray, where) -> np.ndarray:
+    """block[where] for a slice or an index array (`take` costs a fraction of fancy indexing)."""
+    return block[where] if isinstance(where, slice) else block.take(where, axis=0)
 
 
 class RegionFleet:
@@ -97,6 +99,7 @@ class RegionFleet:
 
     def __init__(self, nodes: pd.DataFrame) -> None:
         self.names = nodes["node"].astype(str).to_numpy()
+        self.name_list = self.names.tolist()
         spot = (nodes["tier"] == "spot").to_numpy(bool) if "tier" in nodes else None
         rank = nodes["tier"].map(TIER_RANK).fillna(0).to_numpy(np.int64) if "tier" in nodes else None
         self.state = GangFleetState(nodes["cpu_milli"].to_numpy(), nodes["memory_mib"].to_numpy(),
@@ -105,10 +108,12 @@ class RegionFleet:
                                     tier_rank=rank if rank is not None and rank.any() else None)
         self.view = self.state.view()
         self.node_pool = self.state.gpu_model + 1
-        self.pool_free = np.bincount(self.node_pool, weights=self.state.gpu_count * MILLI,
-                                     minlength=len(self.state.model_names) + 1).astype(np.float64)
-        self.pool_free[0] = float(self.state.gpu_count.sum() * MILLI)
-        self.pool_capacity = self.pool_free.copy()  # installed milli-GPU per pool
+        pool_free = np.bincount(self.node_pool, weights=self.state.gpu_count * MILLI,
+                                minlength=len(self.state.model_names) + 1).astype(np.float64)
+        pool_free[0] = float(self.state.gpu_count.sum() * MILLI)
+        self.pool_capacity = pool_free.copy()  # installed milli-GPU per pool
+        self.pool_free = pool_free.tolist()  # a list: read and written one pool at a time, per start and end
+        self.pool_of_node = self.node_pool.tolist()
         self.capacity_gpus = float(self.state.gpu_count.sum())
         self.busy_milli = 0
         self.slot_end = np.zeros(16)
@@ -118,7 +123,8 @@ class RegionFleet:
         self.slot_active = np.zeros(16, bool)
         self._free_slots = list(range(15, -1, -1))
         self._big_enough: dict[tuple, np.ndarray] = {}
-        self._node_milli = (self.state.gpu_count * MILLI).astype(np.float64)
+        self.every_node = np.ones(len(self.names), bool)  # big_enough's one mask for shapes any node holds
+        self._node_milli = (self.state.gpu_count * MILLI).tolist()
         pools = np.unique(self.node_pool)
         self._one_pool = int(pools[0]) if len(pools) == 1 else -1
         self.released: list[int] = []
@@ -164,46 +170,50 @@ class RegionFleet:
                 big &= self.node_pool == pool
             if not spot_ok and s.spot is not None:
                 big &= ~s.spot
-            self._big_enough[key] = big
+            self._big_enough[key] = big = self.every_node if big.all() else big
         return big
 
     def whole_free_nodes(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int,
                          spot_ok: bool = True) -> np.ndarray:
         """Indices of completely free nodes big enough for one pod of a gang job, ascending."""
         big = self.big_enough(num_gpu, cpu_milli, memory_mib, pool, spot_ok)
+        if big is self.every_node:  # no mask to apply
+            return self.state.entirely_free.nonzero()[0]
         return (self.state.entirely_free & big).nonzero()[0]
 
     def allocate(self, placement: Placement, request: PodRequest) -> int:
         """Allocate one pod (checked by FleetState), update the pools; returns the milli-GPU taken."""
         self.state.allocate(placement, request)
         milli = request.total_gpu_milli
-        self._account(self.node_pool[placement.node], milli, -1)
+        self._account(self.pool_of_node[placement.node], milli, -1)
         return milli
 
     def release(self, placement: Placement, request: PodRequest) -> None:
         self.state.release(placement, request)
         self.released.append(placement.node)
-        self._account(self.node_pool[placement.node], request.total_gpu_milli, +1)
+        self._account(self.pool_of_node[placement.node], request.total_gpu_milli, +1)
 
-    def allocate_whole(self, nodes: np.ndarray) -> int:
+    def allocate_whole(self, nodes) -> int:
         """Take whole `nodes` (checked); returns the milli-GPU taken."""
-        self.state.allocate_whole(nodes)
-        return self._account_many(nodes, -1)
+        return self._account_many(self.state.allocate_whole(nodes), -1)
 
-    def release_whole(self, nodes: np.ndarray) -> None:
-        self.state.release_whole(nodes)
-        self.released.extend(nodes.tolist())
-        self._account_many(nodes, +1)
+    def release_whole(self, nodes) -> None:
+        listed = self.state.release_whole(nodes)
+        self.released.extend(listed)
+        self._account_many(listed, +1)
 
-    def _account_many(self, nodes: np.ndarray, sign: int) -> int:
-        milli = self._node_milli[_rows(nodes)]
-        total = int(np.add.reduce(milli))
+    def _account_many(self, nodes: list[int], sign: int) -> int:
+        milli = self._node_milli
         if self._one_pool >= 0:  # every node of the region in one pool: no per-pool split needed
+            total = sum(map(milli.__getitem__, nodes))
             self._account(self._one_pool, total, sign)
             return total
-        per_pool = np.bincount(self.node_pool[nodes], weights=milli, minlength=len(self.pool_free))
-        per_pool[0] = total  # pool 0 is every node, whatever its model
-        self.pool_free += sign * per_pool
+        total, pool_of = 0, self.pool_of_node
+        for k in nodes:
+            total += milli[k]
+            if pool_of[k] > 0:  # pool 0, every node, gets the total below
+                self.pool_free[pool_of[k]] += sign * milli[k]
+        self.pool_free[0] += sign * total
         self.busy_milli -= sign * total
         return total
 
@@ -241,4 +251,4 @@ class RegionFleet:
         ends = self.slot_end[mask]
         overrun = self.slot_overrun[mask]
         late = (ends <= now_s) & np.isfinite(overrun)
-        return (np.where(late, overrun, ends) if late.any() else ends), self.slot_units[mask]
+        return (np.where(late, overrun, ends) if np.count_nonzero(late) else ends), self.slot_units[mask]

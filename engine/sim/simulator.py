@@ -122,7 +122,7 @@ class _Run(Arrivals):
         self.transfer_gbps = float(world.transfer_gbps) if world is not None else 0.0
         self.transferred = [False] * len(w)  # its data was moved (the transfer delay is behind it)
         self.pool = self.shape_pools[self.shape, home] if len(w) else np.zeros(0, np.int64)
-        self.never = ~self.shape_fits[self.shape, home] if len(w) else np.zeros(0, bool)
+        self.never = (~self.shape_fits[self.shape, home]).tolist() if len(w) else []
         self.view = QueueView(index=np.arange(len(w)), submit_s=w.submit_s, requested_s=w.requested_s,
                               size=w.gpus, priority=w.priority, deadline_s=w.deadline_s, fail_prob=w.fail_prob)
         self.static = not getattr(policies.order, "time_dependent", True)
@@ -149,6 +149,7 @@ class _Run(Arrivals):
         self.events = EventQueue(w.submit_s)
         self.timer_pending = False
         self.backfills = not getattr(policies.backfill, "disabled", False)
+        self.admits_all = getattr(policies.admission, "admits_all", False)  # admits every job as asked: not asked
         self.requests: dict[tuple, PodRequest] = {}
         # Python copies of the per-job figures the loop reads one at a time (cheaper than numpy scalars)
         self.width, self.pool_list, self.units_list = w.nodes.tolist(), self.pool.tolist(), self.units.tolist()
@@ -158,6 +159,9 @@ class _Run(Arrivals):
         self.failed = w.failed.astype(bool).tolist()
         self.shape_list = self.shape.tolist()
         self.gpus = w.gpus.tolist()
+        self.num_gpu, self.cpu_milli, self.memory_mib = w.num_gpu.tolist(), w.cpu_milli.tolist(), w.memory_mib.tolist()
+        self.gpu_milli, self.gpu_type = w.gpu_milli.tolist(), list(w.gpu_type)
+        self.key_of, self.job_at = self.job_key.tolist(), self.key_job.tolist()  # job_key and key_job as lists
         self.queued_gpus = dict.fromkeys(names, 0.0)
         self.latency_ms = np.zeros(len(w))  # from the job's home to where it runs (engine.world.latency)
         self.latency_slo_ms = ((world.latency if world else None) or Latency()).slo_ms
@@ -263,22 +267,25 @@ class _Run(Arrivals):
         """Put job j (evicted, or back from the quota gate) into its region's queue."""
         self.parked[j] = False
         self.arrived[region].append(j)
-        self.queues[region].add(int(self.job_key[j]))
+        self.queues[region].add(self.key_of[j])
 
     def park(self, j: int, region: str, reason: int, now: float) -> None:
         """Take job j out of its region's queue while its quota holds it back."""
         self.parked[j] = True
-        self.queues[region].remove(int(self.job_key[j]))
+        self.queues[region].remove(self.key_of[j])
         self.block(now, j, reason)
 
     def count_waiting(self, j: int, region: str, sign: int) -> None:
-        self.queued_gpus[region] += sign * self.gpus[j]
-        self.queued_gpu_s[region] += sign * self.gpus[j] * min(self.requested[j], WEEK_S)
+        gpus = sign * self.gpus[j]
+        self.queued_gpus[region] += gpus
+        self.queued_gpu_s[region] += gpus * min(self.requested[j], WEEK_S)
         self.sharing.count(j, region, sign)
 
     def node_names(self, j: int) -> str:
-        held = self.region_of[j].names[self.nodes_of[j]]
-        return held[0] if len(held) == 1 else ";".join(held)
+        names, held = self.region_of[j].name_list, self.nodes_of[j]
+        if len(held) == 1:
+            return names[held[0]]
+        return ";".join([names[k] for k in (held.tolist() if isinstance(held, np.ndarray) else held)])
 
     def decide(self, now: float, j: int, reason: int) -> None:
         self.reason[j] = reason
@@ -312,23 +319,32 @@ class _Run(Arrivals):
         fleet, blocked, rest = self.regions[region], self.blocked_head[region], None
         parked = self.parked
         if self.static:
+            job_at = self.job_at
             while queue.count:
-                j = int(self.key_job[queue.lo])
+                j = job_at[queue.lo]
                 if (not fresh and j == blocked) or not self.try_start(j, now, fleet, False):
                     if parked[j]:
                         continue
                     break
-                queue.remove(int(self.job_key[j]))  # not queue.lo: a reclaim may have requeued jobs ahead
+                queue.remove(self.key_of[j])  # not queue.lo: a reclaim may have requeued jobs ahead
             if not queue.count:
                 return False
-            head = int(self.key_job[queue.lo])
+            head = job_at[queue.lo]
         else:
             if not fresh and not self.sharing.preempts and self._none_fit(new, fleet):
                 # nothing was freed and no arrival has room: no job can start, whatever the order
-                self.mark(now, np.asarray(new, np.int64), CAPACITY)
+                if len(new) == 1:  # mark's scalar case (most passes), without numpy
+                    if not parked[new[0]]:
+                        self.block(now, new[0], CAPACITY)
+                else:
+                    self.mark(now, np.asarray(new, np.int64), CAPACITY)
                 return False
-            ordered = self.orders.order(lambda jobs: self.view.take(jobs).with_shares(self.sharing.shares(region, now)),
-                                        region, queue.keys(), queue.mask, now).tolist()
+            shares = lambda: self.sharing.shares(region, now)  # noqa: E731 (asked only when jobs are keyed)
+            # without evictions (no planner) or a quota gate, a started job never comes back and a failed
+            # try changes no ledger: a lone job is keyed only if it does not start (engine.sim.order_cache)
+            defer = self.sharing.planner is None and not self.sharing.gated
+            order = self.orders.order(self.view, shares, region, queue, now, defer)
+            ordered = order.tolist()
             k = 0
             while k < len(ordered) and (fresh or ordered[k] != blocked):
                 if self.try_start(ordered[k], now, fleet, False):
@@ -336,14 +352,16 @@ class _Run(Arrivals):
                 elif not parked[ordered[k]]:
                     break
                 k += 1
+            self.orders.settle(self.view, shares, queue, now)
             if k == len(ordered):
                 return False
-            head, rest = ordered[k], np.asarray([j for j in ordered[k + 1:] if not parked[j]], np.int64)
+            rest = order[k + 1:]
+            head, rest = ordered[k], rest[~parked[rest]]
         self.blocked_head[region] = head
         if self.sharing.preempts and self.sharing.make_room(head, region, fleet, now):
             self.freed[region] = True
             if self.try_start(head, now, fleet, False):  # before its victims, back in the queue, can
-                queue.remove(int(self.job_key[head]))  # take the room again
+                queue.remove(self.key_of[head])  # take the room again
             return True
         self.block(now, head, CAPACITY)
         if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
@@ -377,7 +395,7 @@ class _Run(Arrivals):
         if self.units_list[j] > fleet.pool_free[pool]:
             return False
         released = fleet.released_since(shape)
-        if released is not None and not (released and self._room_on(j, fleet, np.unique(released))):
+        if released is not None and not (released and self._room_on(j, fleet, np.array(released))):
             return False
         if width > 1:
             nodes = self._gang_nodes(j, fleet)
@@ -389,6 +407,7 @@ class _Run(Arrivals):
                 return False  # its whole nodes would take its holder past its quota
             units = fleet.allocate_whole(nodes)
             self.pods[j] = nodes
+            first = int(nodes[0])
         else:
             request = self.request_of(j)
             placement = self.p.placement.choose(fleet.view, request, self.rng)
@@ -397,10 +416,11 @@ class _Run(Arrivals):
                 return False
             units = fleet.allocate(placement, request)
             self.pods[j] = (placement, request)
-            nodes = [placement.node]
+            first = placement.node
+            nodes = [first]
         self.alloc_gpus[j] = units / 1000.0
         self.nodes_of[j] = nodes
-        self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, int(fleet.node_pool[nodes[0]]),
+        self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, fleet.pool_of_node[first],
                                          now + self.overrun[j])
         if self.start[j] != self.start[j]:
             self.start[j] = now
@@ -415,25 +435,23 @@ class _Run(Arrivals):
         return True
 
     def _gang_nodes(self, j: int, fleet: RegionFleet) -> np.ndarray | None:
-        w = self.w
-        free = fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), self.pool_list[j],
+        free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
                                       self.spot_ok[j])
         return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng) if len(free) >= self.width[j] else None
 
     def _room_on(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> bool:
-        """Whether job j's pod (a whole node for a gang job) fits on any of `nodes` now."""
-        w = self.w
+        """Whether job j's pod (a whole node for a gang job) fits on any of `nodes` (repeats allowed) now."""
         if self.width[j] > 1:
-            big = fleet.big_enough(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), self.pool_list[j],
+            big = fleet.big_enough(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
                                    self.spot_ok[j])
-            return bool((fleet.state.entirely_free[nodes] & big[nodes]).any())
-        return bool(fits_on(fleet.view, self.request_of(j), nodes).any())
+            free = fleet.state.entirely_free[nodes]
+            return bool(np.count_nonzero(free if big is fleet.every_node else free & big[nodes]))
+        return bool(np.count_nonzero(fits_on(fleet.view, self.request_of(j), nodes)))
 
     def request_of(self, j: int) -> PodRequest:
         """Job j's pod request (one object per distinct shape)."""
-        w = self.w
-        models = (w.gpu_type[j],) if w.gpu_type[j] is not None and w.num_gpu[j] else ()
-        key = (int(w.cpu_milli[j]), int(w.memory_mib[j]), int(w.num_gpu[j]), int(w.gpu_milli[j]), models,
+        t, g = self.gpu_type[j], self.num_gpu[j]
+        key = (self.cpu_milli[j], self.memory_mib[j], g, self.gpu_milli[j], (t,) if t is not None and g else (),
                self.spot_ok[j])
         request = self.requests.get(key)
         if request is None:
