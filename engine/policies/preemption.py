@@ -9,6 +9,10 @@ the work since its last checkpoint (the queue class's `checkpoint_s`, or the pol
 in the order. A policy is asked for the job at the head of a blocked queue, for a quota holder that
 wants its lent quota back (`request.reclaim`), and for jobs of guaranteed queues, which may evict
 any non-guaranteed job whatever its runtime or preemption count (the capacity guarantee).
+A policy may also have `time_key(now_s, starts) -> hashable` (starts: the running jobs' start
+times, ascending, a list): for the same request and the same running jobs, two moments with equal
+keys get the same choice, so the simulator reuses its last one (engine.sim.running_view); without
+it, every question is asked.
 
 - "none": never evicts (jobs of guaranteed queues then wait like any other).
 - "priority": evicts jobs of a lower tier (queue class priority, then the recorded priority),
@@ -20,6 +24,7 @@ any non-guaranteed job whatever its runtime or preemption count (the capacity gu
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,12 +105,21 @@ class PriorityPreemption:
             raise ValueError(f"checkpoint_s must be >= 0, or -1 for each queue class's, got {self.checkpoint_s}")
 
     def choose(self, request: PreemptRequest, running: RunningView) -> np.ndarray:
-        ok = ~running.guaranteed
         if request.guaranteed:
-            return cheapest_first(running, ok)
-        ok &= (running.ran_s >= self.min_runtime_s) & (running.preemptions < self.max_preemptions)
+            return cheapest_first(running, ~running.guaranteed)
         lower = (running.tier < request.tier) | ((running.tier == request.tier) & (running.priority < request.priority))
         if self.only_preemptible:
             lower &= running.preemptible
-        taking = running.borrowing & ~running.same_holder if self.reclaim and request.reclaim else False
-        return cheapest_first(running, ok & (lower | taking))
+        if self.reclaim and request.reclaim:
+            lower |= running.borrowing & ~running.same_holder
+        if not lower.any():  # the usual answer for a blocked head: skip the other tests
+            return np.zeros(0, np.int64)
+        ok = ~running.guaranteed & (running.ran_s >= self.min_runtime_s) & (running.preemptions < self.max_preemptions)
+        return cheapest_first(running, ok & lower)
+
+    def time_key(self, now_s: float, starts: list[float]) -> int:
+        """`choose` reads the time only through ran_s >= min_runtime_s, which stays true once a job
+        has run that long: for the same running jobs, the same count of them past min_runtime_s
+        means the same ones, so the same choice. The count is a bisection: the jobs that ran that
+        long (now_s - start >= min_runtime_s, as `choose` computes it) are the earliest starts."""
+        return bisect.bisect_left(starts, True, key=lambda start: not now_s - start >= self.min_runtime_s)

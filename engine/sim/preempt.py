@@ -11,6 +11,8 @@ them back exactly (nothing is evicted unless the plan succeeds).
 """
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from engine.sim.fleet_state import fits_on
@@ -23,17 +25,20 @@ class Planner:
 
     def __init__(self, regions: dict) -> None:
         self.occupants = {r: [set() for _ in range(len(f.names))] for r, f in regions.items()}
-        self.jobs: dict[str, set[int]] = {r: set() for r in regions}
+        self.jobs: dict[str, list[int]] = {r: [] for r in regions}  # running jobs, ascending
+        self.version = dict.fromkeys(regions, 0)  # bumped at every change of a region's running jobs
 
     def occupy(self, region: str, j: int, nodes, sign: int) -> None:
         on = self.occupants[region]
         for n in nodes:
             (on[n].add if sign > 0 else on[n].discard)(j)
-        (self.jobs[region].add if sign > 0 else self.jobs[region].discard)(j)
-
-    def running(self, region: str) -> list[int]:
-        """Jobs running in `region`, ascending."""
-        return sorted(self.jobs[region])
+        jobs = self.jobs[region]
+        i = bisect.bisect_left(jobs, j)
+        if sign > 0 and (i == len(jobs) or jobs[i] != j):
+            jobs.insert(i, j)
+        elif sign < 0 and i < len(jobs) and jobs[i] == j:
+            del jobs[i]
+        self.version[region] += 1
 
     def plan(self, run, j: int, fleet, region: str, victims: list[int]) -> list[int] | None:
         """The victims (a prefix-wise choice from `victims`, in the policy's order) to evict so that

@@ -48,22 +48,54 @@ class QuotaGate:
                         for e in entries.get(name, {}).values() if e.reclaim_at_work_start and e.holder in index]
         self.parked: list[dict[int, list]] = [{} for _ in regions]
         self.count = [0] * len(regions)
+        # Python copies of the books for the scalar checks at every start (cheaper than numpy scalars)
+        self.limits = [(book.cap.tolist(), book.nominal.tolist(), (book.nominal + book.borrow).tolist())
+                       for book in self.books]
+        self.cohorts = [[np.flatnonzero(book.cohort == c).tolist() for c in book.cohort.tolist()]
+                        for book in self.books]
+        self.above = [book.nominal + 1e-9 for book in self.books]  # borrowing: usage above this
+        self.pools: list = [None] * len(regions)
+        for r in range(len(regions)):
+            self._lending_changed(r)
 
     def check(self, usage: np.ndarray, region: int, j: int, gpus: float) -> int:
         """OK, RECLAIM, or the reason code (QUOTA, TEAM_LIMIT) for job j of `gpus` in `region`."""
         if gpus <= 0:
             return OK
-        book, h = self.books[region], self.holder[j]
-        after = usage[h] + gpus
-        if after > book.cap[h] + 1e-9:
+        cap, nominal, ceiling = self.limits[region]
+        h = self.holder[j]
+        after = float(usage[h]) + gpus
+        if after > cap[h] + 1e-9:
             return TEAM_LIMIT
-        if not book.quotas:
+        if not self.books[region].quotas:
             return OK
-        if after > book.nominal[h] + book.borrow[h] + 1e-9:
+        if after > ceiling[h] + 1e-9:
             return QUOTA
-        if self._pool_left(region, usage, h, gpus) >= -1e-9:
+        if self._pool_left_near(region, usage, h, gpus) >= -1e-9:
             return OK
-        return RECLAIM if after <= book.nominal[h] + 1e-9 else QUOTA
+        return RECLAIM if after <= nominal[h] + 1e-9 else QUOTA
+
+    def _pool_left_near(self, region: int, usage: np.ndarray, h: int, gpus: float) -> float:
+        """`_pool_left` summed in Python, in another order than numpy's. Over a cohort of k holders
+        the two figures differ by less than (k + 1) eps (lent + the sum of the k terms >= 0), so
+        when this one is further than 1e-15 k (lent + sum + 1) from the gate's -1e-9 threshold
+        the verdict is the same; nearer, it is `_pool_left` itself."""
+        lent, guaranteed = self.pools[region]
+        members = self.cohorts[region][h]
+        u = usage.tolist()
+        u[h] += gpus
+        taken = sum([max(u[k] - guaranteed[k], 0.0) for k in members])
+        left = lent[h] - taken
+        if abs(left + 1e-9) > 1e-15 * len(members) * (abs(lent[h]) + taken + 1.0):
+            return left
+        return self._pool_left(region, usage, h, gpus)
+
+    def _lending_changed(self, region: int) -> None:
+        """Recompute the region's Python figures of the lending pool: per holder, its cohort's
+        lending limits summed (numpy's sum, as `_pool_left`), and each holder's guaranteed part."""
+        book, lend = self.books[region], self.lending[region]
+        lent = [float(lend[members].sum()) for members in self.cohorts[region]]
+        self.pools[region] = (lent, (book.nominal - lend).tolist())
 
     def _pool_left(self, region: int, usage: np.ndarray, h: int, gpus: float) -> float:
         book, lend = self.books[region], self.lending[region]
@@ -76,10 +108,12 @@ class QuotaGate:
     def withhold(self, region: int, h: int) -> None:
         """Holder h lends nothing in `region` from now (its working day)."""
         self.lending[region][h] = 0.0
+        self._lending_changed(region)
 
     def lend(self, region: int, h: int) -> None:
         """Holder h lends its book's lending limit in `region` again (off work)."""
         self.lending[region][h] = self.books[region].lend[h]
+        self._lending_changed(region)
 
     def excess(self, usage: np.ndarray, region: int, h: int) -> float:
         """GPUs h's cohort uses beyond its lending pool now (0: h can take its whole nominal quota)."""
@@ -99,7 +133,7 @@ class QuotaGate:
 
     def borrowing(self, usage: np.ndarray, region: int) -> np.ndarray:
         """Per holder: holds more than its nominal quota in `region` (bool)."""
-        return usage > self.books[region].nominal + 1e-9
+        return usage > self.above[region]
 
     def park(self, region: int, j: int, key: int) -> None:
         heapq.heappush(self.parked[region].setdefault(self.holder[j], []), (key, j))
@@ -109,6 +143,8 @@ class QuotaGate:
         """The parked jobs of `region` to put back in the queue now, in each holder's order."""
         back = []
         for h, heap in self.parked[region].items():
+            if not heap:
+                continue
             room = self.headroom(usage, region, h, reclaim)
             while heap and gpus_of(heap[0][1]) <= room + 1e-9:
                 _, j = heapq.heappop(heap)

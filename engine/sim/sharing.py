@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from engine.policies.preemption import NoPreemption, PreemptRequest, RunningView
+from engine.policies.preemption import NoPreemption, PreemptRequest
 from engine.policies.quota import NoQuota
 from engine.sim.ledger import DEFAULT_HALF_LIFE_S, Ledger
 from engine.sim.preempt import Planner
@@ -42,6 +42,7 @@ from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
 from engine.sim.quota_gate import OK, RECLAIM, QuotaGate
 from engine.sim.events import CLOCK, REPASS
 from engine.sim.reasons import CAPACITY, PREEMPTED, QUOTA, RECLAIMED, WAITING
+from engine.sim.running_view import RunningViews
 from engine.sim.spot import SpotModel, SpotReclaimer
 from engine.sim.world import World, region_calendar
 from engine.world.calendar import DAY_S, Calendar
@@ -73,6 +74,7 @@ class Sharing:
         empty = np.full(n, "", object)
         qos = w.qos if w.qos is not None else empty
         self.qclass = assign_queues(setup.queues, w.workload_class, qos, w.gpus, w.requested_s)
+        self.qclass_list = self.qclass.tolist()
         classes = self.queues
         self.tier = np.array([q.priority for q in classes])[self.qclass] if n else np.zeros(0)
         self.guaranteed_mask = np.array([classes[q].guaranteed for q in self.qclass.tolist()], bool)
@@ -95,13 +97,16 @@ class Sharing:
         self.members = bool(getattr(p.order, "reads_members", False))
         self.ledger = Ledger(w.team, w.user if w.user is not None else empty,
                              w.project if w.project is not None else empty, self.qclass, len(classes),
-                             list(run.regions.values()), setup.weights, setup.orgs, half_life, run.seed)
+                             list(run.regions.values()), setup.weights, setup.orgs, half_life, run.seed,
+                             self.members)
         lg = self.ledger
         run.view = replace(run.view, team=lg.team, user=lg.user, project=lg.project, queue_class=self.qclass,
                            qos=self.tier, cpus=w.cpu_milli * w.nodes / 1000.0,
                            memory_gib=w.memory_mib * w.nodes / 1024.0)
         self.by_queue = getattr(quota, "by", "team") == "queue"
         self.holder = self.qclass if self.by_queue else lg.team
+        self.holder_list, self.tier_list = self.holder.tolist(), self.tier.tolist()
+        self.priority_list = w.priority.astype(np.float64).tolist()
         if self.gated:
             holders = tuple(q.name for q in classes) if self.by_queue else lg.teams
             weights = np.ones(len(holders)) if self.by_queue else lg.weight
@@ -109,6 +114,7 @@ class Sharing:
             self.gate = QuotaGate(quota, self.holder, holders, weights, list(run.regions.items()), entries)
             self.reclaims = self.preempts and bool(getattr(self.policy, "reclaim", False))
         self.planner = Planner(run.regions) if self.preempts or setup.spot.enabled or run.outage_list else None
+        self.running_views = RunningViews(self)
         self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
         self.cpus = (w.cpu_milli * w.nodes / 1000.0).tolist()
         self.memory = (w.memory_mib * w.nodes / 1024.0).tolist()
@@ -135,13 +141,13 @@ class Sharing:
     def started(self, j: int, region: str, nodes, now: float) -> None:
         self.seg_start[j] = now
         if self.on:
-            self.ledger.hold(j, self.index[region], self.run.alloc_gpus[j], self.cpus[j], self.memory[j], now, +1)
+            self._hold(j, region, now, +1)
         if self.planner is not None:
             self.planner.occupy(region, j, nodes, +1)
 
     def stopped(self, j: int, region: str, now: float) -> None:
         if self.on:
-            self.ledger.hold(j, self.index[region], self.run.alloc_gpus[j], self.cpus[j], self.memory[j], now, -1)
+            self._hold(j, region, now, -1)
         if self.planner is not None:
             self.planner.occupy(region, j, self.run.nodes_of[j], -1)
         if self.gated and self.gate.count[self.index[region]]:
@@ -149,8 +155,12 @@ class Sharing:
             for k in self.gate.release(self.usage(region), self.index[region], run.gpus.__getitem__, self.reclaims):
                 run.requeue(k, region)
 
+    def _hold(self, j: int, region: str, now: float, sign: int) -> None:
+        gpus = float(self.run.alloc_gpus[j])
+        self.ledger.hold(j, self.index[region], gpus, self.cpus[j], self.memory[j], now, sign)
+
     def shares(self, region: str, now: float):
-        return self.ledger.view(self.index[region], now, self.members) if self.on else None
+        return self.ledger.view(self.index[region], now) if self.on else None
 
     # -- arrivals -------------------------------------------------------------------------------
 
@@ -162,11 +172,11 @@ class Sharing:
         return False
 
     def class_full(self, j: int, region: str) -> tuple[int, int]:
-        q = int(self.qclass[j])
+        q = self.qclass_list[j]
         return self.class_count[region][q], self.class_max[q]
 
     def count(self, j: int, region: str, sign: int) -> None:
-        self.class_count[region][int(self.qclass[j])] += sign
+        self.class_count[region][self.qclass_list[j]] += sign
 
     # -- the gate ------------------------------------------------------------------------------
 
@@ -207,41 +217,28 @@ class Sharing:
     # -- preemption ----------------------------------------------------------------------------
 
     def _choose(self, j: int, region: str, now: float, reclaim: bool) -> list[int]:
-        request = PreemptRequest(float(self.tier[j]), float(self.run.w.priority[j]),
-                                 self.guaranteed[j] and self.preempts, reclaim)
-        return self._candidates(region, now, self.holder[j], request)
+        request = PreemptRequest(self.tier_list[j], self.priority_list[j], self.guaranteed[j] and self.preempts,
+                                 reclaim)
+        return self._candidates(region, now, self.holder_list[j], request)
 
     def _candidates(self, region: str, now: float, h: int, request: PreemptRequest) -> list[int]:
         """The running jobs of `region` the policy would evict for `request` of holder h, in its order."""
-        running = np.asarray(self.planner.running(region), np.int64)
-        if not len(running):
-            return []
-        run = self.run
-        if self.gated:
-            usage = self.usage(region)
-            borrowing = self.gate.borrowing(usage, self.index[region])[self.holder[running]]
-        else:
-            borrowing = np.zeros(len(running), bool)
-        start = self.seg_start[running]
-        view = RunningView(index=running, tier=self.tier[running], priority=run.w.priority[running],
-                           ran_s=now - start, start_s=start, preemptions=self.preemptions[running],
-                           borrowing=borrowing, same_holder=self.holder[running] == h,
-                           preemptible=self.preemptible[running],
-                           guaranteed=self.guaranteed_mask[running])
-        return running[self.policy.choose(request, view)].tolist()
+        return self.running_views.choose(region, now, h, request)
 
     def make_room(self, j: int, region: str, fleet, now: float) -> bool:
         """Evict jobs so that j fits now (the policy's choice, the planner's fewest); whether it did."""
         if not self.preempts:
             return False
         reclaim = False
-        if self.gated:
-            book, usage, h = self.gate.books[self.index[region]], self.usage(region), self.holder[j]
-            reclaim = bool(self.reclaims and usage[h] + self.run.gpus[j] <= book.nominal[h] + 1e-9)
+        if self.gated and self.reclaims:
+            h = self.holder_list[j]
+            nominal = self.gate.limits[self.index[region]][1]
+            reclaim = float(self.usage(region)[h]) + self.run.gpus[j] <= nominal[h] + 1e-9
         victims = self._choose(j, region, now, reclaim)
+        if not victims:
+            return False
         run = self.run
-        units = sum(run.units_list[v] for v in victims) + fleet.pool_free[run.pool_list[j]]
-        if not victims or units < run.units_list[j]:
+        if sum(run.units_list[v] for v in victims) + fleet.pool_free[run.pool_list[j]] < run.units_list[j]:
             return False
         plan = self.planner.plan(run, j, fleet, region, victims)
         if not plan:
