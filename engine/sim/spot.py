@@ -20,8 +20,10 @@ Every draw comes from one generator seeded with the scenario's seed, in event or
 reproducible. An interruption evicts every job on the node (checkpoint-aware, like any eviction:
 engine.sim.sharing), and a replacement node is there at once (the fleet's size does not change).
 A job interrupted `fallback_after` times (0: never) falls back to on-demand: from then on it is
-kept off spot nodes. Interruptions stop being drawn once no job is running, waiting or still to
-arrive.
+kept off spot nodes. Interruptions stop being drawn once one evicts nothing while no job is running
+and no other event is pending: the next would change nothing either. Jobs still waiting then (say,
+jobs that fell back in a region with only spot nodes) can never start, and the run ends with them
+unstarted.
 """
 from __future__ import annotations
 
@@ -131,13 +133,13 @@ class SpotReclaimer:
         run = self.run
         region, node, _ = self.nodes[i]
         sharing = run.sharing
-        for j in sorted(sharing.planner.occupants[region][node]):
+        evicted = sorted(sharing.planner.occupants[region][node])
+        for j in evicted:
             self.interruptions[j] += 1
             if self.fallback_after and self.interruptions[j] >= self.fallback_after:
                 run.spot_ok[j] = False
             sharing.evict(j, now)
         events = run.events
-        if len(events) > events.spot_pending or run.pods or any(q.count for q in run.queues.values()) \
-                or any(sharing.vip.values()):
+        if len(events) > events.spot_pending or run.pods or evicted:
             self._next(i, now)
         return region

@@ -1,0 +1,48 @@
+"""Spot fallback in a region that has only spot nodes: jobs kept off spot can never start there,
+and the run still ends (interruptions stop once nothing runs and nothing else is pending)."""
+from __future__ import annotations
+
+import signal
+
+import pandas as pd
+import pytest
+
+from engine.scenario import Scenario
+from sim_helpers import job
+
+DAY = 86_400.0
+
+
+@pytest.fixture
+def deadline():
+    """Fail instead of hanging: the run must end within 60 s."""
+    def expired(*_):
+        raise TimeoutError("the simulation did not end")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def spot_only_run(fallback_after: int, seed: int = 0):
+    """Twelve 1-GPU, 2-day jobs on two 8-GPU spot nodes, interrupted about every 5 hours."""
+    jobs = pd.DataFrame([job(i, i * 600, 2 * DAY, 1) for i in range(12)])
+    nodes = pd.DataFrame([dict(region="r", cluster="c", node=f"s{n}", gpu_type="A", gpus=8, cpus=64, memory_gib=512,
+                               rack="k0", tier="spot") for n in range(2)])
+    spot = {"interruptions_per_node_hour": 0.2, "fallback_after": fallback_after}
+    return Scenario.from_dict({"name": "spot-only", "seed": seed, "spot": spot}).run(jobs, nodes)
+
+
+def test_jobs_that_fell_back_wait_unstarted_and_the_run_ends(deadline):
+    jobs = spot_only_run(fallback_after=1).jobs
+    interrupted = jobs["spot_interruptions"] >= 1
+    assert interrupted.all()  # 2-day jobs, one interruption per node every 5 h on average
+    # each was interrupted once, fell back to on-demand, and the region has none: it never ends
+    assert jobs["end_s"].isna().all()
+    assert (jobs["spot_interruptions"] == 1).all()
+
+
+def test_without_fallback_every_job_finishes_despite_interruptions(deadline):
+    jobs = spot_only_run(fallback_after=0).jobs
+    assert jobs["end_s"].notna().all() and jobs["spot_interruptions"].sum() > 0
