@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from engine.sim.events import BURST_CHECK, BURST_IDLE, BURST_UP
-from engine.world.pricebook import on_demand_price
+from engine.sim.world import on_demand_prices, region_on_demand_price
 
 BURST_TIER = "burst"
 
@@ -55,16 +55,12 @@ class BurstPool:
     memory_gib_per_node: float | None = None
 
 
-def burst_price(pool: BurstPool, prices: pd.DataFrame | None) -> float:
-    """The pool's USD per GPU-hour: its own, else the region's on-demand price, else the book's."""
+def burst_price(pool: BurstPool, prices: dict[tuple, float]) -> float:
+    """The pool's USD per GPU-hour: its own, else the region's on-demand price (`prices` from
+    engine.sim.world.on_demand_prices), else the price book's."""
     if pool.usd_per_gpu_hour is not None:
         return float(pool.usd_per_gpu_hour)
-    if prices is not None and len(prices):
-        row = prices[(prices["region"].astype(str) == pool.region) & (prices["gpu_type"].astype(str) == pool.gpu_type)
-                     & (prices["tier"] == "on-demand")]
-        if len(row):
-            return float(row["usd_per_gpu_hour"].iloc[0])
-    return on_demand_price(pool.gpu_type)
+    return region_on_demand_price(prices, pool.region, pool.gpu_type)
 
 
 def burst_nodes(fleet: pd.DataFrame, pools: tuple[BurstPool, ...]) -> pd.DataFrame:
@@ -99,7 +95,8 @@ class Bursts:
     def __init__(self, run, pools: tuple[BurstPool, ...], prices: pd.DataFrame | None) -> None:
         self.run, self.pools = run, pools
         self.any = bool(pools)
-        self.price = [burst_price(pool, prices) for pool in pools]
+        on_demand = on_demand_prices(prices)
+        self.price = [burst_price(pool, on_demand) for pool in pools]
         self.members: list[list[int]] = []  # per pool: its burst nodes
         self.by_region: dict[str, list[int]] = {}  # per region: the pools there
         self.node: list[int] = []

@@ -65,6 +65,20 @@ class World:
         return dict(zip(self.teams["team"].astype(str), self.teams["share_weight"].astype(float)))
 
 
+def on_demand_prices(prices: pd.DataFrame | None) -> dict[tuple, float]:
+    """(region, gpu_type) -> USD per GPU-hour of a prices table's on-demand rows (the last row of a
+    repeated pair wins)."""
+    prices = _rows(prices)
+    on_demand = prices[prices["tier"] == "on-demand"] if len(prices) else prices
+    return {(p.region, p.gpu_type): float(p.usd_per_gpu_hour) for p in on_demand.itertuples(index=False)}
+
+
+def region_on_demand_price(prices: dict[tuple, float], region: str, gpu_type: str | None) -> float:
+    """The on-demand price of `gpu_type` in `region` from `on_demand_prices`, else the price book's."""
+    price = prices.get((region, gpu_type))
+    return price if price is not None else on_demand_price(gpu_type)
+
+
 def _rows(table: pd.DataFrame | None) -> pd.DataFrame:
     return table if table is not None else pd.DataFrame()
 
@@ -111,17 +125,13 @@ class RegionFacts:
         egress = known["egress_usd_per_gb"] if "egress_usd_per_gb" in known else pd.Series(dtype=float)
         self.egress_usd_per_gb = np.array([float(pd.to_numeric(egress.get(n), errors="coerce"))
                                            if n in egress.index else np.nan for n in names], np.float64)
-        prices = _rows(world.prices)
-        on_demand = prices[prices["tier"] == "on-demand"] if len(prices) else prices
-        self._prices = {(p.region, p.gpu_type): float(p.usd_per_gpu_hour)
-                        for p in on_demand.itertuples(index=False)} if len(on_demand) else {}
+        self._prices = on_demand_prices(world.prices)
 
     def quarter(self, now_s: float) -> int:
         return min(int(now_s // QUARTER_S), self.at_work.shape[1] - 1)
 
     def usd_per_gpu_hour(self, region: str, gpu_type: str | None) -> float:
-        price = self._prices.get((region, gpu_type))
-        return price if price is not None else on_demand_price(gpu_type)
+        return region_on_demand_price(self._prices, region, gpu_type)
 
     def allowed(self, jobs: pd.DataFrame) -> np.ndarray:
         """jobs x regions (simulator order) bool: may the job's data go there."""
