@@ -13,7 +13,7 @@ from dashboard.charts import PALETTE, TEMPLATE
 
 # Stacked spend parts: (label, colour). Reserved GPUs are paid whether used or not, so their
 # dollars split into the part jobs used and the idle part; on-demand and spot are paid only in use;
-# rented cloud burst nodes from renting to return (engine.sim.burst).
+# rented cloud burst nodes from renting to return (engine.sim.burst), shown only when some run rented.
 SPEND_PARTS = (("reserved, used", "#1f4e79"), ("reserved, idle", "#d9a19a"), ("on-demand", "#ff7f0e"),
                ("spot", "#2ca02c"), ("cloud burst", "#9467bd"))
 CARBON_SCALE = "YlOrRd"
@@ -52,6 +52,8 @@ def _stacked(parts: pd.DataFrame, title: str, axis_title: str) -> go.Figure:
     fig = go.Figure()
     labels = [str(x) for x in parts.index]
     for label, colour in SPEND_PARTS:
+        if label == "cloud burst" and not parts[label].any():
+            continue  # bursting is opt-in: no legend entry for a part no scenario has
         fig.add_trace(go.Bar(x=labels, y=parts[label], name=label, marker_color=colour,
                              hovertemplate="%{x}<br>$%{y:,.0f}<extra>" + label + "</extra>"))
     totals = parts.sum(axis=1)
