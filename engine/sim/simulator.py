@@ -25,8 +25,8 @@ Loop, per batch of events at the same time t (engine.sim.events gives the tie or
         queue is a mask over ranks; time-dependent ones are re-keyed over the queue, at most every
         `recalc_s` when the policy has one, newcomers keyed on arrival: engine.sim.order_cache);
         with nothing freed, no arrival that fits and no preemption, nothing can start: no pass;
-     b. start jobs from the front while they fit (placement policy; gang jobs take whole free
-        nodes chosen by the gang policy, all or nothing); the first that does not fit is the
+     b. start jobs from the front while they fit (engine.sim.starts: placement policy; gang jobs
+        take whole free nodes chosen by the gang policy, all or nothing); the first that does not fit is the
         blocked head; a job its quota holds back is parked out of the queue instead
         (engine.sim.quota_gate) and the next one is tried; the preemption policy may evict jobs
         for the blocked head (then the pass starts again);
@@ -54,30 +54,28 @@ from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
 from engine.sim.burst import Bursts, burst_nodes
-from engine.sim.events import (ARRIVAL, BURST_UP, CLOCK, DEFERRED, FAILURE, FINISH, OUTAGE_END, OUTAGE_START, REPASS,
-                               SPOT, TIMER, EventQueue)
-from engine.sim.fleet_state import PodRequest, fits_on
+from engine.sim.events import (ARRIVAL, BURST_UP, CLOCK, DEFERRED, FAILURE, OUTAGE_END, OUTAGE_START, REPASS, SPOT,
+                               TIMER, EventQueue)
+from engine.sim.fleet_state import PodRequest
 from engine.sim.frag_sampler import FragmentationSampler, workload_target
 from engine.sim.queue import WaitingQueue
 from engine.sim.arrivals import WEEK_S, Arrivals
 from engine.sim.holder import Holder
 from engine.sim.order_cache import OrderCache
 from engine.sim.outage import Outages
-from engine.sim.reasons import BACKFILLED, CAPACITY, FAILED, STARTED, WAITING
+from engine.sim.reasons import CAPACITY, FAILED, WAITING
 from engine.sim.reasons import DEFERRED as DEFERRED_CODE
 from engine.sim.sharing import Sharing, SharingSetup
 from engine.sim.region import RegionFleet
 from engine.sim.result import SimulationResult
 from engine.sim.router import Router
+from engine.sim.starts import Starts
 from engine.sim.run_tables import run_tables
 from engine.sim.shapes import job_shapes
 from engine.sim.views import QueueView
 from engine.sim.workload import Workload
 from engine.sim.world import RegionFacts, World
 from engine.world.latency import Latency
-
-AVOIDS_SPOT = 1 << 40  # added to a shape id for jobs kept off spot nodes
-
 
 @dataclass(frozen=True)
 class Policies:
@@ -94,7 +92,7 @@ class Policies:
     preemption: object = None
 
 
-class _Run(Arrivals):
+class _Run(Arrivals, Starts):
     """State of one simulation run (see the module docstring for the loop)."""
 
     def __init__(self, w: Workload, policies: Policies, seed: int, timer_s: float, world: World | None,
@@ -384,79 +382,6 @@ class _Run(Arrivals):
             self.log_t.extend([now] * len(changed))
             self.log_j.extend(changed.tolist())
             self.log_c.extend([reason] * len(changed))
-
-    def try_start(self, j: int, now: float, fleet: RegionFleet, backfilled: bool) -> bool:
-        """Place job j now if it fits (all pods or none); start it and schedule its finish."""
-        pool, width, shape = self.pool_list[j], self.width[j], self.shape_list[j]
-        if not self.spot_ok[j]:  # kept off spot nodes: its own "no room" memo
-            shape += AVOIDS_SPOT
-        if self.sharing.gated and self.sharing.blocks(j, self.region_name[j], now):
-            return False
-        if self.units_list[j] > fleet.pool_free[pool]:
-            return False
-        released = fleet.released_since(shape)
-        if released is not None and not (released and self._room_on(j, fleet, np.array(released))):
-            return False
-        if width > 1:
-            nodes = self._gang_nodes(j, fleet)
-            if nodes is None:
-                fleet.remember_no_room(shape)
-                return False
-            if self.sharing.gated and self.sharing.blocks(j, self.region_name[j], now,
-                                                          float(fleet.state.gpu_count[nodes].sum())):
-                return False  # its whole nodes would take its holder past its quota
-            units = fleet.allocate_whole(nodes)
-            self.pods[j] = nodes
-            first = int(nodes[0])
-        else:
-            request = self.request_of(j)
-            placement = self.p.placement.choose(fleet.view, request, self.rng)
-            if placement is None:
-                fleet.remember_no_room(shape)
-                return False
-            units = fleet.allocate(placement, request)
-            self.pods[j] = (placement, request)
-            first = placement.node
-            nodes = [first]
-        self.alloc_gpus[j] = units / 1000.0
-        self.nodes_of[j] = nodes
-        self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, fleet.pool_of_node[first],
-                                         now + self.overrun[j])
-        if self.start[j] != self.start[j]:
-            self.start[j] = now
-        region = self.region_name[j]
-        self.count_waiting(j, region, -1)
-        self.sharing.started(j, region, nodes, now)
-        self.log(now, j, BACKFILLED if backfilled else STARTED)
-        if now <= self.submit[j]:
-            self.reason[j] = 0
-        self.events.push(now + self.remaining[j], FAILURE if self.failed[j] else FINISH,
-                         j + self.n_jobs * self.generation[j])
-        return True
-
-    def _gang_nodes(self, j: int, fleet: RegionFleet) -> np.ndarray | None:
-        free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
-                                      self.spot_ok[j])
-        return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng) if len(free) >= self.width[j] else None
-
-    def _room_on(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> bool:
-        """Whether job j's pod (a whole node for a gang job) fits on any of `nodes` (repeats allowed) now."""
-        if self.width[j] > 1:
-            big = fleet.big_enough(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
-                                   self.spot_ok[j])
-            free = fleet.state.entirely_free[nodes]
-            return bool(np.count_nonzero(free if big is fleet.every_node else free & big[nodes]))
-        return bool(np.count_nonzero(fits_on(fleet.view, self.request_of(j), nodes)))
-
-    def request_of(self, j: int) -> PodRequest:
-        """Job j's pod request (one object per distinct shape)."""
-        t, g = self.gpu_type[j], self.num_gpu[j]
-        key = (self.cpu_milli[j], self.memory_mib[j], g, self.gpu_milli[j], (t,) if t is not None and g else (),
-               self.spot_ok[j])
-        request = self.requests.get(key)
-        if request is None:
-            request = self.requests[key] = PodRequest(*key)
-        return request
 
 
 def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = "scenario",

@@ -1,0 +1,100 @@
+"""Starting a job (step 4b of the simulator's loop, engine.sim.simulator): the checks, the
+placement or gang choice, the checked allocation and the bookkeeping of a start.
+
+A job starts only if all its pods fit now (a gang job takes whole free nodes chosen by the gang
+policy, all or none). Before asking a policy, cheap refusals: the quota gate, the free units of
+the job's pool, and the per-shape "no room" memo (engine.sim.region: a shape that found no room
+still has none until a node released since has room for it). A started job takes a running-job
+slot in its region, leaves the waiting counts, is logged STARTED or BACKFILLED, and its finish
+(or failure) is scheduled after its remaining work.
+
+`Starts` is a part of `_Run` kept in its own file; it reads and writes the run's state.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.sim.events import FAILURE, FINISH
+from engine.sim.fleet_state import PodRequest, fits_on
+from engine.sim.reasons import BACKFILLED, STARTED
+from engine.sim.region import RegionFleet
+
+AVOIDS_SPOT = 1 << 40  # added to a shape id for jobs kept off spot nodes
+
+
+class Starts:
+    """The start steps of a run (mixed into engine.sim.simulator._Run)."""
+
+    def try_start(self, j: int, now: float, fleet: RegionFleet, backfilled: bool) -> bool:
+        """Place job j now if it fits (all pods or none); start it and schedule its finish."""
+        pool, width, shape = self.pool_list[j], self.width[j], self.shape_list[j]
+        if not self.spot_ok[j]:  # kept off spot nodes: its own "no room" memo
+            shape += AVOIDS_SPOT
+        if self.sharing.gated and self.sharing.blocks(j, self.region_name[j], now):
+            return False
+        if self.units_list[j] > fleet.pool_free[pool]:
+            return False
+        released = fleet.released_since(shape)
+        if released is not None and not (released and self._room_on(j, fleet, np.array(released))):
+            return False
+        if width > 1:
+            nodes = self._gang_nodes(j, fleet)
+            if nodes is None:
+                fleet.remember_no_room(shape)
+                return False
+            if self.sharing.gated and self.sharing.blocks(j, self.region_name[j], now,
+                                                          float(fleet.state.gpu_count[nodes].sum())):
+                return False  # its whole nodes would take its holder past its quota
+            units = fleet.allocate_whole(nodes)
+            self.pods[j] = nodes
+            first = int(nodes[0])
+        else:
+            request = self.request_of(j)
+            placement = self.p.placement.choose(fleet.view, request, self.rng)
+            if placement is None:
+                fleet.remember_no_room(shape)
+                return False
+            units = fleet.allocate(placement, request)
+            self.pods[j] = (placement, request)
+            first = placement.node
+            nodes = [first]
+        self.alloc_gpus[j] = units / 1000.0
+        self.nodes_of[j] = nodes
+        self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, fleet.pool_of_node[first],
+                                         now + self.overrun[j])
+        if self.start[j] != self.start[j]:
+            self.start[j] = now
+        region = self.region_name[j]
+        self.count_waiting(j, region, -1)
+        self.sharing.started(j, region, nodes, now)
+        self.log(now, j, BACKFILLED if backfilled else STARTED)
+        if now <= self.submit[j]:
+            self.reason[j] = 0
+        self.events.push(now + self.remaining[j], FAILURE if self.failed[j] else FINISH,
+                         j + self.n_jobs * self.generation[j])
+        return True
+
+    def _gang_nodes(self, j: int, fleet: RegionFleet) -> np.ndarray | None:
+        free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
+                                      self.spot_ok[j])
+        return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng) if len(free) >= self.width[j] else None
+
+    def _room_on(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> bool:
+        """Whether job j's pod (a whole node for a gang job) fits on any of `nodes` (repeats allowed) now."""
+        if self.width[j] > 1:
+            big = fleet.big_enough(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
+                                   self.spot_ok[j])
+            free = fleet.state.entirely_free[nodes]
+            return bool(np.count_nonzero(free if big is fleet.every_node else free & big[nodes]))
+        return bool(np.count_nonzero(fits_on(fleet.view, self.request_of(j), nodes)))
+
+    def request_of(self, j: int) -> PodRequest:
+        """Job j's pod request (one object per distinct shape)."""
+        t, g = self.gpu_type[j], self.num_gpu[j]
+        key = (self.cpu_milli[j], self.memory_mib[j], g, self.gpu_milli[j], (t,) if t is not None and g else (),
+               self.spot_ok[j])
+        request = self.requests.get(key)
+        if request is None:
+            request = self.requests[key] = PodRequest(*key)
+        return request
+
