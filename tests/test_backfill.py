@@ -236,3 +236,20 @@ def test_conservative_in_the_simulator_protects_the_second_queued_job():
     jobs = [job(0, 0, 100, 2), job(1, 0, 200, 1), job(2, 1, 50, 4), job(3, 2, 100, 3), job(4, 3, 150, 1)]
     assert starts(run(jobs, fleet(4), backfill="easy")) == [0.0, 0.0, 200.0, 250.0, 3.0]
     assert starts(run(jobs, fleet(4), backfill="conservative")) == [0.0, 0.0, 200.0, 100.0, 250.0]
+
+
+def test_easy_window_from_the_earliest_ends_matches_sorting_them_all(monkeypatch):
+    """With more running jobs than EARLIEST, EASY sorts the earliest ends first; equal ends (earlier
+    slot first) and heads those cannot satisfy give the window of the full sort."""
+    from engine.policies import backfill as backfill_module
+    rng = np.random.default_rng(3)
+    cases = []
+    for _ in range(200):
+        n = int(rng.integers(1, 300))
+        ends = rng.integers(0, 40, n).astype(float) * 10.0         # many equal ends
+        units = rng.choice([1.0, 2.0, 4.0, 8.0], n)
+        cases.append((float(rng.uniform(0, units.sum() * 1.2)), float(rng.integers(0, 3)), ends, units))
+    windows = [EasyBackfill().window(head, free, ends, units, 5.0) for head, free, ends, units in cases]
+    monkeypatch.setattr(backfill_module, "EARLIEST", 10**9)
+    assert windows == [EasyBackfill().window(head, free, ends, units, 5.0) for head, free, ends, units in cases]
+    assert any(w.shadow_s == float("inf") for w in windows) and any(w.extra_units > 0 for w in windows)

@@ -241,3 +241,64 @@ def test_cheapest_tier_fills_reserved_nodes_before_spot_and_on_demand():
     placed = run(jobs, nodes, placement="cheapest-tier").jobs["nodes"].tolist()
     assert placed == ["n2", "n1", "n0"]
     assert run(jobs, nodes, placement="best-fit").jobs["nodes"].tolist() == ["n0", "n1", "n2"]
+
+
+# --- Kept answers: cached over all nodes, recomputed only where rows were written ----------------
+
+@pytest.mark.parametrize("replay", [8, 10**6])
+@pytest.mark.parametrize("key", ["first-fit", "best-fit", "worst-fit", "cheapest-tier", "gpu-packing", "fgd"])
+def test_kept_answers_match_a_fresh_scan_after_every_change(key, replay, monkeypatch):
+    """Allocations, releases and whole-node writes (a gang's nodes) in any order: the view's kept fit
+    masks and scores give the same answers as a view that recomputes everything on every call
+    (`replay` 10**6: every kept answer is brought up to date node by node)."""
+    from dataclasses import replace
+    from engine.sim import fleet_state
+    from engine.sim.fleet_state import fits_on
+    from engine.sim.region import GangFleetState
+    monkeypatch.setattr(fleet_state, "REPLAY", replay)
+    monkeypatch.setattr(fleet_state, "LARGE_FLEET", 0)  # a small fleet that keeps answers all the same
+    rng = np.random.default_rng(5)
+    n = 40
+    gpus = rng.choice([0, 1, 2, 4, 8], size=n)
+    models = [("" if g == 0 else str(rng.choice(["T4", "V100"]))) for g in gpus]
+    state = GangFleetState(rng.choice([16000, 32000, 64000], size=n), rng.choice([32768, 65536], size=n), gpus,
+                           models, target=TARGET)
+    view, policy = state.view(), make("placement", key)
+    fresh = replace(view, _log=None, _kept={})
+    placed, whole = [], []
+    for step, request in enumerate(_random_requests(rng, 400)):
+        assert np.array_equal(fits_on(view, request), fits_on(fresh, request))
+        placement = policy.choose(view, request, rng)
+        assert placement == policy.choose(fresh, request, rng)
+        if placement is not None:
+            state.allocate(placement, request)
+            placed.append((placement, request))
+        if placed and rng.random() < 0.4:
+            state.release(*placed.pop(int(rng.integers(len(placed)))))
+        if step % 25 == 24:
+            if whole:
+                state.release_whole(whole.pop())
+            free = np.flatnonzero(state.entirely_free)
+            if len(free) >= 2:
+                taken = np.sort(rng.choice(free, size=2, replace=False))
+                state.allocate_whole(taken)
+                whole.append(taken)
+    assert placed and state.log.nodes
+
+
+def test_the_write_log_notes_every_row_written_and_restarts_when_long(monkeypatch):
+    from engine.sim import fleet_state
+    monkeypatch.setattr(fleet_state, "LARGE_FLEET", 6)
+    assert FleetState([1000] * 5, [1024] * 5, [1] * 5, ["T4"] * 5).log is None  # below LARGE_FLEET: no log
+    state = FleetState([1000] * 6, [1024] * 6, [1] * 6, ["T4"] * 6)
+    log = state.log
+    state.allocate(Placement(4, (0,), 1000), PodRequest(500, 0, 1, 1000))
+    state.free[1:3] = state.capacity[1:3]
+    state.free[np.array([5, 0])] = state.capacity[np.array([5, 0])]
+    state.free[np.arange(6) == 3] = state.capacity[3]
+    assert log.nodes == [4, 1, 2, 5, 0, 3] and log.epoch == 0
+    log.limit = 7
+    state.free[:] = state.capacity
+    assert log.nodes == [] and log.epoch == 1
+    with pytest.raises(AttributeError):   # a write through a view of the block would go unnoticed: refused
+        state.free[0][1] = 0

@@ -35,6 +35,7 @@ from engine.policies.profile import Profile
 from engine.policies.registry import register
 
 FAMILY = "backfill"
+EARLIEST = 64  # running jobs EASY first sorts by end when there are more (all of them if those do not suffice)
 
 
 @dataclass(frozen=True)
@@ -117,14 +118,30 @@ class EasyBackfill:
         # ndarray methods rather than np.argsort / np.cumsum / np.flatnonzero: fewer Python wrappers
         # on a call made once per backfill pass
         running_end_s = np.asarray(running_end_s)
-        order = running_end_s.argsort(kind="stable")  # equal ends: earlier slot first
-        available = free_units + np.asarray(running_units, np.float64)[order].cumsum()
-        enough = available >= head_units
-        first = int(enough.argmax()) if len(enough) else 0
-        if not len(enough) or not enough[first]:
-            return Window(float("inf"), 0.0)
-        shadow = max(float(running_end_s[order[first]]), now_s)
-        return Window(shadow, float(available[first] - head_units))
+        running_units = np.asarray(running_units, np.float64)
+        if len(running_end_s) > EARLIEST:  # the head usually needs a few ends: sort just the earliest first
+            bound = np.partition(running_end_s, EARLIEST - 1)[EARLIEST - 1]
+            window = _shadow(head_units, free_units, running_end_s, running_units, now_s,
+                             (running_end_s <= bound).nonzero()[0])
+            if window is not None:
+                return window
+        window = _shadow(head_units, free_units, running_end_s, running_units, now_s, None)
+        return window if window is not None else Window(float("inf"), 0.0)
+
+
+def _shadow(head_units, free_units, end_s, units, now_s, among) -> Window | None:
+    """EASY's window from the running jobs in order of expected end (equal ends: earlier slot first),
+    None if their units do not suffice. `among`: only these (ascending) slots, the ones ending by
+    some time: the order's start, so the same window whenever they suffice (None: every slot)."""
+    if among is not None:
+        end_s, units = end_s[among], units[among]
+    order = end_s.argsort(kind="stable")
+    available = free_units + units[order].cumsum()
+    enough = available >= head_units
+    first = int(enough.argmax()) if len(enough) else 0
+    if not len(enough) or not enough[first]:
+        return None
+    return Window(max(float(end_s[order[first]]), now_s), float(available[first] - head_units))
 
 
 @register(FAMILY, "conservative")

@@ -13,6 +13,7 @@ on the openb cluster, the constants of the paper's code).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,17 +32,41 @@ def tightest_gpus(view: FleetView, node: int, request: PodRequest) -> tuple[int,
     """The request's GPUs on `node`: fewest free milli first (that still fit), lowest index among equals."""
     if not request.num_gpu:
         return ()
-    free = view.gpu_free[node]
-    fits = (free >= request.gpu_milli).nonzero()[0]
-    if request.gpu_milli == MILLI:  # every fitting GPU is idle: tightest-fit is lowest index first
-        return tuple(fits[: request.num_gpu].tolist())
-    chosen = fits[np.argsort(free[fits], kind="stable")[: request.num_gpu]]
-    return tuple(sorted(int(g) for g in chosen))
+    # one node's few GPUs: a Python scan of its row beats numpy's per-call cost
+    milli, free = request.gpu_milli, view.gpu_free[node].tolist()
+    fits = [g for g, f in enumerate(free) if f >= milli]
+    if milli == MILLI:  # every fitting GPU is idle: tightest-fit is lowest index first
+        return tuple(fits[: request.num_gpu])
+    return tuple(sorted(sorted(fits, key=free.__getitem__)[: request.num_gpu]))  # stable: lowest index among equals
 
 
 def pick_top(nodes: np.ndarray, scores: np.ndarray) -> int | None:
     """The node with the highest score (`nodes` ascending, so ties go to the lowest index); None if none."""
     return int(nodes[np.argmax(scores)]) if len(nodes) else None
+
+
+def leftover_top(view: FleetView, request: PodRequest, cpu_weight: float, least: bool) -> int | None:
+    """pick_top of the leftover score over the feasible nodes: 100 x (1 - leftover) for the least
+    leftover (best-fit), 100 x leftover for the most (worst-fit), truncated. The scores of all nodes
+    (-1 where the request does not fit; feasible ones score >= 0, so the first highest is pick_top's
+    node) are kept by the view (engine.sim.fleet_state.FleetView.kept): a call scores again only the
+    nodes changed since the last, which keeps a pass over thousands of jobs cheap."""
+    def score(cpu_free, gpu_free, trunc):
+        left = _leftover_of(view, cpu_free, gpu_free, request, cpu_weight)
+        return trunc((1.0 - left) * 100) if least else trunc(left * 100)
+
+    def answer(at):
+        ok = fits_on(view, request, at)
+        if not isinstance(at, slice):  # one node: Python scalars, the same IEEE arithmetic minus numpy's call cost
+            return score(int(view.cpu_free[at]), int(view.gpu_free_total[at]), math.trunc) if ok else -1.0
+        scores = np.full(len(ok), -1.0)
+        nodes = ok.nonzero()[0]
+        scores[nodes] = score(view.cpu_free[nodes], view.gpu_free_total[nodes], np.trunc)
+        return scores
+
+    scores = view.kept(("leftover", least, cpu_weight, request), answer)
+    node = int(scores.argmax()) if len(scores) else 0
+    return node if len(scores) and scores[node] >= 0 else None
 
 
 def _place(view: FleetView, node: int | None, request: PodRequest) -> Placement | None:
@@ -52,8 +77,13 @@ def _place(view: FleetView, node: int | None, request: PodRequest) -> Placement 
 
 def _leftover(view: FleetView, nodes: np.ndarray, request: PodRequest, cpu_weight: float) -> np.ndarray:
     """Weighted free share left after placing: cpu_weight x CPU + (1 - cpu_weight) x GPU, in [0, 1]."""
-    cpu = (view.cpu_free[nodes] - request.cpu_milli) / max(view.max_cpu_milli, 1) * cpu_weight
-    gpu = (view.gpu_free_total[nodes] - request.total_gpu_milli) / max(view.max_gpu_milli, 1) * (1 - cpu_weight)
+    return _leftover_of(view, view.cpu_free[nodes], view.gpu_free_total[nodes], request, cpu_weight)
+
+
+def _leftover_of(view: FleetView, cpu_free, gpu_free, request: PodRequest, cpu_weight: float):
+    """`_leftover` from the nodes' free CPU and GPU milli (arrays, or one node's as Python ints)."""
+    cpu = (cpu_free - request.cpu_milli) / max(view.max_cpu_milli, 1) * cpu_weight
+    gpu = (gpu_free - request.total_gpu_milli) / max(view.max_gpu_milli, 1) * (1 - cpu_weight)
     return cpu + gpu
 
 
@@ -97,9 +127,7 @@ class BestFit:
         _check_cpu_weight(self)
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = feasible(view, request).nonzero()[0]
-        scores = np.trunc((1.0 - _leftover(view, nodes, request, self.cpu_weight)) * 100)
-        return _place(view, pick_top(nodes, scores), request)
+        return _place(view, leftover_top(view, request, self.cpu_weight, True), request)
 
 
 @register("placement", "cheapest-tier")
@@ -134,9 +162,7 @@ class WorstFit:
         _check_cpu_weight(self)
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = feasible(view, request).nonzero()[0]
-        scores = np.trunc(_leftover(view, nodes, request, self.cpu_weight) * 100)
-        return _place(view, pick_top(nodes, scores), request)
+        return _place(view, leftover_top(view, request, self.cpu_weight, False), request)
 
 
 @register("placement", "dot-product")

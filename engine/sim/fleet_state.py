@@ -7,12 +7,18 @@ attribute (an id into `model_names`, -1 for a node without GPUs).
 
 Policies never see the state itself, only `FleetView`: the same arrays as non-writeable numpy
 views (built once, so handing out a view costs nothing; it always shows the live state).
+Every change of a node is a write of its row of the state's block (`FleetState.free`). In a
+fleet of LARGE_FLEET nodes or more, the block notes the rows written (`WriteLog`); so an answer
+over all nodes that depends only on their rows (the fit mask of a request, a placement score) is
+cached on the view and kept current by recomputing just the nodes written since
+(`FleetView.kept`), instead of scanning the fleet again. A smaller fleet is scanned every time:
+there a scan costs less than the bookkeeping.
 Optionally the state keeps FGD's per-node fragmentation for a target workload current on every
 allocate/release (see `engine.sim.fragmentation`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,6 +26,9 @@ from engine.sim.fragmentation import FragmentationIndex, TargetWorkload
 
 MILLI = 1000
 TIER_RANK = {"reserved": 0, "spot": 1, "on-demand": 2}  # cheapest marginal GPU-hour first; other tiers rank 0
+REPLAY = 16  # nodes written since a kept answer was computed beyond which it is recomputed whole
+KEPT = 512  # answers a view keeps at most (then it forgets them all and starts again)
+LARGE_FLEET = 512  # nodes from which a fleet is kept column-major, logs its writes and keeps answers
 
 
 class PlacementError(ValueError):
@@ -102,9 +111,33 @@ class FleetView:
     _model_masks: dict
     spot: np.ndarray | None = None
     tier_rank: np.ndarray | None = None
+    _log: WriteLog | None = None
+    _kept: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.cpu_free)
+
+    def kept(self, key, answer) -> np.ndarray:
+        """`answer(slice(None))`, an array over all nodes, read-only, cached under `key` and kept
+        current: the nodes whose rows were written since are recomputed one by one, `answer(node)`
+        (so `answer` must depend only on the nodes' rows and static attributes, and give the same
+        value for one node as over all). Without a write log (a small fleet, or a view built by hand)
+        it is computed afresh."""
+        log = self._log
+        if log is None:
+            return answer(slice(None))
+        entry, written = self._kept.get(key), log.nodes
+        if entry is None or entry[0] != log.epoch or len(written) - entry[1] > REPLAY:
+            if len(self._kept) >= KEPT:
+                self._kept.clear()
+            values = answer(slice(None))
+            entry = self._kept[key] = [log.epoch, len(written), values, _frozen(values)]
+        elif entry[1] < len(written):
+            values = entry[2]
+            for node in written[entry[1]:]:
+                values[node] = answer(node)
+            entry[1] = len(written)
+        return entry[3]
 
     def everywhere(self, models: tuple[str, ...]) -> bool:
         """Whether every node's GPU model is one of `models` (cached with the mask)."""
@@ -124,11 +157,18 @@ class FleetView:
         return mask
 
 
-def fits_on(view: FleetView, request: PodRequest, nodes=slice(None)) -> np.ndarray:
-    """Whether `request` fits now on each of `nodes` (default all): CPU, memory, GPU model, and
-    enough GPUs with its milli free. The fleet's one fit rule; policies choose among these.
-    Tests that cannot fail are skipped (free CPU and memory never drop below 0, so a zero request
-    needs no comparison; nor does a GPU model every node has): fewer numpy calls per placement."""
+def fits_on(view: FleetView, request: PodRequest, nodes=None) -> np.ndarray:
+    """Whether `request` fits now on each of `nodes` (index array, slice or one index; default all,
+    then a read-only mask kept by the view): CPU, memory, GPU model, and enough GPUs with its milli
+    free. The fleet's one fit rule; policies choose among these."""
+    if nodes is None and view._log is not None:
+        return view.kept(("fits", request), lambda at: _fits(view, request, at))
+    return _fits(view, request, slice(None) if nodes is None else nodes)
+
+
+def _fits(view: FleetView, request: PodRequest, nodes) -> np.ndarray:
+    """`fits_on` computed. Tests that cannot fail are skipped (free CPU and memory never drop below
+    0, so a zero request needs no comparison; nor does a GPU model every node has): fewer numpy calls."""
     ok = view.cpu_free[nodes] >= request.cpu_milli if request.cpu_milli else None
     if request.memory_mib:
         ok = _both(ok, view.memory_free[nodes] >= request.memory_mib)
@@ -140,8 +180,8 @@ def fits_on(view: FleetView, request: PodRequest, nodes=slice(None)) -> np.ndarr
         if request.gpu_milli == MILLI:
             ok = _both(ok, view.gpu_idle[nodes] >= request.num_gpu)
         else:
-            ok = _both(ok, (view.gpu_free[nodes] >= request.gpu_milli).sum(axis=1) >= request.num_gpu)
-    return ok if ok is not None else np.ones(len(view.cpu_free[nodes]), bool)
+            ok = _both(ok, (view.gpu_free[nodes] >= request.gpu_milli).sum(axis=-1) >= request.num_gpu)
+    return ok if ok is not None else np.ones(np.shape(view.cpu_free[nodes]), bool)
 
 
 def _both(ok: np.ndarray | None, test: np.ndarray) -> np.ndarray:
@@ -155,6 +195,38 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+class WriteLog:
+    """The nodes whose block rows were written, in order (`nodes`; repeats allowed). Emptied, with
+    `epoch` advanced, once longer than `limit`, so it stays small over a long run."""
+
+    def __init__(self, n: int) -> None:
+        self.nodes: list[int] = []
+        self.epoch = 0
+        self.limit = max(4 * n, 4096)
+        self._every = np.arange(n)
+
+    def note(self, key) -> None:
+        """Note the rows of an item assignment `block[key] = ...` (one row, a slice, indices, a mask)."""
+        if type(key) is int or isinstance(key, np.integer):
+            self.nodes.append(int(key))
+        else:
+            self.nodes.extend(self._every[key[0] if isinstance(key, tuple) else key].ravel().tolist())
+        if len(self.nodes) > self.limit:
+            self.nodes.clear()
+            self.epoch += 1
+
+
+class _Block(np.ndarray):
+    """A FleetState's block: an int64 array whose item assignments are noted in `log` (a write
+    through a view of it has no log and fails before writing, rather than change the state unnoticed)."""
+
+    log: WriteLog
+
+    def __setitem__(self, key, value) -> None:
+        self.log.note(key)
+        super().__setitem__(key, value)
 
 
 class FleetState:
@@ -181,15 +253,28 @@ class FleetState:
         # One n x (5 + 2 width) block holds every changing figure of a node (CPU, memory, free GPU
         # milli, idle GPUs, the per-GPU free milli, then the GPU pods per shape), so taking or giving
         # back whole nodes is one row assignment and one pod one row read and write; the named
-        # arrays are column views of it. `capacity` is the block when idle.
-        self.capacity = np.zeros((n, 5 + 2 * width), np.int64)
+        # arrays are column views of it. `capacity` is the block when idle. A large fleet's block is
+        # column-major, so each named array is contiguous: the per-node comparisons of every placement
+        # scan it at twice the speed of a strided column; a small fleet's is row-major, where taking
+        # whole nodes scattered over the fleet (a fancy row copy) costs less.
+        large = n >= LARGE_FLEET
+        order = "F" if large else "C"
+        self.capacity = np.zeros((n, 5 + 2 * width), np.int64, order=order)
         self.capacity[:, 0], self.capacity[:, 1] = self.cpu_total, self.memory_total
         self.capacity[:, 2], self.capacity[:, 3] = self.gpu_count * MILLI, self.gpu_count
         self.capacity[:, 4:4 + width] = np.where(slots[None, :] < self.gpu_count[:, None], MILLI, -1)
-        self.free = self.capacity.copy()
-        self.cpu_free, self.memory_free, self.gpu_free_total, self.gpu_idle = (self.free[:, i] for i in range(4))
-        self.gpu_free = self.free[:, 4:4 + width]
-        self.gpu_pods = self.free[:, 4 + width:]
+        block = self.capacity.copy(order=order)
+        self.log = WriteLog(n) if large else None
+        if large:
+            block = block.view(_Block)
+            block.log = self.log
+        self.free = block
+        # The named arrays and the row reads and writes of `_apply` (which notes its writes itself): plain
+        # numpy, without the subclass's cost; the named arrays read-only, so every write goes through `free`.
+        self._plain = plain = self.free.view(np.ndarray)
+        self.cpu_free, self.memory_free, self.gpu_free_total, self.gpu_idle = (_frozen(plain[:, i]) for i in range(4))
+        self.gpu_free = _frozen(plain[:, 4:4 + width])
+        self.gpu_pods = _frozen(plain[:, 4 + width:])
         self._pods_at = 4 + width  # the block's column of pod shape 0
         # Python copies of static per-node figures for the scalar checks (cheaper than numpy scalars)
         self._cpu_total, self._memory_total = self.cpu_total.tolist(), self.memory_total.tolist()
@@ -221,7 +306,7 @@ class FleetState:
                 _frozen(self.gpu_pods), _frozen(self.rack), self.model_names,
                 int(self.cpu_total.max(initial=0)), int(self.gpu_count.max(initial=0)) * MILLI,
                 self.fragmentation, {}, None if self.spot is None else _frozen(self.spot),
-                None if self.tier_rank is None else _frozen(self.tier_rank))
+                None if self.tier_rank is None else _frozen(self.tier_rank), self.log)
         return self._view
 
     @property
@@ -241,7 +326,7 @@ class FleetState:
         node, gpus = placement.node, placement.gpus
         if not 0 <= node < len(self._cpu_total):
             raise PlacementError(f"node {node} does not exist (fleet has {len(self._cpu_total)} nodes)")
-        row = self.free[node].tolist()
+        row = self._plain[node].tolist()
         if row[0] < request.cpu_milli or row[1] < request.memory_mib:
             raise PlacementError(f"node {node} lacks CPU or memory for {request}")
         if len(gpus) != request.num_gpu or placement.gpu_milli != request.gpu_milli:
@@ -263,7 +348,7 @@ class FleetState:
             if not 0 <= gpus[0] < count:
                 raise PlacementError(f"{placement}: GPU indices must be distinct GPUs of node {placement.node}")
             return
-        if len(set(gpus)) != len(gpus) or not all(0 <= g < count for g in gpus):
+        if len(set(gpus)) != len(gpus) or min(gpus) < 0 or max(gpus) >= count:
             raise PlacementError(f"{placement}: GPU indices must be distinct GPUs of node {placement.node}")
 
     def allocate(self, placement: Placement, request: PodRequest) -> None:
@@ -277,7 +362,7 @@ class FleetState:
             raise PlacementError(f"cannot release {request} from {placement}")
         if gpus:
             self._check_gpu_indices(placement)
-        row = self.free[node].tolist()
+        row = self._plain[node].tolist()
         if (row[0] + request.cpu_milli > self._cpu_total[node]
                 or row[1] + request.memory_mib > self._memory_total[node]
                 or any(row[4 + g] + placement.gpu_milli > MILLI for g in gpus)
@@ -302,6 +387,8 @@ class FleetState:
             row[2] += delta * len(gpus)
             row[3] += idle
             row[self._pods_at + request.shape_slot] -= sign
-        self.free[node] = row
+        self._plain[node] = row
+        if self.log is not None:
+            self.log.note(node)
         if self.fragmentation is not None:
             self.fragmentation.refresh(np.array([node]), self.cpu_free, self.gpu_free)
