@@ -117,25 +117,28 @@ def _few(run, fleet, window, now: float, queue, candidates: np.ndarray, pool: in
 
 
 def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool):
+    """Start, in order, the candidates the window allows whose units are free and whose shape is not
+    dead. The masks over the candidates after position i change only when i starts (the window and
+    free units; recomputed from i + 1 on) or its shape dies (cleared from i + 1 on)."""
     started = np.zeros(len(rest), bool)
-    dead: list[int] = []
     shape = run.shape[rest]
-    pool_free = np.array(fleet.pool_free)
+    ok = window.allows(now, req, in_pool) & (cand_units <= np.array(fleet.pool_free)[cand_pool])
+    alive = np.ones(len(rest), bool)  # False for the candidates of a shape that found no room
     pos = 0
     while pos < len(rest):
-        ok = window.allows(now, req[pos:], in_pool[pos:]) & (cand_units[pos:] <= pool_free[cand_pool[pos:]])
-        if dead:
-            ok &= ~np.isin(shape[pos:], dead)
-        i = int(ok.argmax())
+        i = pos + int(ok[pos:].argmax())
         if not ok[i]:
             break
-        i += pos
+        after = slice(i + 1, None)
         if run.try_start(int(rest[i]), now, fleet, True):
             window = window.after_start(now, req[i], in_pool[i])
             started[i] = True
-            pool_free = np.array(fleet.pool_free)
+            ok[after] = (window.allows(now, req[after], in_pool[after]) & alive[after]
+                         & (cand_units[after] <= np.array(fleet.pool_free)[cand_pool[after]]))
         elif not run.parked[rest[i]]:  # a job its quota parked says nothing about room for its shape
-            dead.append(int(shape[i]))
+            other = shape[after] != shape[i]
+            alive[after] &= other
+            ok[after] &= other
         pos = i + 1
     return started, window
 
