@@ -54,6 +54,7 @@ from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
 from engine.sim.burst import Bursts, burst_nodes
+from engine.sim.collector import collector_paused
 from engine.sim.events import (ARRIVAL, BURST_UP, CLOCK, DEFERRED, FAILURE, OUTAGE_END, OUTAGE_START, REPASS, SPOT,
                                TIMER, EventQueue)
 from engine.sim.fleet_state import PodRequest
@@ -391,6 +392,8 @@ def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = 
     calendars, prices, carbon and residency rules (None: UTC, price book, no residency rules);
     `sharing` the queue classes, quota entries and team weights (None: the default queue classes,
     weight 1 per team)."""
-    run = _Run(workload, policies, seed, timer_s, world, sharing)
-    run.run()
-    return run_tables(run, name)
+    with collector_paused():
+        run = _Run(workload, policies, seed, timer_s, world, sharing)
+        run.run()
+        return run_tables(run, name)
+
