@@ -180,6 +180,9 @@ class MultifactorKeyer:
 
     def __init__(self, policy: MultifactorPriority, queue: QueueView) -> None:
         self.policy, self.queue = policy, queue
+        self.first_level_constant = not policy.boost_after_s > 0  # no boost: every job's first key is 1
+        self.weights: np.ndarray | None = None  # the ledger's weights that `share` was computed from
+        self.share = np.zeros(0)
         self.qos_array = policy.weight_qos * queue.qos
         self.submit, self.requested = queue.submit_s.tolist(), queue.requested_s.tolist()
         self.deadline, self.team = queue.deadline_s.tolist(), queue.team.tolist()
@@ -193,13 +196,14 @@ class MultifactorKeyer:
         p = self.policy
         if shares is None or not shares.capacity_gpus > 0:
             return p.keys(self.queue.take(positions).with_shares(shares), now_s)
-        fair = p.weight_fairshare * team_fairshare(shares)
+        fair = p.weight_fairshare * self._fairshare(shares)
         if len(positions) > SCALAR_MAX:
             return self._array_keys(positions, fair, self._sizes(shares), now_s)
         size = self.size_lists.get(shares.capacity_gpus)
         if size is None:
             size = self.size_lists[shares.capacity_gpus] = self._sizes(shares).tolist()
         fair = fair.tolist()
+        now_s = float(now_s)  # event times may be numpy floats: the same value, cheaper arithmetic
         submit, requested, deadline, team, qos = self.submit, self.requested, self.deadline, self.team, self.qos
         max_age, horizon, boost_after = p.max_age_s, p.deadline_horizon_s, p.boost_after_s
         first, second, third = [], [], []
@@ -215,6 +219,15 @@ class MultifactorKeyer:
             third.append(submit[j])
         return np.array([first, second, third])
 
+    def _fairshare(self, shares: ShareView) -> np.ndarray:
+        """`team_fairshare(shares)`, each team's share S kept while the ledger's weights are the same array."""
+        if shares.weight is not self.weights:
+            self.weights, self.share = shares.weight, shares.weight / shares.weight.sum()
+        usage = shares.usage_gpu_s
+        total_usage = np.add.reduce(usage)  # usage.sum() without its Python wrapper
+        usage = usage / total_usage if total_usage > 0 else np.zeros_like(usage)
+        return np.power(2.0, -usage / self.share)
+
     def _sizes(self, shares: ShareView) -> np.ndarray:
         size = self.sizes.get(shares.capacity_gpus)
         if size is None:
@@ -227,7 +240,8 @@ class MultifactorKeyer:
         p, queue = self.policy, self.queue
         submit_s = queue.submit_s[positions]
         wait_s = now_s - submit_s
-        age = np.clip(wait_s, 0.0, p.max_age_s) / p.max_age_s
+        # np.clip's bits (a zero's sign aside, which `0 + ...` below drops) without its Python wrappers
+        age = np.minimum(np.maximum(wait_s, 0.0), p.max_age_s) / p.max_age_s
         if self.deadlines:
             deadline_s, requested_s = queue.deadline_s[positions], queue.requested_s[positions]
             with np.errstate(invalid="ignore"):
@@ -239,5 +253,5 @@ class MultifactorKeyer:
             + size[positions] + p.weight_deadline * urgency
         if p.boost_after_s > 0:
             boosted = wait_s >= p.boost_after_s
-            return np.stack([(~boosted).astype(np.float64), np.where(boosted, -wait_s, -priority), submit_s])
-        return np.stack([np.ones(len(positions)), -priority, submit_s])
+            return np.array([(~boosted).astype(np.float64), np.where(boosted, -wait_s, -priority), submit_s])
+        return np.array([np.ones(len(positions)), -priority, submit_s])  # not np.stack: its wrappers cost more

@@ -9,6 +9,10 @@ U(now) = U(t0) 2^(-dt/h) + R h / ln 2 (1 - 2^(-dt/h)), dt = now - t0. Each entit
 so a start or stop updates only its team, user and project; `view(region)` brings every entity to
 now at once. `served_gpu_s` is the same without decay. Per-user and per-project usage is kept only
 for orders that read it (`members`); otherwise those arrays of the view stay 0.
+
+Every start and stop changes the ledger, and most changes are never read before the next one, so
+the figures live in Python lists (a float of a list costs less to update than a numpy scalar) and
+become arrays only when read: `view`, and `gpus_of` / `queue_gpus_of` (rebuilt after a change).
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from engine.sim.views import ShareView
 
 DEFAULT_HALF_LIFE_S = 7 * 86_400.0
 LN2 = math.log(2.0)
+SCALAR_MAX = 16  # up to this many entities, `_Decayed.at` works on Python floats (numpy's cost per call dominates)
 
 
 def codes(values) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -30,11 +35,13 @@ def codes(values) -> tuple[np.ndarray, tuple[str, ...]]:
 
 
 class Ledger:
-    """Holdings and decayed usage of one run (see the module docstring)."""
+    """Holdings and decayed usage of one run (see the module docstring). `cpus`, `memory_gib`: per
+    job, the CPU cores and GiB of memory it holds while it runs."""
 
     def __init__(self, team: np.ndarray, user: np.ndarray, project: np.ndarray, queue_class: np.ndarray,
                  n_queues: int, regions: list, weights: dict[str, float], orgs: dict[str, str],
-                 half_life_s: float, seed: int, members: bool = True) -> None:
+                 half_life_s: float, seed: int, cpus: list[float], memory_gib: list[float],
+                 members: bool = True) -> None:
         self.team, self.teams = codes(team)
         self.user, users = codes(user)
         self.project, projects = codes(project)
@@ -42,34 +49,54 @@ class Ledger:
         self.queue_class = queue_class
         self.team_list, self.queue_list = self.team.tolist(), queue_class.tolist()
         self.user_list, self.project_list = self.user.tolist(), self.project.tolist()
+        self.cpus_list, self.memory_list = cpus, memory_gib
         self.weight = np.array([float(weights.get(t, 1.0)) for t in self.teams])
         org_codes, self.orgs = codes([orgs.get(t, "all") for t in self.teams])
         self.org = org_codes if len(self.teams) else np.zeros(0, np.int64)
         self.regions = regions  # RegionFleet per region index
         n_teams, n_regions = len(self.teams), len(regions)
-        self.gpus = np.zeros((n_regions, n_teams))
-        self.cpus = np.zeros((n_regions, n_teams))
-        self.memory = np.zeros((n_regions, n_teams))
-        self.queue_gpus = np.zeros((n_regions, n_queues))
+        # per region: GPUs, CPU cores and GiB per team, GPUs per queue class
+        self.gpus = [[0.0] * n_teams for _ in range(n_regions)]
+        self.cpus = [[0.0] * n_teams for _ in range(n_regions)]
+        self.memory = [[0.0] * n_teams for _ in range(n_regions)]
+        self.queue_gpus = [[0.0] * n_queues for _ in range(n_regions)]
+        self.arrays: list[tuple | None] = [None] * n_regions  # per region: (gpus, queue_gpus) arrays since the last change
         self.half_life_s, self.seed = float(half_life_s), int(seed)
         self.kinds = [_Decayed(n_teams), _Decayed(len(users)), _Decayed(len(projects))]
         self.members = members
         self.capacity = [(f.capacity_gpus, float(f.state.cpu_total.sum()) / 1000.0,
                           float(f.state.memory_total.sum()) / 1024.0) for f in regions]
 
-    def hold(self, j: int, region: int, gpus: float, cpus: float, memory_gib: float, now: float, sign: int) -> None:
-        """Job j starts (sign +1) or stops (-1) holding these resources in `region` at `now`."""
+    def hold(self, j: int, region: int, gpus: float, now: float, sign: int) -> None:
+        """Job j starts (sign +1) or stops (-1) holding `gpus` (and its CPUs and memory) in `region` at `now`."""
+        now = float(now)  # event times may be numpy floats: the same value, cheaper arithmetic
         t = self.team_list[j]
-        self.gpus[region, t] += sign * gpus
-        self.cpus[region, t] += sign * cpus
-        self.memory[region, t] += sign * memory_gib
-        self.queue_gpus[region, self.queue_list[j]] += sign * gpus
+        delta = sign * gpus
+        self.gpus[region][t] += delta
+        self.cpus[region][t] += sign * self.cpus_list[j]
+        self.memory[region][t] += sign * self.memory_list[j]
+        self.queue_gpus[region][self.queue_list[j]] += delta
+        self.arrays[region] = None
         h = self.half_life_s
         teams, users, projects = self.kinds
-        teams.change(t, sign * gpus, now, h)
+        teams.change(t, delta, now, h)
         if self.members:
-            users.change(self.user_list[j], sign * gpus, now, h)
-            projects.change(self.project_list[j], sign * gpus, now, h)
+            users.change(self.user_list[j], delta, now, h)
+            projects.change(self.project_list[j], delta, now, h)
+
+    def gpus_of(self, region: int) -> np.ndarray:
+        """GPUs held now in `region` per team (read only; a new array after every change)."""
+        return self._arrays(region)[0]
+
+    def queue_gpus_of(self, region: int) -> np.ndarray:
+        """GPUs held now in `region` per queue class (read only; a new array after every change)."""
+        return self._arrays(region)[1]
+
+    def _arrays(self, region: int) -> tuple:
+        arrays = self.arrays[region]
+        if arrays is None:
+            arrays = self.arrays[region] = (_frozen(self.gpus[region]), _frozen(self.queue_gpus[region]))
+        return arrays
 
     def view(self, region: int, now: float) -> ShareView:
         """The ledger at `now` for a pass over `region`."""
@@ -78,25 +105,32 @@ class Ledger:
         teams, users, projects = self.kinds
         usage, served = teams.at(now, h)
         user_usage, project_usage = (users.at(now, h)[0], projects.at(now, h)[0]) if self.members \
-            else (users.usage, projects.usage)
+            else (users.zeros, projects.zeros)
         return ShareView(self.teams, self.orgs, self.org, self.weight, usage, served,
-                         self.gpus[region].copy(), self.cpus[region].copy(), self.memory[region].copy(),
+                         np.array(self.gpus[region]), np.array(self.cpus[region]), np.array(self.memory[region]),
                          user_usage, project_usage, gpus, cpus, memory, h, self.seed)
+
+
+def _frozen(values: list[float]) -> np.ndarray:
+    array = np.array(values, np.float64)
+    array.flags.writeable = False
+    return array
 
 
 class _Decayed:
     """Decayed and plain usage of n entities, each brought up to date at its own last change."""
 
     def __init__(self, n: int) -> None:
-        self.usage, self.served, self.rate, self.since = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-        self.level = np.zeros(n)  # rate h / ln 2: the usage a constant rate tends to
+        self.usage, self.served, self.rate, self.since = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
+        self.level = [0.0] * n  # rate h / ln 2: the usage a constant rate tends to
+        self.zeros = np.zeros(n)
 
     def change(self, e: int, delta: float, now: float, half_life_s: float) -> None:
-        dt = now - float(self.since[e])
-        rate = float(self.rate[e])
+        dt = now - self.since[e]
+        rate = self.rate[e]
         if dt > 0:
             decay = 2.0 ** (-dt / half_life_s)
-            self.usage[e] = float(self.usage[e]) * decay + rate * half_life_s / LN2 * (1.0 - decay)
+            self.usage[e] = self.usage[e] * decay + rate * half_life_s / LN2 * (1.0 - decay)
             self.served[e] += rate * dt
             self.since[e] = now
         self.rate[e] = rate + delta
@@ -105,7 +139,15 @@ class _Decayed:
     def at(self, now: float, half_life_s: float) -> tuple[np.ndarray, np.ndarray]:
         """(decayed usage, plain usage) of every entity at `now`, GPU-seconds."""
         # since - now is exactly -(now - since): the same figures as U0 2^(-dt/h) + R h / ln 2 (1 - 2^(-dt/h))
-        # and served + R dt, bit for bit, in fewer numpy operations
-        back = self.since - now
-        decay = np.exp2(back / half_life_s)
-        return self.usage * decay + self.level * (1.0 - decay), self.served - self.rate * back
+        # and served + R dt, bit for bit, in fewer operations
+        if len(self.since) > SCALAR_MAX:
+            back = np.array(self.since) - now
+            decay = np.exp2(back / half_life_s)
+            return (np.array(self.usage) * decay + np.array(self.level) * (1.0 - decay),
+                    np.array(self.served) - np.array(self.rate) * back)
+        # a few entities (teams): the same IEEE operations on Python floats, numpy's exp2 alone
+        now = float(now)
+        back = [s - now for s in self.since]
+        decay = np.exp2(np.array([b / half_life_s for b in back])).tolist()
+        return (np.array([u * d + v * (1.0 - d) for u, d, v in zip(self.usage, decay, self.level)], np.float64),
+                np.array([s - r * b for s, r, b in zip(self.served, self.rate, back)], np.float64))

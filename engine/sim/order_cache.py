@@ -34,7 +34,8 @@ class OrderCache:
         self.cached: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
         self.view: QueueView | None = None
         self.keyer = None
-        self.pending: tuple[str, float, np.ndarray] | None = None  # a deferred lone job: region, since, [j]
+        self.pending: tuple[str, float, int, np.ndarray] | None = None  # a deferred lone job: region, since, j, [j]
+        self.skip = None  # keys[:skip:-1], the levels sorted on: all (None) or all but the first (0)
 
     def order(self, view: QueueView, shares_of, region: str, queue: WaitingQueue, now: float,
               defer: bool = False) -> np.ndarray:
@@ -64,9 +65,10 @@ class OrderCache:
             return self._store(region, now, jobs, self._keys(view, shares_of, jobs, now))
         since, ids, keys = entry
         still = queue.mask[ids]
-        if not still.all():
+        if np.count_nonzero(still) < len(ids):  # not still.all(): its wrappers cost more here
             self.known[ids[~still]] = False
-            ids, keys = ids[still], keys[:, still]
+            kept = still.nonzero()[0]
+            ids, keys = ids[kept], keys.take(kept, axis=1)  # take: cheaper than keys[:, still]
         if len(ids) < queue.count:
             jobs = _waiting(queue)
             new = jobs[~self.known[jobs]]
@@ -79,22 +81,23 @@ class OrderCache:
             if defer and len(new) == 1:
                 return self._defer(region, since, int(new[0]))
             return self._store(region, since, new, self._keys(view, shares_of, new, now))
+        self.known[new] = True  # the cached jobs are known already
         ids = np.concatenate([ids, new])
         keys = np.concatenate([keys, self._keys(view, shares_of, new, now)], axis=1)
-        return self._store(region, since, ids, keys)
+        return self._store(region, since, ids, keys, False)
 
     def settle(self, view: QueueView, shares_of, queue: WaitingQueue, now: float) -> None:
         """Key the deferred lone job, if any, when it still waits (the pass's ledger and time)."""
         if self.pending is not None:
-            region, since, jobs = self.pending
+            region, since, j, jobs = self.pending
             self.pending = None
-            if queue.mask[jobs[0]]:
+            if queue.mask[j]:
                 self._store(region, since, jobs, self._keys(view, shares_of, jobs, now))
 
     def _defer(self, region: str, since: float, j: int) -> np.ndarray:
         """Order [j] with j's keys left to `settle`; nothing else is cached (the caller checked)."""
         jobs = np.array([j])
-        self.pending = (region, since, jobs)
+        self.pending = (region, since, j, jobs)
         self.cached[region] = (since, _NONE, None)
         return jobs
 
@@ -103,14 +106,19 @@ class OrderCache:
         if view is not self.view:
             self.view = view
             self.keyer = self.policy.keyer(view) if hasattr(self.policy, "keyer") else None
+            self.skip = 0 if getattr(self.keyer, "first_level_constant", False) else None
         if self.keyer is not None:
             return self.keyer.keys(jobs, shares_of(), now)
         return self.policy.keys(view.take(jobs).with_shares(shares_of()), now)
 
-    def _store(self, region: str, since: float, ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        perm = np.lexsort((ids, *keys[::-1]))
-        ids, keys = ids[perm], keys[:, perm]
-        self.known[ids] = True
+    def _store(self, region: str, since: float, ids: np.ndarray, keys: np.ndarray, mark: bool = True) -> np.ndarray:
+        """Cache `ids` in the order of their `keys` (ties: ids); `mark`: flag them known (else done)."""
+        # a first level the same for every job (multifactor without boost) decides nothing: not sorted on
+        levels = keys[:self.skip:-1]
+        perm = np.lexsort((ids, *levels))
+        ids, keys = ids[perm], keys.take(perm, axis=1)
+        if mark:
+            self.known[ids] = True
         self.cached[region] = (since, ids, keys)
         return ids
 

@@ -95,10 +95,12 @@ class Sharing:
         self.on = self.gated or self.preempts or getattr(p.order, "time_dependent", True)
         half_life = float(getattr(p.order, "half_life_s", DEFAULT_HALF_LIFE_S))
         self.members = bool(getattr(p.order, "reads_members", False))
+        self.cpus = (w.cpu_milli * w.nodes / 1000.0).tolist()
+        self.memory = (w.memory_mib * w.nodes / 1024.0).tolist()
         self.ledger = Ledger(w.team, w.user if w.user is not None else empty,
                              w.project if w.project is not None else empty, self.qclass, len(classes),
                              list(run.regions.values()), setup.weights, setup.orgs, half_life, run.seed,
-                             self.members)
+                             self.cpus, self.memory, self.members)
         lg = self.ledger
         run.view = replace(run.view, team=lg.team, user=lg.user, project=lg.project, queue_class=self.qclass,
                            qos=self.tier, cpus=w.cpu_milli * w.nodes / 1000.0,
@@ -116,8 +118,6 @@ class Sharing:
         self.planner = Planner(run.regions) if self.preempts or setup.spot.enabled or run.outage_list else None
         self.running_views = RunningViews(self)
         self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
-        self.cpus = (w.cpu_milli * w.nodes / 1000.0).tolist()
-        self.memory = (w.memory_mib * w.nodes / 1024.0).tolist()
         self.seg_start = np.full(n, math.nan)  # start of each job's current (or last) piece
         self.preemptions = np.zeros(n, np.int64)
         self.lost_gpu_s = np.zeros(n)
@@ -135,29 +135,26 @@ class Sharing:
     # -- holdings -----------------------------------------------------------------------------
 
     def usage(self, region: str) -> np.ndarray:
+        """GPUs held now in `region` per quota holder (read only; a new array after every start or stop)."""
         i = self.index[region]
-        return self.ledger.queue_gpus[i] if self.by_queue else self.ledger.gpus[i]
+        return self.ledger.queue_gpus_of(i) if self.by_queue else self.ledger.gpus_of(i)
 
     def started(self, j: int, region: str, nodes, now: float) -> None:
         self.seg_start[j] = now
         if self.on:
-            self._hold(j, region, now, +1)
+            self.ledger.hold(j, self.index[region], float(self.run.alloc_gpus[j]), now, +1)
         if self.planner is not None:
             self.planner.occupy(region, j, nodes, +1)
 
     def stopped(self, j: int, region: str, now: float) -> None:
         if self.on:
-            self._hold(j, region, now, -1)
+            self.ledger.hold(j, self.index[region], float(self.run.alloc_gpus[j]), now, -1)
         if self.planner is not None:
             self.planner.occupy(region, j, self.run.nodes_of[j], -1)
         if self.gated and self.gate.count[self.index[region]]:
             run = self.run
             for k in self.gate.release(self.usage(region), self.index[region], run.gpus.__getitem__, self.reclaims):
                 run.requeue(k, region)
-
-    def _hold(self, j: int, region: str, now: float, sign: int) -> None:
-        gpus = float(self.run.alloc_gpus[j])
-        self.ledger.hold(j, self.index[region], gpus, self.cpus[j], self.memory[j], now, sign)
 
     def shares(self, region: str, now: float):
         return self.ledger.view(self.index[region], now) if self.on else None
