@@ -77,7 +77,11 @@ def _candidates(run, queue, only: list[int] | None, rest: np.ndarray | None) -> 
         key_of, mask, head = run.key_of, queue.mask, queue.lo
         keys = sorted(k for k in map(key_of.__getitem__, only) if mask[k] and k != head)
         return np.array([run.job_at[k] for k in keys], np.int64)
-    return rest if only is None else rest[np.isin(rest, only)]
+    if only is None:
+        return rest
+    if len(only) == 1:  # one new arrival, the usual case: one comparison instead of np.isin
+        return rest[rest == only[0]]
+    return rest[np.isin(rest, only)]
 
 
 def _mark_few(run, now: float, jobs: list[int], code: int) -> None:

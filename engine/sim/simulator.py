@@ -355,7 +355,8 @@ class _Run(Arrivals, Starts):
             if k == len(ordered):
                 return False
             rest = order[k + 1:]
-            head, rest = ordered[k], rest[~parked[rest]]
+            head = ordered[k]
+            rest = rest[~parked[rest]] if self.sharing.gated else rest  # only the quota gate parks jobs
         self.blocked_head[region] = head
         if self.sharing.preempts and self.sharing.make_room(head, region, fleet, now):
             self.freed[region] = True
