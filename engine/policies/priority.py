@@ -92,11 +92,12 @@ def fairshare_factor(queue: QueueView) -> np.ndarray:
     return team_fairshare(queue.shares)[queue.team]
 
 
-def team_fairshare(shares: ShareView) -> np.ndarray:
-    """F = 2^(-U/S) per team of the ledger."""
-    total_usage = shares.usage_gpu_s.sum()
-    usage = shares.usage_gpu_s / total_usage if total_usage > 0 else np.zeros_like(shares.usage_gpu_s)
-    share = shares.weight / shares.weight.sum()
+def team_fairshare(shares: ShareView, share: np.ndarray | None = None) -> np.ndarray:
+    """F = 2^(-U/S) per team of the ledger; `share`: S when the caller has it (else from the weights)."""
+    usage = shares.usage_gpu_s
+    total_usage = np.add.reduce(usage)  # usage.sum() without its Python wrapper
+    usage = usage / total_usage if total_usage > 0 else np.zeros_like(usage)
+    share = shares.weight / shares.weight.sum() if share is None else share
     return np.power(2.0, -usage / share)
 
 
@@ -223,10 +224,7 @@ class MultifactorKeyer:
         """`team_fairshare(shares)`, each team's share S kept while the ledger's weights are the same array."""
         if shares.weight is not self.weights:
             self.weights, self.share = shares.weight, shares.weight / shares.weight.sum()
-        usage = shares.usage_gpu_s
-        total_usage = np.add.reduce(usage)  # usage.sum() without its Python wrapper
-        usage = usage / total_usage if total_usage > 0 else np.zeros_like(usage)
-        return np.power(2.0, -usage / self.share)
+        return team_fairshare(shares, self.share)
 
     def _sizes(self, shares: ShareView) -> np.ndarray:
         size = self.sizes.get(shares.capacity_gpus)
