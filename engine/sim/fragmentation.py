@@ -41,11 +41,17 @@ class TargetWorkload:
         Shapes are ranked by pod count, ties by (cpu, gpu milli, GPU count, models) descending, and
         taken one at a time until the running count reaches coverage x pods (CPU-only shapes too).
         """
-        if not 0 < coverage <= 1:
-            raise ValueError(f"coverage must be in (0, 1], got {coverage}")
         counts: dict[tuple, int] = {}
         for key in zip(map(int, cpu_milli), map(int, gpu_milli), map(int, num_gpu), map(tuple, gpu_models)):
             counts[key] = counts.get(key, 0) + 1
+        return cls.most_popular(counts, coverage)
+
+    @classmethod
+    def most_popular(cls, counts: dict[tuple, int], coverage: float = DEFAULT_COVERAGE) -> "TargetWorkload":
+        """`typical` from the pod count of each shape (cpu, gpu milli, GPU count, models tuple), the
+        shapes in the order they first occur."""
+        if not 0 < coverage <= 1:
+            raise ValueError(f"coverage must be in (0, 1], got {coverage}")
         ranked = sorted(counts.items(), key=lambda kv: (kv[1], kv[0][:3], "|".join(kv[0][3])), reverse=True)
         total, kept, running = sum(counts.values()), [], 0
         for key, count in ranked:

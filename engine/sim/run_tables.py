@@ -1,10 +1,17 @@
 """Tables of a finished simulation run: the per-job table, the timeline, the decision log, the
 segments and the fragmentation samples, as a `SimulationResult` (engine.sim.result describes every
-column)."""
+column).
+
+Text columns are built as pandas' `str` columns by pyarrow's `take` of a few names by integer
+codes (regions, reasons, decisions, users, projects, queues, teams, node lists): converting
+hundreds of thousands of Python strings one by one costs several times more."""
 from __future__ import annotations
+
+from operator import itemgetter
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from engine.sim.queue_classes import queue_table
 from engine.sim.reasons import DECISIONS, REASONS
@@ -16,34 +23,67 @@ SEGMENT_COLUMNS = ["row", "job_id", "region", "nodes", "start_s", "end_s", "gpus
 def run_tables(run, scenario: str) -> SimulationResult:
     """The result of a finished run (engine.sim.simulator._Run) named `scenario`."""
     w, sharing = run.w, run.sharing
-    names = np.full(len(w), "", object)
-    for j in run.nodes_of:
-        names[j] = run.node_names(j)
     ledger = sharing.ledger
+    regions = list(run.regions)
+    region = _region_codes(run, regions)
+    nodes = _node_lists(run)
     jobs = pd.DataFrame({
-        "job_id": w.job_id, "region": np.asarray(run.region_name, object), "home_region": w.region,
-        "workload_class": w.workload_class, "team": w.team,
+        "job_id": w.job_id, "region": labels(region, regions), "home_region": labels(run.home, regions),
+        "workload_class": _text(w.workload_class), "team": labels(ledger.team, ledger.teams),
         "submit_s": w.submit_s, "start_s": run.start, "end_s": run.end,
         "wait_s": run.start - w.submit_s, "run_s": run.end - run.start, "gpus": w.gpus,
         "gpus_allocated": run.alloc_gpus,
-        "failed": w.failed, "started": np.isfinite(run.start), "nodes": names,
-        "reason": np.asarray(REASONS, object)[run.reason], "latency_ms": run.latency_ms,
-        "user": np.asarray(ledger.user_names, object)[ledger.user] if len(w) else np.zeros(0, object),
-        "project": np.asarray(ledger.project_names, object)[ledger.project] if len(w) else np.zeros(0, object),
-        "queue": np.asarray([q.name for q in sharing.queues], object)[sharing.qclass],
+        "failed": w.failed, "started": np.isfinite(run.start), "nodes": nodes,
+        "reason": labels(run.reason, REASONS), "latency_ms": run.latency_ms,
+        "user": labels(ledger.user, ledger.user_names), "project": labels(ledger.project, ledger.project_names),
+        "queue": labels(sharing.qclass, [q.name for q in sharing.queues]),
         "priority": w.priority, "deadline_s": w.deadline_s,
         "preemptions": sharing.preemptions, "lost_gpu_hours": sharing.lost_gpu_s / 3600.0,
         "spot_interruptions": sharing.spot.interruptions if sharing.spot else np.zeros(len(w), np.int64)})
-    timeline = pd.DataFrame(run.timeline, columns=["time_s", "region", "busy_gpus", "queue_length"])
+    timeline = _timeline(run, regions)
     logged = np.asarray(run.log_j, np.int64)
     decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "row": logged, "job_id": w.job_id[logged],
-                              "region": np.asarray(run.region_name, object)[logged],
-                              "decision": np.asarray(DECISIONS, object)[np.asarray(run.log_c, np.int64)]})
+                              "region": labels(region[logged], regions),
+                              "decision": labels(np.asarray(run.log_c, np.int64), DECISIONS)})
     capacity = {r: f.capacity_gpus for r, f in run.regions.items()}
     return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
                             w.observed_end_s, run.sampler.table(), run.latency_slo_ms,
                             segments=_segments(run, jobs), teams=_teams(run), queue_classes=queue_table(sharing.queues),
                             burst=run.bursts.table())
+
+
+def labels(codes, names) -> pd.api.extensions.ExtensionArray:
+    """names[codes] as a pandas `str` array (codes: integers, names: a sequence of str)."""
+    return pd.array(pa.array(list(names), pa.large_string()).take(pa.array(np.asarray(codes, np.int64))),
+                    dtype="str")
+
+
+def _text(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """A column of str values with few distinct ones (the workload classes) as a pandas `str` array."""
+    codes, names = pd.factorize(values)
+    return labels(codes, names.tolist())
+
+
+def _region_codes(run, regions: list[str]) -> np.ndarray:
+    """Each job's region (where it ran, or its home) as an index into `regions`."""
+    index = {r: k for k, r in enumerate(regions)}
+    return np.fromiter(map(index.__getitem__, run.region_name), np.int64, len(run.region_name))
+
+
+def _node_lists(run) -> pd.api.extensions.ExtensionArray:
+    """Each job's node names joined by ";" ("" for a job that never started)."""
+    names = [""] * len(run.w)
+    for j in run.nodes_of:
+        names[j] = run.node_names(j)
+    return pd.array(names, dtype="str")
+
+
+def _timeline(run, regions: list[str]) -> pd.DataFrame:
+    rows, index = run.timeline, {r: k for k, r in enumerate(regions)}
+    time_s, region, busy, queued = (list(map(itemgetter(k), rows)) for k in range(4))
+    return pd.DataFrame({"time_s": np.array(time_s, np.float64),
+                         "region": labels(np.fromiter(map(index.__getitem__, region), np.int64, len(rows)), regions),
+                         "busy_gpus": np.array(busy, np.float64), "queue_length": np.array(queued, np.int64)})
 
 
 def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
@@ -61,9 +101,9 @@ def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
     last.sort()
     end = run.end[last]
     failed = run.w.failed[last]
-    outcome = np.where(np.isnan(end), "running", np.where(failed, "failed", "completed"))
-    final = pd.DataFrame({"row": last, "job_id": run.w.job_id[last], "region": jobs["region"].to_numpy(object)[last],
-                          "nodes": jobs["nodes"].to_numpy(object)[last],
+    outcome = labels(np.where(np.isnan(end), 0, np.where(failed, 1, 2)), ("running", "failed", "completed"))
+    final = pd.DataFrame({"row": last, "job_id": run.w.job_id[last], "region": jobs["region"].array.take(last),
+                          "nodes": jobs["nodes"].array.take(last),
                           "start_s": np.asarray(sharing.seg_start, np.float64)[last], "end_s": end,
                           "gpus_allocated": run.alloc_gpus[last], "outcome": outcome, "lost_s": 0.0})
     if not len(evicted):

@@ -112,11 +112,11 @@ class _Run(Arrivals, Starts):
         self.units = (w.nodes * w.num_gpu * w.gpu_milli).astype(np.float64)
         shapes = job_shapes(w, list(self.regions.values()))
         self.shape, self.shape_pools, self.shape_fits = shapes.shape, shapes.pools, shapes.fits
-        home = np.array([names.index(r) for r in w.region], np.int64) if len(w) else np.zeros(0, np.int64)
+        home = np.fromiter(map(self.region_index.__getitem__, w.region), np.int64, len(w))
         self.home = home.tolist()  # each job's home region, an index into the region names
         self.flexible = np.isin(w.workload_class, FLEXIBLE_CLASSES).tolist()
-        located = w.data_location if w.data_location is not None else [None] * len(w)
-        self.data_region = [self.region_index.get(r, -1) if r is not None else -1 for r in located]
+        located, where = pd.factorize(w.data_location if w.data_location is not None else np.full(len(w), None))
+        self.data_region = np.array([self.region_index.get(r, -1) for r in where] + [-1], np.int64)[located].tolist()
         self.data_gb = (w.data_size_gb if w.data_size_gb is not None else np.zeros(len(w))).tolist()
         self.transfer_gbps = float(world.transfer_gbps) if world is not None else 0.0
         self.transferred = [False] * len(w)  # its data was moved (the transfer delay is behind it)
