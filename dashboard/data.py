@@ -1,4 +1,5 @@
-"""The dashboard's access to telemetry: with dashboard.data_planning, the only modules with st.cache_*.
+"""The dashboard's access to telemetry: with the other dashboard.data_* modules (planning, predictions,
+fidelity, report), the only modules with st.cache_*.
 
 One DuckDB connection per process (st.cache_resource, keyed by the database path), a fresh
 cursor for every use within a script run (connections must not be shared across threads), and
@@ -13,9 +14,8 @@ import io
 import json
 import math
 import sys
-import tempfile
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -32,10 +32,7 @@ from engine.analysis.sim_metrics import horizon_s
 from engine.analysis.sim_metrics import kpis
 from engine.analysis.timezones import TimeZones, build_timezones
 from engine.analysis.world_kpis import WorldReport, world_report
-from engine.compare import WORLD_TABLES as COMPARE_WORLD_TABLES
 from engine.sim.world import World
-from engine.experiments import fidelity
-from engine.report import Report, ReportAssumptions, build_report, write_pdf
 from engine.predict.features import zones_of
 from engine.scenario import Scenario
 from engine.sim.result import SimulationResult
@@ -211,54 +208,6 @@ def whatif_run(dataset: str, scenario: dict, days: float) -> WhatIfRun:
     return _whatif(str(db_path()), dataset, content, float(days), store().fingerprint())
 
 
-def shared_path() -> Path:
-    """The folder holding `traces/` and `expected/`: `--shared DIR` among the script's arguments, else
-    `<repo>/../shared`."""
-    args = sys.argv[1:]
-    for i, arg in enumerate(args):
-        if arg == "--shared" and i + 1 < len(args):
-            return Path(args[i + 1]).expanduser()
-        if arg.startswith("--shared="):
-            return Path(arg.split("=", 1)[1]).expanduser()
-    return fidelity.SHARED
-
-
-def fidelity_inputs() -> fidelity.Inputs:
-    """Where the Fidelity page's live re-runs find their traces (never cached: files may appear)."""
-    return fidelity.Inputs.under(shared_path())
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def _fidelity_record(path: str, mtime_ns: int) -> fidelity.Record:
-    return fidelity.load_record(path)
-
-
-def fidelity_record(path: Path = fidelity.RECORD) -> fidelity.Record:
-    """The committed record of the full reproductions, re-read when the file changes."""
-    return _fidelity_record(str(path), path.stat().st_mtime_ns)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _rlscheduler_rerun(trace: str, mtime_ns: int, policy: str, backfill: str) -> dict:
-    return fidelity.run_rlscheduler(trace, [(policy, backfill)])[(policy, backfill)]
-
-
-def rlscheduler_rerun(trace: Path, policy: str, backfill: str) -> dict[tuple[str, str], dict]:
-    """{(policy, backfill): the ten published sequences re-run now}, cached per trace content and run."""
-    return {(policy, backfill): _rlscheduler_rerun(str(trace), trace.stat().st_mtime_ns, policy, backfill)}
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _fgd_rerun(nodes: str, pods: str, mtimes: tuple[int, int], policy: str, seed: int) -> dict:
-    return fidelity.run_fgd(nodes, pods, [policy], seeds=(seed,))[policy]
-
-
-def fgd_rerun(nodes: Path, pods: Path, policy: str, seed: int) -> dict[str, dict]:
-    """{policy: one seed of the FGD experiment re-run now}, cached per input content, policy and seed."""
-    mtimes = (nodes.stat().st_mtime_ns, pods.stat().st_mtime_ns)
-    return {policy: _fgd_rerun(str(nodes), str(pods), mtimes, policy, int(seed))}
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
 def _timezones(path: str, dataset: str, fingerprint: str) -> TimeZones:
     s = _connection(path)[0].cursor()
@@ -399,63 +348,3 @@ def story(dataset: str, scenario: dict, days: float, row: int) -> JobStory:
     content = json.dumps(scenario, sort_keys=True, default=str)
     args = (str(db_path()), dataset, content, float(days), store().fingerprint())
     return job_story(_whatif(*args).result, int(row), _story_context(*args))
-
-
-# --- Executive report (engine.report) -------------------------------------------------------------
-def report_assumptions_text(assumptions: ReportAssumptions) -> str:
-    """`assumptions` as canonical JSON: the cache key of the reports."""
-    spec = {f.name: getattr(assumptions, f.name) for f in fields(assumptions)}
-    spec["kw_per_gpu"] = dict(sorted(assumptions.kw_per_gpu.items()))
-    spec["price_overrides"] = sorted([*key, usd] for key, usd in assumptions.price_overrides.items())
-    return json.dumps(spec, sort_keys=True)
-
-
-def report_assumptions_from_text(text: str) -> ReportAssumptions:
-    """The inverse of report_assumptions_text."""
-    spec = json.loads(text)
-    overrides = {tuple(row[:3]): float(row[3]) for row in spec.pop("price_overrides")}
-    return ReportAssumptions(**spec, price_overrides=overrides)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _report(path: str, dataset: str, baseline: str, candidates: str, days: float, assumptions: str,
-            fingerprint: str) -> Report:
-    def scenario(spec: dict) -> Scenario:
-        return Scenario.from_dict(spec, source=str(spec.get("name", "scenario")))
-
-    s = _connection(path)[0].cursor()
-    world = {name: s.table(name, dataset) for name in COMPARE_WORLD_TABLES}
-    return build_report(s.jobs(dataset), s.fleet(dataset), world, scenario(json.loads(baseline)),
-                        [scenario(spec) for spec in json.loads(candidates)],
-                        report_assumptions_from_text(assumptions), dataset=dataset, days=days or None)
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def _report_pdf(path: str, dataset: str, baseline: str, candidates: str, days: float, assumptions: str,
-                fingerprint: str) -> bytes:
-    report = _report(path, dataset, baseline, candidates, days, assumptions, fingerprint)
-    with tempfile.TemporaryDirectory(prefix="meridian-report-pdf-") as folder:
-        return write_pdf(report, Path(folder) / "report.pdf").read_bytes()
-
-
-def _report_key(dataset: str, baseline: dict, candidates: list[dict], days: float,
-                assumptions: ReportAssumptions) -> tuple:
-    return (str(db_path()), dataset, json.dumps(baseline, sort_keys=True, default=str),
-            json.dumps(candidates, sort_keys=True, default=str), float(days),
-            report_assumptions_text(assumptions), store().fingerprint())
-
-
-def report(dataset: str, baseline: dict, candidates: list[dict], days: float,
-           assumptions: ReportAssumptions) -> Report:
-    """The executive report (engine.report.build_report) of `candidates` against `baseline` (Scenario.from_dict
-    dicts) on `dataset`'s jobs submitted in its first `days` days (0 = all), with its world tables as
-    `meridian report` reads them; cached per (dataset, scenario contents, window, assumptions, store
-    fingerprint). Raises Unusable (no candidate, no jobs), ScenarioError, ValueError."""
-    return _report(*_report_key(dataset, baseline, candidates, days, assumptions))
-
-
-def report_pdf(dataset: str, baseline: dict, candidates: list[dict], days: float,
-               assumptions: ReportAssumptions) -> bytes:
-    """`report(...)` printed to PDF by headless Chromium (engine.report.write_pdf), cached with it.
-    Raises ChromiumMissing without Chromium, RuntimeError when Chromium fails."""
-    return _report_pdf(*_report_key(dataset, baseline, candidates, days, assumptions))

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dashboard import charts, data
+from dashboard import charts, data_fidelity
 from engine.experiments import fgd, fidelity, rlscheduler
 from engine.experiments.rlscheduler import ExperimentError
 from engine.telemetry.errors import ImportRejected
@@ -187,7 +187,7 @@ def _rls_section(record: fidelity.Record, inputs: fidelity.Inputs) -> None:
         try:
             with st.spinner(f"Replaying ten 1,024-job sequences under {policy}..."):
                 st.session_state["fid_rls_live"] = fidelity.compare_rlscheduler(
-                    rows, data.rlscheduler_rerun(inputs.lublin_1, policy, backfill))
+                    rows, data_fidelity.rlscheduler_rerun(inputs.lublin_1, policy, backfill))
         except (ImportRejected, ExperimentError, OSError) as exc:
             st.error(f"The re-run failed: {exc}")
     live = st.session_state.get("fid_rls_live")
@@ -232,7 +232,7 @@ def _fgd_section(record: fidelity.Record, inputs: fidelity.Inputs) -> None:
     if right.button("Run again", key="fid_fgd_run"):
         try:
             with st.spinner(f"Packing the openb pods with {FGD_LABELS[policy]}, seed {seed} (a few seconds)..."):
-                result = data.fgd_rerun(inputs.openb_nodes, inputs.openb_pods, policy, seed)
+                result = data_fidelity.fgd_rerun(inputs.openb_nodes, inputs.openb_pods, policy, seed)
             st.session_state["fid_fgd_live"] = (seed, fidelity.compare_fgd(rows, result, 1))
         except (ImportRejected, ValueError, OSError) as exc:
             st.error(f"The re-run failed: {exc}")
@@ -268,12 +268,12 @@ st.caption("Can you trust the engine's numbers? It re-runs two published schedul
            "traces and lands on the published figures: exactly where the published method is exact (RLScheduler), "
            "and within the published seed spread where it is random (FGD).")
 try:
-    fidelity_record = data.fidelity_record()
+    fidelity_record = data_fidelity.fidelity_record()
 except (OSError, ValueError, KeyError) as exc:
     st.error(f"The fidelity record cannot be read ({type(exc).__name__}: {str(exc)[:200]}); "
              "recreate it with `python benchmarks/fidelity_record.py`.")
     st.stop()
-fidelity_inputs = data.fidelity_inputs()
+fidelity_inputs = data_fidelity.fidelity_inputs()
 _headlines(fidelity_record)
 _rls_section(fidelity_record, fidelity_inputs)
 _fgd_section(fidelity_record, fidelity_inputs)

@@ -10,7 +10,7 @@ import re
 
 import streamlit as st
 
-from dashboard import data
+from dashboard import data, data_report
 from engine.compare import Unusable
 from engine.report import ChromiumMissing, ReportAssumptions, render_html
 from engine.report.pdf import chromium_path
@@ -83,7 +83,7 @@ def _build(inputs: str, dataset: str, bundled: dict, baseline: str, candidates: 
            assumptions: ReportAssumptions) -> None:
     with st.spinner(f"Simulating {', '.join([baseline, *candidates])} on {dataset}..."):
         try:
-            report = data.report(dataset, bundled[baseline], [bundled[c] for c in candidates], days, assumptions)
+            report = data_report.report(dataset, bundled[baseline], [bundled[c] for c in candidates], days, assumptions)
         except (ScenarioError, Unusable, ValueError) as exc:
             st.error(f"The report could not be built: {exc}")
             return
@@ -104,7 +104,7 @@ def _pdf(inputs: str, dataset: str, bundled: dict, baseline: str, candidates: li
             return
         with st.spinner("Printing the report with headless Chromium..."):
             try:
-                pdf = data.report_pdf(dataset, bundled[baseline], [bundled[c] for c in candidates], days, assumptions)
+                pdf = data_report.report_pdf(dataset, bundled[baseline], [bundled[c] for c in candidates], days, assumptions)
             except ChromiumMissing as exc:
                 column.warning(f"No PDF: {exc}")
                 return
@@ -161,7 +161,7 @@ if baseline in candidates:
 if assumptions is None:
     st.stop()
 inputs = json.dumps([dataset, data.store().fingerprint(), baseline, candidates, days,
-                     data.report_assumptions_text(assumptions)])
+                     data_report.report_assumptions_text(assumptions)])
 if st.button("Build the report", key="rp_build", type="primary", icon=":material/summarize:"):
     _build(inputs, dataset, bundled, baseline, candidates, days, assumptions)
 built = st.session_state.get(BUILT)
