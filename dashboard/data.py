@@ -53,13 +53,18 @@ def db_path() -> Path:
 
     `streamlit run dashboard/app.py -- --db FILE` passes the arguments after `--` to the script.
     """
+    return path_argument("--db", DEFAULT_DB_PATH)
+
+
+def path_argument(option: str, default: Path) -> Path:
+    """The path after `option` (`OPTION PATH` or `OPTION=PATH`) among the script's arguments, else `default`."""
     args = sys.argv[1:]
     for i, arg in enumerate(args):
-        if arg == "--db" and i + 1 < len(args):
+        if arg == option and i + 1 < len(args):
             return Path(args[i + 1]).expanduser()
-        if arg.startswith("--db="):
+        if arg.startswith(option + "="):
             return Path(arg.split("=", 1)[1]).expanduser()
-    return DEFAULT_DB_PATH
+    return default
 
 
 @st.cache_resource(show_spinner="Opening the database and loading the sample data (first start only)...")

@@ -3,24 +3,18 @@ one published sequence or seed (engine.experiments.fidelity), cached per input f
 dashboard.data holds the connection and the other caches."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import streamlit as st
 
+from dashboard.data import path_argument
 from engine.experiments import fidelity
 
 
 def shared_path() -> Path:
     """The folder holding `traces/` and `expected/`: `--shared DIR` among the script's arguments, else
     `<repo>/../shared`."""
-    args = sys.argv[1:]
-    for i, arg in enumerate(args):
-        if arg == "--shared" and i + 1 < len(args):
-            return Path(args[i + 1]).expanduser()
-        if arg.startswith("--shared="):
-            return Path(arg.split("=", 1)[1]).expanduser()
-    return fidelity.SHARED
+    return path_argument("--shared", fidelity.SHARED)
 
 
 def fidelity_inputs() -> fidelity.Inputs:
