@@ -40,15 +40,15 @@ Exit codes as engine/predict/cli.py: 0 success, 2 bad input with one line on std
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from engine.predict.cli import (EXIT_OK, BadInput, _duration, _guarded, _minute, _num, _registry, _settings,
-                                _stamp, _tables)
+from engine.predict.cli import EXIT_OK, BadInput, _guarded, _minute, _registry, _settings, _stamp, _tables
+from engine.predict.cli_queue_text import (job_sentence, pct, plain, print_backtest, print_queue, print_rightsizing,
+                                           write_csv)
 from engine.telemetry.store import Store
 
 BY = {"job": "jobs", "team": "by_team", "user": "by_user"}
@@ -74,16 +74,16 @@ def cmd_eta(args) -> int:
                     tz=tz)
     except NotEnoughHistory as exc:
         raise BadInput(str(exc)) from None
-    records = [{"at_utc": _stamp(at), **r} for r in _plain(table.to_dict("records"))]
+    records = [{"at_utc": _stamp(at), **r} for r in plain(table.to_dict("records"))]
     if args.job is not None:
         position = int(np.flatnonzero(table["job_id"].astype(str).to_numpy() == str(args.job))[0])
         record = records[position]
-        print(json.dumps(record, allow_nan=False) if args.json else _job_sentence(record))
+        print(json.dumps(record, allow_nan=False) if args.json else job_sentence(record))
         return EXIT_OK
     if args.json:
         print(json.dumps(records, allow_nan=False))
         return EXIT_OK
-    _print_queue(args.dataset, at, table, args.samples)
+    print_queue(args.dataset, at, table, args.samples)
     return EXIT_OK
 
 
@@ -96,9 +96,9 @@ def cmd_backtest(args) -> int:
     jobs, regions, fleet = _with_fleet(args)
     report = _backtest(args, jobs, fleet, zones_of(regions), runtime)
     if args.json:
-        print(json.dumps(_plain({"dataset": args.dataset, **report}), allow_nan=False))
+        print(json.dumps(plain({"dataset": args.dataset, **report}), allow_nan=False))
         return EXIT_OK
-    _print_backtest(args.dataset, report)
+    print_backtest(args.dataset, report)
     return EXIT_OK
 
 
@@ -115,7 +115,7 @@ def cmd_rightsize(args) -> int:
     result = rightsize(jobs, _read(args, "prices"), options)
     table = getattr(result, BY[args.by])
     if args.csv:
-        _write_csv(Path(args.csv), table)
+        write_csv(Path(args.csv), table)
     note = None if result.totals["measured"] else (
         f"dataset {args.dataset!r} has no per-job GPU use to right-size from: it needs gpus_used_max (the most of "
         "a job's GPUs busy at once) or gpu_util_pct (their mean utilisation, %) on jobs that ran")
@@ -124,11 +124,11 @@ def cmd_rightsize(args) -> int:
         document = {"dataset": args.dataset, "headroom_pct": options.headroom_pct, "tier": options.tier,
                     "by": args.by, "totals": result.totals, "rows_total": len(table),
                     "rows": shown.to_dict("records"), **({"note": note} if note else {})}
-        print(json.dumps(_plain(document), allow_nan=False))
+        print(json.dumps(plain(document), allow_nan=False))
     elif note:
         print(note)
     else:
-        _print_rightsizing(args, options, result.totals, table, shown)
+        print_rightsizing(args, options, result.totals, table, shown)
     return EXIT_OK
 
 
@@ -241,143 +241,10 @@ def _calibration(args, jobs: pd.DataFrame, at: pd.Timestamp, fleet: pd.DataFrame
     report = _backtest(args, known_at(jobs, at), fleet, tz, settings)
     level, raw, calibrated = report["level"], report["raw"]["coverage"], report["calibrated"]["coverage"]
     better = abs(calibrated - level) < abs(raw - level)
-    print(f"backtest: {report['jobs_scored']:,} waits scored; the raw {_pct(level, 0)} interval held {_pct(raw)} "
-          f"of the starts, the calibrated one {_pct(calibrated)}: "
+    print(f"backtest: {report['jobs_scored']:,} waits scored; the raw {pct(level, 0)} interval held {pct(raw)} "
+          f"of the starts, the calibrated one {pct(calibrated)}: "
           + ("applying the calibration" if better else "keeping the raw interval"), file=sys.stderr)
     return Calibration(**report["calibration"]) if better else None
-
-
-def _job_sentence(record: dict) -> str:
-    place = f"job {record['job_id']} is {_ordinal(record['jobs_ahead'] + 1)} of {record['queue_length']} in the " \
-            f"queue of region {record['region']}"
-    if record["wait_p50_s"] is None:
-        return f"{place}; it never starts: it does not fit the fleet"
-    latest = _minute(record["start_hi_utc"]) if record["start_hi_utc"] else "never"
-    return (f"{place}; expected to start {record['eta_text']} ({_minute(record['start_p50_utc'])} UTC; between "
-            f"{_minute(record['start_lo_utc'])} and {latest})")
-
-
-def _ordinal(n: int) -> str:
-    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-def _print_queue(dataset: str, at: pd.Timestamp, table: pd.DataFrame, samples: int) -> None:
-    when = f"{at:%Y-%m-%d %H:%M} UTC"
-    if table.empty:
-        print(f"no job of dataset {dataset!r} was pending at {when}")
-        return
-    corrected = " (calibrated)" if table["calibrated"].any() else ""
-    print(f"queue of dataset {dataset!r} at {when}: {len(table):,} jobs pending; start intervals{corrected} "
-          f"from {samples} replays (FCFS + EASY backfilling, no later arrivals)")
-    rows = [[str(r.job_id), str(r.region), _gpus(r.gpus), _duration(r.waited_s), f"{r.jobs_ahead:,}", r.eta_text,
-             _minute(_stamp(r.start_p50_utc))] for r in table.itertuples()]
-    _print_table(["job", "region", "GPUs", "waited", "ahead", "expected start", "most likely (UTC)"], rows,
-                 right={2, 3, 4})
-
-
-def _print_backtest(dataset: str, report: dict) -> None:
-    scored = report["snapshots"] - report["calibration_snapshots"]
-    print(f"ETA backtest of dataset {dataset!r}: the queue replayed at {report['snapshots']} instants after the "
-          f"training cut {_minute(report['cutoff_utc'])} UTC, {report['samples']} runtime draws each, "
-          f"{_pct(report['level'], 0)} intervals")
-    print(f"  the first {report['calibration_snapshots']} instants calibrate ({report['jobs_calibration']:,} waits); "
-          f"the other {scored} score {report['jobs_scored']:,} waits of {report['distinct_jobs_scored']:,} jobs; "
-          f"{report['jobs_never_started']:,} pending jobs never started in the data (not scored)")
-    rows = []
-    for key in ("raw", "calibrated", "learned", "baseline"):
-        m = report[key]
-        rows.append([key] + (["-", "-", "-", "-"] if m is None else
-                             [_pct(m["coverage"]), _hours(m["width_h"]), _num(m["male"], 3), f"{m['never_fits']:,}"]))
-    _print_table(["interval", "coverage", "median width", "MALE", "never fits"], rows, right={1, 2, 3, 4})
-    if report["learned"] is None:
-        print("  learned: not fitted (fewer than 100 calibration waits)")
-    shifts = report["calibration"]
-    print(f"  calibration moves on ln(wait + 60 s): lower bound {-shifts['lo_shift']:+.3f}, "
-          f"point {shifts['p50_shift']:+.3f}, upper bound {shifts['hi_shift']:+.3f}")
-    print(f"  {report['seconds_per_query']:.2f} s per query")
-
-
-def _print_rightsizing(args, options, totals: dict, table: pd.DataFrame, shown: pd.DataFrame) -> None:
-    print(f"right-sizing of dataset {args.dataset!r} (headroom {options.headroom_pct:g} %, {options.tier} prices): "
-          f"{totals['measured']:,.0f} of {totals['ran']:,.0f} jobs that ran have measured GPU use "
-          f"({totals['measured_by_mean']:,.0f} by their mean only)")
-    dollars = "" if not math.isfinite(totals["freed_usd"]) else f", ${totals['freed_usd']:,.0f}" + (
-        " (some prices assumed from the default price book)" if totals["price_assumed"] else "")
-    print(f"  {totals['over_asking']:,.0f} jobs over-asked ({totals['over_asking_pct']:.1f} % of measured); "
-          f"{totals['freed_gpu_hours']:,.1f} of {totals['gpu_hours']:,.1f} GPU-hours could have been freed "
-          f"({totals['freed_pct']:.1f} %){dollars}")
-    print(f"top {len(shown):,} of {len(table):,} {'jobs' if args.by == 'job' else args.by + 's'} "
-          "by freed GPU-hours:")
-    if args.by == "job":
-        keys = ["job", "user", "team"]
-        headers = keys + ["GPUs", "peak used", "util %", "recommended", "run h", "freed GPU-h", "freed $"]
-        rows = [[r.job_id, r.user_name, r.team, _gpus(r.gpus), _gpus(r.gpus_used_max), _num(r.gpu_util_pct, 0),
-                 _gpus(r.recommended_gpus), _num(r.run_h, 1), _num(r.freed_gpu_hours, 1), _num(r.freed_usd, 0)]
-                for r in shown.itertuples()]
-    else:
-        keys = ["user", "team"] if args.by == "user" else ["team"]
-        headers = keys + ["jobs", "over-asking", "GPU-h", "freed GPU-h", "freed %", "freed $", "util %"]
-        rows = [([r.user_name, r.team] if args.by == "user" else [r.team])
-                + [f"{r.jobs:,}", f"{r.over_asking:,}", _num(r.gpu_hours, 1), _num(r.freed_gpu_hours, 1),
-                   _num(r.freed_pct, 1), _num(r.freed_usd, 0), _num(r.gpu_util_pct, 0)] for r in shown.itertuples()]
-    _print_table(headers, rows, right=set(range(len(keys), len(headers))))
-
-
-def _print_table(headers: list[str], rows: list[list[str]], right: set[int]) -> None:
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-    def line(cells):
-        return "  " + "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                                for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    print(line(headers))
-    for row in rows:
-        print(line(row))
-
-
-def _write_csv(path: Path, table: pd.DataFrame) -> None:
-    from engine.telemetry.export import to_spreadsheet_csv
-
-    try:
-        path.write_bytes(to_spreadsheet_csv(table))
-    except OSError as exc:
-        raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
-    print(f"wrote {len(table):,} rows to {path}", file=sys.stderr)
-
-
-def _pct(share: float | None, digits: int = 1) -> str:
-    return "-" if share is None or not math.isfinite(share) else f"{100 * share:.{digits}f} %"
-
-
-def _gpus(value: float) -> str:
-    """A GPU count: whole numbers without decimals, shares as they are (0.5)."""
-    return "-" if not math.isfinite(value) else f"{value:g}"
-
-
-def _hours(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return "-"
-    return "unbounded" if math.isinf(value) else f"{value:.2f} h"
-
-
-def _plain(value):
-    """`value` ready for json.dumps: times as ISO "Z" strings, numpy scalars as Python numbers, NaN,
-    infinities and NaT as None, containers converted recursively."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if value is None or value is pd.NaT:
-        return None
-    if isinstance(value, (pd.Timestamp, np.datetime64)):
-        return _stamp(value)
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    return value
 
 
 def add_commands(commands, db_help: str) -> None:
