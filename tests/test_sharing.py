@@ -322,6 +322,23 @@ def test_controls_elastic_degradation(elastic, j1):
         result.decisions.loc[result.decisions["job_id"] == "j0", "decision"])
 
 
+
+def test_a_degraded_job_is_backfilled_only_for_its_longer_runtime():
+    # four 4-GPU nodes; j0, a 2-node gang, holds two of them 0-1000. j2 (inference, all 4 nodes,
+    # 100 s) arrives at 5 and waits for them: EASY reserves 1000, with no extra node. j1, an elastic
+    # 4-node training gang asking 600 s, arrives at 10 and is admitted on the 2 free nodes, so it
+    # takes 1200 s: 10 + 1200 s ends after the reservation, so it may not backfill (10 + 600 s,
+    # its request as asked, would). j2 runs 1000-1100, then j1 1100-2300.
+    jobs = [row(0, 0, 1000, 8, nodes=2), row(2, 5, 100, 16, nodes=4, cls="inference"),
+            row(1, 10, 600, 16, nodes=4)]
+    result = sim(jobs, fleet(4, 4, 4, 4), {"admission": {"key": "controls", "elastic_classes": "training"},
+                                           "backfill": "easy"})
+    assert by_id(result, "start_s") == {"j0": 0.0, "j2": 1000.0, "j1": 1100.0}
+    assert by_id(result, "end_s")["j1"] == 2300.0
+    log = result.decisions[result.decisions["job_id"] == "j1"]
+    assert list(zip(log["time_s"], log["decision"]))[:2] == [(10.0, "degraded"), (10.0, "blocked-by-reservation")]
+
+
 # -- queue classes --------------------------------------------------------------------------
 
 def test_queue_class_rules_first_match_wins_and_the_last_takes_the_rest():

@@ -72,7 +72,7 @@ class Arrivals:
         self.units_list[j] = self.units[j] = self.units[j] / scale
         self.gpus[j] = self.gpus[j] / scale
         self.run_s[j] = self.remaining[j] = self.run_s[j] * scale
-        self.requested[j] = self.requested[j] * scale
+        self.requested[j] = self.requested_s[j] = self.requested[j] * scale
         self.region_of[j].no_room.pop(self.shape_list[j], None)
         self.log(now, j, DEGRADED)
 

@@ -56,7 +56,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         _few(run, fleet, window, now, queue, rest, pool)
         return
     cand_units, cand_pool = run.units[rest], run.pool[rest]
-    req = run.w.requested_s[rest]
+    req = run.requested_s[rest]
     in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), cand_units, 0.0)
     if window.sequential:
         started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
@@ -97,7 +97,7 @@ def _few(run, fleet, window, now: float, queue, candidates: np.ndarray, pool: in
     """The non-sequential scan of `_vectorised` and its reasons for a few candidates, with scalars;
     `window.allows` is still asked over arrays (all candidates, then those after each start)."""
     units, pools, free, shape, parked = run.units_list, run.pool_list, fleet.pool_free, run.shape_list, run.parked
-    req, rest = run.w.requested_s[candidates], candidates.tolist()
+    req, rest = run.requested_s[candidates], candidates.tolist()
     in_pool = np.array([units[j] if pool == 0 or pools[j] == 0 or pools[j] == pool else 0.0 for j in rest])
     allowed = window.allows(now, req, in_pool).tolist()
     started = [False] * len(rest)

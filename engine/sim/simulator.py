@@ -122,7 +122,8 @@ class _Run(Arrivals, Starts):
         self.transferred = [False] * len(w)  # its data was moved (the transfer delay is behind it)
         self.pool = self.shape_pools[self.shape, home] if len(w) else np.zeros(0, np.int64)
         self.never = (~self.shape_fits[self.shape, home]).tolist() if len(w) else []
-        self.view = QueueView(index=np.arange(len(w)), submit_s=w.submit_s, requested_s=w.requested_s,
+        self.requested_s = w.requested_s.astype(np.float64)  # longer for a degraded job (engine.sim.arrivals)
+        self.view = QueueView(index=np.arange(len(w)), submit_s=w.submit_s, requested_s=self.requested_s,
                               size=w.gpus, priority=w.priority, deadline_s=w.deadline_s, fail_prob=w.fail_prob)
         self.static = not getattr(policies.order, "time_dependent", True)
         # The queue's keys: ranks under a time-independent order, job indices otherwise.
@@ -152,7 +153,7 @@ class _Run(Arrivals, Starts):
         self.requests: dict[tuple, PodRequest] = {}
         # Python copies of the per-job figures the loop reads one at a time (cheaper than numpy scalars)
         self.width, self.pool_list, self.units_list = w.nodes.tolist(), self.pool.tolist(), self.units.tolist()
-        self.submit, self.requested = w.submit_s.tolist(), w.requested_s.tolist()
+        self.submit, self.requested = w.submit_s.tolist(), self.requested_s.tolist()
         self.overrun = w.overrun_s.tolist() if w.overrun_s is not None else [math.nan] * len(w)
         self.run_s, self.region_name = w.run_s.astype(np.float64).tolist(), list(w.region)
         self.failed = w.failed.astype(bool).tolist()
