@@ -41,13 +41,16 @@ def _assert_clean(page) -> None:
     assert "Traceback" not in page.inner_text("body")
 
 @contextmanager
-def _served(database, tmp_path, path: str, height: int):
-    """A fresh server on `database` and a browser page opened at `path` (nothing awaited yet)."""
+def _served(database, tmp_path, path: str, height: int, errors: list | None = None):
+    """A fresh server on `database` and a browser page opened at `path` (nothing awaited yet);
+    `errors`, when given, collects the page's uncaught JavaScript errors."""
     ARTIFACTS.mkdir(exist_ok=True)
     with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1440, "height": height})
+            if errors is not None:
+                page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.goto(url + path)
             yield page
         finally:

@@ -6,71 +6,57 @@ browser_helpers.py; the fairness, report, planning and predictor pages are in
 test_browser_planning.py, so that the two files run on two workers).
 """
 from browser_helpers import database, pytestmark  # noqa: F401  (the fixture and the browser marks)
-from browser_helpers import ARTIFACTS, _assert_clean, _go, _metrics, _opened, _settle, _wait_for_overview, playwright_api
-from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from browser_helpers import ARTIFACTS, _assert_clean, _go, _metrics, _opened, _served, _settle, _wait_for_overview
+from conftest import ALL_CHARTS_DRAWN
 from test_app_pages import GOOD_CSV
 
 
 def test_upload_on_the_data_page_changes_the_overview(database, tmp_path):
-    ARTIFACTS.mkdir(exist_ok=True)
     upload = tmp_path / "gpu-jobs.csv"
     upload.write_bytes(GOOD_CSV)
-    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 2400})
-            page.goto(url)
-            _wait_for_overview(page)
-            _assert_clean(page)
-            before = _metrics(page)
-            assert set(before) == {"Utilisation", "Idle GPU-hours", "Idle $ / month", "p95 queue wait"}
-            page.screenshot(path=str(ARTIFACTS / "overview-start.png"), full_page=True)
+    with _served(database, tmp_path, "", 2400) as page:
+        _wait_for_overview(page)
+        _assert_clean(page)
+        before = _metrics(page)
+        assert set(before) == {"Utilisation", "Idle GPU-hours", "Idle $ / month", "p95 queue wait"}
+        page.screenshot(path=str(ARTIFACTS / "overview-start.png"), full_page=True)
 
-            _go(page, "Data")
-            page.set_input_files("input[type=file]", str(upload))
-            page.get_by_role("button", name="Import", exact=True).click()
-            page.get_by_text("Imported 2 rows (csv) into dataset gpu-jobs").wait_for(timeout=60_000)
-            _settle(page)
-            _assert_clean(page)
-            assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "gpu-jobs"
-            page.screenshot(path=str(ARTIFACTS / "data-after-upload.png"), full_page=True)
+        _go(page, "Data")
+        page.set_input_files("input[type=file]", str(upload))
+        page.get_by_role("button", name="Import", exact=True).click()
+        page.get_by_text("Imported 2 rows (csv) into dataset gpu-jobs").wait_for(timeout=60_000)
+        _settle(page)
+        _assert_clean(page)
+        assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "gpu-jobs"
+        page.screenshot(path=str(ARTIFACTS / "data-after-upload.png"), full_page=True)
 
-            _go(page, "Overview")
-            _wait_for_overview(page)
-            _assert_clean(page)
-            after = _metrics(page)
-            assert after["Utilisation"] == "58.3%" and after != before
-            page.screenshot(path=str(ARTIFACTS / "overview-uploaded.png"), full_page=True)
-        finally:
-            browser.close()
+        _go(page, "Overview")
+        _wait_for_overview(page)
+        _assert_clean(page)
+        after = _metrics(page)
+        assert after["Utilisation"] == "58.3%" and after != before
+        page.screenshot(path=str(ARTIFACTS / "overview-uploaded.png"), full_page=True)
 
 
 def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(database, tmp_path):
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 3400})
-            page.goto(url + "/whatif")
-            page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
-            _settle(page)
-            assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
-            days = page.get_by_role("spinbutton", name="Simulate the jobs submitted in the first N days")
-            days.fill("1")
-            days.press("Enter")
-            _settle(page)
-            page.get_by_role("button", name="Run", exact=True).click()
-            page.get_by_text("Why did this job wait?").wait_for(timeout=120_000)
-            page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=120_000)
-            _settle(page)
-            _assert_clean(page)
-            assert "Simulated jobs submitted from" in page.inner_text("body")
-            assert "Reason:" in page.inner_text("body")
-            labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
-            assert labels.count("Utilisation") == 2
-            page.screenshot(path=str(ARTIFACTS / "whatif.png"), full_page=True)
-        finally:
-            browser.close()
+    with _served(database, tmp_path, "/whatif", 3400) as page:
+        page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
+        _settle(page)
+        assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+        days = page.get_by_role("spinbutton", name="Simulate the jobs submitted in the first N days")
+        days.fill("1")
+        days.press("Enter")
+        _settle(page)
+        page.get_by_role("button", name="Run", exact=True).click()
+        page.get_by_text("Why did this job wait?").wait_for(timeout=120_000)
+        page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=120_000)
+        _settle(page)
+        _assert_clean(page)
+        assert "Simulated jobs submitted from" in page.inner_text("body")
+        assert "Reason:" in page.inner_text("body")
+        labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
+        assert labels.count("Utilisation") == 2
+        page.screenshot(path=str(ARTIFACTS / "whatif.png"), full_page=True)
 
 
 def test_fidelity_shows_the_record_and_reruns_both_experiments(database, tmp_path):

@@ -1,8 +1,8 @@
 """The Teams & fairness, Report, Capacity planning and Predictors pages in a real Chromium against a
 real `streamlit run` server (helpers in browser_helpers.py); screenshots to tests/artifacts/."""
 from browser_helpers import database, pytestmark  # noqa: F401  (the fixture and the browser marks)
-from browser_helpers import ARTIFACTS, _assert_clean, _metrics, _opened, _served, _settle, playwright_api
-from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from browser_helpers import ARTIFACTS, _assert_clean, _metrics, _opened, _served, _settle
+from conftest import ALL_CHARTS_DRAWN
 
 from engine.predict.failure import FailureSettings
 from engine.predict.registry import ModelRegistry
@@ -23,36 +23,28 @@ def test_teams_and_fairness_page_explains_a_job(database, tmp_path):
 
 
 def test_report_page_builds_a_day_of_the_sample_and_previews_it(database, tmp_path):
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 2600})
-            errors = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(url + "/report")
-            build = page.get_by_role("button", name="Build the report")
-            build.wait_for(timeout=120_000)
-            _settle(page)
-            assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
-            days = page.get_by_role("spinbutton", name="First N days of the dataset (0 = all)")
-            days.fill("1")
-            days.press("Enter")
-            _settle(page)
-            build.click()
-            page.get_by_role("button", name="Download HTML").wait_for(timeout=120_000)
-            _settle(page)
-            preview = page.frame_locator('iframe[title^="Executive report: data-local against fifo"]')
-            preview.locator(".main-svg").first.wait_for(timeout=60_000)
-            page.wait_for_timeout(1500)   # plotly draws the report's remaining charts
-            _assert_clean(page)
-            body = page.inner_text("body")
-            assert "data-local against fifo" in body and "Idle reserved GPUs cost" in body
-            assert page.get_by_role("button", name="Prepare PDF").count() == 1
-            assert errors == []
-            page.screenshot(path=str(ARTIFACTS / "report_page.png"), full_page=True)
-        finally:
-            browser.close()
+    errors = []
+    with _served(database, tmp_path, "/report", 2600, errors) as page:
+        build = page.get_by_role("button", name="Build the report")
+        build.wait_for(timeout=120_000)
+        _settle(page)
+        assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+        days = page.get_by_role("spinbutton", name="First N days of the dataset (0 = all)")
+        days.fill("1")
+        days.press("Enter")
+        _settle(page)
+        build.click()
+        page.get_by_role("button", name="Download HTML").wait_for(timeout=120_000)
+        _settle(page)
+        preview = page.frame_locator('iframe[title^="Executive report: data-local against fifo"]')
+        preview.locator(".main-svg").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(1500)   # plotly draws the report's remaining charts
+        _assert_clean(page)
+        body = page.inner_text("body")
+        assert "data-local against fifo" in body and "Idle reserved GPUs cost" in body
+        assert page.get_by_role("button", name="Prepare PDF").count() == 1
+        assert errors == []
+        page.screenshot(path=str(ARTIFACTS / "report_page.png"), full_page=True)
 
 
 def test_capacity_planning_finds_a_fleet_for_two_days_of_the_sample(database, tmp_path):
