@@ -68,6 +68,20 @@ def _opened(database, tmp_path, path: str, height: int, charts: int, timeout_ms:
         yield page
 
 
+def _sample_days(page, button: str, days_label: str, days: str = "1"):
+    """Wait for the button named `button`, check that the sample is the chosen dataset, and enter
+    `days` in the number field labelled `days_label`; returns the button."""
+    target = page.get_by_role("button", name=button, exact=True)
+    target.wait_for(timeout=120_000)
+    _settle(page)
+    assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+    field = page.get_by_role("spinbutton", name=days_label)
+    field.fill(days)
+    field.press("Enter")
+    _settle(page)
+    return target
+
+
 def _go(page, title: str) -> None:
     page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
     _settle(page)

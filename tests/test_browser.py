@@ -6,7 +6,8 @@ browser_helpers.py; the fairness, report, planning and predictor pages are in
 test_browser_planning.py, so that the two files run on two workers).
 """
 from browser_helpers import database, pytestmark  # noqa: F401  (the fixture and the browser marks)
-from browser_helpers import ARTIFACTS, _assert_clean, _go, _metrics, _opened, _served, _settle, _wait_for_overview
+from browser_helpers import (ARTIFACTS, _assert_clean, _go, _metrics, _opened, _sample_days, _served, _settle,
+                             _wait_for_overview)
 from conftest import ALL_CHARTS_DRAWN
 from test_app_pages import GOOD_CSV
 
@@ -40,14 +41,7 @@ def test_upload_on_the_data_page_changes_the_overview(database, tmp_path):
 
 def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(database, tmp_path):
     with _served(database, tmp_path, "/whatif", 3400) as page:
-        page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
-        _settle(page)
-        assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
-        days = page.get_by_role("spinbutton", name="Simulate the jobs submitted in the first N days")
-        days.fill("1")
-        days.press("Enter")
-        _settle(page)
-        page.get_by_role("button", name="Run", exact=True).click()
+        _sample_days(page, "Run", "Simulate the jobs submitted in the first N days").click()
         page.get_by_text("Why did this job wait?").wait_for(timeout=120_000)
         page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=120_000)
         _settle(page)

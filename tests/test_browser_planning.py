@@ -1,7 +1,7 @@
 """The Teams & fairness, Report, Capacity planning and Predictors pages in a real Chromium against a
 real `streamlit run` server (helpers in browser_helpers.py); screenshots to tests/artifacts/."""
 from browser_helpers import database, pytestmark  # noqa: F401  (the fixture and the browser marks)
-from browser_helpers import ARTIFACTS, _assert_clean, _metrics, _opened, _served, _settle
+from browser_helpers import ARTIFACTS, _assert_clean, _metrics, _opened, _sample_days, _served, _settle
 from conftest import ALL_CHARTS_DRAWN
 
 from engine.predict.failure import FailureSettings
@@ -25,15 +25,7 @@ def test_teams_and_fairness_page_explains_a_job(database, tmp_path):
 def test_report_page_builds_a_day_of_the_sample_and_previews_it(database, tmp_path):
     errors = []
     with _served(database, tmp_path, "/report", 2600, errors) as page:
-        build = page.get_by_role("button", name="Build the report")
-        build.wait_for(timeout=120_000)
-        _settle(page)
-        assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
-        days = page.get_by_role("spinbutton", name="First N days of the dataset (0 = all)")
-        days.fill("1")
-        days.press("Enter")
-        _settle(page)
-        build.click()
+        _sample_days(page, "Build the report", "First N days of the dataset (0 = all)").click()
         page.get_by_role("button", name="Download HTML").wait_for(timeout=120_000)
         _settle(page)
         preview = page.frame_locator('iframe[title^="Executive report: data-local against fifo"]')
