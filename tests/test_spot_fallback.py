@@ -1,5 +1,6 @@
-"""Spot fallback in a region that has only spot nodes: jobs kept off spot can never start there,
-and the run still ends (interruptions stop once nothing runs and nothing else is pending)."""
+"""Spot fallback in a region that has only spot nodes: jobs kept off spot can never start there, so
+they leave the queue "never-fits", and the run ends (interruptions stop once nothing runs and
+nothing else is pending)."""
 from __future__ import annotations
 
 import signal
@@ -34,13 +35,31 @@ def spot_only_run(fallback_after: int, seed: int = 0):
     return Scenario.from_dict({"name": "spot-only", "seed": seed, "spot": spot}).run(jobs, nodes)
 
 
-def test_jobs_that_fell_back_wait_unstarted_and_the_run_ends(deadline):
-    jobs = spot_only_run(fallback_after=1).jobs
+def test_jobs_that_fell_back_never_fit_and_the_run_ends(deadline):
+    result = spot_only_run(fallback_after=1)
+    jobs = result.jobs
     interrupted = jobs["spot_interruptions"] >= 1
     assert interrupted.all()  # 2-day jobs, one interruption per node every 5 h on average
     # each was interrupted once, fell back to on-demand, and the region has none: it never ends
     assert jobs["end_s"].isna().all()
     assert (jobs["spot_interruptions"] == 1).all()
+    assert (jobs["reason"] == "never-fits").all()
+    log = result.decisions
+    for job_id in jobs["job_id"]:
+        mine = log[log["job_id"] == job_id]
+        assert mine["decision"].tolist()[-2:] == ["preempted", "never-fits"]
+        assert mine["time_s"].iloc[-1] == mine["time_s"].iloc[-2]
+
+
+def test_a_job_that_fell_back_runs_on_demand_where_the_region_has_some(deadline):
+    jobs = pd.DataFrame([job(i, i * 600, 2 * DAY, 1) for i in range(4)])
+    nodes = pd.DataFrame([dict(region="r", cluster="c", node=f"s{n}", gpu_type="A", gpus=8, cpus=64, memory_gib=512,
+                               rack="k0", tier=tier) for n, tier in enumerate(["spot", "on-demand"])])
+    spot = {"interruptions_per_node_hour": 0.2, "fallback_after": 1}
+    result = Scenario.from_dict({"name": "fallback", "spot": spot}).run(jobs, nodes)
+    fell_back = result.jobs[result.jobs["spot_interruptions"] >= 1]
+    assert len(fell_back) and fell_back["end_s"].notna().all()
+    assert "never-fits" not in set(result.decisions["decision"])
 
 
 def test_without_fallback_every_job_finishes_despite_interruptions(deadline):

@@ -30,7 +30,7 @@ from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
 from engine.sim.quota_gate import OK, RECLAIM, QuotaGate
 from engine.sim.reclaim_clock import ClockReclaim, clocks
 from engine.sim.events import REPASS
-from engine.sim.reasons import CAPACITY, PREEMPTED, QUOTA, WAITING
+from engine.sim.reasons import CAPACITY, NEVER, PREEMPTED, QUOTA, WAITING
 from engine.sim.running_view import RunningViews
 from engine.sim.spot import SpotModel, SpotReclaimer
 from engine.sim.world import World
@@ -231,7 +231,9 @@ class Sharing(ClockReclaim):
             self.evict(v, now)
         return True
 
-    def evict(self, v: int, now: float) -> None:
+    def evict(self, v: int, now: float, requeue: bool = True) -> None:
+        """Stop job v now, keeping the work up to its last checkpoint, and queue it again (without
+        `requeue`: it can never run again, and is recorded "never-fits")."""
         run = self.run
         region = run.region_name[v]
         start = float(self.seg_start[v])
@@ -246,10 +248,13 @@ class Sharing(ClockReclaim):
         run.release(v, now)
         run.generation[v] += 1
         run.log(now, v, PREEMPTED)
-        run.reason[v] = WAITING
-        run.count_waiting(v, region, +1)
-        if not self.joins_vip(v, region):
-            run.requeue(v, region)
+        if requeue:
+            run.reason[v] = WAITING
+            run.count_waiting(v, region, +1)
+            if not self.joins_vip(v, region):
+                run.requeue(v, region)
+        else:
+            run.decide(now, v, NEVER)
         run.events.push(now, REPASS, self.index[region])
 
     def schedule_vip(self, region: str, fleet, now: float) -> None:

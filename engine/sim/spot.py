@@ -20,10 +20,10 @@ Every draw comes from one generator seeded with the scenario's seed, in event or
 reproducible. An interruption evicts every job on the node (checkpoint-aware, like any eviction:
 engine.sim.sharing), and a replacement node is there at once (the fleet's size does not change).
 A job interrupted `fallback_after` times (0: never) falls back to on-demand: from then on it is
-kept off spot nodes. Interruptions stop being drawn once one evicts nothing while no job is running
-and no other event is pending: the next would change nothing either. Jobs still waiting then (say,
-jobs that fell back in a region with only spot nodes) can never start, and the run ends with them
-unstarted.
+kept off spot nodes; when the region's other nodes could never hold it (a region of spot nodes
+only, say), it leaves the queue recorded "never-fits". Interruptions stop being drawn once one
+evicts nothing while no job is running and no other event is pending: the next would change
+nothing either, and the run ends.
 """
 from __future__ import annotations
 
@@ -125,6 +125,12 @@ class SpotReclaimer:
         for i in range(len(self.nodes)):
             self._next(i, 0.0)
 
+    def _fits_off_spot(self, j: int, fleet) -> bool:
+        """Whether job j fits the region's nodes other than spot ones when they are empty."""
+        run = self.run
+        big = fleet.big_enough(run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j], run.pool_list[j], False)
+        return np.count_nonzero(big) >= run.width[j]
+
     def _next(self, i: int, now: float) -> None:
         self.run.events.push(self.nodes[i][2].next_after(self.rng, now), SPOT, i)
 
@@ -138,7 +144,7 @@ class SpotReclaimer:
             self.interruptions[j] += 1
             if self.fallback_after and self.interruptions[j] >= self.fallback_after:
                 run.spot_ok[j] = False
-            sharing.evict(j, now)
+            sharing.evict(j, now, requeue=run.spot_ok[j] or self._fits_off_spot(j, run.regions[region]))
         events = run.events
         if len(events) > events.spot_pending or run.pods or evicted:
             self._next(i, now)
