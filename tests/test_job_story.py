@@ -68,6 +68,19 @@ def test_a_preempted_job_has_two_starts_and_waits_again_in_between():
     assert (training.starts, training.wait_s, training.sla, training.queue) == ((700.0,), 0.0, "met", "standard")
 
 
+
+def test_a_job_evicted_from_spot_with_nowhere_else_to_go_never_starts_again():
+    # one 8-GPU spot node, interrupted about every 5 h; the 2-day job falls back to on-demand at its
+    # first interruption and the region has no other node: it is turned away, "never-fits"
+    nodes = fleet(8).assign(tier="spot")
+    result, context = _run({"spot": {"interruptions_per_node_hour": 0.2, "fallback_after": 1}},
+                           [job(1, 0, 2 * 86_400, 1)], nodes)
+    story = job_story(result, 0, context)
+    assert story.status == "never-fits" and story.starts == (0.0,) and story.preemptions == 1
+    assert story.timeline["event"].tolist() == ["submitted", "started", "preempted", "never-fits"]
+    assert story.reasons["reason"].tolist() == ["never-fits"]
+    assert result.segments["outcome"].tolist() == ["preempted"]
+
 def test_under_fcfs_the_jobs_ahead_are_the_earlier_submits_still_waiting():
     # One 4-GPU node; every job wants all of it for 100 s: j1 runs 0-100, j2 100-200, j3 200-300.
     result, context = _run({"policies": {}}, [job(i, 10 * i, 100, 4) for i in range(3)], fleet(4))

@@ -49,6 +49,8 @@ def test_jobs_that_fell_back_never_fit_and_the_run_ends(deadline):
         mine = log[log["job_id"] == job_id]
         assert mine["decision"].tolist()[-2:] == ["preempted", "never-fits"]
         assert mine["time_s"].iloc[-1] == mine["time_s"].iloc[-2]
+    # one piece each, the one that ended with the eviction (no piece "running" after it)
+    assert result.segments["job_id"].is_unique and (result.segments["outcome"] == "preempted").all()
 
 
 def test_a_job_that_fell_back_runs_on_demand_where_the_region_has_some(deadline):

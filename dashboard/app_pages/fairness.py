@@ -33,7 +33,8 @@ REASONS = {
     "blocked-by-team-limit": "its team was at its limit of GPUs at once",
     "rejected-by-admission": "turned away: the queue was full",
     "rejected-by-forecast": "turned away: the queue ahead would not drain in time",
-    "never-fits": "it cannot fit in its region (too large, or a GPU model the region lacks)",
+    "never-fits": "it cannot fit in its region (too large, a GPU model the region lacks, or only spot nodes "
+                  "that it had to leave)",
     "deferred": "held back by the timing policy (a cleaner or off-hours slot)",
 }
 SECONDS = st.column_config.NumberColumn(format="%.0f")
@@ -153,6 +154,10 @@ def _story(story, run: data.WhatIfRun) -> None:
     if started:
         head += (f" and **starts {_when(run, story.start_s)}** in this scenario, after waiting "
                  f"**{_duration(story.wait_s)}**.")
+        if story.status in REASONS:
+            head += f" It was evicted and never starts again: {REASONS[story.status]}."
+        elif story.status == "waiting at the end":
+            head += " It was evicted and is waiting again at the end of the window."
     elif story.status in REASONS:
         head += f" and never starts: {REASONS[story.status]}."
     else:
@@ -167,7 +172,8 @@ def _story(story, run: data.WhatIfRun) -> None:
     if story.starved:
         lines.append("It waited long enough to count as **starved**.")
     if story.preemptions:
-        lines.append(f"It was evicted {story.preemptions} time(s) and started again, losing "
+        again = " and started again" if len(story.starts) > story.preemptions else ""
+        lines.append(f"It was evicted {story.preemptions} time(s){again}, losing "
                      f"{story.lost_gpu_hours:,.1f} GPU-hours of work since its last checkpoint.")
     st.markdown(" ".join(lines))
     columns = st.columns(4)

@@ -308,12 +308,14 @@ def moment(result: SimulationResult, row: int, t: float, label: str, context: St
     return Moment(label, t, table, priority, bool(values["boosted"][me]), ahead, len(rows))
 
 
-def _status(jobs: pd.DataFrame, row: int) -> str:
-    if not jobs["started"].iat[row]:
+def _status(jobs: pd.DataFrame, row: int, running: bool) -> str:
+    """`running`: a piece of the job still runs at the end. A job with no end that is not running
+    never started, or was evicted and never started again."""
+    if running:
+        return "running at the end"
+    if pd.isna(jobs["end_s"].iat[row]):
         reason = str(jobs["reason"].iat[row])
         return reason if reason in TURNED_AWAY else "waiting at the end"
-    if pd.isna(jobs["end_s"].iat[row]):
-        return "running at the end"
     return "failed" if bool(jobs["failed"].iat[row]) else "completed"
 
 
@@ -347,11 +349,11 @@ def job_story(result: SimulationResult, row: int, context: StoryContext) -> JobS
     job_id = str(jobs["job_id"].iat[row])
     submit, end = float(jobs["submit_s"].iat[row]), float(jobs["end_s"].iat[row])
     started = bool(jobs["started"].iat[row])
-    status = _status(jobs, row)
+    mine = pieces[pieces["row"].to_numpy(np.int64) == row]
+    status = _status(jobs, row, bool(np.isinf(mine["end_s"].to_numpy(np.float64)).any()))
     horizon = horizon_s(result)
     log = _log(result, row, job_id)
     reasons, total = _reasons(submit, log, horizon)
-    mine = pieces[pieces["row"].to_numpy(np.int64) == row]
     starts = tuple(sorted(float(s) for s in mine["start_s"]))
     wait = float(jobs["wait_s"].iat[row]) if started else max(horizon - max(submit, 0.0), 0.0)
     queue = str(_value(jobs, "queue", row, ""))

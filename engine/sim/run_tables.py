@@ -87,7 +87,8 @@ def _timeline(run, regions: list[str]) -> pd.DataFrame:
 
 
 def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
-    """Evicted pieces, then each started job's last piece (to its end, or still running)."""
+    """Evicted pieces, then the last piece of each job that ended or is still running (a job evicted
+    and waiting at the end has no piece after its eviction)."""
     sharing = run.sharing
     evicted = pd.DataFrame(sharing.segments, columns=["job", "region", "nodes", "start_s", "end_s",
                                                       "gpus_allocated", "lost_s"])
@@ -95,7 +96,7 @@ def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
     evicted.insert(0, "row", rows)
     evicted.insert(1, "job_id", run.w.job_id[rows])
     evicted["outcome"] = "preempted"
-    started = np.flatnonzero(jobs["started"].to_numpy(bool) & ~np.isin(np.arange(len(jobs)), list(run.pods)))
+    started = np.flatnonzero(np.isfinite(run.end) & ~np.isin(np.arange(len(jobs)), list(run.pods)))
     running = np.asarray(sorted(run.pods), np.int64)
     last = np.concatenate([started, running])
     last.sort()
