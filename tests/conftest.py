@@ -88,6 +88,20 @@ def sample_db(tmp_path_factory) -> Path:
     return db
 
 
+@pytest.fixture(scope="module")
+def sample_tables(tmp_path_factory):
+    """(jobs, fleet, World) of the sample dataset, read from a fresh DuckDB file, one per test module."""
+    from engine.sim.world import World
+    from engine.telemetry.sample import ensure_sample
+    from engine.telemetry.store import Store
+
+    store = Store.open(tmp_path_factory.mktemp("sample-tables") / "m.duckdb")
+    ensure_sample(store)
+    data = store.jobs("sample"), store.fleet("sample"), World.of_dataset(store, "sample")
+    store.close()
+    return data
+
+
 def open_page(db: Path, monkeypatch, page: str, **state) -> AppTest:
     """The app on database `db`, switched to `page` (e.g. "app_pages/report.py") with `state` preset in
     st.session_state; fails on any exception or error message."""

@@ -23,7 +23,6 @@ import pytest
 from engine.analysis.fairness import queue_sla_table
 from engine.analysis.sim_metrics import horizon_s, kpis
 from engine.scenario import Scenario
-from engine.sim.world import World
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 NAMES = ("fifo", "priority-fairshare", "quotas-preemption")
@@ -66,18 +65,6 @@ WHOLE = {
 }
 
 
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory):
-    from engine.telemetry.sample import ensure_sample
-    from engine.telemetry.store import Store
-
-    store = Store.open(tmp_path_factory.mktemp("golden") / "m.duckdb")
-    ensure_sample(store)
-    data = store.jobs("sample"), store.fleet("sample"), World.of_dataset(store, "sample")
-    store.close()
-    return data
-
-
 def figures(result) -> dict:
     """The golden figures of one run (see the module docstring)."""
     k = kpis(result)
@@ -90,8 +77,8 @@ def figures(result) -> dict:
             "development_wait_p95_s": float(p95["development"]), "inference_wait_p95_s": float(p95["inference"])}
 
 
-def run_all(sample, window: dict) -> dict:
-    jobs, fleet, world = sample
+def run_all(sample_tables, window: dict) -> dict:
+    jobs, fleet, world = sample_tables
     return {name: figures(replace(Scenario.load(SCENARIOS / f"{name}.toml"), **window).run(jobs, fleet, world))
             for name in NAMES}
 
@@ -129,15 +116,15 @@ def claims(f: dict) -> None:
     assert fifo["lost_gpu_hours"] == fair["lost_gpu_hours"] == 0.0 < quotas["lost_gpu_hours"]
 
 
-def test_golden_first_7_days(sample):
-    start = pd.Timestamp(sample[0]["submit_utc"].min())
-    measured = run_all(sample, {"start_utc": start, "end_utc": start + pd.Timedelta(days=7)})
+def test_golden_first_7_days(sample_tables):
+    start = pd.Timestamp(sample_tables[0]["submit_utc"].min())
+    measured = run_all(sample_tables, {"start_utc": start, "end_utc": start + pd.Timedelta(days=7)})
     check(measured, WEEK)
     claims(measured)
 
 
 @pytest.mark.slow
-def test_golden_whole_sample(sample):
-    measured = run_all(sample, {})
+def test_golden_whole_sample(sample_tables):
+    measured = run_all(sample_tables, {})
     check(measured, WHOLE)
     claims(measured)
