@@ -154,15 +154,6 @@ def test_empty_result_has_zero_kpis():
     assert k["jobs_not_run"] == 1 and k["utilization"] == 0.0 and k["makespan_s"] == 0.0
 
 
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory):
-    store = Store.open(tmp_path_factory.mktemp("db") / "m.duckdb")
-    ensure_sample(store)
-    tables = store.jobs("sample"), store.fleet("sample")
-    store.close()
-    return tables
-
-
 def _scenario(name, **workload):
     loaded = Scenario.load(SCENARIOS / f"{name}.toml").policies
     policies = {family: {"key": key, **params} for family, (key, params) in loaded.items()}
@@ -202,8 +193,8 @@ GOLDEN_3_DAYS = {
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_3_DAYS))
-def test_golden_first_three_days_of_the_sample(sample, name):
-    result = _scenario(name, start_utc="2026-08-03", end_utc="2026-08-06").run(*sample)
+def test_golden_first_three_days_of_the_sample(sample_tables, name):
+    result = _scenario(name, start_utc="2026-08-03", end_utc="2026-08-06").run(*sample_tables[:2])
     assert kpis(result) == pytest.approx(GOLDEN_3_DAYS[name], rel=1e-9, abs=1e-9)
 
 
@@ -222,8 +213,8 @@ GOLDEN_FIFO = {"utilization": 0.6113829025400667, "idle_gpu_hours": 1034119.8247
 
 
 @pytest.fixture(scope="module")
-def fifo_on_the_sample(sample):
-    return Scenario.load(SCENARIOS / "fifo.toml").run(*sample)
+def fifo_on_the_sample(sample_tables):
+    return Scenario.load(SCENARIOS / "fifo.toml").run(*sample_tables[:2])
 
 
 @pytest.mark.slow
