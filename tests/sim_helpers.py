@@ -1,6 +1,7 @@
 """Tiny hand-built workloads and fleets for the simulator tests."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from engine.policies import registry
@@ -41,3 +42,11 @@ def starts(result) -> list[float]:
 
 def scenario(**policies) -> Scenario:
     return Scenario.from_dict({"name": "t", "policies": {k: {"key": v} for k, v in policies.items()}})
+
+
+def sweep(starts, ends, amounts) -> float:
+    """The largest sum of `amounts` over intervals [start, end) alive at any instant."""
+    times = np.concatenate([starts, ends])
+    deltas = np.concatenate([amounts, -np.asarray(amounts)])
+    order = np.lexsort((deltas, times))  # at equal times, ends (negative) before starts
+    return float(np.cumsum(deltas[order]).max(initial=0.0))

@@ -18,14 +18,13 @@ import math
 
 import numpy as np
 import pandas as pd
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.analysis.fairness import fairness_kpis
 from engine.policies import registry
 from engine.scenario import Scenario
-from sim_helpers import fleet, job
+from sim_helpers import fleet, job, sweep
 
 TEAMS = ("a", "b", "c")
 ORDERS = ("fcfs", "multifactor", "drf", "wfq", "max-min", "lottery", "fair-tree")
@@ -56,14 +55,6 @@ def workload(specs) -> list[dict]:
         jobs.append(row(i, submit, runtime, 16 if gang else gpus, cls, team, qos, nodes=2 if gang else 1,
                         region=region, requested=runtime * guess))
     return jobs
-
-
-def sweep(starts, ends, amounts) -> float:
-    """The largest sum of `amounts` over intervals [start, end) alive at any instant."""
-    times = np.concatenate([starts, ends])
-    deltas = np.concatenate([amounts, -np.asarray(amounts)])
-    order = np.lexsort((deltas, times))  # at equal times, ends (negative) before starts
-    return float(np.cumsum(deltas[order]).max(initial=0.0))
 
 
 def usage_peaks(held: pd.DataFrame, by: str) -> dict:

@@ -1,6 +1,7 @@
 """Spot fallback in a region that has only spot nodes: jobs kept off spot can never start there, so
 they leave the queue "never-fits", and the run ends (interruptions stop once nothing runs and
-nothing else is pending)."""
+nothing else is pending); and a job that interruptions never let finish stops the run with an
+error naming it."""
 from __future__ import annotations
 
 import signal
@@ -8,7 +9,7 @@ import signal
 import pandas as pd
 import pytest
 
-from engine.scenario import Scenario
+from engine.scenario import Scenario, ScenarioError
 from sim_helpers import job
 
 DAY = 86_400.0
@@ -67,3 +68,15 @@ def test_a_job_that_fell_back_runs_on_demand_where_the_region_has_some(deadline)
 def test_without_fallback_every_job_finishes_despite_interruptions(deadline):
     jobs = spot_only_run(fallback_after=0).jobs
     assert jobs["end_s"].notna().all() and jobs["spot_interruptions"].sum() > 0
+
+
+def test_a_job_that_interruptions_never_let_finish_stops_the_run_with_a_clear_error(deadline):
+    # a 2-day job on one spot node interrupted about every 2 minutes, never falling back: no piece
+    # ever reaches a checkpoint, so it would restart without end
+    jobs = pd.DataFrame([job(0, 0, 2 * DAY, 1)])
+    nodes = pd.DataFrame([dict(region="r", cluster="c", node="s0", gpu_type="A", gpus=8, cpus=64, memory_gib=512,
+                               rack="k0", tier="spot")])
+    scenario = Scenario.from_dict({"name": "hostile", "spot": {"interruptions_per_node_hour": 30.0}})
+    with pytest.raises(ScenarioError, match=r"job j0 in r lost all its work 1,000 times in a row \(30 "
+                                            r"interruptions per spot node-hour.*the run would not end"):
+        scenario.run(jobs, nodes)

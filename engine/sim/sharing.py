@@ -231,9 +231,10 @@ class Sharing(ClockReclaim):
             self.evict(v, now)
         return True
 
-    def evict(self, v: int, now: float, requeue: bool = True) -> None:
+    def evict(self, v: int, now: float, requeue: bool = True) -> float:
         """Stop job v now, keeping the work up to its last checkpoint, and queue it again (without
-        `requeue`: it can never run again, and is recorded "never-fits")."""
+        `requeue`: it can never run again, and is recorded "never-fits"); returns the seconds of
+        work kept."""
         run = self.run
         region = run.region_name[v]
         start = float(self.seg_start[v])
@@ -256,6 +257,7 @@ class Sharing(ClockReclaim):
         else:
             run.decide(now, v, NEVER)
         run.events.push(now, REPASS, self.index[region])
+        return saved
 
     def schedule_vip(self, region: str, fleet, now: float) -> None:
         """Start the waiting jobs of guaranteed queues, evicting other work where they must."""

@@ -23,7 +23,9 @@ A job interrupted `fallback_after` times (0: never) falls back to on-demand: fro
 kept off spot nodes; when the region's other nodes could never hold it (a region of spot nodes
 only, say), it leaves the queue recorded "never-fits". Interruptions stop being drawn once one
 evicts nothing while no job is running and no other event is pending: the next would change
-nothing either, and the run ends.
+nothing either, and the run ends. A job that loses all its work to `FRUITLESS_MAX` interruptions in
+a row (no checkpoint kept anything) would most likely never finish: the run stops with a
+ScenarioError that names it, instead of running on without end.
 """
 from __future__ import annotations
 
@@ -33,10 +35,12 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from engine.scenario_edits import ScenarioError
 from engine.sim.events import SPOT
 
 HOUR_S = 3600.0
 HOURS = 24
+FRUITLESS_MAX = 1000  # interruptions in a row that keep none of a job's work before the run gives up
 FLAT = (1.0,) * HOURS  # the default hourly factors: a constant rate
 
 
@@ -111,7 +115,7 @@ class SpotReclaimer:
     """Draws the spot nodes' interruptions of one run and evicts their jobs."""
 
     def __init__(self, run, model: SpotModel, seed: int) -> None:
-        self.run, self.rng = run, np.random.default_rng([seed, 0x5B07])
+        self.run, self.rng, self.model = run, np.random.default_rng([seed, 0x5B07]), model
         self.fallback_after = model.fallback_after
         zones, origin_s = region_zones(run.world), run.w.origin_utc.value / 1e9
         self.nodes: list[tuple[str, int, HourlyClock]] = []  # (region, node index, its clock)
@@ -122,8 +126,18 @@ class SpotReclaimer:
                 clock = HourlyClock(rate, factors, zones.get(region, "UTC"), origin_s)
                 self.nodes += [(region, int(n), clock) for n in np.flatnonzero(np.asarray(tiers) == "spot")]
         self.interruptions = np.zeros(len(run.w), np.int64)
+        self.fruitless = [0] * len(run.w)  # interruptions in a row that kept none of the job's work
         for i in range(len(self.nodes)):
             self._next(i, 0.0)
+
+    def _unending(self, j: int, region: str) -> str:
+        run = self.run
+        every = run.sharing.checkpoint[j]
+        saving = f"checkpoints every {every / 60:g} min" if every > 0 else "no checkpoints in its queue"
+        return (f"spot interruptions: job {run.w.job_id[j]} in {region} lost all its work {FRUITLESS_MAX:,} times "
+                f"in a row ({self.model.rate(region):g} interruptions per spot node-hour, {saving}, "
+                f"{run.remaining[j] / 3600:.2f} h of work to do): the run would not end. Lower the rate, "
+                "give its queue checkpoints, or set fallback_after.")
 
     def _fits_off_spot(self, j: int, fleet) -> bool:
         """Whether job j fits the region's nodes other than spot ones when they are empty."""
@@ -144,7 +158,10 @@ class SpotReclaimer:
             self.interruptions[j] += 1
             if self.fallback_after and self.interruptions[j] >= self.fallback_after:
                 run.spot_ok[j] = False
-            sharing.evict(j, now, requeue=run.spot_ok[j] or self._fits_off_spot(j, run.regions[region]))
+            kept = sharing.evict(j, now, requeue=run.spot_ok[j] or self._fits_off_spot(j, run.regions[region]))
+            self.fruitless[j] = 0 if kept > 0 else self.fruitless[j] + 1
+            if self.fruitless[j] >= FRUITLESS_MAX:
+                raise ScenarioError(self._unending(j, region))
         events = run.events
         if len(events) > events.spot_pending or run.pods or evicted:
             self._next(i, now)
