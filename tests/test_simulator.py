@@ -207,3 +207,18 @@ def test_a_region_outage_evicts_its_work_and_disaster_recovery_routing_moves_it(
     assert dr.jobs["region"].tolist() == ["b", "b"]
     assert starts(dr) == [0.0, 600.0]     # j0 ran 100-600 in b; j1 waits for b's only node
     assert dr.segments["region"].tolist() == ["r", "b", "b"]
+
+
+def test_during_an_outage_a_job_no_other_region_can_hold_waits_for_its_region():
+    # r (two 8-GPU nodes) goes down from 100 s to 1000 s; b has one 8-GPU node. j0, a 2-node gang
+    # of 16 GPUs from b (which cannot hold it), runs in r from 0 and is evicted at 100; j1 (1 GPU,
+    # 50 s) arrives at 150. Under overflow routing j0 must wait for r (restart at 1000), not move
+    # to b where it never fits and would block b's queue for good; j1 runs in b at 150.
+    rows = [job(0, 0, 500, 16, nodes=2, region="b"), job(1, 150, 50, 1)]
+    nodes = pd.concat([fleet(8, 8), fleet(8, region="b").assign(node="b0")], ignore_index=True)
+    outage = [{"region": "r", "start_utc": "2026-01-01T00:01:40", "end_utc": "2026-01-01T00:16:40"}]
+    result = Scenario.from_dict({"name": "t", "outage": outage,
+                                 "policies": {"routing": {"key": "overflow"}}}).run(pd.DataFrame(rows), nodes)
+    assert result.jobs["region"].tolist() == ["r", "b"]
+    assert result.segments[["job_id", "region", "start_s", "end_s"]].values.tolist() == [
+        ["j0", "r", 0.0, 100.0], ["j1", "b", 150.0, 200.0], ["j0", "r", 1000.0, 1500.0]]

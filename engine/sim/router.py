@@ -4,7 +4,8 @@ global -> region -> node; the region's own policies then queue and place the job
 The routing policy (engine.policies.routing) scores every region for the job from a
 `RegionsView` (engine.sim.views); the router sends the job to the best-scoring region that could
 hold it (`fits`), ties to the home region first, then the lowest index; when every score is -inf
-the job stays home. Facts that do not change during a run are computed once per job shape (GPU
+the job stays home, unless the regions that could hold it are only down (an outage: engine.sim.outage):
+then it waits in one of them, home first. Facts that do not change during a run are computed once per job shape (GPU
 model, GPUs, CPU, memory, nodes) and region: the job's resource pool there, whether it fits there,
 and its GPU model's on-demand price there.
 """
@@ -55,8 +56,21 @@ class Router:
             view = replace(view, fits=view.fits & ~np.array([run.outages.down(n) for n in self.names]))
         job = RouteRequest(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j], run.submit[j],
                            self.data_region[j], run.data_gb[j])
-        scores = np.where(view.fits, np.asarray(self.policy.scores(job, view, now_s), np.float64), -np.inf)
+        raw = np.asarray(self.policy.scores(job, view, now_s), np.float64)
+        scores = np.where(view.fits, raw, -np.inf)
         best = scores.max() if len(scores) else -np.inf
+        if not np.isfinite(best) and run.outage_list:
+            return self._while_down(j, shape, home, raw)
         if not np.isfinite(best) or scores[home] == best:
             return home
         return int(np.flatnonzero(scores == best)[0])
+
+    def _while_down(self, j: int, shape: int, home: int, raw: np.ndarray) -> int:
+        """Where job j waits when no region can hold it now because the ones that could are down: home
+        if its fleet could hold the job, else the best-scoring (then lowest) region that could and
+        that its residency allows; home when there is none (the job never fits)."""
+        could = self.fits_in[shape] & np.asarray(self.allowed[j], bool)
+        if could[home] or not could.any():
+            return home
+        ranked = np.where(could, np.where(np.isfinite(raw), raw, np.finfo(np.float64).min), -np.inf)
+        return int(np.flatnonzero(ranked == ranked.max())[0])
