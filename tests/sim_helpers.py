@@ -1,6 +1,9 @@
 """Tiny hand-built workloads and fleets for the simulator tests."""
 from __future__ import annotations
 
+import signal
+from contextlib import contextmanager
+
 import numpy as np
 import pandas as pd
 
@@ -50,3 +53,17 @@ def sweep(starts, ends, amounts) -> float:
     deltas = np.concatenate([amounts, -np.asarray(amounts)])
     order = np.lexsort((deltas, times))  # at equal times, ends (negative) before starts
     return float(np.cumsum(deltas[order]).max(initial=0.0))
+
+
+@contextmanager
+def deadline(seconds: int = 60):
+    """Fail instead of hanging: the runs inside must end within `seconds` (SIGALRM)."""
+    def expired(*_):
+        raise TimeoutError("the simulation did not end")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -14,9 +14,6 @@ without EASY backfilling. On random small workloads:
   work (held time less the work lost to evictions).
 """
 import math
-import signal
-from contextlib import contextmanager
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -24,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.scenario import Scenario, ScenarioError
-from sim_helpers import fleet, job, sweep
+from sim_helpers import deadline, fleet, job, sweep
 
 TURNED_AWAY = {"never-fits", "rejected-by-admission", "rejected-by-forecast"}
 FLEETS = {"mixed": fleet(8, 8, 4, 4).assign(tier=["spot", "on-demand", "spot", "on-demand"]),
@@ -34,20 +31,6 @@ CAPACITY = 24.0
 # submit, runtime, GPUs of a one-node job, 2-node gang of training (elastic) or inference work
 job_spec = st.tuples(st.integers(0, 600), st.integers(1, 900), st.sampled_from([1, 2, 4, 8]),
                      st.sampled_from([None, "training", "inference"]))
-
-
-@contextmanager
-def deadline(seconds: int = 60):
-    """Fail instead of hanging: the runs inside must end within `seconds`."""
-    def expired(*_):
-        raise TimeoutError("the simulation did not end")
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)

@@ -4,13 +4,11 @@ nothing else is pending); and a job that interruptions never let finish stops th
 error naming it."""
 from __future__ import annotations
 
-import signal
-
 import pandas as pd
 import pytest
 
 from engine.scenario import Scenario, ScenarioError
-from sim_helpers import job
+from sim_helpers import deadline as run_deadline, job
 
 DAY = 86_400.0
 
@@ -18,13 +16,8 @@ DAY = 86_400.0
 @pytest.fixture
 def deadline():
     """Fail instead of hanging: the run must end within 60 s."""
-    def expired(*_):
-        raise TimeoutError("the simulation did not end")
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(60)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with run_deadline():
+        yield
 
 
 def spot_only_run(fallback_after: int, seed: int = 0):
