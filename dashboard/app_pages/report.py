@@ -104,7 +104,8 @@ def _pdf(inputs: str, dataset: str, bundled: dict, baseline: str, candidates: li
             return
         with st.spinner("Printing the report with headless Chromium..."):
             try:
-                pdf = data_report.report_pdf(dataset, bundled[baseline], [bundled[c] for c in candidates], days, assumptions)
+                pdf = data_report.report_pdf(dataset, bundled[baseline], [bundled[c] for c in candidates], days,
+                                             assumptions)
             except ChromiumMissing as exc:
                 column.warning(f"No PDF: {exc}")
                 return

@@ -6,7 +6,8 @@ scheduling until the outage ends. With a router (any routing policy but home-onl
 waiting and evicted jobs are routed again at once and new arrivals are routed as if the region's
 fleet could not hold them, so critical work moves to the other regions its data may go to
 (inflexible work too: the routing policies' fallback when home is not eligible); without one they
-wait for the region to come back, as does a job that no region still up could hold (engine.sim.router). Overlapping outages of a region merge.
+wait for the region to come back, as does a job that no region still up could hold
+(engine.sim.router). Overlapping outages of a region merge.
 """
 from __future__ import annotations
 

@@ -4,10 +4,10 @@ global -> region -> node; the region's own policies then queue and place the job
 The routing policy (engine.policies.routing) scores every region for the job from a
 `RegionsView` (engine.sim.views); the router sends the job to the best-scoring region that could
 hold it (`fits`), ties to the home region first, then the lowest index; when every score is -inf
-the job stays home, unless the regions that could hold it are only down (an outage: engine.sim.outage):
-then it waits in one of them, home first. Facts that do not change during a run are computed once per job shape (GPU
-model, GPUs, CPU, memory, nodes) and region: the job's resource pool there, whether it fits there,
-and its GPU model's on-demand price there.
+the job stays home, unless the regions that could hold it are all down (an outage:
+engine.sim.outage): then it waits in one of them, home first. Facts that do not change during a
+run are computed once per job shape (GPU model, GPUs, CPU, memory, nodes) and region: the job's
+resource pool there, whether it fits there, and its GPU model's on-demand price there.
 """
 from __future__ import annotations
 
