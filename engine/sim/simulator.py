@@ -26,8 +26,8 @@ Loop, per batch of events at the same time t (engine.sim.events gives the tie or
         `recalc_s` when the policy has one, newcomers keyed on arrival: engine.sim.order_cache);
         with nothing freed, no arrival that fits and no preemption, nothing can start: no pass;
      b. start jobs from the front while they fit (engine.sim.starts: placement policy; gang jobs
-        take whole free nodes chosen by the gang policy, all or nothing); the first that does not fit is the
-        blocked head; a job its quota holds back is parked out of the queue instead
+        take whole free nodes chosen by the gang policy, all or nothing); the first that does not
+        fit is the blocked head; a job its quota holds back is parked out of the queue instead
         (engine.sim.quota_gate) and the next one is tried; the preemption policy may evict jobs
         for the blocked head (then the pass starts again);
      c. ask the backfill policy for a window (None: stop) and start, in queue order, the
@@ -398,4 +398,3 @@ def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = 
         run = _Run(workload, policies, seed, timer_s, world, sharing)
         run.run()
         return run_tables(run, name)
-
