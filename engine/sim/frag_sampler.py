@@ -29,16 +29,9 @@ def workload_target(num_gpu: np.ndarray, gpu_milli: np.ndarray, cpu_milli: np.nd
     if not uses.any():
         return None
     model, models = pd.factorize(gpu_type[uses])  # None: -1
-    columns = (cpu_milli[uses], gpu_milli[uses], num_gpu[uses], model)
-    shape = np.zeros(len(model), np.int64)
-    for column in columns:  # one code per distinct shape, in the order shapes first occur
-        code, distinct = pd.factorize(column)
-        shape = pd.factorize(shape * len(distinct) + code)[0]
-    first = np.empty(shape.max() + 1, np.int64)
-    first[shape[::-1]] = np.arange(len(shape) - 1, -1, -1)
-    counts = {}
-    for cpu, milli, gpus, m, count in zip(*(c[first].tolist() for c in columns), np.bincount(shape).tolist()):
-        counts[(cpu, milli, gpus, (models[m],) if m >= 0 else ())] = count
+    shapes = pd.DataFrame({"cpu": cpu_milli[uses], "milli": gpu_milli[uses], "gpus": num_gpu[uses], "model": model})
+    counts = {(cpu, milli, gpus, (models[m],) if m >= 0 else ()): count  # shapes in the order they first occur
+              for (cpu, milli, gpus, m), count in shapes.groupby(list(shapes), sort=False).size().items()}
     return TargetWorkload.most_popular(counts)
 
 

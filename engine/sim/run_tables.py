@@ -25,7 +25,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
     w, sharing = run.w, run.sharing
     ledger = sharing.ledger
     regions = list(run.regions)
-    region = _region_codes(run, regions)
+    region = _region_codes(run)
     nodes = _node_lists(run)
     jobs = pd.DataFrame({
         "job_id": w.job_id, "region": labels(region, regions), "home_region": labels(run.home, regions),
@@ -64,10 +64,9 @@ def _text(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
     return labels(codes, names.tolist())
 
 
-def _region_codes(run, regions: list[str]) -> np.ndarray:
-    """Each job's region (where it ran, or its home) as an index into `regions`."""
-    index = {r: k for k, r in enumerate(regions)}
-    return np.fromiter(map(index.__getitem__, run.region_name), np.int64, len(run.region_name))
+def _region_codes(run) -> np.ndarray:
+    """Each job's region (where it ran, or its home) as an index into the run's regions."""
+    return np.fromiter(map(run.region_index.__getitem__, run.region_name), np.int64, len(run.region_name))
 
 
 def _node_lists(run) -> pd.api.extensions.ExtensionArray:
@@ -79,7 +78,7 @@ def _node_lists(run) -> pd.api.extensions.ExtensionArray:
 
 
 def _timeline(run, regions: list[str]) -> pd.DataFrame:
-    rows, index = run.timeline, {r: k for k, r in enumerate(regions)}
+    rows, index = run.timeline, run.region_index
     time_s, region, busy, queued = (list(map(itemgetter(k), rows)) for k in range(4))
     return pd.DataFrame({"time_s": np.array(time_s, np.float64),
                          "region": labels(np.fromiter(map(index.__getitem__, region), np.int64, len(rows)), regions),
