@@ -148,3 +148,14 @@ def test_a_job_that_never_fits_waits_to_the_window_end_under_that_reason():
     assert story.reasons.to_dict("list") == {"reason": ["never-fits"], "seconds": [90.0], "share": [1.0]}
     assert (story.wait_s, story.sla) == (90.0, "pending")   # within the standard queue's 24 h so far
     assert [(m.label, m.jobs_ahead, m.waiting) for m in story.moments] == [("submitted", 0, 1)]
+
+
+def test_a_job_larger_than_its_team_limit_is_turned_away_under_that_reason():
+    # team "t" may hold 4 GPUs; the 8-GPU job can never pass its quota: turned away at its submit
+    # (10 s), the window ending at j0's end (100 s)
+    result, context = _run({"policies": {"quota": {"key": "team-limit", "max_gpus": 4}}},
+                           [job(0, 0, 100, 4, team="t"), job(1, 10, 50, 8, team="t")], fleet(8))
+    story = job_story(result, 1, context)
+    assert story.status == "exceeds-quota" and math.isnan(story.start_s) and story.starts == ()
+    assert story.timeline["event"].tolist() == ["submitted", "exceeds-quota"]
+    assert story.reasons.to_dict("list") == {"reason": ["exceeds-quota"], "seconds": [90.0], "share": [1.0]}

@@ -208,7 +208,7 @@ def test_conformal_offsets_reach_the_level_on_the_calibration_rows():
     (0, 600, 3000, "in 0 min to 50 min, most likely 10 min"),
     (3 * 3600, 5 * 3600, 7 * 3600, "in 3.0 h to 7.0 h, most likely 5.0 h"),
     (3600, 86_400, np.inf, "in 1.0 h to never, most likely 24.0 h"),
-    (np.inf, np.inf, np.inf, "never (does not fit)"),
+    (np.inf, np.inf, np.inf, "never (turned away)"),
 ])
 def test_eta_text(lo, p50, hi, text):
     assert eta_text(lo, p50, hi) == text

@@ -35,6 +35,8 @@ REASONS = {
     "rejected-by-forecast": "turned away: the queue ahead would not drain in time",
     "never-fits": "it cannot fit in its region (too large, a GPU model the region lacks, or only spot nodes "
                   "that it had to leave)",
+    "exceeds-quota": "it asks for more GPUs than its team's or queue's quota can ever give it (its cap, or "
+                     "its nominal quota plus what it may borrow)",
     "deferred": "held back by the timing policy (a cleaner or off-hours slot)",
 }
 SECONDS = st.column_config.NumberColumn(format="%.0f")

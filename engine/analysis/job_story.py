@@ -54,7 +54,7 @@ from engine.sim.result import SimulationResult
 from engine.sim.views import QueueView, ShareView
 
 LN2 = math.log(2.0)
-TURNED_AWAY = ("rejected-by-admission", "rejected-by-forecast", "never-fits")
+TURNED_AWAY = ("rejected-by-admission", "rejected-by-forecast", "never-fits", "exceeds-quota")
 START_DECISIONS = ("started", "backfilled")
 QUEUED = "waiting-in-queue"
 TIMELINE_COLUMNS = ["time_s", "event"]

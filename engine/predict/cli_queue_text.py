@@ -16,7 +16,7 @@ def job_sentence(record: dict) -> str:
     place = f"job {record['job_id']} is {ordinal(record['jobs_ahead'] + 1)} of {record['queue_length']} in the " \
             f"queue of region {record['region']}"
     if record["wait_p50_s"] is None:
-        return f"{place}; it never starts: it does not fit the fleet"
+        return f"{place}; it never starts: it is larger than the fleet, or than its quota can ever give it"
     latest = _minute(record["start_hi_utc"]) if record["start_hi_utc"] else "never"
     return (f"{place}; expected to start {record['eta_text']} ({_minute(record['start_p50_utc'])} UTC; between "
             f"{_minute(record['start_lo_utc'])} and {latest})")

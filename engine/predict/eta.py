@@ -288,9 +288,10 @@ def _ahead(region: np.ndarray, gpus: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def eta_text(lo_s: float, p50_s: float, hi_s: float) -> str:
-    """'in 3-7 h, most likely 5 h'; 'never (does not fit)' when even the point is +inf."""
+    """'in 3-7 h, most likely 5 h'; 'never (turned away)' when even the point is +inf (the job is
+    larger than the fleet, or than its quota can ever give it)."""
     if not np.isfinite(p50_s):
-        return "never (does not fit)"
+        return "never (turned away)"
     if hi_s < 60.0:
         return "now"
     high = duration_text(hi_s) if np.isfinite(hi_s) else "never"

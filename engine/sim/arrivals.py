@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from engine.policies.admission import AdmissionRequest
 from engine.sim.events import DEFERRED
-from engine.sim.reasons import DEGRADED, FORECAST, NEVER, REJECTED, TRANSFERRING
+from engine.sim.reasons import DEGRADED, EXCEEDS, FORECAST, NEVER, REJECTED, TRANSFERRING
 
 WEEK_S = 7 * 86_400.0  # the longest request the admission forecast counts
 
@@ -16,7 +16,8 @@ class Arrivals:
     """The arrival steps of a run (mixed into engine.sim.simulator._Run)."""
 
     def _arrive(self, j: int, now: float) -> str:
-        """Route job j (when a router runs), then queue it or record why not; returns its region. A
+        """Route job j (when a router runs), then queue it or record why not (never fits, refused by
+        admission, more than its quota can ever give: engine.sim.quota_gate); returns its region. A
         job away from its input data waits for the data first (data_gb x 8 / transfer_gbps s)."""
         if self.router is not None and not self.transferred[j]:
             self._move(j, self.router.route(j, now))
@@ -38,6 +39,9 @@ class Arrivals:
                 return region
             if admission.nodes and admission.nodes < self.width[j]:
                 self._degrade(j, admission.nodes, now)
+        if self.sharing.gated and self.sharing.exceeds_quota(j, region):
+            self.decide(now, j, EXCEEDS)
+            return region
         self.count_waiting(j, region, +1)
         if not self.sharing.joins_vip(j, region):
             self.arrived[region].append(j)
@@ -91,6 +95,9 @@ class Arrivals:
         self.count_waiting(j, region, -1)
         self._move(j, self.router.route(j, now))
         moved = self.region_name[j]
+        if self.sharing.gated and self.sharing.exceeds_quota(j, moved):
+            self.decide(now, j, EXCEEDS)
+            return moved
         self.count_waiting(j, moved, +1)
         if not self.sharing.joins_vip(j, moved):
             self.arrived[moved].append(j)

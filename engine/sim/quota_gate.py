@@ -15,6 +15,10 @@ A holder whose entry has `reclaim_at_work_start` (`clocked`) lends nothing while
 the book's afterwards; `excess` is then what its cohort's borrowers hold beyond the lending pool
 left, the GPUs a reclaim must free.
 
+A job asking for more than its holder can ever hold (more than cap_h, nominal_h + borrowing
+limit_h, or G_h + its cohort's lending limits, from the book) never passes: the simulator turns it
+away at arrival, "exceeds-quota" (Kueue's inadmissible workload), instead of parking it where it
+would hold back its holder's later jobs for good.
 A held-back job is parked: out of its region's queue, so it does not block the jobs behind it
 (Kueue's BestEffortFIFO). When a job of the region stops holding GPUs, each holder's parked jobs
 return to the queue, in order, as far as the holder's headroom reaches; a pass re-checks them.
@@ -53,6 +57,7 @@ class QuotaGate:
                        for book in self.books]
         self.cohorts = [[np.flatnonzero(book.cohort == c).tolist() for c in book.cohort.tolist()]
                         for book in self.books]
+        self.most = [_most(book) for book in self.books]
         self.above = [book.nominal + 1e-9 for book in self.books]  # borrowing: usage above this
         self.pools: list = [None] * len(regions)
         for r in range(len(regions)):
@@ -74,6 +79,10 @@ class QuotaGate:
         if self._pool_left_near(region, usage, h, gpus) >= -1e-9:
             return OK
         return RECLAIM if after <= nominal[h] + 1e-9 else QUOTA
+
+    def exceeds(self, region: int, j: int, gpus: float) -> bool:
+        """Whether job j asks for more GPUs than its holder can ever hold in `region`."""
+        return gpus > self.most[region][self.holder[j]] + 1e-9
 
     def _pool_left_near(self, region: int, usage: np.ndarray, h: int, gpus: float) -> float:
         """`_pool_left` summed in Python, in another order than numpy's. Over a cohort of k holders
@@ -152,3 +161,13 @@ class QuotaGate:
                 back.append(j)
         self.count[region] -= len(back)
         return back
+
+
+def _most(book) -> list[float]:
+    """Per holder, the most GPUs it can ever hold: its cap and, with quotas, its nominal quota plus
+    borrowing limit, and its guaranteed part plus its cohort's lending limits (every other holder idle)."""
+    most = book.cap.copy()
+    if book.quotas:
+        lent = np.array([book.lend[book.cohort == c].sum() for c in book.cohort.tolist()])
+        most = np.minimum(most, np.minimum(book.nominal + book.borrow, book.nominal - book.lend + lent))
+    return most.tolist()

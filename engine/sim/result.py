@@ -8,10 +8,12 @@ could borrow no more), "blocked-by-team-limit" (its team held its concurrent-GPU
 "rejected-by-admission" (its region's or queue's queue was full), "rejected-by-forecast" (the
 queue ahead of it would not drain within the admission horizon), "never-fits" (larger than its
 region's fleet, asks for a GPU model the region lacks, or fell back from spot nodes where only
-spot nodes could hold it). Decisions in the log: the reasons, and
-"backfilled", "failed", "deferred", "preempted" (evicted and requeued), "degraded" (an elastic job
-admitted with fewer nodes), "reclaimed-at-work-start" (evicted because the quota it borrowed went back
-to its holder at the holder's working-day start, engine.sim.sharing; a "preempted" entry follows).
+spot nodes could hold it), "exceeds-quota" (asks for more GPUs than its team's or queue's quota
+can ever give it: its cap, or its nominal quota plus what it may borrow). Decisions in the log: the
+reasons, and "backfilled", "failed", "deferred", "preempted" (evicted and requeued), "degraded" (an
+elastic job admitted with fewer nodes), "reclaimed-at-work-start" (evicted because the quota it
+borrowed went back to its holder at the holder's working-day start, engine.sim.sharing; a
+"preempted" entry follows).
 """
 from __future__ import annotations
 

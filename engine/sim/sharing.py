@@ -164,6 +164,13 @@ class Sharing(ClockReclaim):
 
     # -- the gate ------------------------------------------------------------------------------
 
+    def exceeds_quota(self, j: int, region: str) -> bool:
+        """Whether job j asks for more GPUs than its quota holder can ever hold in `region` (the gate
+        would park it for good; jobs of guaranteed queues, when preemption is on, pass ungated)."""
+        if not self.gated or self.guaranteed[j] and self.preempts:
+            return False
+        return self.gate.exceeds(self.index[region], j, self.run.gpus[j])
+
     def blocks(self, j: int, region: str, now: float, gpus: float | None = None) -> bool:
         """Whether the quota gate holds job j back now, holding `gpus` (default: what it asks for; a
         gang job holds its whole nodes): then it is parked with its reason (after a reclaim attempt
