@@ -80,6 +80,15 @@ def test_a_job_larger_than_its_team_limit_is_turned_away_and_does_not_hold_back_
     assert result.timeline["queue_length"].max() == 0  # a parked job is out of the queue, a turned-away one too
 
 
+@pytest.mark.parametrize("max_gpus, start, reason", [(8, None, "exceeds-quota"), (16, 0.0, "started")])
+def test_a_gang_job_counts_the_gpus_of_the_whole_nodes_it_must_take(max_gpus, start, reason):
+    # a 2-node gang asking 1 GPU per node takes two whole 8-GPU nodes: 16 GPUs. Under a cap of 8 it
+    # can never start: turned away at once (parked, it would wait for good); under 16 it runs.
+    jobs = [row(0, 0, 100, 2, team="a", nodes=2), row(1, 1, 100, 2, team="a")]
+    result = sim(jobs, fleet(8, 8, 8), {"quota": {"key": "team-limit", "max_gpus": max_gpus}})
+    assert (by_id(result, "start_s")["j0"], by_id(result, "reason")["j0"]) == (start, reason)
+
+
 @pytest.mark.parametrize("tables, gpus, reason", [
     # equal weights on 8 GPUs: nominal 4 each, all lent. a may borrow at most 2: it can hold 6.
     ({"quota": [{"holder": "a", "borrowing_limit_gpus": 2}]}, 6, "started"),

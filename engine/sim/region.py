@@ -173,6 +173,12 @@ class RegionFleet:
             self._big_enough[key] = big = self.every_node if big.all() else big
         return big
 
+    def fewest_whole_gpus(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int, width: int) -> float:
+        """The fewest GPUs a gang job of `width` such pods can hold: its whole nodes are the `width`
+        big enough ones with the fewest GPUs (inf when fewer than `width` are big enough)."""
+        counts = np.sort(self.state.gpu_count[self.big_enough(num_gpu, cpu_milli, memory_mib, pool)])
+        return float(counts[:width].sum()) if len(counts) >= width else float("inf")
+
     def whole_free_nodes(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int,
                          spot_ok: bool = True) -> np.ndarray:
         """Indices of completely free nodes big enough for one pod of a gang job, ascending."""

@@ -165,11 +165,17 @@ class Sharing(ClockReclaim):
     # -- the gate ------------------------------------------------------------------------------
 
     def exceeds_quota(self, j: int, region: str) -> bool:
-        """Whether job j asks for more GPUs than its quota holder can ever hold in `region` (the gate
-        would park it for good; jobs of guaranteed queues, when preemption is on, pass ungated)."""
+        """Whether job j needs more GPUs than its quota holder can ever hold in `region` (the gate
+        would park it for good; jobs of guaranteed queues, when preemption is on, pass ungated). A
+        gang job holds whole nodes: at least the GPUs of the smallest nodes big enough for it."""
         if not self.gated or self.guaranteed[j] and self.preempts:
             return False
-        return self.gate.exceeds(self.index[region], j, self.run.gpus[j])
+        run = self.run
+        gpus = run.gpus[j]
+        if run.width[j] > 1:
+            gpus = run.regions[region].fewest_whole_gpus(run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j],
+                                                         run.pool_list[j], run.width[j])
+        return self.gate.exceeds(self.index[region], j, gpus)
 
     def blocks(self, j: int, region: str, now: float, gpus: float | None = None) -> bool:
         """Whether the quota gate holds job j back now, holding `gpus` (default: what it asks for; a
