@@ -26,13 +26,13 @@ def app(sample_db, monkeypatch):
 
 @pytest.fixture(scope="module")
 def engine_runs(sample_db):
-    """FIFO's and priority-fairshare's runs of the sample's first day, simulated directly."""
+    """FIFO's, priority-fairshare's and quotas-preemption's runs of the sample's first day, simulated directly."""
     store = Store.open(sample_db)
     try:
         jobs, fleet = store.jobs("sample"), store.fleet("sample")
         start = pd.to_datetime(jobs["submit_utc"]).min()
         runs = {}
-        for name in ("fifo", "priority-fairshare"):
+        for name in ("fifo", "priority-fairshare", "quotas-preemption"):
             scenario = replace(Scenario.load(SCENARIOS / f"{name}.toml"), start_utc=start,
                                end_utc=start + pd.Timedelta(days=1))
             runs[name] = scenario.run(jobs, fleet, World.of_dataset(store, "sample"))
@@ -83,6 +83,22 @@ def test_picking_another_job_tells_its_story_and_fifo_has_no_factors(app):
     text = " ".join(m.value for m in app.markdown)
     assert "The order *fcfs* has no priority factors" in text
     assert not [d for d in app.dataframe if "factor" in d.value.columns]
+
+
+def test_a_job_held_back_by_its_quota_shows_its_teams_quota(app, engine_runs):
+    result = engine_runs["quotas-preemption"]
+    jobs = result.jobs
+    row = int(jobs.index[jobs["reason"] == "blocked-by-quota"][0])
+    team, region = jobs.at[row, "team"], jobs.at[row, "region"]
+    app.selectbox(key="fair_scenario").select("quotas-preemption").run()
+    app.selectbox(key="fair_team").select(team).run()
+    app.selectbox(key="fair_job").select(row).run()
+    assert not app.exception and not app.error
+    text = " ".join(m.value for m in app.markdown)
+    assert "its team had used its quota and could borrow no more" in text
+    quota = result.quotas.set_index(["region", "holder"]).loc[(region, team)]
+    assert f"Team {team} may hold at most {quota['most_gpus']:g} GPUs at once in {region} (nominal quota " in text
+    assert f"It asks for {jobs.at[row, 'gpus']:g} GPUs." in text
 
 
 def _form():

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts_fairness, data
+from engine.analysis.job_quota import QUOTA_REASONS, job_quota, quota_text
 from engine.analysis.job_story import factor_table, longest_waiting
 from engine.scenario import ScenarioError
 
@@ -169,6 +170,9 @@ def _story(story, run: data.WhatIfRun) -> None:
         parts = [f"{100 * share:.0f}% {REASONS.get(reason, reason)} ({_duration(seconds)})"
                  for reason, seconds, share in story.reasons.itertuples(index=False)]
         st.markdown("Why it waited: " + "; ".join(parts) + ".")
+    quota = job_quota(run.result, story.row)
+    if quota is not None and (story.status in QUOTA_REASONS or story.reasons["reason"].isin(QUOTA_REASONS).any()):
+        st.markdown(f"{quota_text(quota)} It asks for {story.gpus:g} GPUs.")
     sla = {"met": "met", "missed": "**missed**", "pending": "not yet decided", "none": "no limit"}[story.sla]
     lines = [f"Its queue *{story.queue}* promises a start within {_duration(story.max_wait_s)}: {sla}."]
     if story.starved:

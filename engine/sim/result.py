@@ -57,7 +57,12 @@ class SimulationResult:
     latency_slo_ms: the inference latency SLO the run was given (engine.world.latency).
     burst: one row per cloud node rented (engine.sim.burst): region, node, gpu_type, gpus,
     usd_per_gpu_hour, rented_s, up_s, returned_s (NaN: still rented at the end), trigger_job_id;
-    None when the scenario had no [[burst]] pools. Burst GPUs are not in capacity_gpus."""
+    None when the scenario had no [[burst]] pools. Burst GPUs are not in capacity_gpus.
+    quotas: one row per region and quota holder (engine.sim.quota_gate): region, holder (a team or
+    queue class), by ("team" or "queue"), nominal_gpus, borrowing_limit_gpus, lending_limit_gpus,
+    cap_gpus (inf: none; without kueue quotas nominal and borrowing are inf, lending 0) and most_gpus
+    (the most the holder can ever hold there: a job asking more is turned away, "exceeds-quota");
+    None when the scenario has no quota policy."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -73,6 +78,7 @@ class SimulationResult:
     teams: pd.DataFrame | None = None
     queue_classes: pd.DataFrame | None = None
     burst: pd.DataFrame | None = None
+    quotas: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -102,16 +108,18 @@ class SimulationResult:
             tables["fragmentation"] = self.fragmentation
         if self.burst is not None:
             tables["burst"] = self.burst
+        if self.quotas is not None:
+            tables["quotas"] = self.quotas
         return tables
 
     def to_csv(self, directory: str | Path) -> list[Path]:
-        """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv and
-        burst.csv when the result has them) into `directory`; return the paths."""
+        """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv,
+        burst.csv and quotas.csv when the result has them) into `directory`; return the paths."""
         return self._export(Path(directory), "csv")
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
-        """Write jobs.parquet, timeline.parquet, decisions.parquet (and segments, fragmentation and
-        burst when the result has them) into `directory`; return the paths."""
+        """Write jobs.parquet, timeline.parquet, decisions.parquet (and segments, fragmentation,
+        burst and quotas when the result has them) into `directory`; return the paths."""
         return self._export(Path(directory), "parquet")
 
     def _export(self, directory: Path, kind: str) -> list[Path]:

@@ -17,6 +17,8 @@ from engine.sim.queue_classes import queue_table
 from engine.sim.reasons import DECISIONS, REASONS
 from engine.sim.result import SimulationResult
 
+QUOTA_COLUMNS = ["region", "holder", "by", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cap_gpus",
+                 "most_gpus"]
 SEGMENT_COLUMNS = ["row", "job_id", "region", "nodes", "start_s", "end_s", "gpus_allocated", "outcome", "lost_s"]
 
 
@@ -49,7 +51,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
     return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
                             w.observed_end_s, run.sampler.table(), run.latency_slo_ms,
                             segments=_segments(run, jobs), teams=_teams(run), queue_classes=queue_table(sharing.queues),
-                            burst=run.bursts.table())
+                            burst=run.bursts.table(), quotas=_quotas(run))
 
 
 def labels(codes, names) -> pd.api.extensions.ExtensionArray:
@@ -122,3 +124,17 @@ def _teams(run) -> pd.DataFrame:
     return pd.DataFrame({"team": list(ledger.teams), "weight": weight,
                          "entitlement": weight / weight.sum() if weight.sum() > 0 else weight,
                          "nominal_gpus": nominal})
+
+
+def _quotas(run) -> pd.DataFrame | None:
+    """QUOTA_COLUMNS per region and quota holder, from the quota gate's books; None without a gate."""
+    sharing = run.sharing
+    if not sharing.gated:
+        return None
+    gate, by = sharing.gate, "queue" if sharing.by_queue else "team"
+    frames = []
+    for r, (region, book) in enumerate(zip(run.regions, gate.books)):
+        frames.append(pd.DataFrame({
+            "region": region, "holder": list(gate.holders), "by": by, "nominal_gpus": book.nominal,
+            "borrowing_limit_gpus": book.borrow, "lending_limit_gpus": book.lend, "cap_gpus": book.cap, "most_gpus": gate.most[r]}))
+    return pd.concat(frames, ignore_index=True)[QUOTA_COLUMNS]
