@@ -78,6 +78,20 @@ def test_a_head_the_pool_cannot_serve_rents_nothing():
     assert result.jobs["start_s"].tolist() == [0.0, 9000.0]
 
 
+def test_an_evicted_job_heading_the_queue_again_rents_a_node():
+    # j0 (hpo: preemptible, no checkpoints) holds the one 8-GPU node from 0 s; j1 (development,
+    # express tier) arrives at 100 and evicts it. j0, requeued with all 5000 s of work left, heads
+    # the queue: it has waited since its submit, so the check at 0 + 30 min rents a node, up at 2400,
+    # where j0 runs again (to 7400). A head that had started once used to rent nothing and wait for j1.
+    rows = [job(0, 0, 5000, 8, workload_class="hpo"), job(1, 100, 6000, 8, workload_class="development")]
+    result = Scenario.from_dict({"name": "t", "burst": [POOL], "policies": {
+        "preemption": {"key": "priority", "min_runtime_s": 0.0}}}).run(pd.DataFrame(rows), fleet(8))
+    assert result.jobs["preemptions"].tolist() == [1, 0]
+    assert result.segments[["job_id", "nodes", "start_s", "end_s"]].values.tolist() == [
+        ["j0", "n0", 0.0, 100.0], ["j1", "n0", 100.0, 6100.0], ["j0", "burst-r-A-1", 2400.0, 7400.0]]
+    assert rentals(result) == [("burst-r-A-1", 1800.0, 2400.0, 7400.0 + 1800.0)]
+
+
 def test_cost_bills_rentals_from_renting_to_return_and_reconciles():
     result = burst_run([job(0, 0, 7200, 8), job(1, 60, 3600, 8)])
     nodes = fleet(8)

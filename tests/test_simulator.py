@@ -222,3 +222,26 @@ def test_during_an_outage_a_job_no_other_region_can_hold_waits_for_its_region():
     assert result.jobs["region"].tolist() == ["r", "b"]
     assert result.segments[["job_id", "region", "start_s", "end_s"]].values.tolist() == [
         ["j0", "r", 0.0, 100.0], ["j1", "b", 150.0, 200.0], ["j0", "r", 1000.0, 1500.0]]
+
+
+class _NeverRoom:
+    """A placement policy that never finds room (a stand-in for any cause of a job stuck in its queue)."""
+
+    def choose(self, view, request, rng):
+        return None
+
+
+def test_timer_passes_stop_once_nothing_runs_and_nothing_else_can_happen():
+    # j0 arrives (time 0: the workload starts at the first submit) and never finds room. With a pass
+    # every 60 s the run used to go on forever; its arrival's pass and the timer passes at 60, 120, ...
+    # each find nothing running and no other event to come: after IDLE_TIMERS + 1 of them (the last
+    # at 100 x 60 s) timers stop, and j0 stays waiting.
+    from engine.policies import registry
+    from engine.sim.simulator import IDLE_TIMERS, Policies, simulate
+    from engine.sim.workload import build_workload
+
+    policies = Policies(registry.make("order", "fcfs"), _NeverRoom(), registry.make("backfill", "none"),
+                        registry.make("admission", "accept-all"))
+    result = simulate(build_workload(pd.DataFrame([job(0, 10, 50, 4)]), fleet(8)), policies, timer_s=60.0)
+    assert np.isnan(result.jobs.at[0, "start_s"]) and result.jobs.at[0, "reason"] == "blocked-by-capacity"
+    assert result.timeline["time_s"].tolist() == [60.0 * k for k in range(IDLE_TIMERS + 1)]

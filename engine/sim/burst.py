@@ -152,10 +152,9 @@ class Bursts:
                 elif self.idle_since[b] is None:
                     self.idle_since[b] = now
                     run.events.push(now + self.pools[p].idle_release_min * 60.0, BURST_IDLE, b)
-        head = run.blocked_head[region]
-        if not run.queues[region].count or run.outages.down(region) or head < 0 \
-                or run.start[head] == run.start[head] or run.parked[head]:
-            return
+        head, queue = run.blocked_head[region], run.queues[region]
+        if not queue.count or run.outages.down(region) or head < 0 or not queue.mask[run.key_of[head]]:
+            return  # no blocked head still waiting in the queue (an evicted, requeued head is one)
         for p in pools:
             if self._fits(head, p):
                 self._rent(region, p, head, now)

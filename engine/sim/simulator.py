@@ -13,7 +13,8 @@ Loop, per batch of events at the same time t (engine.sim.events gives the tie or
   1. Finishes and failures: release the job's pods (a failed job ends at its recorded duration of
      work); a finish left over from before an eviction is ignored.
   2. Timers (every `timer_s` while jobs wait, when > 0): every region with waiting jobs gets a pass,
-     so time-dependent orders re-rank even when nothing arrives or ends.
+     so time-dependent orders re-rank even when nothing arrives or ends (until IDLE_TIMERS passes in
+     a row found nothing running and no other event to come).
   3. Arrivals: the timing policy may hold a flexible job back (a deferred arrival later; load
      shifting, engine.sim.holder); the router picks its region (engine.sim.router); a job its
      region can never hold is recorded "never-fits"; otherwise the admission policy admits it to
@@ -55,6 +56,7 @@ from engine.policies.registry import make
 from engine.sim.backfill_pass import backfill
 from engine.sim.burst import Bursts, burst_nodes
 from engine.sim.collector import collector_paused
+from engine.sim.decision_log import DecisionLog
 from engine.sim.events import (ARRIVAL, BURST_UP, CLOCK, DEFERRED, FAILURE, OUTAGE_END, OUTAGE_START, REPASS, SPOT,
                                TIMER, EventQueue)
 from engine.sim.fleet_state import PodRequest
@@ -78,6 +80,9 @@ from engine.sim.workload import Workload
 from engine.sim.world import RegionFacts, World
 from engine.world.latency import Latency
 
+IDLE_TIMERS = 100  # timer passes in a row with nothing running and nothing else to come before timers stop
+
+
 @dataclass(frozen=True)
 class Policies:
     """One policy per family, as built by `registry.make`."""
@@ -93,7 +98,7 @@ class Policies:
     preemption: object = None
 
 
-class _Run(Arrivals, Starts):
+class _Run(Arrivals, Starts, DecisionLog):
     """State of one simulation run (see the module docstring for the loop)."""
 
     def __init__(self, w: Workload, policies: Policies, seed: int, timer_s: float, world: World | None,
@@ -147,7 +152,7 @@ class _Run(Arrivals, Starts):
         self.log_c: list[int] = []
         self.timeline: list[tuple[float, str, float, int]] = []
         self.events = EventQueue(w.submit_s)
-        self.timer_pending = False
+        self.timer_pending, self.idle_timers = False, 0
         self.backfills = not getattr(policies.backfill, "disabled", False)
         self.admits_all = getattr(policies.admission, "admits_all", False)  # admits every job as asked: not asked
         self.requests: dict[tuple, PodRequest] = {}
@@ -226,8 +231,12 @@ class _Run(Arrivals, Starts):
                 fleet = self.regions[region]
                 self.timeline.append((now, region, fleet.busy_milli / 1000.0, queues[region].count))
             if self.timer_s > 0 and not self.timer_pending and any(q.count for q in queues.values()):
-                events.push(now + self.timer_s, TIMER, -1)
-                self.timer_pending = True
+                # with nothing running and no other event left, only timers can come: after IDLE_TIMERS
+                # such passes in a row the jobs still waiting never start (the run ends, they stay waiting)
+                self.idle_timers = self.idle_timers + 1 if not self.pods and not len(events) else 0
+                if self.idle_timers <= IDLE_TIMERS:
+                    events.push(now + self.timer_s, TIMER, -1)
+                    self.timer_pending = True
         sampler.finish(last)
 
     def _current(self, payload: int) -> int:
@@ -286,15 +295,6 @@ class _Run(Arrivals, Starts):
         if len(held) == 1:
             return names[held[0]]
         return ";".join([names[k] for k in (held.tolist() if isinstance(held, np.ndarray) else held)])
-
-    def decide(self, now: float, j: int, reason: int) -> None:
-        self.reason[j] = reason
-        self.log(now, j, reason)
-
-    def log(self, now: float, j: int, code: int) -> None:
-        self.log_t.append(now)
-        self.log_j.append(j)
-        self.log_c.append(code)
 
     def _schedule(self, region: str, now: float) -> None:
         if self.outages.down(region):
@@ -372,19 +372,6 @@ class _Run(Arrivals, Starts):
     def _none_fit(self, new: list[int], fleet: RegionFleet) -> bool:
         units, pools, free = self.units_list, self.pool_list, fleet.pool_free
         return all(units[j] > free[pools[j]] for j in new)
-
-    def block(self, now: float, j: int, reason: int) -> None:
-        if self.reason[j] != reason:
-            self.reason[j] = reason
-            self.log(now, j, reason)
-
-    def mark(self, now: float, jobs: np.ndarray, reason: int) -> None:
-        changed = jobs[(self.reason[jobs] != reason) & ~self.parked[jobs]]
-        self.reason[changed] = reason
-        if len(changed):
-            self.log_t.extend([now] * len(changed))
-            self.log_j.extend(changed.tolist())
-            self.log_c.extend([reason] * len(changed))
 
 
 def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = "scenario",

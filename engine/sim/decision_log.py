@@ -1,0 +1,38 @@
+"""The decision log and each job's reason (engine.sim.reasons) of a simulation run: one entry per
+decision (time, job, code) in three parallel lists, and the reason a job waits or never ran.
+
+`DecisionLog` is a part of `_Run` (engine.sim.simulator) kept in its own file; it reads and writes
+the run's `reason`, `parked` and `log_*` state.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class DecisionLog:
+    """Logging steps of a run (mixed into engine.sim.simulator._Run)."""
+
+    def decide(self, now: float, j: int, reason: int) -> None:
+        """Job j's reason is now `reason` (logged)."""
+        self.reason[j] = reason
+        self.log(now, j, reason)
+
+    def log(self, now: float, j: int, code: int) -> None:
+        self.log_t.append(now)
+        self.log_j.append(j)
+        self.log_c.append(code)
+
+    def block(self, now: float, j: int, reason: int) -> None:
+        """Job j waits for `reason`: logged when that is a change."""
+        if self.reason[j] != reason:
+            self.reason[j] = reason
+            self.log(now, j, reason)
+
+    def mark(self, now: float, jobs: np.ndarray, reason: int) -> None:
+        """`block` for many jobs at once (those parked by their quota keep their own reason)."""
+        changed = jobs[(self.reason[jobs] != reason) & ~self.parked[jobs]]
+        self.reason[changed] = reason
+        if len(changed):
+            self.log_t.extend([now] * len(changed))
+            self.log_j.extend(changed.tolist())
+            self.log_c.extend([reason] * len(changed))
