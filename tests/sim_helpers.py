@@ -55,6 +55,12 @@ def sweep(starts, ends, amounts) -> float:
     return float(np.cumsum(deltas[order]).max(initial=0.0))
 
 
+def outage_table(region: str, start_s: float, length_s: float) -> list[dict]:
+    """A scenario's `outage` table: `region` down from T0 + start_s for length_s seconds."""
+    return [{"region": region, "start_utc": str(T0 + pd.Timedelta(seconds=start_s)),
+             "end_utc": str(T0 + pd.Timedelta(seconds=start_s + length_s))}]
+
+
 @contextmanager
 def deadline(seconds: int = 60):
     """Fail instead of hanging: the runs inside must end within `seconds` (SIGALRM)."""

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.scenario import Scenario
-from sim_helpers import T0, deadline, fleet, job, sweep
+from sim_helpers import deadline, fleet, job, outage_table, sweep
 
 TURNED_AWAY = {"never-fits", "rejected-by-admission", "rejected-by-forecast"}
 NODES = pd.concat([fleet(8, 8, 4, region="r"), fleet(8, 4, region="s").assign(node=["m0", "m1"])],
@@ -43,9 +43,7 @@ def test_routing_timing_outages_and_bursts_keep_the_run_sound(specs, routing, ti
     spec = {"name": "p", "policies": {"routing": routing, "timing": timing, "backfill": backfill,
                                       "placement": placement}}
     if outage:
-        region, start, length = outage
-        spec["outage"] = [{"region": region, "start_utc": str(T0 + pd.Timedelta(seconds=start)),
-                           "end_utc": str(T0 + pd.Timedelta(seconds=start + length))}]
+        spec["outage"] = outage_table(*outage)
     if burst:
         spec["burst"] = [BURST]
     scenario = Scenario.from_dict(spec)
