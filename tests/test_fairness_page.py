@@ -91,14 +91,15 @@ def test_a_job_held_back_by_its_quota_shows_its_teams_quota(app, engine_runs):
     row = int(jobs.index[jobs["reason"] == "blocked-by-quota"][0])
     team, region = jobs.at[row, "team"], jobs.at[row, "region"]
     app.selectbox(key="fair_scenario").select("quotas-preemption").run()
-    app.selectbox(key="fair_team").select(team).run()
-    app.selectbox(key="fair_job").select(row).run()
+    app.text_input(key="fair_job_id").input(jobs.at[row, "job_id"]).run()  # looked up by id, whatever the team
     assert not app.exception and not app.error
     text = " ".join(m.value for m in app.markdown)
     assert "its team had used its quota and could borrow no more" in text
     quota = result.quotas.set_index(["region", "holder"]).loc[(region, team)]
     assert f"Team {team} may hold at most {quota['most_gpus']:g} GPUs at once in {region} (nominal quota " in text
     assert f"It asks for {jobs.at[row, 'gpus']:g} GPUs." in text
+    app.text_input(key="fair_job_id").input("no-such-job").run()
+    assert [w.value for w in app.warning] == ["No job no-such-job was submitted in this window of sample."]
 
 
 def _form():

@@ -134,12 +134,20 @@ def _explain(dataset: str, spec: dict, days: float, run: data.WhatIfRun, report:
     if not teams:
         st.info("No jobs in this run.")
         return
-    left, right = st.columns([1, 2])
+    left, right, lookup = st.columns([1, 2, 1])
     team = left.selectbox("Team", teams, key="fair_team", format_func=lambda t: t or "(none)",
                           help="teams with the longest wait first")
     waits = longest_waiting(run.result, team)
     rows = waits["row"].tolist()
     row = right.selectbox("Job (longest wait first)", rows, key="fair_job", format_func=_job_label(waits))
+    job_id = lookup.text_input("Or a job ID", key="fair_job_id",
+                               help="any job submitted in the window, of any team").strip()
+    if job_id:
+        found = (run.result.jobs["job_id"].astype(str) == job_id).to_numpy().nonzero()[0]
+        if not len(found):
+            st.warning(f"No job {job_id} was submitted in this window of {dataset}.")
+            return
+        row, rows = int(found[0]), [int(found[0])]
     if row is None or row not in rows:
         st.info("Pick a job.")
         return
