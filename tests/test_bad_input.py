@@ -53,7 +53,9 @@ EXPECTED = {
         (2, "value '1200' in column 'gpu_milli' is above 1000"),
         (3, "epoch seconds '99999999999' in column 'submit' are outside 1970-2100"),
         (4, "epoch seconds '-1' in column 'submit' are outside 1970-2100"),
-        (4, "non-numeric value 'high' in column 'priority'")], 8),
+        (4, "non-numeric value 'high' in column 'priority'"),
+        (5, "non-numeric value '1e400' in column 'gpu_milli'"),
+        (5, "non-numeric value 'inf' in column 'nodes'")], 10),
     "naive_times_no_tz.csv": (None, [
         (3, "timestamps in columns 'submit', 'start' have no time zone; "
             "state it (--tz Europe/Berlin on the CLI, the time-zone choice on the Data page) or add an offset")], 1),

@@ -76,6 +76,7 @@ def _numbers(text: pd.Series, column: str, label: str, lines: np.ndarray, errors
     what = "GPUs" if column == "gpus" else "value"
     bad = present & ~np.isfinite(values)
     errors.add_many(lines[bad], f"non-numeric {what} {{!r}} in column {label!r}", text[bad].to_numpy())
+    values[bad] = np.nan  # reported: an infinity must not reach the whole-number columns' Int64 cast
     ok = present & ~bad
     checks = []
     if low is not None:
