@@ -173,6 +173,31 @@ def test_malformed_log_is_rejected_with_every_line(store):
     assert store.content_digest() == before
 
 
+def test_numbers_too_large_to_store_are_rejected_with_their_lines(store):
+    # found by fuzzing: a submit time of 1e20 s reached the database and failed there, unexplained;
+    # a job of 4e9 processors (no MaxProcs header) would have sized a fleet of 4e9 nodes
+    ingest_path(store, DATA / "small.swf")
+    before = store.content_digest()
+    log = ("; UnixStartTime: 1700000000\n"
+           "1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+           "2 1e20 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+           "3 60 4e9 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+           "1e17 60 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+           "6 60 10 100 4e9 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n").encode()
+    with pytest.raises(ImportRejected) as caught:
+        ingest_bytes(store, log, "huge.swf")
+    assert caught.value.lines() == [
+        "huge.swf:3: the job would end after 2100: submit time 1e+20 + wait time 10 + run time 100 s after the log's start",
+        "huge.swf:4: the job would end after 2100: submit time 60 + wait time 4e+09 + run time 100 s after the log's start",
+        "huge.swf:5: field 1 (job id) is too large: 1e+17",
+        "huge.swf:6: field 5 (allocated processors) is 4e+09: more than the 1,048,576 processors a fleet may have"]
+    with pytest.raises(ImportRejected) as caught:  # a fleet that size would not fit in memory
+        ingest_bytes(store, b"; MaxNodes: 100000000\n1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n", "wide.swf")
+    assert caught.value.lines() == [
+        "wide.swf: the header's MaxNodes / MaxProcs (100000000 / 100000000) exceed the 1,048,576 a fleet may have"]
+    assert store.content_digest() == before
+
+
 def test_header_only_log_is_rejected():
     with pytest.raises(ImportRejected) as caught:
         parse_swf(b"; MaxNodes: 4\n;\n", "empty.swf", ImportOptions())

@@ -33,6 +33,9 @@ JOB, SUBMIT, WAIT, RUN, ALLOC, REQ_PROCS, REQ_TIME, STATUS, USER, GROUP, QUEUE =
 STATUSES = {1: "completed", 0: "failed", 5: "cancelled", 2: "preempted", 3: "completed", 4: "failed"}
 # Fields that hold -1 for "unknown" and must otherwise be >= 0.
 UNKNOWN_OR_NONNEGATIVE = (WAIT, RUN, ALLOC, REQ_PROCS, REQ_TIME)
+ID_LIMIT = 2.0 ** 53  # ids from here on are not exact as float64
+LAST_S = 4_102_444_800  # 2100-01-01 00:00 UTC: no job may end later
+MAX_SLOTS = 2 ** 20  # processors (one fleet slot each) a log may describe; the largest real logs have ~160,000
 # A comment, blank or whitespace-only line after the first job line.
 _IRREGULAR = re.compile(r"\n[ \t\r]*(;|\n|$)")
 
@@ -51,6 +54,11 @@ def parse_swf(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     errors.raise_if_any()
 
     header = SwfHeader.parse(comments)
+    if max(header.max_procs or 0, header.max_nodes or 0) > MAX_SLOTS:
+        raise ImportRejected.whole_file(source, f"the header's MaxNodes / MaxProcs ({header.max_nodes} / "
+                                                f"{header.max_procs}) exceed the {MAX_SLOTS:,} a fleet may have")
+    _check_range(values, lines, header.unix_start_s or 0, errors)
+    errors.raise_if_any()
     region = options.region or DEFAULT_REGION
     notes = ["SWF logs describe CPU clusters: each processor is treated as one slot "
              "(gpus = cpus = processors, gpu type 'cpu')"]
@@ -157,6 +165,23 @@ def _check(values: np.ndarray, lines: np.ndarray, errors: ErrorCollector) -> Non
     for i in sorted(bad):
         if bad[i]:
             errors.add(lines[i], bad[i])
+
+
+def _check_range(values: np.ndarray, lines: np.ndarray, base_s: int, errors: ErrorCollector) -> None:
+    """Report numbers too large to store: ids past 2^53 (not exact as numbers), jobs wider than
+    MAX_SLOTS processors, and jobs that would end after 2100 (the log's UnixStartTime + submit +
+    wait + run time)."""
+    for k in (JOB, USER, GROUP, QUEUE):
+        for i in np.flatnonzero(values[:, k] >= ID_LIMIT):
+            errors.add(lines[i], f"field {k + 1} ({FIELDS[k]}) is too large: {values[i, k]:g}")
+    for k in (ALLOC, REQ_PROCS):
+        for i in np.flatnonzero(values[:, k] > MAX_SLOTS):
+            errors.add(lines[i], f"field {k + 1} ({FIELDS[k]}) is {values[i, k]:g}: more than the "
+                                 f"{MAX_SLOTS:,} processors a fleet may have")
+    end = base_s + values[:, SUBMIT] + np.maximum(values[:, WAIT], 0) + np.maximum(values[:, RUN], 0)
+    for i in np.flatnonzero(end >= LAST_S):
+        errors.add(lines[i], f"the job would end after 2100: submit time {values[i, SUBMIT]:g} + wait time "
+                             f"{values[i, WAIT]:g} + run time {values[i, RUN]:g} s after the log's start")
 
 
 def _jobs(values: np.ndarray, lines: np.ndarray, procs: np.ndarray, procs_per_node: float,
