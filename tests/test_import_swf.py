@@ -175,24 +175,28 @@ def test_malformed_log_is_rejected_with_every_line(store):
 
 def test_numbers_too_large_to_store_are_rejected_with_their_lines(store):
     # found by fuzzing: a submit time of 1e20 s reached the database and failed there, unexplained;
-    # a job of 4e9 processors (no MaxProcs header) would have sized a fleet of 4e9 nodes
+    # a job of 4e9 processors (no MaxProcs header) would have sized a fleet of 4e9 nodes; a job
+    # without a number (-1) failed the database's NOT NULL
     ingest_path(store, DATA / "small.swf")
     before = store.content_digest()
-    log = ("; UnixStartTime: 1700000000\n"
-           "1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
-           "2 1e20 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
-           "3 60 4e9 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
-           "1e17 60 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
-           "6 60 10 100 4e9 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n").encode()
+    rest = "10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1"
+
+    def log(*rows: str) -> bytes:
+        return "\n".join(["; UnixStartTime: 1700000000", f"1 0 {rest}", *rows]).encode()
+
     with pytest.raises(ImportRejected) as caught:
-        ingest_bytes(store, log, "huge.swf")
+        ingest_bytes(store, log(f"2 1e20 {rest}", "3 60 4e9 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1",
+                                f"1e17 60 {rest}", "6 60 10 100 4e9 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1"), "huge.swf")
     assert caught.value.lines() == [
         "huge.swf:3: the job would end after 2100: submit time 1e+20 + wait time 10 + run time 100 s after the log's start",
         "huge.swf:4: the job would end after 2100: submit time 60 + wait time 4e+09 + run time 100 s after the log's start",
         "huge.swf:5: field 1 (job id) is too large: 1e+17",
         "huge.swf:6: field 5 (allocated processors) is 4e+09: more than the 1,048,576 processors a fleet may have"]
+    with pytest.raises(ImportRejected) as caught:
+        ingest_bytes(store, log(f"-1 60 {rest}"), "unnumbered.swf")
+    assert caught.value.lines() == ["unnumbered.swf:3: field 1 (job id) must be >= 0, found -1"]
     with pytest.raises(ImportRejected) as caught:  # a fleet that size would not fit in memory
-        ingest_bytes(store, b"; MaxNodes: 100000000\n1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n", "wide.swf")
+        ingest_bytes(store, f"; MaxNodes: 100000000\n1 0 {rest}\n".encode(), "wide.swf")
     assert caught.value.lines() == [
         "wide.swf: the header's MaxNodes / MaxProcs (100000000 / 100000000) exceed the 1,048,576 a fleet may have"]
     assert store.content_digest() == before

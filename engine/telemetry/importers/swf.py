@@ -155,6 +155,8 @@ def _check(values: np.ndarray, lines: np.ndarray, errors: ErrorCollector) -> Non
         for i in np.flatnonzero((values[:, k] < 0) & (values[:, k] != -1)):
             bad.setdefault(i, f"field {k + 1} ({FIELDS[k]}) is negative: {values[i, k]:g} "
                               "(only -1, meaning unknown, is allowed)")
+    for i in np.flatnonzero(values[:, JOB] < 0):
+        bad.setdefault(i, f"field 1 (job id) must be >= 0, found {values[i, JOB]:g}")
     for i in np.flatnonzero(values[:, SUBMIT] < 0):
         bad.setdefault(i, f"field 2 (submit time) must be >= 0, found {values[i, SUBMIT]:g}")
     for i in np.flatnonzero((values[:, ALLOC] == -1) & (values[:, REQ_PROCS] == -1)):
@@ -216,7 +218,7 @@ def _jobs(values: np.ndarray, lines: np.ndarray, procs: np.ndarray, procs_per_no
 
 def _ids(column: np.ndarray, prefix: str) -> pd.Series:
     """'<prefix><integer>' per value; NULL where the value is -1 (unknown)."""
-    text = pd.Series(column.astype(np.int64)).astype(str)
+    text = pd.Series(np.where(column >= 0, column, 0).astype(np.int64)).astype(str)
     if prefix:
         text = prefix + text
     return text.where(column >= 0, None)
