@@ -157,8 +157,8 @@ class Scenario:
             raise ScenarioError(f"{source}: timer_s must be a number of seconds >= 0 (0: no timer), got {timer!r}")
         weights, orgs = parse_teams(data.get("team", []), source)
         seed = data.get("seed", 0)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise ScenarioError(f"{source}: seed must be an integer, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ScenarioError(f"{source}: seed must be a whole number >= 0, got {seed!r}")
         return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
                    start_utc=_time(workload, "start_utc", source), end_utc=_time(workload, "end_utc", source),
                    load_scale=scale, growth=growth, timer_s=float(timer),
