@@ -84,6 +84,8 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "preemption": "none"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
         "spot", "data", "outage", "burst", "runtime"}
+_TABLES = {"policies", "workload", "latency", "spot", "data", "runtime"}  # [name] tables; the rest of
+_ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}  # _TOP's tables are [[name]] lists
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 
@@ -130,9 +132,8 @@ class Scenario:
     @classmethod
     def from_dict(cls, data: dict, default_name: str = "scenario", source: str = "scenario") -> "Scenario":
         _unknown(data, _TOP, source, "top-level key")
+        _shapes(data, source)
         policies = data.get("policies", {})
-        if not isinstance(policies, dict):
-            raise ScenarioError(f"{source}: [policies] must be a table")
         families = registry.families()
         _unknown(policies, set(DEFAULTS), source, "policy family")
         chosen = {}
@@ -222,6 +223,16 @@ class Scenario:
         for edit in self.fleet_edits:
             fleet = edit_fleet(fleet, edit)
         return jobs, fleet
+
+
+def _shapes(data: dict, source: str) -> None:
+    """Every [table] a table and every [[table]] a list of tables, before their own checks."""
+    for key in sorted(_TABLES & data.keys()):
+        if not isinstance(data[key], dict):
+            raise ScenarioError(f"{source}: [{key}] must be a table, got {data[key]!r}")
+    for key in sorted(_ARRAYS & data.keys()):
+        if not isinstance(data[key], list) or not all(isinstance(entry, dict) for entry in data[key]):
+            raise ScenarioError(f"{source}: {key} must be a list of [[{key}]] tables, got {data[key]!r}")
 
 
 def _unknown(table, valid: set, source: str, what: str) -> None:

@@ -424,7 +424,7 @@ def test_default_queue_classes():
      "cannot be both guaranteed and preemptible"),
     ({"queue": [{"name": "a", "max_wait_s": -1}]}, "queue a: max_wait_s must be a number >= 0, got -1"),
     ({"queue": [{"name": "a", "max_queued": 2.5}]}, "queue a: max_queued must be an integer"),
-    ({"queue": {"name": "a"}}, "\\[\\[queue\\]\\] must be a list of tables"),
+    ({"queue": {"name": "a"}}, "queue must be a list of \\[\\[queue\\]\\] tables"),
     ({"quota": [{"nominal_gpus": 4}]}, "every \\[\\[quota\\]\\] needs a holder"),
     ({"quota": [{"holder": "a", "nominal_gpus": -4}]}, "quota a: nominal_gpus must be a number >= 0, got -4"),
     ({"quota": [{"holder": "a", "borrowing_limit_gpus": "lots"}]}, "quota a: borrowing_limit_gpus must be a number"),
@@ -432,7 +432,7 @@ def test_default_queue_classes():
     ({"team": [{"weight": 2}]}, "every \\[\\[team\\]\\] needs a team name"),
     ({"team": [{"team": "a", "weight": 0}]}, "team a: weight must be > 0, got 0"),
     ({"team": [{"team": "a", "share": 2}]}, "unknown \\[\\[team\\]\\] key share"),
-    ({"team": ["a"]}, "each \\[\\[team\\]\\] entry must be a table"),
+    ({"team": ["a"]}, "team must be a list of \\[\\[team\\]\\] tables, got \\['a'\\]"),
 ])
 def test_sharing_tables_are_validated_with_clear_messages(tables, message):
     with pytest.raises(ScenarioError, match=message):
