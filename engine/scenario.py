@@ -84,8 +84,9 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "preemption": "none"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
         "spot", "data", "outage", "burst", "runtime"}
-_TABLES = {"policies", "workload", "latency", "spot", "data", "runtime"}  # [name] tables; the rest of
-_ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}  # _TOP's tables are [[name]] lists
+# _TOP's [name] tables, and its [[name]] lists of tables
+_TABLES = {"policies", "workload", "latency", "spot", "data", "runtime"}
+_ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 

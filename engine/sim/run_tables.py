@@ -136,5 +136,6 @@ def _quotas(run) -> pd.DataFrame | None:
     for r, (region, book) in enumerate(zip(run.regions, gate.books)):
         frames.append(pd.DataFrame({
             "region": region, "holder": list(gate.holders), "by": by, "nominal_gpus": book.nominal,
-            "borrowing_limit_gpus": book.borrow, "lending_limit_gpus": book.lend, "cap_gpus": book.cap, "most_gpus": gate.most[r]}))
+            "borrowing_limit_gpus": book.borrow, "lending_limit_gpus": book.lend, "cap_gpus": book.cap,
+            "most_gpus": gate.most[r]}))
     return pd.concat(frames, ignore_index=True)[QUOTA_COLUMNS]

@@ -230,11 +230,11 @@ class _Run(Arrivals, Starts, DecisionLog):
                 self._schedule(region, now)
                 fleet = self.regions[region]
                 self.timeline.append((now, region, fleet.busy_milli / 1000.0, queues[region].count))
-            if self.timer_s > 0 and not self.timer_pending and any(q.count for q in queues.values()):
-                # with nothing running and no other event left, only timers can come: after IDLE_TIMERS
-                # such passes in a row the jobs still waiting never start (the run ends, they stay waiting)
+            if self.timer_s > 0:
+                # nothing running and no event left (a pending timer is one): only timers can come; after
+                # IDLE_TIMERS such batches in a row the jobs still waiting never start (they stay waiting)
                 self.idle_timers = self.idle_timers + 1 if not self.pods and not len(events) else 0
-                if self.idle_timers <= IDLE_TIMERS:
+                if not self.timer_pending and self.idle_timers <= IDLE_TIMERS and any(q.count for q in queues.values()):
                     events.push(now + self.timer_s, TIMER, -1)
                     self.timer_pending = True
         sampler.finish(last)
