@@ -140,7 +140,7 @@ def test_the_example_grid_has_32_valid_points_over_seven_days():
     ("[[axis]]\nset='seed'\nvalues=[]", "axis[1].values must be a non-empty list"),
     ("[[axis]]\nset='seed'\nvalues=[1]\n[[axis]]\nset='workload..growth'\nvalues=[1]", "axis[2].set must be"),
     ("[[axis]]\nset='name'\nvalues=['a']", "axis[1].set: a point's name is made from its axis values"),
-    ("[[axis]]\nset='workload'\nvalues=[1]", "g[workload=1]: expected a table for the [workload] keys"),
+    ("[[axis]]\nset='workload'\nvalues=[1]", "g[workload=1]: [workload] must be a table, got 1"),
     ("[[axis]]\nfleet={region='r'}\ngpus=[1]", "axis[1].fleet must be a table of region, gpu_type"),
     ("[[axis]]\nfleet={region='r', gpu_type='A'}\ngpus=[1.5]", "axis[1].gpus must be a non-empty list of int"),
     ("[[axis]]\nfleet={region='r', gpu_type='A'}\nvalues=[1]", "axis[1]: values goes with set"),
