@@ -1,5 +1,6 @@
-"""The result's quotas table (engine.sim.run_tables) and the quota behind a job's wait
-(engine.analysis.job_quota), on one 8-GPU node shared by teams a and b; figures worked out by hand
+"""Jobs larger than their quota can ever give them (turned away, "exceeds-quota"), the result's
+quotas table (engine.sim.run_tables) and the quota behind a job's wait (engine.analysis.job_quota),
+on one 8-GPU node shared by teams a and b (helpers from test_sharing); figures worked out by hand
 in the comments."""
 import math
 
@@ -7,7 +8,7 @@ import pytest
 
 from engine.analysis.job_quota import job_quota, quota_text
 from sim_helpers import fleet
-from test_sharing import by_id, row, sim
+from test_sharing import B_LATE, by_id, row, sim
 
 JOBS = [row(0, 0, 100, 4, team="a"), row(1, 1, 100, 6, team="a"), row(2, 2, 100, 2, team="b")]
 
@@ -56,3 +57,44 @@ def test_the_quotas_table_is_exported(tmp_path):
     assert "quotas.csv" in names
     assert (tmp_path / "quotas.csv").read_text().splitlines()[0] == (
         "region,holder,by,nominal_gpus,borrowing_limit_gpus,lending_limit_gpus,cap_gpus,most_gpus")
+
+
+def test_a_job_larger_than_its_team_limit_is_turned_away_and_does_not_hold_back_its_team():
+    # team a may hold 4 of 8 GPUs. a1 asks for 6: it can never pass, so it is turned away at 1 s
+    # ("exceeds-quota") instead of being parked. a2 (2 GPUs at 2 s) would make 6: parked until a0
+    # ends at 100, then starts (parked behind a1, it would have waited for good on an idle fleet).
+    jobs = [row(0, 0, 100, 4, team="a"), row(1, 1, 100, 6, team="a"), row(2, 2, 100, 2, team="a")]
+    result = sim(jobs, fleet(8), {"quota": {"key": "team-limit", "max_gpus": 4}})
+    assert by_id(result, "start_s") == {"j0": 0.0, "j1": None, "j2": 100.0}
+    assert by_id(result, "reason") == {"j0": "started", "j1": "exceeds-quota", "j2": "blocked-by-team-limit"}
+    assert result.decisions.loc[result.decisions["job_id"] == "j1", ["time_s", "decision"]].values.tolist() == [
+        [1.0, "exceeds-quota"]]
+    assert result.timeline["queue_length"].max() == 0  # a parked job is out of the queue, a turned-away one too
+
+
+@pytest.mark.parametrize("max_gpus, start, reason", [(8, None, "exceeds-quota"), (16, 0.0, "started")])
+def test_a_gang_job_counts_the_gpus_of_the_whole_nodes_it_must_take(max_gpus, start, reason):
+    # a 2-node gang asking 1 GPU per node takes two whole 8-GPU nodes: 16 GPUs. Under a cap of 8 it
+    # can never start: turned away at once (parked, it would wait for good); under 16 it runs.
+    jobs = [row(0, 0, 100, 2, team="a", nodes=2), row(1, 1, 100, 2, team="a")]
+    result = sim(jobs, fleet(8, 8, 8), {"quota": {"key": "team-limit", "max_gpus": max_gpus}})
+    assert (by_id(result, "start_s")["j0"], by_id(result, "reason")["j0"]) == (start, reason)
+
+
+@pytest.mark.parametrize("tables, gpus, reason", [
+    # equal weights on 8 GPUs: nominal 4 each, all lent. a may borrow at most 2: it can hold 6.
+    ({"quota": [{"holder": "a", "borrowing_limit_gpus": 2}]}, 6, "started"),
+    ({"quota": [{"holder": "a", "borrowing_limit_gpus": 2}]}, 8, "exceeds-quota"),
+    # no borrowing limit: a can hold its guaranteed 0 plus the cohort's lent 4 + 4 = 8, all of it
+    ({}, 8, "started"),
+    # b lends only 1: a's most is its 4 + b's 1 = 5
+    ({"quota": [{"holder": "b", "lending_limit_gpus": 1}]}, 6, "exceeds-quota"),
+    # a in a cohort of its own: its nominal 4 is all it can ever hold
+    ({"quota": [{"holder": "a", "cohort": "x"}]}, 6, "exceeds-quota"),
+])
+def test_kueue_turns_away_a_job_larger_than_its_holder_can_ever_hold(tables, gpus, reason):
+    # a asks for `gpus` at 0 s on one 8-GPU node; b exists (a holder) but asks for nothing until 500 s
+    jobs = [row(0, 0, 100, gpus, team="a"), *B_LATE]
+    result = sim(jobs, fleet(8), {"quota": {"key": "kueue"}}, **tables)
+    assert by_id(result, "reason")["j0"] == reason
+    assert by_id(result, "start_s")["j0"] == (0.0 if reason == "started" else None)
