@@ -13,7 +13,7 @@ from dashboard import charts_predict, data_predict
 from engine.predict.runtime_source import NotEnoughHistory
 
 SHOWN = {"job_id": "job", "region": "region", "gpus": "GPUs", "waited_s": "waited (h)", "jobs_ahead": "jobs ahead",
-         "eta_text": "expected start", "start_lo_utc": "earliest (UTC)", "start_p50_utc": "most likely (UTC)",
+         "why_text": "why it waits", "eta_text": "expected start", "start_lo_utc": "earliest (UTC)", "start_p50_utc": "most likely (UTC)",
          "start_hi_utc": "latest (UTC)"}
 
 
@@ -86,6 +86,16 @@ def _calibrates(report: dict) -> bool:
     return abs(report["calibrated"]["coverage"] - level) < abs(report["raw"]["coverage"] - level)
 
 
+def why_sentence(table: pd.DataFrame) -> str:
+    """'Why: 40 no room yet, 12 behind other jobs, 3 could start now (...).' from the table's why_text."""
+    counts = table["why_text"].value_counts(sort=True)
+    text = "Why: " + ", ".join(f"{n:,} {words}" for words, n in counts.items())
+    if (table["why"] == "started").any():
+        text += (" (\"could start now\": the replay starts them at once, so what held them back is something the "
+                 "simulator does not model, such as a per-user limit)")
+    return text + "."
+
+
 def eta_section(dataset: str, version=None) -> None:
     st.subheader("When will the queued jobs start?")
     st.caption("The queue at an instant replayed forward 40 times under FCFS + EASY backfilling, each time with "
@@ -115,7 +125,7 @@ def eta_section(dataset: str, version=None) -> None:
         return
     never = int((~table["wait_p50_s"].map(math.isfinite)).sum())
     st.markdown(f"At **{at:%Y-%m-%d %H:%M} UTC**, {len(table):,} jobs were waiting"
-                + (f"; {never} of them never fit the fleet." if never else "."))
+                + (f"; {never} of them never fit the fleet." if never else ".") + " " + why_sentence(table))
     shown = table.assign(waited_s=table["waited_s"] / 3600)[list(SHOWN)].rename(columns=SHOWN)
     st.dataframe(shown, hide_index=True, key="pr_eta_table",
                  column_config={"waited (h)": st.column_config.NumberColumn(format="%.1f")})

@@ -78,4 +78,5 @@ def test_predictors_page_scores_the_models_and_estimates_the_queue(database, tmp
         _assert_clean(page)
         body = page.inner_text("body")
         assert "jobs were waiting" in body and "When will the queued jobs start?" in body
+        assert "Why: " in body
         page.screenshot(path=str(ARTIFACTS / "predictors.png"), full_page=True)

@@ -11,7 +11,7 @@ import pytest
 
 from engine.analysis.rightsize import RightSizeOptions, rightsize
 from engine.cli import main
-from engine.predict.eta import known_at, queue_at
+from engine.predict.eta import WHY_WORDS, known_at, queue_at
 from engine.predict.failure import FailureSettings
 from engine.predict.registry import ModelRegistry
 from engine.predict.runtime import RuntimeSettings
@@ -104,10 +104,13 @@ def test_eta_text_table_lists_the_queue_in_order(db, capsys):
     assert code == 0
     lines = out.splitlines()
     assert f": {QUEUED} jobs pending; start intervals from 5 replays" in lines[0]
-    assert lines[1].split()[:6] == ["job", "region", "GPUs", "waited", "ahead", "expected"]
+    assert lines[1].split()[:9] == ["job", "region", "GPUs", "waited", "ahead", "why", "it", "waits", "expected"]
     rows = [line.split() for line in lines[2:]]
     assert [r[0] for r in rows] == list(queued_log(QUEUED)["job_id"].iloc[-QUEUED:])
     assert [int(r[5]) for r in rows] == list(range(QUEUED))
+    why = lines[1].index("why it waits")
+    records = json.loads(meridian(capsys, "predict", "eta", "--dataset", "log", *SAMPLES, "--json", "--db", db)[1])
+    assert [line[why:].startswith(r["why_text"] + "  ") for line, r in zip(lines[2:], records)] == [True] * QUEUED
 
 
 def test_an_earlier_instant_refits_on_the_jobs_ended_by_then(db, capsys):
@@ -151,9 +154,10 @@ def test_one_job_is_the_same_record_as_in_the_whole_queue(db, capsys):
     assert code == 0 and json.loads(out) == whole["j1172"]
     code, out, _ = meridian(capsys, *argv[:-3], "--job", "j1172", "--db", db)
     record = whole["j1172"]
-    assert code == 0 and out.startswith(f"job j1172 is 13th of {QUEUED} in the queue of region eu; expected to "
-                                        f"start {record['eta_text']} ({record['start_p50_utc'][:16].replace('T', ' ')}"
-                                        " UTC; between ")
+    assert code == 0 and out.startswith(f"job j1172 is 13th of {QUEUED} in the queue of region eu; now: "
+                                        f"{record['why_text']}; expected to start {record['eta_text']} "
+                                        f"({record['start_p50_utc'][:16].replace('T', ' ')} UTC; between ")
+    assert record["why"] in WHY_WORDS and record["why_text"] == WHY_WORDS[record["why"]]
 
 
 def _running_at(jobs: pd.DataFrame) -> tuple[str, str]:

@@ -83,6 +83,7 @@ def test_starts_follow_exactly_when_every_runtime_is_certain():
     assert list(out["runtime_p50_s"]) == [1000.0, 500.0, 200.0] and list(out["requested_s"]) == [2000, 1000, 300]
     assert list(out["waited_s"]) == [980.0, 970.0, 960.0]
     assert (out["never_share"] == 0).all() and not out["calibrated"].any()
+    assert list(out["why"]) == ["blocked-by-capacity"] * 3 and set(out["why_text"]) == {"no room yet"}
 
 
 def test_easy_backfills_a_short_job_and_fcfs_without_backfill_does_not():
@@ -95,12 +96,27 @@ def test_easy_backfills_a_short_job_and_fcfs_without_backfill_does_not():
     strict = Scenario.from_dict({"policies": {"backfill": {"key": "none"}}})
     fcfs = eta(jobs, NODE, AT, scenario=strict, model=Fixed(q), samples=3)
     assert list(fcfs["wait_p50_s"]) == pytest.approx([200.0, 1200.0])
+    assert list(easy["why"]) == ["blocked-by-capacity", "started"] and easy["why_text"][1] == "could start now"
+    assert list(fcfs["why"]) == ["blocked-by-capacity", "waiting-in-queue"]
+    assert fcfs["why_text"][1] == "behind other jobs"
+
+
+def test_why_it_waits_names_the_reservation_and_a_job_that_never_fits():
+    q = {0: (300, 300, 300), 1: (1000, 1000, 1000), 2: (900, 900, 900), 3: (100, 100, 100)}
+    # j2 fits beside j0 now, but asks 1000 s: it would still hold 2 GPUs when j1's reservation (200 s) comes.
+    jobs = _queue((0, 900, 1200, "completed", 300, 2), (10, None, None, "pending", 1000, 4),
+                  (20, None, None, "pending", 1000, 2), (30, None, None, "pending", 100, 8))
+    out = eta(jobs, NODE, AT, model=Fixed(q), samples=3)
+    assert list(out["why"]) == ["blocked-by-capacity", "blocked-by-reservation", "never-fits"]
+    assert list(out["why_text"]) == ["no room yet", "would delay the job at the front", "never fits its region"]
+    assert out["eta_text"][2] == "never (turned away)"
 
 
 @pytest.mark.parametrize("rows", [[(0, 500, None, "running", 1000, 4)], [(0, 500, 600, "completed", 1000, 4)]])
 def test_no_pending_job_gives_an_empty_table_with_every_column(rows):
     out = eta(_queue(*rows), NODE, AT, model=Fixed({0: (1, 2, 3)}), samples=3)
-    assert out.empty and {"job_id", "start_lo_utc", "start_hi_utc", "eta_text", "jobs_ahead"} <= set(out.columns)
+    assert out.empty and {"job_id", "start_lo_utc", "start_hi_utc", "eta_text", "jobs_ahead", "why",
+                          "why_text"} <= set(out.columns)
 
 
 def test_a_running_job_past_its_p90_still_has_time_left():

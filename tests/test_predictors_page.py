@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from engine.predict.eta import WHY_WORDS
 from engine.predict.failure import FailureSettings
 from engine.predict.registry import ModelRegistry
 from engine.predict.runtime import RuntimeSettings
@@ -87,6 +88,10 @@ def test_the_queue_at_the_end_gets_start_intervals_and_a_backtest_calibrates_the
     assert (starts["most likely (UTC)"] <= starts["latest (UTC)"]).all()
     end = pd.to_datetime(queued_log()[["submit_utc", "start_utc", "end_utc"]].stack()).max()
     assert (starts["earliest (UTC)"] >= end).all()  # the queue as it was at the data's last instant
+    why = table["why it waits"].value_counts()
+    assert set(why.index) <= set(WHY_WORDS.values()) and why.sum() == 40
+    sentence = [m.value for m in at.markdown if "jobs were waiting" in m.value][0]
+    assert "Why: " + ", ".join(f"{n:,} {words}" for words, n in why.items()) in sentence
     at.button(key="pr_eta_backtest_run").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]

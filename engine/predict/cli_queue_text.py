@@ -16,10 +16,10 @@ def job_sentence(record: dict) -> str:
     place = f"job {record['job_id']} is {ordinal(record['jobs_ahead'] + 1)} of {record['queue_length']} in the " \
             f"queue of region {record['region']}"
     if record["wait_p50_s"] is None:
-        return f"{place}; it never starts: it is larger than the fleet, or than its quota can ever give it"
+        return f"{place}; it never starts: {record['why_text']}"
     latest = _minute(record["start_hi_utc"]) if record["start_hi_utc"] else "never"
-    return (f"{place}; expected to start {record['eta_text']} ({_minute(record['start_p50_utc'])} UTC; between "
-            f"{_minute(record['start_lo_utc'])} and {latest})")
+    return (f"{place}; now: {record['why_text']}; expected to start {record['eta_text']} "
+            f"({_minute(record['start_p50_utc'])} UTC; between {_minute(record['start_lo_utc'])} and {latest})")
 
 
 def ordinal(n: int) -> str:
@@ -35,10 +35,10 @@ def print_queue(dataset: str, at: pd.Timestamp, table: pd.DataFrame, samples: in
     corrected = " (calibrated)" if table["calibrated"].any() else ""
     print(f"queue of dataset {dataset!r} at {when}: {len(table):,} jobs pending; start intervals{corrected} "
           f"from {samples} replays (FCFS + EASY backfilling, no later arrivals)")
-    rows = [[str(r.job_id), str(r.region), gpus(r.gpus), _duration(r.waited_s), f"{r.jobs_ahead:,}", r.eta_text,
-             _minute(_stamp(r.start_p50_utc))] for r in table.itertuples()]
-    print_table(["job", "region", "GPUs", "waited", "ahead", "expected start", "most likely (UTC)"], rows,
-                 right={2, 3, 4})
+    rows = [[str(r.job_id), str(r.region), gpus(r.gpus), _duration(r.waited_s), f"{r.jobs_ahead:,}", r.why_text,
+             r.eta_text, _minute(_stamp(r.start_p50_utc))] for r in table.itertuples()]
+    print_table(["job", "region", "GPUs", "waited", "ahead", "why it waits", "expected start", "most likely (UTC)"],
+                rows, right={2, 3, 4})
 
 
 def print_backtest(dataset: str, report: dict) -> None:

@@ -26,6 +26,11 @@ outcomes unknown), so nothing that happened after `at` changes the answer:
    the simulator runs the drawn runtimes.
 4. The interval is the per-job (1 - level)/2 and (1 + level)/2 quantiles of the replayed starts, the
    point the median. A draw in which a job never starts (it can never fit) counts as +inf.
+5. Why it waits: the state the first replay gives each pending job at `at` itself, once every event
+   at that instant is through (its last decision then; engine.sim.reasons). Those decisions read
+   the requests, never the drawn runtimes, so every draw would give the same answer. "started"
+   means the replay starts it at once: the scheduler that ran held it back for a reason the
+   simulator does not model (per-user limits and the like).
 
 No future arrivals are simulated, so the raw interval is optimistic wherever arrivals can overtake
 (backfilling, priorities), and so is a replay of a scheduler simpler than the one that ran (the
@@ -46,7 +51,8 @@ ahead, its user's), user_running (its user's running jobs), requested_s (the use
 runtime_p50_s (the model's median runtime), wait_lo_s / wait_p50_s / wait_hi_s (remaining wait
 from `at`, seconds; +inf: never starts), never_share (share of draws in which it never started),
 start_lo_utc / start_p50_utc / start_hi_utc (NaT: never), calibrated (bool: a correction moved the
-interval), eta_text ("in 3.0 h to 7.0 h, most likely 5.0 h").
+interval), eta_text ("in 3.0 h to 7.0 h, most likely 5.0 h"), why (a REASONS name, or "started"),
+why_text (WHY_WORDS of it: "no room yet", "would delay the job at the front", ...).
 """
 from __future__ import annotations
 
@@ -61,6 +67,7 @@ from engine.predict.runtime import RuntimeModel, RuntimeSettings
 from engine.predict.runtime_source import QUANTILES, MIN_TRAIN_JOBS, NotEnoughHistory
 from engine.scenario import Scenario
 from engine.scenario_edits import edit_fleet
+from engine.sim.reasons import REASONS
 from engine.sim.simulator import simulate
 from engine.sim.workload import build_workload
 from engine.sim.world import World
@@ -72,6 +79,14 @@ Z90 = float(ndtri(0.9))
 PAST_P90_SIGMA = float(np.log(2.0) / Z90)  # a job past its P90: its tail's spread, at least "P99 = 2x P90"
 DEFAULT_SCENARIO = Scenario.from_dict({"name": "eta", "policies": {"backfill": {"key": "easy"}}})
 QUANTILE_COLUMNS = ["p10_s", "p50_s", "p90_s"]
+WHY_WORDS = {  # a pending job's state at the instant, in a few plain words (step 5 of the module docstring)
+    "started": "could start now", "waiting-in-queue": "behind other jobs", "blocked-by-capacity": "no room yet",
+    "blocked-by-reservation": "would delay the job at the front", "blocked-by-quota": "its team's quota is used up",
+    "blocked-by-team-limit": "its team is at its GPU limit", "never-fits": "never fits its region",
+    "exceeds-quota": "more than its quota can ever give", "rejected-by-admission": "turned away: the queue is full",
+    "rejected-by-forecast": "turned away: the queue would not drain in time",
+    "deferred": "held back for a later slot", "transferring-data": "its input data is being moved"}
+WHY_DECISIONS = (*REASONS, "backfilled", "deferred", "transferring-data")  # the decisions that set it
 
 
 def known_at(jobs: pd.DataFrame, at_utc) -> pd.DataFrame:
@@ -131,14 +146,23 @@ def draw_remaining(quantiles_s: np.ndarray, elapsed_s: np.ndarray, samples: int,
     return np.maximum(np.exp(log_run) - elapsed, 0.0)
 
 
-def replay_starts(queue: Queue, quantiles_s: pd.DataFrame, fleet: pd.DataFrame, scenario: Scenario | None = None,
-                  samples: int = SAMPLES, seed: int = 0) -> np.ndarray:
-    """(samples, pending jobs) simulated starts in seconds after `queue.at` (+inf: never started).
+@dataclass(frozen=True)
+class Replayed:
+    """The replays of a queue: `starts`, (samples, pending jobs) starts in seconds after the instant
+    (+inf: never started); `why`, each pending job's state at the instant (module docstring, step 5)."""
+
+    starts: np.ndarray
+    why: np.ndarray
+
+
+def replay(queue: Queue, quantiles_s: pd.DataFrame, fleet: pd.DataFrame, scenario: Scenario | None = None,
+           samples: int = SAMPLES, seed: int = 0) -> Replayed:
+    """Replay the queue `samples` times from `queue.at` (module docstring, steps 2, 3 and 5).
     `quantiles_s`: p10_s, p50_s, p90_s per job, indexed like the queue's rows."""
     scenario = scenario or DEFAULT_SCENARIO
     at, running, pending = queue.at, queue.running, queue.pending
     if not len(pending):
-        return np.zeros((samples, 0))
+        return Replayed(np.zeros((samples, 0)), np.zeros(0, object))
     table = pd.concat([running, pending])
     elapsed = np.concatenate([(at - pd.to_datetime(running["start_utc"])).dt.total_seconds().to_numpy(np.float64),
                               np.zeros(len(pending))])
@@ -150,14 +174,26 @@ def replay_starts(queue: Queue, quantiles_s: pd.DataFrame, fleet: pd.DataFrame, 
     order = workload.job_id.astype(np.int64)  # the replay's row -> position in `table`
     world = scenario.world(World(), fleet)
     policies, sharing = scenario.build_policies(), scenario.sharing(world)
-    starts = np.empty((samples, len(pending)))
+    starts, why = np.empty((samples, len(pending))), None
     for i in range(samples):
         result = simulate(replace(workload, run_s=draws[i, order]), policies, scenario.seed, scenario.name,
                           scenario.timer_s, world, sharing)
         start = np.full(len(table), np.inf)
         start[order] = result.jobs["start_s"].to_numpy(np.float64)
         starts[i] = np.nan_to_num(start[len(running):], nan=np.inf)
-    return starts
+        if why is None:
+            why = _why_at_start(result.decisions, order, len(table))[len(running):]
+    return Replayed(starts, why)
+
+
+def _why_at_start(decisions: pd.DataFrame, order: np.ndarray, n: int) -> np.ndarray:
+    """Per position of the replayed table, its last WHY_DECISIONS decision at time 0 ("backfilled"
+    counts as "started"; none: "waiting-in-queue")."""
+    first = decisions[(decisions["time_s"] == 0.0).to_numpy() & decisions["decision"].isin(WHY_DECISIONS).to_numpy()]
+    last = first.drop_duplicates("row", keep="last")
+    why = np.full(n, "waiting-in-queue", dtype=object)
+    why[order[last["row"].to_numpy(np.int64)]] = last["decision"].replace({"backfilled": "started"}).to_numpy(object)
+    return why
 
 
 def _replay_table(table: pd.DataFrame, elapsed: np.ndarray, q: np.ndarray, scenario: Scenario,
@@ -235,15 +271,14 @@ def eta(jobs: pd.DataFrame, fleet: pd.DataFrame, at_utc, scenario: Scenario | No
     model = model or fit_runtime_model(jobs, at_utc, tz)
     rows = pd.concat([queue.running, queue.pending]).index
     quantiles = model.predict(features(known, tz).loc[rows]) if len(rows) else pd.DataFrame(columns=QUANTILE_COLUMNS)
-    starts = replay_starts(queue, quantiles, fleet, scenario, samples, seed)
-    return eta_table(queue, starts, quantiles, level, calibration)
+    return eta_table(queue, replay(queue, quantiles, fleet, scenario, samples, seed), quantiles, level, calibration)
 
 
-def eta_table(queue: Queue, starts: np.ndarray, quantiles: pd.DataFrame, level: float = LEVEL,
+def eta_table(queue: Queue, replayed: Replayed, quantiles: pd.DataFrame, level: float = LEVEL,
               calibration=None) -> pd.DataFrame:
-    """The ETA rows of `queue`'s pending jobs from the replayed starts (s after `queue.at`) and the
-    jobs' runtime quantiles (p50_s becomes runtime_p50_s)."""
-    pending, at = queue.pending, queue.at
+    """The ETA rows of `queue`'s pending jobs from its replays and the jobs' runtime quantiles
+    (p50_s becomes runtime_p50_s)."""
+    pending, at, starts = queue.pending, queue.at, replayed.starts
     lo, p50, hi = wait_quantiles(starts, level)
     gpus = pd.to_numeric(pending["gpus"], errors="coerce").fillna(0.0).to_numpy(np.float64)
     region = pending["region"].astype(str).to_numpy() if "region" in pending else np.full(len(pending), "")
@@ -271,6 +306,8 @@ def eta_table(queue: Queue, starts: np.ndarray, quantiles: pd.DataFrame, level: 
         out[name] = at + pd.to_timedelta(np.where(np.isfinite(wait), wait, np.nan), unit="s")
     out["calibrated"] = calibration is not None
     out["eta_text"] = [eta_text(a, b, c) for a, b, c in zip(lo, p50, hi)]
+    out["why"] = pd.array(replayed.why.tolist(), dtype="str")
+    out["why_text"] = pd.array([WHY_WORDS.get(w, w) for w in replayed.why], dtype="str")
     return out
 
 

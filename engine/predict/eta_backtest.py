@@ -46,8 +46,7 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import HistGradientBoostingRegressor
 
-from engine.predict.eta import (LEVEL, SAMPLES, WAIT_SCALE_S, Calibration, eta_table, known_at, queue_at,
-                                replay_starts)
+from engine.predict.eta import LEVEL, SAMPLES, WAIT_SCALE_S, Calibration, eta_table, known_at, queue_at, replay
 from engine.predict.evaluate import TRAIN_SHARE, TimeSplit
 from engine.predict.features import features, runtime_s, seconds
 from engine.predict.runtime import RuntimeModel, RuntimeSettings
@@ -143,8 +142,7 @@ def score_snapshots(jobs: pd.DataFrame, quantiles: pd.DataFrame, fleet: pd.DataF
         at = pd.Timestamp(round(float(instant)), unit="s")
         began = time.perf_counter()
         queue = queue_at(jobs, at)
-        starts = replay_starts(queue, quantiles, fleet, scenario, samples, seed + k)
-        frame = eta_table(queue, starts, quantiles, level)
+        frame = eta_table(queue, replay(queue, quantiles, fleet, scenario, samples, seed + k), quantiles, level)
         elapsed.append(time.perf_counter() - began)
         pending = queue.pending
         actual = (start_all.loc[pending.index] - at).dt.total_seconds().to_numpy(np.float64)
