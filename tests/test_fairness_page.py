@@ -98,8 +98,12 @@ def test_a_job_held_back_by_its_quota_shows_its_teams_quota(app, engine_runs):
     quota = result.quotas.set_index(["region", "holder"]).loc[(region, team)]
     assert f"Team {team} may hold at most {quota['most_gpus']:g} GPUs at once in {region} (nominal quota " in text
     assert f"It asks for {jobs.at[row, 'gpus']:g} GPUs." in text
+    assert app.selectbox(key="fair_team").disabled and app.selectbox(key="fair_job").disabled  # the ID wins
     app.text_input(key="fair_job_id").input("no-such-job").run()
     assert [w.value for w in app.warning] == ["No job no-such-job was submitted in this window of sample."]
+    app.text_input(key="fair_job_id").input("").run()  # cleared: the pickers are back
+    assert not app.selectbox(key="fair_team").disabled and not app.selectbox(key="fair_job").disabled
+    assert not app.warning and "Why it waited" in " ".join(m.value for m in app.markdown)
 
 
 def _form():

@@ -135,13 +135,15 @@ def _explain(dataset: str, spec: dict, days: float, run: data.WhatIfRun, report:
         st.info("No jobs in this run.")
         return
     left, right, lookup = st.columns([1, 2, 1])
-    team = left.selectbox("Team", teams, key="fair_team", format_func=lambda t: t or "(none)",
-                          help="teams with the longest wait first")
+    typed = bool(str(st.session_state.get("fair_job_id", "")).strip())  # a job ID wins: the pickers stand aside
+    team = left.selectbox("Team", teams, key="fair_team", format_func=lambda t: t or "(none)", disabled=typed,
+                          help="teams with the longest wait first (clear the job ID to pick here)")
     waits = longest_waiting(run.result, team)
     rows = waits["row"].tolist()
-    row = right.selectbox("Job (longest wait first)", rows, key="fair_job", format_func=_job_label(waits))
+    row = right.selectbox("Job (longest wait first)", rows, key="fair_job", format_func=_job_label(waits),
+                          disabled=typed, help="clear the job ID to pick here")
     job_id = lookup.text_input("Or a job ID", key="fair_job_id",
-                               help="any job submitted in the window, of any team").strip()
+                               help="any job submitted in the window, of any team; clear it to use the lists").strip()
     if job_id:
         found = (run.result.jobs["job_id"].astype(str) == job_id).to_numpy().nonzero()[0]
         if not len(found):
