@@ -29,14 +29,16 @@ class SimulationResult:
     """jobs: job_id, region (where it ran, or queued), home_region (its region in the data),
     workload_class, team, submit_s, start_s, end_s, wait_s, run_s,
     gpus (asked for), gpus_allocated (held; gang jobs hold whole nodes), failed, started,
-    nodes (node names joined by ';'), reason (why it waited), latency_ms (round-trip time from the
+    nodes (node names joined by ';'; "" never started), reason (why it waited), latency_ms (round-trip time from the
     job's home region, where its users are, to the region it ran in; 0 at home), user, project,
     queue (its queue class: engine.sim.queue_classes), priority (the recorded field), deadline_s
     (+inf: none), preemptions (times evicted and requeued), lost_gpu_hours (GPU-hours of work lost to
     those evictions: the work since each last checkpoint), spot_interruptions (of those evictions, how
     many were spot reclamations). start_s is the first start and end_s the
     final end: for a preempted job wait_s is the wait before its first start and run_s runs from
-    the first start to the end, time spent requeued included (the segments table has each piece).
+    the first start to the end, time spent requeued included (the segments table has each piece);
+    nodes and gpus_allocated are those of its last piece, also for a job evicted and still waiting
+    at the end (nodes "" once it was routed to another region).
     segments: one row per piece of running: row (its job's position in jobs), job_id, region, nodes, start_s, end_s (NaN: still
     running at the end), gpus_allocated, outcome (completed, failed, preempted, running), lost_s
     (seconds of work lost when preempted: since the last checkpoint; 0 otherwise). Without
