@@ -1,6 +1,8 @@
 """Backfilling policies: the EASY window on its own and inside the simulator."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.policies import registry
 from engine.policies.backfill import ConservativeBackfill, EasyBackfill, NoBackfill, ProfileWindow, Window
@@ -204,7 +206,8 @@ def _random_profile_run(seed):
     needs[::50] = 1e6                                   # more than the pool ever has
     for need, length in zip(needs, rng.uniform(0, 300, 400).round()):
         at = profile.earliest(need, length)
-        answers.append((at, profile.lowest(0.0, np.array([length, length / 2])).tolist()))
+        answers.append((at, profile.lowest(0.0, np.array([length, length / 2])).tolist(),
+                        profile.lowest(length / 3, np.array([length])).tolist()))
         profile.reserve(at, need, length)
     return profile, answers
 
@@ -219,7 +222,30 @@ def test_large_profiles_switch_to_arrays_and_give_the_same_answers(monkeypatch):
     monkeypatch.setattr(profile_module, "LARGE_STEPS", 1)
     arrays, array_answers = _random_profile_run(4)
     assert type(arrays) is profile_module._ArrayProfile and array_answers == list_answers and arrays == lists
-    assert any(at == float("inf") for at, _ in list_answers) and any(at > 0 for at, _ in list_answers)
+    assert any(at == float("inf") for at, *_ in list_answers) and any(at > 0 for at, *_ in list_answers)
+
+
+def _earliest_by_definition(times, free, need, length_s):
+    """The first step start t from which every step overlapping [t, t + length_s) has `need` free."""
+    for i, t in enumerate(times):
+        if all(f >= need for s, f in zip(times[i:], free[i:]) if s < t + max(length_s, 0.0) or s == t):
+            return t
+    return float("inf")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3), st.integers(0, 6)), min_size=1, max_size=30),
+       st.integers(0, 7), st.sampled_from([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 1e9, float("inf")]))
+def test_profile_earliest_and_lowest_match_their_definitions(steps, need, length):
+    # small gaps and lengths, so that runs often end exactly on a step (the boundary cases)
+    times = np.cumsum([0] + [gap for gap, _ in steps[1:]]).astype(float).tolist()
+    free = [units for _, units in steps]
+    profile = Profile(times, free)
+    assert profile.earliest(need, length) == _earliest_by_definition(times, free, need, length)
+    for now in (*times[:3], times[-1] / 2, times[-1] + 1.0):
+        covered = [f for s, f, nxt in zip(times, free, times[1:] + [float("inf")]) if nxt > now and s < now + length
+                   or s <= now < nxt]
+        assert profile.lowest(now, np.array([length])).tolist() == [float(min(covered))]
 
 
 def test_profile_expected_sorts_ends_and_clamps_past_ones_to_now():

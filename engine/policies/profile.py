@@ -4,13 +4,16 @@
 starts: `free_units` from now, plus each running job's units from its expected end (start +
 requested runtime, in seconds; an end already past is expected now). `earliest` finds when a job
 can start without going below zero anywhere in its run; `reserve` takes its units for that run.
-Units are whatever the caller counts (milli-GPU, processors, nodes), integers or floats.
+Units are whatever the caller counts (milli-GPU, processors, nodes), integers or floats; lengths
+are seconds, +inf for a run of unknown length, never NaN.
 Used by conservative backfilling (engine.policies.backfill) and the RLScheduler replay.
 """
 from __future__ import annotations
 
 import bisect
 import math
+from itertools import compress, count, islice, repeat
+from operator import sub
 
 import numpy as np
 
@@ -24,7 +27,9 @@ class Profile:
     Small profiles (an RLScheduler replay's tens of steps) are plain lists, where Python beats
     numpy's per-call overhead; once a profile reaches LARGE_STEPS steps (a conservative pass over
     thousands of queued jobs) it becomes an `_ArrayProfile`: float64 arrays and vectorised
-    searches, same answers. Equal when their steps are equal.
+    searches, same answers. Equal when their steps are equal. The list searches walk the steps
+    with iterator chains (map, compress, islice), which run in C: a conservative pass asks
+    `earliest` and `lowest` once per queued job it scans.
     """
 
     def __init__(self, times, free):
@@ -60,19 +65,15 @@ class Profile:
     def earliest(self, need: float, length_s: float) -> float:
         """The earliest step start from which `need` units stay free for `length_s` seconds;
         +inf when there is none (more than the pool holds, or than an endless reservation leaves)."""
-        times, free = self.times, self.free
-        i = 0
-        while i < len(times):
-            if free[i] < need:
-                i += 1
-                continue
-            end_s = times[i] + max(length_s, 0.0)
-            j = i + 1
-            while j < len(times) and times[j] < end_s and free[j] >= need:
-                j += 1
-            if j == len(times) or times[j] >= end_s:
+        times, free, n = self.times, self.free, len(self.times)
+        need, length_s = float(need), max(length_s, 0.0)
+        fits, short = need.__le__, need.__gt__  # free[k] >= need, free[k] < need
+        i = next(compress(count(), map(fits, free)), n)  # the first step with enough units
+        while i < n:
+            k = next(compress(count(i + 1), map(short, islice(free, i + 1, None))), n)  # the next short step
+            if k == n or times[k] >= times[i] + length_s:
                 return times[i]
-            i = j + 1       # step j is too small: no start before it can work
+            i = next(compress(count(k + 1), map(fits, islice(free, k + 1, None))), n)  # no start before k works
         return math.inf
 
     def reserve(self, at_s: float, need: float, length_s: float) -> None:
@@ -90,17 +91,22 @@ class Profile:
     def lowest(self, now_s: float, length_s: np.ndarray) -> np.ndarray:
         """Per run length: the fewest units free over [now_s, now_s + length_s), the step holding
         now_s included (a zero length looks at that step only). Vectorised over `length_s`."""
+        length_s = np.asarray(length_s, np.float64)
+        if length_s.size == 1 and type(self.times) is list:  # one candidate (a sequential scan): no arrays
+            first = max(bisect.bisect_right(self.times, now_s) - 1, 0)
+            end_s = now_s + max(float(length_s.flat[0]), 0.0)
+            last = max(bisect.bisect_left(self.times, end_s) - 1, first)
+            return np.full(length_s.shape, float(min(islice(self.free, first, last + 1))))
         times, free = np.asarray(self.times, np.float64), np.asarray(self.free, np.float64)
         first = max(int(np.searchsorted(times, now_s, side="right")) - 1, 0)
-        end_s = now_s + np.maximum(np.asarray(length_s, np.float64), 0.0)
+        end_s = now_s + np.maximum(length_s, 0.0)
         last = np.maximum(np.searchsorted(times, end_s, side="left") - 1, first)
         if last.size == 1:
             return np.full(last.shape, free[first:int(last.flat[0]) + 1].min())
         return np.minimum.accumulate(free[first:])[last - first]
 
     def _take(self, lo: int, hi: int, need: float) -> None:
-        for k in range(lo, hi):
-            self.free[k] -= need
+        self.free[lo:hi] = map(sub, self.free[lo:hi], repeat(need))
 
     def _breakpoint(self, t: float) -> int:
         """The index of the step starting at `t`, splitting the step holding `t` if needed."""
