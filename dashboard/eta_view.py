@@ -91,8 +91,9 @@ def why_sentence(table: pd.DataFrame) -> str:
     counts = table["why_text"].value_counts(sort=True)
     text = "Why: " + ", ".join(f"{n:,} {words}" for words, n in counts.items())
     if (table["why"] == "started").any():
-        text += (" (\"could start now\": the replay starts them at once, so what held them back is something the "
-                 "simulator does not model, such as a per-user limit)")
+        text += (" (\"could start now\": they fit now under the replayed policies, so what held them back was the "
+                 "scheduler that ran: a stricter order, no backfilling, or limits the simulator does not model, such "
+                 "as per-user limits)")
     return text + "."
 
 

@@ -28,9 +28,10 @@ outcomes unknown), so nothing that happened after `at` changes the answer:
    point the median. A draw in which a job never starts (it can never fit) counts as +inf.
 5. Why it waits: the state the first replay gives each pending job at `at` itself, once every event
    at that instant is through (its last decision then; engine.sim.reasons). Those decisions read
-   the requests, never the drawn runtimes, so every draw would give the same answer. "started"
-   means the replay starts it at once: the scheduler that ran held it back for a reason the
-   simulator does not model (per-user limits and the like).
+   the requests, not the drawn runtimes, so the draws agree on it. "started" means the replay
+   starts it at once: it fits now under the replayed policies, so what held it back was the
+   scheduler that ran (a stricter order, no backfilling, or limits the simulator does not model,
+   such as per-user limits).
 
 No future arrivals are simulated, so the raw interval is optimistic wherever arrivals can overtake
 (backfilling, priorities), and so is a replay of a scheduler simpler than the one that ran (the
