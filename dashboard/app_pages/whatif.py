@@ -125,7 +125,8 @@ def _kpis(runs: list[data.WhatIfRun]) -> None:
                 delta, colour = _fmt_delta(key, diff), "off" if diff == 0 else colour
             value = _fmt(key, run.kpis[key]) if key in run.kpis else "n/a"
             col.metric(SHOWN[key][0], value, delta, delta_color=colour)
-    st.dataframe(table, height=35 * (len(table) + 1) + 3, key="wi_kpis")
+    st.dataframe(table, height=35 * (len(table) + 1) + 3, key="wi_kpis",  # units in the KPI names (README, CLI)
+                 column_config={c: st.column_config.NumberColumn(format="%,.3f") for c in table.columns})
 
 
 def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dict]], days: float) -> None:
