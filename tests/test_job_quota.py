@@ -81,6 +81,19 @@ def test_a_gang_job_counts_the_gpus_of_the_whole_nodes_it_must_take(max_gpus, st
     assert (by_id(result, "start_s")["j0"], by_id(result, "reason")["j0"]) == (start, reason)
 
 
+@pytest.mark.parametrize("max_gpus, nodes, start, reason", [
+    (8, "n1;n2", 0.0, "started"),    # the lowest-index pair (8 + 4 GPUs) is past the cap: the two 4-GPU nodes
+    (12, "n0;n1", 0.0, "started"),   # within the cap, the gang policy's own choice stands
+    (7, "", None, "exceeds-quota"),  # even the two smallest (8 GPUs) are too many: turned away
+])
+def test_a_gang_job_on_mixed_nodes_takes_the_small_ones_its_quota_allows(max_gpus, nodes, start, reason):
+    # nodes of 8, 4 and 4 GPUs; a 2-node gang of 4 GPUs a pod must hold two whole nodes
+    result = sim([row(0, 0, 100, 8, team="a", nodes=2)], fleet(8, 4, 4), {"quota": {"key": "team-limit",
+                                                                                  "max_gpus": max_gpus}})
+    assert (by_id(result, "start_s")["j0"], by_id(result, "reason")["j0"]) == (start, reason)
+    assert result.jobs.at[0, "nodes"] == nodes
+
+
 @pytest.mark.parametrize("tables, gpus, reason", [
     # equal weights on 8 GPUs: nominal 4 each, all lent. a may borrow at most 2: it can hold 6.
     ({"quota": [{"holder": "a", "borrowing_limit_gpus": 2}]}, 6, "started"),

@@ -177,6 +177,12 @@ class Sharing(ClockReclaim):
                                                          run.pool_list[j], run.width[j])
         return self.gate.exceeds(self.index[region], j, gpus)
 
+    def passes(self, j: int, region: str, gpus: float) -> bool:
+        """Whether job j holding `gpus` in `region` passes the quota gate now as things stand (no
+        reclaim, nothing parked: a question, not a decision)."""
+        return not self.gated or self.guaranteed[j] and self.preempts or \
+            self.gate.check(self.usage(region), self.index[region], j, gpus) == OK
+
     def blocks(self, j: int, region: str, now: float, gpus: float | None = None) -> bool:
         """Whether the quota gate holds job j back now, holding `gpus` (default: what it asks for; a
         gang job holds its whole nodes): then it is parked with its reason (after a reclaim attempt

@@ -42,9 +42,10 @@ class Starts:
             if nodes is None:
                 fleet.remember_no_room(shape)
                 return False
-            if self.sharing.gated and self.sharing.blocks(j, self.region_name[j], now,
-                                                          float(fleet.state.gpu_count[nodes].sum())):
-                return False  # its whole nodes would take its holder past its quota
+            if self.sharing.gated:
+                nodes = self._within_quota(j, fleet, nodes)
+                if self.sharing.blocks(j, self.region_name[j], now, float(fleet.state.gpu_count[nodes].sum())):
+                    return False  # its whole nodes would take its holder past its quota
             units = fleet.allocate_whole(nodes)
             self.pods[j] = nodes
             first = int(nodes[0])
@@ -78,6 +79,18 @@ class Starts:
         free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
                                       self.spot_ok[j])
         return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng) if len(free) >= self.width[j] else None
+
+    def _within_quota(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> np.ndarray:
+        """The gang policy's `nodes` for job j, or, when their GPUs would take its quota holder past
+        its quota, the free nodes with the fewest GPUs (lowest index first among equals) if they hold
+        fewer: on nodes of mixed sizes the quota may allow the small ones."""
+        counts = fleet.state.gpu_count
+        if self.sharing.passes(j, self.region_name[j], float(counts[nodes].sum())):
+            return nodes
+        free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
+                                      self.spot_ok[j])
+        fewest = np.sort(free[np.argsort(counts[free], kind="stable")[:self.width[j]]])
+        return fewest if counts[fewest].sum() < counts[nodes].sum() else nodes
 
     def _room_on(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> bool:
         """Whether job j's pod (a whole node for a gang job) fits on any of `nodes` (repeats allowed) now."""
