@@ -81,6 +81,18 @@ def test_a_gang_job_counts_the_gpus_of_the_whole_nodes_it_must_take(max_gpus, st
     assert (by_id(result, "start_s")["j0"], by_id(result, "reason")["j0"]) == (start, reason)
 
 
+def test_a_small_parked_job_returns_when_it_fits_though_a_larger_one_parked_before_it_does_not():
+    # team a may hold 4 of 8 GPUs. a0 (2 GPUs, ends at 50) and a1 (2, ends at 100) start at 0; a2 (4 GPUs
+    # at 1 s) and a3 (2 at 2 s) are parked. At 50 a0 frees 2: a3 fits and returns (a newer 2-GPU arrival
+    # would pass too), a2 stays parked; a2 starts at 150, when a3 ends and 4 are free.
+    jobs = [row(0, 0, 50, 2, team="a"), row(1, 0, 100, 2, team="a"), row(2, 1, 100, 4, team="a"),
+            row(3, 2, 100, 2, team="a")]
+    result = sim(jobs, fleet(8), {"quota": {"key": "team-limit", "max_gpus": 4}})
+    assert by_id(result, "start_s") == {"j0": 0.0, "j1": 0.0, "j2": 150.0, "j3": 50.0}
+    assert by_id(result, "reason") == {"j0": "started", "j1": "started", "j2": "blocked-by-team-limit",
+                                       "j3": "blocked-by-team-limit"}
+
+
 @pytest.mark.parametrize("max_gpus, nodes, start, reason", [
     (8, "n1;n2", 0.0, "started"),    # the lowest-index pair (8 + 4 GPUs) is past the cap: the two 4-GPU nodes
     (12, "n0;n1", 0.0, "started"),   # within the cap, the gang policy's own choice stands

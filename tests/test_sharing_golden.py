@@ -31,7 +31,8 @@ FIGURES = ("utilization", "jain_index", "deadline_hit_rate", "inference_guarante
            "development_wait_p95_s", "inference_wait_p95_s")
 COUNTS = {"inference_guarantee_violations", "preemptions", "starved_jobs", "express_misses"}
 
-# Measured on commit 57749f2 (multifactor recalc_s 300 s), re-checked at 24b87fb (2026-11-30).
+# Measured on commit 57749f2 (multifactor recalc_s 300 s), re-checked at 24b87fb (2026-11-30); quotas-preemption
+# re-measured when a small parked job stopped waiting behind a larger one parked before it (2026-11-30).
 WEEK = {
     "fifo": dict(utilization=0.2889475087475328, jain_index=0.9905133559386358, deadline_hit_rate=0.8901098901098901,
                  inference_guarantee_violations=0, max_wait_sla_attainment=0.9227866864304002, preemptions=0,
@@ -42,10 +43,11 @@ WEEK = {
                                max_wait_sla_attainment=0.9942056326640615, preemptions=0, lost_gpu_hours=0.0,
                                starved_jobs=1, express_misses=40, development_wait_p95_s=162.5,
                                inference_wait_p95_s=0.0),
-    "quotas-preemption": dict(utilization=0.28915425317441634, jain_index=0.9993859574317154,
+    "quotas-preemption": dict(utilization=0.2891779202940794, jain_index=0.999325053998877,
                               deadline_hit_rate=0.9178440607012036, inference_guarantee_violations=0,
-                              max_wait_sla_attainment=0.9940708799353187, preemptions=124, lost_gpu_hours=102.8,
-                              starved_jobs=3, express_misses=41, development_wait_p95_s=0.0, inference_wait_p95_s=0.0),
+                              max_wait_sla_attainment=0.9936666217490904, preemptions=136,
+                              lost_gpu_hours=114.56805555555556, starved_jobs=3, express_misses=46,
+                              development_wait_p95_s=0.0, inference_wait_p95_s=0.0),
 }
 WHOLE = {
     "fifo": dict(utilization=0.6113829025400667, jain_index=0.9515903179284264, deadline_hit_rate=0.7806440213790362,
@@ -57,11 +59,11 @@ WHOLE = {
                                max_wait_sla_attainment=0.9746155512237383, preemptions=0, lost_gpu_hours=0.0,
                                starved_jobs=234, express_misses=861, development_wait_p95_s=2863.95,
                                inference_wait_p95_s=0.0),
-    "quotas-preemption": dict(utilization=0.6141421765007989, jain_index=0.9903019590188841,
-                              deadline_hit_rate=0.912628649675339, inference_guarantee_violations=0,
-                              max_wait_sla_attainment=0.9657569850552307, preemptions=2593,
-                              lost_gpu_hours=3197.1247222222223, starved_jobs=372, express_misses=780,
-                              development_wait_p95_s=2189.1, inference_wait_p95_s=0.0),
+    "quotas-preemption": dict(utilization=0.6141620001065338, jain_index=0.9905406950077045,
+                              deadline_hit_rate=0.9128495074870798, inference_guarantee_violations=0,
+                              max_wait_sla_attainment=0.9756985055230669, preemptions=2582,
+                              lost_gpu_hours=3044.055833333334, starved_jobs=172, express_misses=758,
+                              development_wait_p95_s=2038.35, inference_wait_p95_s=0.0),
 }
 
 

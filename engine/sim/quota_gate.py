@@ -21,7 +21,10 @@ away at arrival, "exceeds-quota" (Kueue's inadmissible workload), instead of par
 would hold back its holder's later jobs for good.
 A held-back job is parked: out of its region's queue, so it does not block the jobs behind it
 (Kueue's BestEffortFIFO). When a job of the region stops holding GPUs, each holder's parked jobs
-return to the queue, in order, as far as the holder's headroom reaches; a pass re-checks them.
+that fit its headroom return to the queue, oldest first: one too large for the headroom left stays
+parked and does not hold back a smaller one behind it (as a newer arrival of that size would pass
+the gate too). A pass re-checks them. Parked jobs are kept per holder and size, so a return looks
+at the oldest job of each size only.
 Jobs of guaranteed queues are not gated (they run on guaranteed capacity).
 """
 from __future__ import annotations
@@ -50,7 +53,7 @@ class QuotaGate:
         self.clocked = [(r, index[e.holder], e.reclaim_lead_min * 60.0)
                         for r, (name, _) in enumerate(regions) if self.books[r].quotas
                         for e in entries.get(name, {}).values() if e.reclaim_at_work_start and e.holder in index]
-        self.parked: list[dict[int, list]] = [{} for _ in regions]
+        self.parked: list[dict[int, dict[float, list]]] = [{} for _ in regions]  # region, holder, GPUs: (key, j)
         self.count = [0] * len(regions)
         # Python copies of the books for the scalar checks at every start (cheaper than numpy scalars)
         self.limits = [(book.cap.tolist(), book.nominal.tolist(), (book.nominal + book.borrow).tolist())
@@ -144,20 +147,28 @@ class QuotaGate:
         """Per holder: holds more than its nominal quota in `region` (bool)."""
         return usage > self.above[region]
 
-    def park(self, region: int, j: int, key: int) -> None:
-        heapq.heappush(self.parked[region].setdefault(self.holder[j], []), (key, j))
+    def park(self, region: int, j: int, key: int, gpus: float) -> None:
+        """Park job j (queue key `key`, asking `gpus`) until its holder has room."""
+        heapq.heappush(self.parked[region].setdefault(self.holder[j], {}).setdefault(gpus, []), (key, j))
         self.count[region] += 1
 
-    def release(self, usage: np.ndarray, region: int, gpus_of, reclaim: bool) -> list[int]:
-        """The parked jobs of `region` to put back in the queue now, in each holder's order."""
+    def release(self, usage: np.ndarray, region: int, reclaim: bool) -> list[int]:
+        """The parked jobs of `region` to put back in the queue now: per holder, the oldest (lowest
+        key) that fits the headroom left, again and again."""
         back = []
-        for h, heap in self.parked[region].items():
-            if not heap:
+        for h, sizes in self.parked[region].items():
+            if not sizes:
                 continue
             room = self.headroom(usage, region, h, reclaim)
-            while heap and gpus_of(heap[0][1]) <= room + 1e-9:
-                _, j = heapq.heappop(heap)
-                room -= gpus_of(j)
+            while True:
+                fits = [(heap[0], gpus) for gpus, heap in sizes.items() if gpus <= room + 1e-9]
+                if not fits:
+                    break
+                _, gpus = min(fits)
+                _, j = heapq.heappop(sizes[gpus])
+                if not sizes[gpus]:
+                    del sizes[gpus]
+                room -= gpus
                 back.append(j)
         self.count[region] -= len(back)
         return back

@@ -49,7 +49,7 @@ class ClockReclaim:
                 self._reclaim_clock(c, now)
             else:
                 self.gate.lend(c.region, c.holder)
-                for k in self.gate.release(self.usage(region), c.region, self.run.gpus.__getitem__, self.reclaims):
+                for k in self.gate.release(self.usage(region), c.region, self.reclaims):
                     self.run.requeue(k, region)
             touched.append(region)
         self._next_clock(now)

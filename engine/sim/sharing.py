@@ -140,7 +140,7 @@ class Sharing(ClockReclaim):
             self.planner.occupy(region, j, self.run.nodes_of[j], -1)
         if self.gated and self.gate.count[self.index[region]]:
             run = self.run
-            for k in self.gate.release(self.usage(region), self.index[region], run.gpus.__getitem__, self.reclaims):
+            for k in self.gate.release(self.usage(region), self.index[region], self.reclaims):
                 run.requeue(k, region)
 
     def shares(self, region: str, now: float):
@@ -199,7 +199,7 @@ class Sharing(ClockReclaim):
         if code == RECLAIM:  # owed lent quota that no eviction could bring back now
             code = QUOTA
         run.park(j, region, code, now)
-        self.gate.park(i, j, int(run.job_key[j]))
+        self.gate.park(i, j, int(run.job_key[j]), float(run.gpus[j]))
         return True
 
     def _reclaim(self, j: int, region: str, now: float, gpus: float) -> int:
