@@ -8,7 +8,7 @@ import pytest
 
 from engine.analysis.job_quota import job_quota, quota_text
 from sim_helpers import fleet
-from test_sharing import B_LATE, by_id, row, sim
+from test_sharing import B_LATE, by_id, peak_gpus, row, sim, team
 
 JOBS = [row(0, 0, 100, 4, team="a"), row(1, 1, 100, 6, team="a"), row(2, 2, 100, 2, team="b")]
 
@@ -81,16 +81,28 @@ def test_a_gang_job_counts_the_gpus_of_the_whole_nodes_it_must_take(max_gpus, st
     assert (by_id(result, "start_s")["j0"], by_id(result, "reason")["j0"]) == (start, reason)
 
 
-def test_a_small_parked_job_returns_when_it_fits_though_a_larger_one_parked_before_it_does_not():
-    # team a may hold 4 of 8 GPUs. a0 (2 GPUs, ends at 50) and a1 (2, ends at 100) start at 0; a2 (4 GPUs
-    # at 1 s) and a3 (2 at 2 s) are parked. At 50 a0 frees 2: a3 fits and returns (a newer 2-GPU arrival
-    # would pass too), a2 stays parked; a2 starts at 150, when a3 ends and 4 are free.
-    jobs = [row(0, 0, 50, 2, team="a"), row(1, 0, 100, 2, team="a"), row(2, 1, 100, 4, team="a"),
-            row(3, 2, 100, 2, team="a")]
+LIMIT = "blocked-by-team-limit"
+TEAM_LIMIT_CASES = [
+    # a0 (0 s) and a1 (1 s) take a's 4; a2 at 2 s would make 6: parked, out of the FCFS queue, so b3 at
+    # 3 s starts at once (6 of 8 busy). a0 ends at 100: a has 2 GPUs of headroom again and a2 starts.
+    pytest.param([row(0, 0, 100, 2, team="a"), row(1, 1, 100, 2, team="a"), row(2, 2, 100, 2, team="a"),
+                  row(3, 3, 100, 2, team="b")], [0.0, 1.0, 100.0, 3.0], ["started", "started", LIMIT, "started"],
+                 id="parked-jobs-do-not-block-other-teams"),
+    # a0 (2 GPUs, ends at 50) and a1 (2, ends at 100) start at 0; a2 (4 GPUs at 1 s) and a3 (2 at 2 s) are
+    # parked. At 50 a0 frees 2: a3 fits and returns (a newer 2-GPU arrival would pass too), a2 stays
+    # parked; a2 starts at 150, when a3 ends and 4 are free.
+    pytest.param([row(0, 0, 50, 2, team="a"), row(1, 0, 100, 2, team="a"), row(2, 1, 100, 4, team="a"),
+                  row(3, 2, 100, 2, team="a")], [0.0, 0.0, 150.0, 50.0], ["started", "started", LIMIT, LIMIT],
+                 id="a-small-parked-job-returns-before-a-larger-one-parked-earlier"),
+]
+
+
+@pytest.mark.parametrize("jobs, starts, reasons", TEAM_LIMIT_CASES)
+def test_team_limit_of_4_on_8_gpus(jobs, starts, reasons):
     result = sim(jobs, fleet(8), {"quota": {"key": "team-limit", "max_gpus": 4}})
-    assert by_id(result, "start_s") == {"j0": 0.0, "j1": 0.0, "j2": 150.0, "j3": 50.0}
-    assert by_id(result, "reason") == {"j0": "started", "j1": "started", "j2": "blocked-by-team-limit",
-                                       "j3": "blocked-by-team-limit"}
+    assert list(by_id(result, "start_s").values()) == starts
+    assert list(by_id(result, "reason").values()) == reasons
+    assert peak_gpus(result, team("a")) == 4.0
 
 
 @pytest.mark.parametrize("max_gpus, nodes, start, reason", [

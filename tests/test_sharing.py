@@ -54,19 +54,6 @@ def team(name):
 
 # -- quota "team-limit" ---------------------------------------------------------------------
 
-def test_team_limit_caps_a_team_and_its_parked_jobs_do_not_block_other_teams():
-    # 8 GPUs, team a may hold 4. a0 (0 s) and a1 (1 s) take 4; a2 at 2 s would make 6: parked
-    # "blocked-by-team-limit", out of the FCFS queue, so b3 at 3 s starts at once (6 of 8 busy).
-    # a0 ends at 100: a has 2 GPUs of headroom again and a2 starts at 100.
-    jobs = [row(0, 0, 100, 2, team="a"), row(1, 1, 100, 2, team="a"), row(2, 2, 100, 2, team="a"),
-            row(3, 3, 100, 2, team="b")]
-    result = sim(jobs, fleet(8), {"quota": {"key": "team-limit", "max_gpus": 4}})
-    assert by_id(result, "start_s") == {"j0": 0.0, "j1": 1.0, "j2": 100.0, "j3": 3.0}
-    assert by_id(result, "reason") == {"j0": "started", "j1": "started", "j2": "blocked-by-team-limit",
-                                       "j3": "started"}
-    assert peak_gpus(result, team("a")) == 4.0
-
-
 @pytest.mark.parametrize("quota, gpus, starts", [
     # Holders are the queue classes: three 2-GPU hpo trials (preemptible queue) and a training job
     # (standard). team-limit 4 per queue on 8 GPUs: the third trial waits for the first (100).
