@@ -56,6 +56,7 @@ class Arrivals:
             pool = int(self.shape_pools[self.shape_list[j], r])
             self.region_name[j], self.region_of[j] = name, self.regions[name]
             self.nodes_of.pop(j, None)  # an evicted job's last nodes belong to the region it leaves
+            self.alloc_gpus[j] = 0.0
             self.pool[j] = self.pool_list[j] = pool
             self.never[j] = not self.shape_fits[self.shape_list[j], r]
 

@@ -38,7 +38,7 @@ class SimulationResult:
     final end: for a preempted job wait_s is the wait before its first start and run_s runs from
     the first start to the end, time spent requeued included (the segments table has each piece);
     nodes and gpus_allocated are those of its last piece, also for a job evicted and still waiting
-    at the end (nodes "" once it was routed to another region).
+    at the end (nodes "" and gpus_allocated 0 once it was routed to another region).
     segments: one row per piece of running: row (its job's position in jobs), job_id, region, nodes, start_s, end_s (NaN: still
     running at the end), gpus_allocated, outcome (completed, failed, preempted, running), lost_s
     (seconds of work lost when preempted: since the last checkpoint; 0 otherwise). Without
