@@ -21,10 +21,11 @@ away at arrival, "exceeds-quota" (Kueue's inadmissible workload), instead of par
 would hold back its holder's later jobs for good.
 A held-back job is parked: out of its region's queue, so it does not block the jobs behind it
 (Kueue's BestEffortFIFO). When a job of the region stops holding GPUs, each holder's parked jobs
-that fit its headroom return to the queue, oldest first: one too large for the headroom left stays
-parked and does not hold back a smaller one behind it (as a newer arrival of that size would pass
-the gate too). A pass re-checks them. Parked jobs are kept per holder and size, so a return looks
-at the oldest job of each size only.
+that fit its headroom return to the queue, in queue order (lowest queue key first: the rank under
+a time-independent order, else the submit order). One too large for the headroom left stays parked
+and does not hold back a smaller one behind it (as a newer arrival of that size would pass the
+gate too). A pass re-checks them. Parked jobs are kept per holder and size, so a return looks at
+the first job of each size only.
 Jobs of guaranteed queues are not gated (they run on guaranteed capacity).
 """
 from __future__ import annotations
@@ -153,8 +154,8 @@ class QuotaGate:
         self.count[region] += 1
 
     def release(self, usage: np.ndarray, region: int, reclaim: bool) -> list[int]:
-        """The parked jobs of `region` to put back in the queue now: per holder, the oldest (lowest
-        key) that fits the headroom left, again and again."""
+        """The parked jobs of `region` to put back in the queue now: per holder, the one with the
+        lowest queue key that fits the headroom left, again and again."""
         back = []
         for h, sizes in self.parked[region].items():
             if not sizes:
