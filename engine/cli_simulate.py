@@ -89,8 +89,15 @@ def _guarded(command):
     return wrapped
 
 
-def _fmt(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4g}"
+def _fmt(value: float, sign: str = "") -> str:
+    """A KPI for a text table: whole numbers and anything from 1,000 up grouped without decimals,
+    others to 4 significant digits (never in scientific notation below 1e15); `sign` "+" signs it."""
+    value = float(value)
+    if not math.isfinite(value):
+        return f"{value:{sign}}"
+    if value.is_integer() or abs(value) >= 1000:
+        return f"{value:{sign},.0f}"
+    return f"{value:{sign},.4g}" if abs(value) >= 1e-4 else f"{value:{sign}.3e}"
 
 
 def _report(scenario: Scenario, values: dict, result) -> dict:
@@ -153,15 +160,17 @@ def cmd_compare(args) -> int:
         _print_assumed(assumed, True)
         return 0
     base = runs[0][1]
-    header = "kpi".ljust(31) + "".join(s.name[:22].rjust(24) for s, _, _ in runs)
-    print(header)
+    rows = [["kpi", *(s.name for s, _, _ in runs)]]
     for key in base:
-        cells = [_fmt(base[key]).rjust(24)]
+        cells = [key, _fmt(base[key])]
         for _, values, _ in runs[1:]:
             delta = values[key] - base[key]
             rel = f" ({delta / base[key]:+.0%})" if base[key] and math.isfinite(delta / base[key]) else ""
-            cells.append(f"{_fmt(values[key])} {delta:+,.4g}{rel}".rjust(24))
-        print(key.ljust(31) + "".join(cells))
+            cells.append(f"{_fmt(values[key])} {_fmt(delta, '+')}{rel}")
+        rows.append(cells)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:]))]))
     _print_assumed(assumed, False)
     _print_groups([(s.name, r) for s, _, r in runs])
     return 0

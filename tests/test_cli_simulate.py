@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from engine.cli_simulate import _fmt
+
 REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "tests" / "data" / "swf" / "small.swf"
 FIFO = REPO / "sample_data" / "scenarios" / "fifo.toml"
@@ -77,10 +79,21 @@ def test_compare_table_shows_deltas():
     assert lines[0].split() == ["kpi", "fifo", "easy-backfill"]
     assert any(line.startswith("wait_mean_s") and "(-" in line for line in lines)
     assert any(line.startswith("jct_mean_s") and "341.4 -88.57 (-21%)" in line for line in lines)
+    kpi_rows = lines[:next(i for i, line in enumerate(lines) if not line or line.startswith("assumed:"))]
+    assert len({len(line) for line in kpi_rows}) == 1  # columns measured and aligned
+    assert not any("e+" in line for line in kpi_rows)  # no scientific notation
     team = lines.index("by team")
     assert lines[team + 1].split()[:4] == ["team", "scenario", "jobs", "finished"]
     assert lines[team + 2].split()[:4] == ["(none)", "fifo", "4", "4"]
     assert lines[team + 3].split()[:4] == ["(none)", "easy-backfill", "4", "4"]
+
+
+@pytest.mark.parametrize("value, sign, text", [
+    (3.0, "", "3"), (1234567.89, "", "1,234,568"), (-45587.2, "+", "-45,587"), (0.61138, "", "0.6114"),
+    (33.37, "", "33.37"), (0.002779, "+", "+0.002779"), (0.0000123, "", "1.230e-05"), (float("inf"), "", "inf"),
+    (0.0, "+", "+0")])
+def test_kpi_numbers_are_grouped_or_four_significant_digits(value, sign, text):
+    assert _fmt(value, sign) == text
 
 
 def test_bad_inputs_exit_2_without_a_traceback(tmp_path):
