@@ -68,7 +68,8 @@ def test_missing_file_and_unknown_format_are_bad_input(db, tmp_path):
 
 
 def test_delete_dataset(db):
-    meridian("datasets", "--db", db)
+    rows = json.loads(meridian("datasets", "--db", db, "--json").stdout)[0]["rows"]
+    assert f" {rows:,} " in meridian("datasets", "--db", db).stdout and rows >= 1000  # grouped
     meridian("delete", "sample", "--db", db)
     assert json.loads(meridian("datasets", "--db", db, "--json").stdout) == []
     proc = meridian("delete", "sample", "--db", db, check_code=2)
