@@ -13,8 +13,8 @@ from dashboard import charts_predict, data_predict
 from engine.predict.runtime_source import NotEnoughHistory
 
 SHOWN = {"job_id": "job", "region": "region", "gpus": "GPUs", "waited_s": "waited (h)", "jobs_ahead": "jobs ahead",
-         "why_text": "why it waits", "eta_text": "expected start", "start_lo_utc": "earliest (UTC)", "start_p50_utc": "most likely (UTC)",
-         "start_hi_utc": "latest (UTC)"}
+         "why_text": "why it waits", "eta_text": "expected start", "start_lo_utc": "earliest (UTC)",
+         "start_p50_utc": "most likely (UTC)", "start_hi_utc": "latest (UTC)"}
 
 
 def _instant(dataset: str) -> pd.Timestamp | None:

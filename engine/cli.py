@@ -95,7 +95,8 @@ def cmd_datasets(args) -> int:
         return EXIT_OK
     print(f"{'name':<28} {'format':<22} {'rows':>10}  {'start':<20}  {'end':<20}")
     for r in records:
-        print(f"{r['name']:<28} {r['format']:<22} {r['rows']:>10,}  {(r['start'] or '-')[:19]:<20}  {(r['end'] or '-')[:19]:<20}")
+        start, end = (r["start"] or "-")[:19], (r["end"] or "-")[:19]
+        print(f"{r['name']:<28} {r['format']:<22} {r['rows']:>10,}  {start:<20}  {end:<20}")
     return EXIT_OK
 
 
