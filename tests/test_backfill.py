@@ -1,5 +1,6 @@
 """Backfilling policies: the EASY window on its own and inside the simulator."""
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -8,6 +9,7 @@ from engine.policies import registry
 from engine.policies.backfill import ConservativeBackfill, EasyBackfill, NoBackfill, ProfileWindow, Window
 from engine.policies import profile as profile_module
 from engine.policies.profile import Profile
+from engine.scenario import Scenario
 from sim_helpers import fleet, job, run, starts
 
 
@@ -262,6 +264,23 @@ def test_conservative_in_the_simulator_protects_the_second_queued_job():
     jobs = [job(0, 0, 100, 2), job(1, 0, 200, 1), job(2, 1, 50, 4), job(3, 2, 100, 3), job(4, 3, 150, 1)]
     assert starts(run(jobs, fleet(4), backfill="easy")) == [0.0, 0.0, 200.0, 250.0, 3.0]
     assert starts(run(jobs, fleet(4), backfill="conservative")) == [0.0, 0.0, 200.0, 100.0, 250.0]
+
+
+@pytest.mark.parametrize("max_job_test, expected", [(0, [0.0, 100.0, 150.0, 3.0]), (2, [0.0, 100.0, 150.0, 3.0]),
+                                                     (1, [0.0, 100.0, 150.0, 150.0])])
+def test_conservative_considers_only_max_job_test_jobs_behind_the_head(max_job_test, expected):
+    # One 4-GPU node: j0 holds 2 until 100. Head j1 (4 GPUs, 50 s) reserves 100-150, j2 (3 GPUs,
+    # 100 s) 150-250; j3 (1 GPU, 50 s) fits now beside j0 and delays no one: backfilled at 3 when
+    # the pass looks at two jobs behind the head (or all), not when it looks at one (Slurm's
+    # bf_max_job_test): then j3 waits until j2 starts at 150 and starts beside it.
+    jobs = [job(0, 0, 100, 2), job(1, 1, 50, 4), job(2, 2, 100, 3), job(3, 3, 50, 1)]
+    spec = {"name": "t", "policies": {"backfill": {"key": "conservative", "max_job_test": max_job_test}}}
+    assert starts(Scenario.from_dict(spec).run(pd.DataFrame(jobs), fleet(4))) == expected
+
+
+def test_max_job_test_cannot_be_negative():
+    with pytest.raises(ValueError, match="max_job_test must be >= 0"):
+        registry.make("backfill", "conservative", max_job_test=-1)
 
 
 def test_easy_window_from_the_earliest_ends_matches_sorting_them_all(monkeypatch):

@@ -26,7 +26,7 @@ may say so with the class attribute `disabled = True`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -71,6 +71,7 @@ class ProfileWindow:
 
     sequential: ClassVar[bool] = True
     profile: Profile
+    limit: int = 0  # candidates the pass may consider (0: all): the policy's max_job_test
 
     def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray) -> np.ndarray:
         """Candidates whose units stay free over [now_s, now_s + requested_s) around every reservation."""
@@ -156,8 +157,19 @@ class ConservativeBackfill:
     otherwise it reserves at the earliest such time, so no job behind it may delay it. A job that
     can never fit (more units than the pool has) reserves nothing. Reservations are rebuilt at
     every pass, in the current queue order; they cover the head's pool only (jobs of other pools
-    count 0 units there).
+    count 0 units there). `max_job_test` > 0 considers only that many waiting jobs behind the head
+    per pass, like Slurm's bf_max_job_test (default 500 there): the rest neither start nor reserve
+    in that pass, and keep their reasons. Fewer reservations make a pass over a long queue cheaper
+    and let jobs further back start sooner, at the price of the guarantee that no backfilled job
+    delays any job ahead of it.
     """
+
+    max_job_test: int = field(default=0, metadata={"help": "waiting jobs behind the head considered per pass, "
+                                                           "like Slurm's bf_max_job_test (0: all)"})
+
+    def __post_init__(self) -> None:
+        if self.max_job_test < 0:
+            raise ValueError(f"max_job_test must be >= 0, got {self.max_job_test}")
 
     def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
                head_requested_s: float = math.inf) -> ProfileWindow:
@@ -165,4 +177,4 @@ class ConservativeBackfill:
                                    np.asarray(running_units, np.float64))
         head_units = float(head_units)
         profile.reserve(profile.earliest(head_units, head_requested_s), head_units, head_requested_s)
-        return ProfileWindow(profile)
+        return ProfileWindow(profile, self.max_job_test)

@@ -52,6 +52,8 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         return
     if window.sequential and only is not None:  # every waiting job's reservation counts
         rest = _candidates(run, queue, None, all_rest)
+    if window.sequential and window.limit:  # the policy looks this far back only (Slurm's bf_max_job_test)
+        rest = rest[:window.limit]
     if not window.sequential and len(rest) < FEW:
         _few(run, fleet, window, now, queue, rest, pool)
         return
