@@ -173,11 +173,15 @@ class RegionFleet:
             self._big_enough[key] = big = self.every_node if big.all() else big
         return big
 
+    def fewest_gpu_nodes(self, nodes: np.ndarray, width: int) -> np.ndarray:
+        """The `width` of `nodes` with the fewest GPUs (lowest index first among equals), ascending."""
+        return np.sort(nodes[np.argsort(self.state.gpu_count[nodes], kind="stable")[:width]])
+
     def fewest_whole_gpus(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int, width: int) -> float:
         """The fewest GPUs a gang job of `width` such pods can hold: its whole nodes are the `width`
         big enough ones with the fewest GPUs (inf when fewer than `width` are big enough)."""
-        counts = np.sort(self.state.gpu_count[self.big_enough(num_gpu, cpu_milli, memory_mib, pool)])
-        return float(counts[:width].sum()) if len(counts) >= width else float("inf")
+        big = self.big_enough(num_gpu, cpu_milli, memory_mib, pool).nonzero()[0]
+        return float(self.state.gpu_count[self.fewest_gpu_nodes(big, width)].sum()) if len(big) >= width else math.inf
 
     def whole_free_nodes(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int,
                          spot_ok: bool = True) -> np.ndarray:

@@ -168,7 +168,7 @@ class Sharing(ClockReclaim):
         """Whether job j needs more GPUs than its quota holder can ever hold in `region` (the gate
         would park it for good; jobs of guaranteed queues, when preemption is on, pass ungated). A
         gang job holds whole nodes: at least the GPUs of the smallest nodes big enough for it."""
-        if not self.gated or self.guaranteed[j] and self.preempts:
+        if self._ungated(j):
             return False
         run = self.run
         gpus = run.gpus[j]
@@ -177,17 +177,20 @@ class Sharing(ClockReclaim):
                                                          run.pool_list[j], run.width[j])
         return self.gate.exceeds(self.index[region], j, gpus)
 
+    def _ungated(self, j: int) -> bool:
+        """No quota gate, or job j is of a guaranteed queue with preemption on (it passes ungated)."""
+        return not self.gated or self.guaranteed[j] and self.preempts
+
     def passes(self, j: int, region: str, gpus: float) -> bool:
         """Whether job j holding `gpus` in `region` passes the quota gate now as things stand (no
         reclaim, nothing parked: a question, not a decision)."""
-        return not self.gated or self.guaranteed[j] and self.preempts or \
-            self.gate.check(self.usage(region), self.index[region], j, gpus) == OK
+        return self._ungated(j) or self.gate.check(self.usage(region), self.index[region], j, gpus) == OK
 
     def blocks(self, j: int, region: str, now: float, gpus: float | None = None) -> bool:
         """Whether the quota gate holds job j back now, holding `gpus` (default: what it asks for; a
         gang job holds its whole nodes): then it is parked with its reason (after a reclaim attempt
         when its holder is owed its lent quota)."""
-        if not self.gated or self.guaranteed[j] and self.preempts:
+        if self._ungated(j):
             return False
         i, run = self.index[region], self.run
         gpus = run.gpus[j] if gpus is None else gpus

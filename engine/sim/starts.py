@@ -89,7 +89,7 @@ class Starts:
             return nodes
         free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
                                       self.spot_ok[j])
-        fewest = np.sort(free[np.argsort(counts[free], kind="stable")[:self.width[j]]])
+        fewest = fleet.fewest_gpu_nodes(free, self.width[j])
         return fewest if counts[fewest].sum() < counts[nodes].sum() else nodes
 
     def _room_on(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> bool:
