@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.telemetry.export import FORMULA_TRIGGERS, neutralise_text, to_spreadsheet_csv
+from engine.core.escaping import FORMULA_TRIGGERS, neutralise_text, to_spreadsheet_csv
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.ingest import ingest_path
 from engine.telemetry.store import Store

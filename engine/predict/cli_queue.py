@@ -28,7 +28,7 @@ intervals and of the recent-waits baseline, scored on the later half of the snap
 `rightsize` is engine.analysis.rightsize over the dataset's jobs at its prices (completed from the
 default price book): totals and the `--top` rows (0: all) of the per-job (default), per-team or
 per-user table, most freed GPU-hours first; `--csv` writes the whole chosen table as
-spreadsheet-safe CSV (engine.telemetry.export; UTF-8 with a BOM). A dataset without per-job GPU use
+spreadsheet-safe CSV (engine.core.escaping; UTF-8 with a BOM). A dataset without per-job GPU use
 (gpus_used_max or gpu_util_pct) gets a one-line note and exit 0.
 
 With --json, stdout is one JSON document (times ISO 8601 UTC with "Z"; NaN and infinities null):

@@ -101,7 +101,7 @@ def print_table(headers: list[str], rows: list[list[str]], right: set[int]) -> N
 
 
 def write_csv(path: Path, table: pd.DataFrame) -> None:
-    from engine.telemetry.export import to_spreadsheet_csv
+    from engine.core.escaping import to_spreadsheet_csv
 
     try:
         path.write_bytes(to_spreadsheet_csv(table))

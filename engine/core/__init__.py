@@ -1,0 +1,1 @@
+"""The bottom layer: vocabulary and rules every other layer may use; imports nothing from the engine."""
