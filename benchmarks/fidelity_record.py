@@ -4,9 +4,11 @@ RLScheduler: the 100 published runs on Lublin-1 (5 orders x {none, compat} x 10 
 FGD: 6 policies x 10 seeds (42-51) on openb_pod_list_default, seeds run by `--workers` processes.
 The Fidelity page shows this record, because FGD's 60 runs take minutes.
 
-    .venv/bin/python benchmarks/fidelity_record.py [--shared ../shared] [--workers 2] [--out FILE]
+    .venv/bin/python benchmarks/fidelity_record.py [--shared ../shared] [--workers 2] [--out FILE] [--allow-dirty]
 
-Prints the summary and the seconds each experiment took.
+The record names the commit it was made from, so it is made from a clean tree (committed changes
+only; `--allow-dirty` records anyway and stamps it "with uncommitted changes", for trials). Prints
+the summary and the seconds each experiment took.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from engine.experiments import fgd, fidelity, rlscheduler  # noqa: E402
+from engine.experiments.public_data import DEFAULT_SHARED  # noqa: E402
 
 
 def _git(*args: str) -> str | None:
@@ -56,13 +59,19 @@ def _dump(doc: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--shared", type=Path, default=fidelity.SHARED, help="folder holding traces/ and expected/")
+    parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="folder holding traces/ and expected/")
     parser.add_argument("--workers", type=int, default=2, help="processes running FGD seeds (default 2)")
     parser.add_argument("--out", type=Path, default=fidelity.RECORD)
+    parser.add_argument("--allow-dirty", action="store_true", help="record with uncommitted changes (a trial)")
     args = parser.parse_args(argv)
     inputs = fidelity.Inputs.under(args.shared)
     if inputs.missing():
         print("missing: " + ", ".join(map(str, inputs.missing())), file=sys.stderr)
+        return 2
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    if status and not args.allow_dirty:
+        print("the tree has uncommitted changes; commit them first (the record names its commit), or pass "
+              "--allow-dirty for a trial record:\n" + status, file=sys.stderr)
         return 2
 
     t0 = time.perf_counter()
@@ -74,7 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     fgd_rows = fidelity.compare_fgd(fidelity.published_fgd(inputs.fgd_published), fgd_results, len(fgd.SEEDS))
     t2 = time.perf_counter()
 
-    status = _git("status", "--porcelain", "--untracked-files=no")
     meta = {
         "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": "python benchmarks/fidelity_record.py" + (f" --workers {args.workers}" if args.workers != 2 else ""),

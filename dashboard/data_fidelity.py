@@ -3,18 +3,20 @@ one published sequence or seed (engine.experiments.fidelity), cached per input f
 dashboard.data holds the connection and the other caches."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import streamlit as st
 
 from dashboard.data import path_argument
 from engine.experiments import fidelity
+from engine.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
 
 
 def shared_path() -> Path:
     """The folder holding `traces/` and `expected/`: `--shared DIR` among the script's arguments, else
-    `<repo>/../shared`."""
-    return path_argument("--shared", fidelity.SHARED)
+    the MERIDIAN_SHARED environment variable, else `<repo>/../shared`."""
+    return path_argument("--shared", Path(os.environ.get(ENVIRONMENT) or DEFAULT_SHARED).expanduser())
 
 
 def fidelity_inputs() -> fidelity.Inputs:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -132,15 +133,36 @@ def cmd_sample(args) -> int:
 
 
 def cmd_dashboard(args) -> int:
+    """Serve the dashboard with Streamlit as a child process; SIGTERM, SIGHUP or Ctrl+C to this
+    process stop the child too (it never outlives the command)."""
     db = str(Path(args.db or DEFAULT_DB_PATH).expanduser().resolve())
     Store.open(db).close()  # create and migrate now, so a bad path fails here with a clear message
     command = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "dashboard" / "app.py"),
                "--server.port", str(args.port), "--", "--db", db]
-    print(f"Meridian dashboard at http://localhost:{args.port} (database {db}); Ctrl+C stops it")
+    if args.shared:
+        shared = Path(args.shared).expanduser().resolve()
+        if not shared.is_dir():
+            raise BadInput(f"--shared {args.shared}: not a folder (it should hold traces/ and expected/)")
+        command += ["--shared", str(shared)]
+    print(f"Meridian dashboard at http://localhost:{args.port} (database {db}); Ctrl+C stops it", flush=True)
+    child = subprocess.Popen(command, cwd=REPO_ROOT, env=os.environ.copy())
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        return subprocess.call(command, cwd=REPO_ROOT, env=os.environ.copy())
+        return child.wait()
     except KeyboardInterrupt:
+        child.terminate()
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
         return EXIT_OK
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _add_experiment_parsers(sub) -> None:
@@ -188,6 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dashboard", help="start the web dashboard")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--db", help=db_help)
+    p.add_argument("--shared", metavar="DIR", help="folder holding the public traces/ and expected/ results for the "
+                                                   "Fidelity page's live re-runs (default $MERIDIAN_SHARED, else "
+                                                   "../shared beside the repository)")
     p.set_defaults(func=cmd_dashboard)
 
     _add_experiment_parsers(sub)

@@ -1,13 +1,43 @@
 """Shared test helpers."""
+import os
 from pathlib import Path
 
-# Real public traces, read-only, outside the repository (see ../shared/traces/README.md).
-TRACES = Path(__file__).parents[1].parent / "shared" / "traces"
+import pytest
+
+from engine.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT, missing_message
+
+# Real public traces and published results, read-only, outside the repository (../shared, or the folder
+# MERIDIAN_SHARED names). A test that reads them is marked `@shared("traces/swf/...", ...)`: without the
+# files it is skipped with the reason (which file, where it comes from), except under CI (the CI
+# variable set, as .ci/run does), where the folder must be present and a missing file fails the test.
+SHARED = Path(os.environ.get(ENVIRONMENT) or DEFAULT_SHARED)
+TRACES = SHARED / "traces"
+EXPECTED = SHARED / "expected"
+
+
+# The files fidelity re-runs read (engine.experiments.fidelity.Inputs), and FGD's openb inputs.
+OPENB_INPUTS = ("traces/alibaba-openb/openb_node_list_gpu_node.csv", "traces/alibaba-openb/openb_pod_list_default.csv")
+FIDELITY_INPUTS = ("traces/swf/lublin_256.swf", *OPENB_INPUTS, "expected/rlscheduler_lublin1_published.csv",
+                   "expected/fgd_default_published.csv")
+
+
+def shared(*relatives: str):
+    """Mark a test as reading these files (paths under the shared folder)."""
+    return pytest.mark.shared(*relatives)
+
+
+def pytest_runtest_setup(item):
+    """Skip (or, under CI, fail) a test marked `shared` whose files are absent, before its fixtures load them."""
+    missing = [r for mark in item.iter_markers("shared") for r in mark.args if not (SHARED / r).exists()]
+    if missing:
+        reason = "needs public data " + missing_message(SHARED, list(dict.fromkeys(missing)))
+        if os.environ.get("CI"):
+            pytest.fail("CI must have the shared folder: " + reason, pytrace=False)
+        pytest.skip(reason)
 
 
 # --- A real Streamlit server for browser tests and benchmarks ------------------------------
 import contextlib  # noqa: E402
-import os  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
@@ -69,7 +99,6 @@ ALL_CHARTS_DRAWN = """n => Array.from(document.querySelectorAll('[data-testid="s
 
 
 # --- The sample dataset in a real DuckDB file, and a page of the app on it (AppTest) ----------
-import pytest  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = str(REPO / "dashboard" / "app.py")

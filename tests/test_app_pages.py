@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import FIDELITY_INPUTS, OPENB_INPUTS, shared
 from streamlit.testing.v1 import AppTest
 
 from engine.analysis import build_overview
@@ -211,6 +212,7 @@ def _open_fidelity_page(at):
     return at
 
 
+@shared("traces/swf/lublin_256.swf", "expected/rlscheduler_lublin1_published.csv")
 def test_fidelity_page_shows_the_record_and_reruns_rlscheduler_live(app):
     _open_fidelity_page(app)
     metrics = _metrics(app)
@@ -231,6 +233,7 @@ def test_fidelity_page_shows_the_record_and_reruns_rlscheduler_live(app):
                and "identical to the record" in s.value for s in app.success)
 
 
+@shared(*OPENB_INPUTS, "expected/fgd_default_published.csv")
 def test_fidelity_page_reruns_one_fgd_seed(app):
     _open_fidelity_page(app)
     app.selectbox(key="fid_fgd_policy").select("bestfit").run()

@@ -8,7 +8,7 @@ test_browser_planning.py, so that the two files run on two workers).
 from browser_helpers import database, pytestmark  # noqa: F401  (the fixture and the browser marks)
 from browser_helpers import (ARTIFACTS, _assert_clean, _go, _metrics, _opened, _sample_days, _served, _settle,
                              _wait_for_overview)
-from conftest import ALL_CHARTS_DRAWN
+from conftest import ALL_CHARTS_DRAWN, FIDELITY_INPUTS, shared
 from test_app_pages import GOOD_CSV
 
 
@@ -53,6 +53,7 @@ def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(database, tmp_pa
         page.screenshot(path=str(ARTIFACTS / "whatif.png"), full_page=True)
 
 
+@shared(*FIDELITY_INPUTS)
 def test_fidelity_shows_the_record_and_reruns_both_experiments(database, tmp_path):
     with _opened(database, tmp_path, "/fidelity", 5200, 2) as page:
         metrics = _metrics(page)

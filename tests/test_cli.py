@@ -5,9 +5,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import TRACES, shared
 
 ROOT = Path(__file__).resolve().parents[1]
-TRACES = ROOT.parent / "shared" / "traces"
 
 
 def meridian(*args, check_code=0):
@@ -32,6 +32,7 @@ def test_fresh_database_lists_the_sample_dataset_as_json(db):
     assert set(sample) >= {"name", "format", "rows", "start", "end"}
 
 
+@shared("traces/swf/CTC-SP2-1996-3.1-cln.swf.gz")
 def test_ingest_swf_then_list_it(db):
     out = meridian("ingest", str(TRACES / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"), "--dataset", "ctc", "--db", db)
     assert "77222 rows" in out.stdout

@@ -3,7 +3,7 @@ import gzip
 from pathlib import Path
 
 import pytest
-from conftest import TRACES
+from conftest import TRACES, shared
 
 from engine.telemetry.importers.detect import detect_format
 
@@ -23,12 +23,14 @@ REAL = {
 }
 
 
-@pytest.mark.parametrize(("relative", "expected"), sorted(REAL.items()))
+@pytest.mark.parametrize(("relative", "expected"), [pytest.param(r, e, marks=shared(f"traces/{r}"))
+                                                    for r, e in sorted(REAL.items())])
 def test_real_traces(relative, expected):
     path = TRACES / relative
     assert detect_format(path.name, path.read_bytes()) == expected
 
 
+@shared("traces/alibaba-openb/openb_pod_list_default.csv")
 def test_every_openb_pod_list():
     pods = sorted((TRACES / "alibaba-openb").glob("openb_pod_list_*.csv"))
     assert len(pods) == 24

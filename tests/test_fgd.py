@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import TRACES
+from conftest import OPENB_INPUTS, TRACES, shared
 
 from engine.cli import main
 from engine.experiments.fgd import LEVELS, POLICIES, SeedTrace, arrival_order, level_values, run_experiment
@@ -62,12 +62,14 @@ def _check_published_order(results: dict) -> None:
         assert min(a["packing"], a["clustering"]) > a["dotprod"] > a["random"], (k, a)
 
 
+@shared(*OPENB_INPUTS, "expected/fgd_default_published.csv")
 def test_two_seeds_match_the_published_means_and_order():
     results = measured(CI_SEEDS)
     _check_against_published(results, CI_SEEDS)
     _check_published_order(results)
 
 
+@shared(*OPENB_INPUTS, "expected/fgd_default_published.csv")
 @pytest.mark.slow
 def test_ten_seeds_match_the_published_means_and_order():
     seeds = tuple(range(42, 52))
@@ -125,6 +127,7 @@ def test_fragmentation_index_equals_the_definition_as_the_fleet_fills():
 
 # --- Arrival order and level means -------------------------------------------------------------------
 
+@shared(*OPENB_INPUTS)
 def test_arrival_order_sorts_by_name_shuffles_and_inflates_to_the_limit():
     pods = load_pods(PODS)
     capacity = 6212 * 1000
@@ -141,6 +144,7 @@ def test_arrival_order_sorts_by_name_shuffles_and_inflates_to_the_limit():
     assert list(reversed_pods.name[again]) == list(pods.name[order])
 
 
+@shared(*OPENB_INPUTS)
 def test_arrival_order_trims_a_list_that_already_asks_too_much():
     pods = load_pods(PODS)
     order = arrival_order(pods, 6212 * 1000, 0.5, np.random.default_rng(7))
@@ -160,6 +164,7 @@ def test_level_values_round_per_pod_then_average_the_pods_at_each_level():
 
 # --- Inputs and CLI ------------------------------------------------------------------------------------
 
+@shared(*OPENB_INPUTS)
 def test_inputs_read_plain_and_gzipped_and_reject_bad_rows_with_their_line(tmp_path):
     packed = tmp_path / "pods.csv.gz"
     packed.write_bytes(gzip.compress(PODS.read_bytes()))
@@ -179,6 +184,7 @@ def test_inputs_read_plain_and_gzipped_and_reject_bad_rows_with_their_line(tmp_p
         load_nodes(nodes)
 
 
+@shared(*OPENB_INPUTS)
 def test_cli_prints_the_documented_json(capsys):
     code = main(["experiment", "fgd", "--nodes", str(NODES), "--pods", str(PODS), "--policy", "bestfit",
                  "--seeds", "42", "--json"])
@@ -189,6 +195,7 @@ def test_cli_prints_the_documented_json(capsys):
     assert 92.0 < result["gpu_alloc_ratio_pct"]["100"] < 94.0
 
 
+@shared(*OPENB_INPUTS)
 def test_cli_reports_bad_input_without_a_traceback(tmp_path, capsys):
     bad = tmp_path / "pods.csv"
     bad.write_text("name,cpu_milli\np1,1\n")

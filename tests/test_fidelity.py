@@ -4,7 +4,7 @@ import math
 
 import pandas as pd
 import pytest
-from conftest import TRACES
+from conftest import FIDELITY_INPUTS, TRACES, shared
 
 from engine.experiments import fidelity
 
@@ -23,6 +23,7 @@ def rls_now():
     return fidelity.compare_rlscheduler(fidelity.published_rlscheduler(INPUTS.rlscheduler_published), runs)
 
 
+@shared(*FIDELITY_INPUTS)
 def test_published_tables_are_read_with_our_names():
     rls = fidelity.published_rlscheduler(INPUTS.rlscheduler_published)
     assert len(rls) == 200 and list(rls.columns) == ["policy", "backfill", "start", "metric", "published"]
@@ -36,6 +37,7 @@ def test_published_tables_are_read_with_our_names():
     assert (row["published"], row["published_std"], row["published_min"]) == (86.303, 0.332, 85.87)
 
 
+@shared(*FIDELITY_INPUTS)
 def test_rlscheduler_rows_compare_each_sequence_and_metric(rls_now):
     assert list(rls_now.columns) == ["policy", "backfill", "start", "metric", "published", "ours", "difference",
                                      "tolerance", "within"]
@@ -48,6 +50,7 @@ def test_rlscheduler_rows_compare_each_sequence_and_metric(rls_now):
     assert len(runs) == 20 and runs["within"].all()
 
 
+@shared(*FIDELITY_INPUTS)
 def test_a_sequence_off_by_more_than_the_tolerance_is_not_within(rls_now):
     ours = rls_now[fidelity.RLS_KEYS + ["ours"]].copy()
     ours.loc[0, "ours"] += 0.02
@@ -56,6 +59,7 @@ def test_a_sequence_off_by_more_than_the_tolerance_is_not_within(rls_now):
     assert fidelity.rlscheduler_runs(rows)["within"].sum() == 19
 
 
+@shared(*FIDELITY_INPUTS)
 def test_rows_recomputed_now_equal_the_record(rls_now, record):
     merged = rls_now.merge(record.rlscheduler, on=fidelity.RLS_KEYS, suffixes=("", "_recorded"))
     assert len(merged) == 40
@@ -63,6 +67,7 @@ def test_rows_recomputed_now_equal_the_record(rls_now, record):
     assert (merged["published"] == merged["published_recorded"]).all()
 
 
+@shared(*FIDELITY_INPUTS)
 def test_fgd_one_policy_one_seed():
     result = fidelity.run_fgd(INPUTS.openb_nodes, INPUTS.openb_pods, ["bestfit"], seeds=(42,))
     rows = fidelity.compare_fgd(fidelity.published_fgd(INPUTS.fgd_published), result, n_seeds=1)
@@ -77,6 +82,7 @@ def test_fgd_one_policy_one_seed():
     assert frag["tolerance"].isna().all() and frag["within"].isna().all()
 
 
+@shared(*FIDELITY_INPUTS)
 def test_the_published_order_check():
     published = fidelity.published_fgd(INPUTS.fgd_published)
     assert fidelity.fgd_order_holds(published, column="published")
@@ -101,6 +107,7 @@ def test_the_record_is_complete_and_within_tolerance(record):
     assert meta["commit"] is None or len(meta["commit"]) == 40
 
 
+@shared(*FIDELITY_INPUTS)
 def test_the_record_holds_the_published_tables_exactly(record):
     rls = fidelity.published_rlscheduler(INPUTS.rlscheduler_published)
     pd.testing.assert_frame_equal(record.rlscheduler[rls.columns], rls)
@@ -115,6 +122,7 @@ def test_the_record_round_trips_through_json(record):
     assert again.meta == record.meta
 
 
+@shared(*FIDELITY_INPUTS)
 def test_missing_inputs_are_listed(tmp_path):
     inputs = fidelity.Inputs.under(tmp_path)
     assert inputs.missing("lublin_1") == [tmp_path / "traces" / "swf" / "lublin_256.swf"]

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import TRACES
+from conftest import OPENB_INPUTS, TRACES, shared
 
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.common import ImportOptions
@@ -24,6 +24,7 @@ def store(tmp_path):
     store.close()
 
 
+@shared("traces/alibaba-openb/openb_node_list_gpu_node.csv")
 def test_gpu_node_list(store):
     path = OPENB / "openb_node_list_gpu_node.csv"
     assert detect_format(path.name, path.read_bytes()) == "openb-nodes"
@@ -41,6 +42,7 @@ def test_gpu_node_list(store):
     assert len(store.prices(result.dataset)) == 7 * 3   # every model priced in every tier (assumed)
 
 
+@shared("traces/alibaba-openb/openb_node_list_all_node.csv")
 def test_all_node_list_keeps_cpu_only_nodes(store):
     path = OPENB / "openb_node_list_all_node.csv"
     assert detect_format(path.name, path.read_bytes()) == "openb-nodes"
@@ -51,6 +53,7 @@ def test_all_node_list_keeps_cpu_only_nodes(store):
     assert fleet["gpus"].sum() == 6212
 
 
+@shared(*OPENB_INPUTS)
 def test_default_pod_list(store):
     path = OPENB / "openb_pod_list_default.csv"
     assert detect_format(path.name, path.read_bytes()) == "openb-pods"
@@ -76,6 +79,7 @@ def test_default_pod_list(store):
     assert store.regions(result.dataset)["region"].tolist() == ["cn-hangzhou"]
 
 
+@shared("traces/alibaba-openb/openb_pod_list_multigpu20.csv")
 def test_multigpu_variant_without_times(store):
     path = OPENB / "openb_pod_list_multigpu20.csv"
     assert detect_format(path.name, path.read_bytes()) == "openb-pods"
@@ -88,6 +92,7 @@ def test_multigpu_variant_without_times(store):
     assert jobs["gpus"].max() == 8
 
 
+@shared("traces/alibaba-openb/openb_pod_list_gpuspec33.csv")
 def test_gpu_spec_lists_are_kept():
     path = OPENB / "openb_pod_list_gpuspec33.csv"
     jobs = parse_openb_pods(path.read_bytes(), path.name, ImportOptions()).tables["jobs"]
@@ -96,6 +101,7 @@ def test_gpu_spec_lists_are_kept():
     assert jobs["gpu_type"].isna().sum() == 5764
 
 
+@shared("traces/alibaba-openb/openb_node_list_gpu_node.csv")
 def test_malformed_pod_list(store):
     ingest_path(store, OPENB / "openb_node_list_gpu_node.csv")
     before = store.content_digest()
@@ -149,6 +155,7 @@ def test_quoted_csv_keeps_line_numbers():
     assert good["gpu_type"].tolist()[0] == "A10|T4" and good["job_id"].tolist()[1] == "pod-b\nsecond line"
 
 
+@shared("traces/alibaba-openb/openb_pod_list_default.csv")
 def test_header_only_pod_list_is_rejected(store):
     header = (OPENB / "openb_pod_list_default.csv").read_bytes().splitlines(keepends=True)[0]
     with pytest.raises(ImportRejected) as caught:

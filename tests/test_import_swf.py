@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import TRACES
+from conftest import TRACES, shared
 
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.common import ImportOptions
@@ -29,6 +29,7 @@ def _seconds(epoch_s: int) -> pd.Timestamp:
     return pd.Timestamp(epoch_s, unit="s")
 
 
+@shared("traces/swf/CTC-SP2-1996-3.1-cln.swf.gz")
 def test_ctc_sp2_log(store):
     assert detect_format(CTC.name, CTC.read_bytes()) == "swf"
     result = ingest_path(store, CTC)
@@ -55,6 +56,7 @@ def test_ctc_sp2_log(store):
     assert (summary["format"], summary["rows"]) == ("swf", 77_222)
 
 
+@shared("traces/swf/HPC2N-2002-2.2-cln.swf.gz")
 def test_hpc2n_log(store):
     assert detect_format(HPC2N.name, HPC2N.read_bytes()) == "swf"
     result = ingest_path(store, HPC2N)
@@ -72,6 +74,7 @@ def test_hpc2n_log(store):
     assert set(store.prices(result.dataset)["gpu_type"]) == {"cpu"}
 
 
+@shared("traces/swf/SDSC-BLUE-2000-4.2-cln.swf.gz")
 def test_sdsc_blue_eight_processors_per_node():
     path = TRACES / "swf" / "SDSC-BLUE-2000-4.2-cln.swf.gz"
     batch = parse_swf(path.read_bytes(), path.name, ImportOptions())
@@ -85,6 +88,7 @@ def test_sdsc_blue_eight_processors_per_node():
     assert batch.tables["regions"]["timezone"].tolist() == ["US/Pacific"]
 
 
+@shared("traces/swf/lublin_256.swf")
 def test_lublin_log_without_start_time_or_max_procs():
     path = TRACES / "swf" / "lublin_256.swf"
     batch = parse_swf(path.read_bytes(), path.name, ImportOptions())

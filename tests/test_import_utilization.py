@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import TRACES
+from conftest import TRACES, shared
 
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.common import ImportOptions
@@ -23,6 +23,7 @@ def store(tmp_path):
     store.close()
 
 
+@shared("traces/philly/philly_node_sequence.csv")
 def test_philly_node_sequence(store):
     assert detect_format(PHILLY.name, PHILLY.read_bytes()) == "utilization"
     result = ingest_path(store, PHILLY)
@@ -40,6 +41,7 @@ def test_philly_node_sequence(store):
     assert (summary["format"], summary["rows"]) == ("utilization", 105_644)
 
 
+@shared("traces/philly/philly_node_sequence.csv")
 def test_philly_in_a_stated_zone():
     series = parse_utilization(PHILLY.read_bytes(), PHILLY.name,
                                ImportOptions(tz="America/Los_Angeles")).tables["utilization"]

@@ -4,11 +4,10 @@ Hand-built queues on one 4-GPU node, where every start follows exactly; the runt
 their quantiles; no leakage (anything after the query instant changes nothing); determinism; and
 the backtest on a slice of the real CTC-SP2 log (skipped without ../shared/traces/swf/).
 """
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import TRACES, shared
 
 from engine.predict.eta import (Calibration, draw_remaining, duration_text, eta, eta_text,
                                 fit_runtime_model, known_at, queue_at)
@@ -20,7 +19,7 @@ from engine.telemetry.importers.swf import parse_swf
 from predict_helpers import T0, perturb_after, row, synthetic, table
 
 FAST = RuntimeSettings(max_iter=40)
-SWF = Path(__file__).parents[2] / "shared" / "traces" / "swf"
+CTC = "swf/CTC-SP2-1996-3.1-cln.swf.gz"
 NODE = pd.DataFrame({"region": ["r"], "node": ["n1"], "gpu_type": ["H100"], "gpus": [4], "cpus": [32.0],
                      "memory_gib": [256.0]})
 
@@ -245,13 +244,12 @@ def test_the_backtest_is_deterministic_and_scores_only_jobs_that_started(queued)
 
 @pytest.fixture(scope="module")
 def ctc_slice():
-    path = SWF / "CTC-SP2-1996-3.1-cln.swf.gz"
-    if not path.is_file():
-        pytest.skip(f"real SWF log {path} not present (the shared traces live beside the repository)")
+    path = TRACES / CTC
     batch = parse_swf(path.read_bytes(), path.name, ImportOptions())
     return batch.tables["jobs"].iloc[30_000:36_000].reset_index(drop=True), batch.tables["fleet"]
 
 
+@shared(f"traces/{CTC}")
 def test_backtest_on_a_ctc_slice(ctc_slice):
     """Measured on 2026-11-30 (164 test rows): coverage raw 0.27, conformal 0.74, learned 0.69,
     baseline 0.66; MALE raw 1.66, learned 1.38. The FCFS + EASY replay is optimistic on CTC-SP2,
@@ -264,6 +262,7 @@ def test_backtest_on_a_ctc_slice(ctc_slice):
     assert learned["width_h"] < calibrated["width_h"]
 
 
+@shared(f"traces/{CTC}")
 def test_learned_correction_is_learned_from_the_past_only(ctc_slice):
     jobs, fleet = ctc_slice
     at = pd.to_datetime(jobs["submit_utc"]).iloc[5_400]

@@ -8,24 +8,20 @@ evaluation (about 25 s) is marked slow. HPC2N's log error swings by about 0.1 wi
 changes to the model (one user, u171, holds 12 % of its test jobs and 29 % of the model's error),
 hence its wider margin.
 """
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import TRACES, shared
 
 from engine.predict.evaluate import evaluate_failure, evaluate_runtime
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
 
-SWF = Path(__file__).parents[2] / "shared" / "traces" / "swf"
-CTC, HPC2N = "CTC-SP2-1996-3.1-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz"
+CTC, HPC2N = "swf/CTC-SP2-1996-3.1-cln.swf.gz", "swf/HPC2N-2002-2.2-cln.swf.gz"
 
 
 def _log(name):
-    path = SWF / name
-    if not path.is_file():
-        pytest.skip(f"real SWF log {path} not present (the shared traces live beside the repository)")
-    batch = parse_swf(path.read_bytes(), name, ImportOptions())
+    path = TRACES / name
+    batch = parse_swf(path.read_bytes(), path.name, ImportOptions())
     return batch.tables["jobs"], batch.tables["regions"]["timezone"].iloc[0]
 
 
@@ -39,6 +35,7 @@ def hpc2n():
     return _log(HPC2N)
 
 
+@shared(f"traces/{CTC}")
 def test_ctc_runtime_beats_the_request_and_the_last_two_mean_on_log_error(ctc):
     report = evaluate_runtime(*ctc)
     model, request, last_two = report["model"], report["request"], report["last_two"]
@@ -49,6 +46,7 @@ def test_ctc_runtime_beats_the_request_and_the_last_two_mean_on_log_error(ctc):
     assert 0.64 < model["coverage"] < 0.80
 
 
+@shared(f"traces/{CTC}")
 def test_ctc_failure_probability_beats_both_baselines(ctc):
     report = evaluate_failure(*ctc)
     model, base, recent = report["model"], report["base_rate"], report["user_recent"]
@@ -61,6 +59,7 @@ def test_ctc_failure_probability_beats_both_baselines(ctc):
     assert np.average(np.abs(predicted - observed), weights=jobs) < 0.025
 
 
+@shared(f"traces/{HPC2N}")
 def test_hpc2n_records_no_failures_so_only_the_brier_score_is_defined(hpc2n):
     report = evaluate_failure(*hpc2n)
     assert report["train_failure_rate"] == 0 and report["model"]["base_rate"] == 0
@@ -68,6 +67,7 @@ def test_hpc2n_records_no_failures_so_only_the_brier_score_is_defined(hpc2n):
 
 
 @pytest.mark.slow
+@shared(f"traces/{HPC2N}")
 def test_hpc2n_runtime_beats_the_request_and_the_last_two_mean_on_log_error(hpc2n):
     report = evaluate_runtime(*hpc2n)
     model, request, last_two = report["model"], report["request"], report["last_two"]

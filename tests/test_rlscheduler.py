@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import TRACES
+from conftest import TRACES, shared
 
 from engine.cli import main
 from engine.experiments import rlscheduler as rls
@@ -39,6 +39,7 @@ def published() -> dict:
     return values
 
 
+@shared("traces/swf/lublin_256.swf", "expected/rlscheduler_lublin1_published.csv")
 @pytest.mark.parametrize("mode", ["none", "compat"])
 @pytest.mark.parametrize("policy", list(rls.POLICIES))
 def test_lublin_1_matches_the_published_results_per_sequence(lublin_1, policy, mode):
@@ -54,6 +55,7 @@ def test_lublin_1_matches_the_published_results_per_sequence(lublin_1, policy, m
         assert sequence["utilization"] == pytest.approx(want["utilization"], abs=1e-6)
 
 
+@shared("traces/swf/lublin_256.swf")
 def test_lublin_1_loads_with_the_published_semantics(lublin_1):
     assert len(lublin_1) == 10_000 and (lublin_1.max_nodes, lublin_1.max_procs) == (256, 256)
     assert lublin_1.job_id[:3].tolist() == [1, 2, 3]
@@ -147,6 +149,7 @@ def test_bounded_slowdown_and_utilization_of_one_sequence():
     assert result.utilization == pytest.approx(210 / 300)
 
 
+@shared("traces/swf/lublin_256.swf")
 def test_true_wait_changes_only_the_aging_orders(lublin_1):
     for policy in ("FCFS", "SJF", "F1"):
         assert rls.run_sequence(lublin_1, 1981, policy, "none", true_wait=True) == \
@@ -154,6 +157,7 @@ def test_true_wait_changes_only_the_aging_orders(lublin_1):
     assert rls.run_sequence(lublin_1, 1981, "WFP3", "none", true_wait=True).avg_bounded_slowdown < 1000
 
 
+@shared("traces/swf/lublin_256.swf")
 def test_every_job_starts_once_and_never_before_its_submit(lublin_1):
     for mode in MODES:
         sequence = rls.sequence_of(lublin_1, 4299)
@@ -162,6 +166,7 @@ def test_every_job_starts_once_and_never_before_its_submit(lublin_1):
         assert not np.isnan(started).any() and (started >= sequence.submit_s).all()
 
 
+@shared("traces/swf/lublin_256.swf")
 def test_cli_json_and_table(capsys):
     assert main(["experiment", "rlscheduler", "--trace", str(LUBLIN_1), "--policy", "SJF",
                  "--starts", "1981,2756", "--json"]) == 0
@@ -176,6 +181,7 @@ def test_cli_json_and_table(capsys):
     assert lines[2].split() == ["1981", "66.75", "0.823"] and lines[3].split() == ["mean", "66.75", "0.823"]
 
 
+@shared("traces/swf/lublin_256.swf")
 def test_cli_bad_input_exits_2_with_a_message(capsys, tmp_path):
     assert main(["experiment", "rlscheduler", "--trace", str(LUBLIN_1), "--policy", "F1", "--starts", "9990"]) == 2
     assert "does not fit in the log's 10000 jobs" in capsys.readouterr().err

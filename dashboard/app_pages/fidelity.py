@@ -7,7 +7,9 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dashboard import charts, data_fidelity
+from engine.core.escaping import markdown_code, markdown_text
 from engine.experiments import fgd, fidelity, rlscheduler
+from engine.experiments.public_data import ENVIRONMENT, source_of
 from engine.experiments.rlscheduler import ExperimentError
 from engine.telemetry.errors import ImportRejected
 
@@ -189,7 +191,7 @@ def _rls_section(record: fidelity.Record, inputs: fidelity.Inputs) -> None:
                 st.session_state["fid_rls_live"] = fidelity.compare_rlscheduler(
                     rows, data_fidelity.rlscheduler_rerun(inputs.lublin_1, policy, backfill))
         except (ImportRejected, ExperimentError, OSError) as exc:
-            st.error(f"The re-run failed: {exc}")
+            st.error(markdown_text(f"The re-run failed: {exc}"))
     live = st.session_state.get("fid_rls_live")
     if live is not None:
         _rls_live(live, rows)
@@ -235,7 +237,7 @@ def _fgd_section(record: fidelity.Record, inputs: fidelity.Inputs) -> None:
                 result = data_fidelity.fgd_rerun(inputs.openb_nodes, inputs.openb_pods, policy, seed)
             st.session_state["fid_fgd_live"] = (seed, fidelity.compare_fgd(rows, result, 1))
         except (ImportRejected, ValueError, OSError) as exc:
-            st.error(f"The re-run failed: {exc}")
+            st.error(markdown_text(f"The re-run failed: {exc}"))
     live = st.session_state.get("fid_fgd_live")
     if live is not None:
         _fgd_live(*live)
@@ -255,12 +257,20 @@ def _fgd_live(seed: int, live: pd.DataFrame) -> None:
 def _missing(inputs: fidelity.Inputs, *names: str) -> bool:
     absent = inputs.missing(*names)
     if absent:
-        st.info("Live re-runs need the trace files, which are not on this machine: "
-                + ", ".join(f"`{p}`" for p in absent) + ". Put the public traces in a `shared/traces/` folder next to "
-                "the repository (`swf/lublin_256.swf`, `alibaba-openb/openb_node_list_gpu_node.csv`, "
-                "`alibaba-openb/openb_pod_list_default.csv`), or start the dashboard with `-- --shared DIR` "
-                "pointing at a folder holding `traces/`. The recorded results above do not need them.")
+        shared = data_fidelity.shared_path()
+        files = "; ".join(f"{markdown_code(p)} ({markdown_text(_source(p, shared))})" for p in absent)
+        st.info(f"Live re-runs need the trace files, which are not on this machine: {files}. They are public, not "
+                "part of the repository: put them in a folder holding `traces/` and `expected/` (by default "
+                "`shared/` beside the repository), then start the dashboard with `meridian dashboard --shared DIR` "
+                f"or set `{ENVIRONMENT}=DIR`. The recorded results above do not need them.")
     return bool(absent)
+
+
+def _source(path, shared) -> str:
+    try:
+        return source_of(str(path.relative_to(shared)))
+    except ValueError:
+        return "a public data file"
 
 
 st.title("Fidelity")
@@ -270,8 +280,8 @@ st.caption("Can you trust the engine's numbers? It re-runs two published schedul
 try:
     fidelity_record = data_fidelity.fidelity_record()
 except (OSError, ValueError, KeyError) as exc:
-    st.error(f"The fidelity record cannot be read ({type(exc).__name__}: {str(exc)[:200]}); "
-             "recreate it with `python benchmarks/fidelity_record.py`.")
+    st.error(markdown_text(f"The fidelity record cannot be read ({type(exc).__name__}: {str(exc)[:200]}); ")
+             + "recreate it with `python benchmarks/fidelity_record.py`.")
     st.stop()
 fidelity_inputs = data_fidelity.fidelity_inputs()
 _headlines(fidelity_record)

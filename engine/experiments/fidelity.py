@@ -22,8 +22,7 @@ import numpy as np
 import pandas as pd
 
 from engine.experiments import fgd, rlscheduler
-
-SHARED = Path(__file__).resolve().parents[3] / "shared"   # <repo>/../shared
+from engine.experiments.public_data import DEFAULT_SHARED
 RLS_TOLERANCE = 0.01
 RLS_METRICS = ("avg_bounded_slowdown", "utilization")
 RLS_BACKFILLS = {"0": "none", "1": "compat"}               # the CSV's `backfilling` column -> our mode
@@ -50,7 +49,7 @@ class Inputs:
     fgd_published: Path
 
     @classmethod
-    def under(cls, shared: str | Path = SHARED) -> Inputs:
+    def under(cls, shared: str | Path = DEFAULT_SHARED) -> Inputs:
         """The standard layout of a `shared` folder holding `traces/` and `expected/`."""
         shared = Path(shared)
         openb = shared / "traces" / "alibaba-openb"

@@ -1,0 +1,66 @@
+"""`meridian dashboard`: it serves Streamlit as a child process, passes `--shared DIR` on to the app,
+refuses a `--shared` that is not a folder, and never leaves the child serving after SIGTERM."""
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from conftest import REPO, free_port
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
+            return response.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+def _wait(predicate, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def test_a_shared_folder_that_does_not_exist_exits_2(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "engine.cli", "dashboard", "--db", str(tmp_path / "m.duckdb"),
+                           "--shared", str(tmp_path / "nowhere")], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--shared" in proc.stderr and "not a folder" in proc.stderr
+
+
+def test_shared_reaches_the_app_and_sigterm_stops_the_streamlit_child(tmp_path):
+    shared = tmp_path / "shared"
+    (shared / "traces").mkdir(parents=True)
+    port = free_port()
+    parent = subprocess.Popen([sys.executable, "-m", "engine.cli", "dashboard", "--port", str(port),
+                               "--db", str(tmp_path / "m.duckdb"), "--shared", str(shared)], cwd=REPO,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        assert _wait(lambda: _healthy(f"http://127.0.0.1:{port}"), 90), "the dashboard did not start"
+        children = _children(parent.pid)
+        assert len(children) == 1
+        command = Path(f"/proc/{children[0]}/cmdline").read_bytes().split(b"\0")
+        assert b"streamlit" in command[2] and command[-3:-1] == [b"--shared", str(shared.resolve()).encode()]
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(timeout=30) == 0
+        assert _wait(lambda: not Path(f"/proc/{children[0]}").exists()
+                     or Path(f"/proc/{children[0]}/stat").read_text().split()[2] == "Z", 15)
+        assert not _healthy(f"http://127.0.0.1:{port}")
+    finally:
+        try:
+            os.killpg(parent.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
