@@ -252,3 +252,13 @@ def test_evaluation_needs_finished_jobs_on_both_sides_of_the_split():
     predictors, meta = fit_predictors(jobs, evaluate=False, **FAST)
     assert meta["evaluation"] is None and meta["data"]["runtime_rows"] == (~late).sum()
     assert predictors.predict(jobs, rows=late)["p50_s"].gt(0).all()
+
+
+def test_a_log_without_any_runtime_request_trains_and_predicts():
+    """A feature with no value in any training row (no requested runtimes: log_request_s all missing)
+    becomes 0 instead of failing scikit-learn's binning."""
+    jobs = regional(n=600).assign(requested_runtime_s=np.nan)
+    predictors, meta = fit_predictors(jobs, REGIONS, **FAST)
+    predicted = predictors.predict(jobs, REGIONS)
+    assert predicted[["p10_s", "p50_s", "p90_s", "fail_prob"]].notna().all().all()
+    assert meta["evaluation"]["runtime"]["model"]["male"] > 0
