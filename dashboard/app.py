@@ -13,10 +13,12 @@ if str(ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from dashboard import data  # noqa: E402
+from engine.core.escaping import markdown_code, markdown_text  # noqa: E402
 from engine.telemetry.store import StoreLocked  # noqa: E402
 
 DEFAULT_DATASET = "sample"
 PAGES = Path(__file__).parent / "app_pages"
+FAVICON = Path(__file__).parent / "assets" / "favicon.png"  # a file: a :material/...: page icon is fetched from Google
 log = logging.getLogger("meridian.dashboard")
 
 
@@ -35,7 +37,7 @@ def _pick_dataset(names: list[str]) -> None:
 
 def main() -> None:
     """One script run: page config, navigation, the sidebar, then the chosen page."""
-    st.set_page_config(page_title="Meridian", page_icon=":material/public:", layout="wide")
+    st.set_page_config(page_title="Meridian", page_icon=str(FAVICON), layout="wide")
     page = st.navigation([
         st.Page(PAGES / "overview.py", title="Overview", icon=":material/monitoring:", default=True),
         st.Page(PAGES / "data.py", title="Data", icon=":material/database:", url_path="data"),
@@ -53,20 +55,20 @@ def main() -> None:
         try:
             _pick_dataset(list(data.datasets()["name"]))
         except StoreLocked as exc:
-            st.error(str(exc))
+            st.error(markdown_text(exc))
             st.stop()
         except Exception as exc:  # e.g. not a DuckDB file: say so instead of a traceback
             log.exception("cannot open %s", data.db_path())
-            st.error(f"Cannot open the database {data.db_path()}: {str(exc)[:300]}")
+            st.error(markdown_text(f"Cannot open the database {data.db_path()}: {str(exc)[:300]}"))
             st.stop()
         if data.sample_problem():
-            st.warning(f"The sample data could not be loaded: {data.sample_problem()}")
-        st.caption(f"Database: `{data.db_path()}`")
+            st.warning(markdown_text(f"The sample data could not be loaded: {data.sample_problem()}"))
+        st.caption(f"Database: {markdown_code(data.db_path())}")
     try:
         page.run()
     except Exception as exc:  # a page must never show a traceback; the log keeps it for developers
         log.exception("page %s failed", page.title)
-        st.error(f"This page could not be shown: {type(exc).__name__}: {str(exc)[:300]}")
+        st.error(markdown_text(f"This page could not be shown: {type(exc).__name__}: {str(exc)[:300]}"))
 
 
 # Streamlit runs this file as __main__; the sweep runner's worker processes import it as __mp_main__

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from engine.core.escaping import markdown_text
 from engine.scenario_burst import parse_bursts
 from engine.scenario_edits import ScenarioError
 from engine.sim.burst import BurstPool
@@ -63,6 +64,6 @@ def burst_section(prefix: str, regions: list[str], gpu_types: list[str]) -> list
     try:
         parse_bursts(entries, "cloud burst")
     except ScenarioError as exc:
-        st.error(str(exc))
+        st.error(markdown_text(exc))
         return []
     return entries

@@ -11,6 +11,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from engine.core.escaping import plotly_text as esc
+
 TEMPLATE = "plotly_white"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
@@ -42,7 +44,7 @@ def utilisation_timeline(timeline: pd.DataFrame, fleet: pd.DataFrame | None = No
             x=rows["bin_start_utc"], y=rows["utilisation_pct"], name=str(region),
             mode="lines" if len(rows) > 48 else "lines+markers",
             line=dict(width=1.2, color=PALETTE[i % len(PALETTE)]), opacity=0.75,
-            hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:.1f}%<extra>" + str(region) + "</extra>"))
+            hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:.1f}%<extra>" + esc(region) + "</extra>"))
     fig.update_yaxes(title_text="utilisation (%)", rangemode="tozero")
     fig.update_xaxes(title_text="time (UTC)")
     return _layout(fig, title)
@@ -54,7 +56,7 @@ def hour_of_week_heatmap(cells: pd.DataFrame, columns: int = 4) -> go.Figure:
     columns = max(1, min(columns, len(regions)))
     rows = math.ceil(len(regions) / columns) or 1
     zones = cells.drop_duplicates("region").set_index("region")["timezone"]
-    fig = make_subplots(rows=rows, cols=columns, subplot_titles=[f"{r} ({zones[r]})" for r in regions],
+    fig = make_subplots(rows=rows, cols=columns, subplot_titles=[esc(f"{r} ({zones[r]})") for r in regions],
                         horizontal_spacing=0.035, vertical_spacing=0.3 / rows)
     for i, region in enumerate(regions):
         grid = (cells[cells["region"] == region]
@@ -62,7 +64,7 @@ def hour_of_week_heatmap(cells: pd.DataFrame, columns: int = 4) -> go.Figure:
                 .reindex(index=range(7), columns=range(24)))
         fig.add_trace(go.Heatmap(
             z=grid.to_numpy(), x=list(range(24)), y=list(WEEKDAYS), coloraxis="coloraxis",
-            hovertemplate="%{y} %{x}:00 local<br>%{z:.1f}%<extra>" + region + "</extra>"),
+            hovertemplate="%{y} %{x}:00 local<br>%{z:.1f}%<extra>" + esc(region) + "</extra>"),
             row=i // columns + 1, col=i % columns + 1)
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(tickvals=[0, 6, 12, 18], ticktext=["00", "06", "12", "18"])
@@ -91,7 +93,7 @@ def wait_ecdf(ecdf: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=rows["wait_h"].clip(lower=MIN_WAIT_H), y=100 * rows["share"], name=str(cls), mode="lines",
             line=dict(shape="hv", color=PALETTE[i % len(PALETTE)]),
-            hovertemplate="%{y:.0f}% waited at most %{x:.2f} h<extra>" + str(cls) + "</extra>"))
+            hovertemplate="%{y:.0f}% waited at most %{x:.2f} h<extra>" + esc(cls) + "</extra>"))
     fig.update_xaxes(type="log", tickvals=list(WAIT_TICKS), ticktext=list(WAIT_TICKS.values()),
                      title_text="queue wait (log scale; under 1 min shown at 1 min)")
     fig.update_yaxes(title_text="jobs started within (%)", range=[0, 101])
@@ -149,7 +151,7 @@ def scenario_lines(series: dict[str, pd.DataFrame], value: str, title: str, axis
         fig.add_trace(go.Scatter(
             x=rows["time_utc"], y=y, name=name, mode="lines",
             line=dict(shape="hv", width=1.5, color=PALETTE[i % len(PALETTE)]),
-            hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:,.1f}<extra>" + name + "</extra>"))
+            hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:,.1f}<extra>" + esc(name) + "</extra>"))
     fig.update_yaxes(title_text=axis_title, rangemode="tozero")
     fig.update_xaxes(title_text="time (UTC)")
     return _layout(fig, title)
@@ -161,7 +163,7 @@ def scenario_wait_ecdfs(ecdfs: dict[str, pd.DataFrame]) -> go.Figure:
     names = list(ecdfs)
     classes = sorted({str(c) for e in ecdfs.values() for c in e["workload_class"]})
     colours = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(classes)}
-    fig = make_subplots(rows=1, cols=max(1, len(names)), subplot_titles=names or [""], shared_yaxes=True,
+    fig = make_subplots(rows=1, cols=max(1, len(names)), subplot_titles=[esc(n) for n in names] or [""], shared_yaxes=True,
                         horizontal_spacing=0.04)
     for col, name in enumerate(names, start=1):
         for cls, rows in ecdfs[name].groupby("workload_class", sort=True):
@@ -169,7 +171,7 @@ def scenario_wait_ecdfs(ecdfs: dict[str, pd.DataFrame]) -> go.Figure:
                 x=(rows["wait_s"] / 3600).clip(lower=MIN_WAIT_H), y=100 * rows["fraction"], name=str(cls),
                 legendgroup=str(cls), showlegend=col == 1, mode="lines",
                 line=dict(shape="hv", color=colours[str(cls)]),
-                hovertemplate="%{y:.0f}% waited at most %{x:.2f} h<extra>" + f"{cls} · {name}</extra>"),
+                hovertemplate="%{y:.0f}% waited at most %{x:.2f} h<extra>" + esc(f"{cls} · {name}") + "</extra>"),
                 row=1, col=col)
     fig.update_xaxes(type="log", tickvals=list(WAIT_TICKS), ticktext=list(WAIT_TICKS.values()),
                      title_text="queue wait (log)")
@@ -188,7 +190,7 @@ def scenario_region_gpus(series: dict[str, pd.DataFrame], columns: int = 2) -> g
     regions = sorted({str(r) for s in series.values() for r in s["region"]})
     columns = max(1, min(columns, len(regions)))
     rows = math.ceil(len(regions) / columns) or 1
-    fig = make_subplots(rows=rows, cols=columns, subplot_titles=regions or [""], shared_xaxes=True,
+    fig = make_subplots(rows=rows, cols=columns, subplot_titles=[esc(r) for r in regions] or [""], shared_xaxes=True,
                         horizontal_spacing=0.06, vertical_spacing=0.25 / rows)
     for i, region in enumerate(regions):
         row, col = i // columns + 1, i % columns + 1
@@ -199,7 +201,8 @@ def scenario_region_gpus(series: dict[str, pd.DataFrame], columns: int = 2) -> g
                 fig.add_trace(go.Scatter(
                     x=panel["time_utc"], y=panel[value], name=label, legendgroup=label, showlegend=i == 0,
                     mode="lines", line=dict(shape="hv", width=1.3, dash=dash, color=PALETTE[j % len(PALETTE)]),
-                    hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:,.1f} GPUs<extra>" + f"{label} · {region}</extra>"),
+                    hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:,.1f} GPUs<extra>" + esc(f"{label} · {region}")
+                                  + "</extra>"),
                     row=row, col=col)
     fig.update_xaxes(showticklabels=True)
     fig.update_yaxes(rangemode="tozero")

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dashboard.charts import MIN_WAIT_H, PALETTE, TEMPLATE, WAIT_TICKS
+from engine.core.escaping import plotly_text as esc
 
 TIER_COLOURS = {"reserved": "#1f77b4", "spot": "#2ca02c", "on-demand": "#ff7f0e"}
 
@@ -29,12 +30,12 @@ def slo_curves(curve: pd.DataFrame, targets: dict[str, float], marks: dict[str, 
         colour = PALETTE[i % len(PALETTE)]
         fig.add_trace(go.Scatter(x=rows["gpus"], y=rows["p95_h"].clip(lower=MIN_WAIT_H), mode="lines+markers",
                                  name=name, legendgroup=name, line=dict(color=colour, width=2),
-                                 hovertemplate="%{x:,} GPUs<br>p95 wait %{y:.2f} h<extra>" + name + "</extra>"))
+                                 hovertemplate="%{x:,} GPUs<br>p95 wait %{y:.2f} h<extra>" + esc(name) + "</extra>"))
         if name in targets:
             fig.add_trace(go.Scatter(x=[rows["gpus"].min(), rows["gpus"].max()], y=[targets[name]] * 2, mode="lines",
                                      name=f"{name} target", legendgroup=name, showlegend=False,
                                      line=dict(color=colour, width=1, dash="dot"),
-                                     hovertemplate=f"target {targets[name]:g} h<extra>{name}</extra>"))
+                                     hovertemplate=f"target {targets[name]:g} h<extra>{esc(name)}</extra>"))
     _marks(fig, marks)
     fig.update_yaxes(title_text="p95 wait (log)", type="log", tickvals=list(WAIT_TICKS),
                      ticktext=list(WAIT_TICKS.values()))
@@ -58,7 +59,7 @@ def cost_curve(points: pd.DataFrame, marks: dict[str, tuple[float, float]]) -> g
     for i, (label, (gpus, usd)) in enumerate(marks.items()):
         fig.add_trace(go.Scatter(x=[gpus], y=[usd], mode="markers+text", text=[label], textposition="top center",
                                  name=label, marker=dict(size=12, symbol="diamond", color=PALETTE[3 + i]),
-                                 hovertemplate=f"{label}<br>%{{x:,}} GPUs<br>$%{{y:,.0f}} per year<extra></extra>"),
+                                 hovertemplate=f"{esc(label)}<br>%{{x:,}} GPUs<br>$%{{y:,.0f}} per year<extra></extra>"),
                       secondary_y=False)
     fig.update_yaxes(title_text="cost (USD per year)", rangemode="tozero", secondary_y=False)
     fig.update_yaxes(title_text="classes meeting target (%)", range=[0, 105], dtick=20, showgrid=False,
@@ -86,4 +87,4 @@ def fleet_bars(change: pd.DataFrame) -> go.Figure:
 def _marks(fig: go.Figure, marks: dict[str, float]) -> None:
     for i, (label, gpus) in enumerate(marks.items()):
         fig.add_vline(x=gpus, line=dict(color="#555", width=1, dash="dash"),
-                      annotation=dict(text=label, yshift=12 * i), annotation_position="top right")
+                      annotation=dict(text=esc(label), yshift=12 * i), annotation_position="top right")

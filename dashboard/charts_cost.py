@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.charts import PALETTE, TEMPLATE
+from engine.core.escaping import plotly_text as esc
 
 # Stacked spend parts: (label, colour). Reserved GPUs are paid whether used or not, so their
 # dollars split into the part jobs used and the idle part; on-demand and spot are paid only in use;
@@ -67,7 +68,7 @@ def _stacked(parts: pd.DataFrame, title: str, axis_title: str) -> go.Figure:
 
 def spend_by_region(spend: pd.DataFrame, scenario: str) -> go.Figure:
     """Stacked bars per region: reserved used / reserved idle / on-demand / spot dollars."""
-    return _stacked(spend_parts(spend, "region"), f"Spend by region and tier · {scenario}", "region")
+    return _stacked(spend_parts(spend, "region"), f"Spend by region and tier · {esc(scenario)}", "region")
 
 
 def spend_by_scenario(spends: dict[str, pd.DataFrame]) -> go.Figure:
@@ -89,7 +90,7 @@ def carbon_by_region(by_region: pd.DataFrame, scenario: str) -> go.Figure:
     fig.update_yaxes(title_text="emissions (kgCO2e)", rangemode="tozero",
                      range=[0, 1.15 * max(float(rows["kg_co2e"].max() or 0.0), 1e-9)])
     fig.update_xaxes(title_text="region")
-    return _layout(fig, f"Carbon by region · {scenario}")
+    return _layout(fig, f"Carbon by region · {esc(scenario)}")
 
 
 def carbon_by_local_hour(by_local_hour: pd.DataFrame, scenario: str) -> go.Figure:
@@ -99,12 +100,12 @@ def carbon_by_local_hour(by_local_hour: pd.DataFrame, scenario: str) -> go.Figur
         rows = rows.sort_values("local_hour", kind="stable")
         fig.add_trace(go.Bar(x=rows["local_hour"], y=rows["kg_co2e"], name=str(region),
                              marker_color=PALETTE[i % len(PALETTE)],
-                             hovertemplate="%{x}:00 local<br>%{y:,.1f} kgCO2e<extra>" + str(region) + "</extra>"))
+                             hovertemplate="%{x}:00 local<br>%{y:,.1f} kgCO2e<extra>" + esc(region) + "</extra>"))
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title_text="local hour of day (each region's own clock)", tickmode="array",
                      tickvals=list(range(0, 24, 3)), ticktext=[f"{h:02d}:00" for h in range(0, 24, 3)])
     fig.update_yaxes(title_text="emissions (kgCO2e)", rangemode="tozero")
-    return _layout(fig, f"Carbon by local hour · {scenario}")
+    return _layout(fig, f"Carbon by local hour · {esc(scenario)}")
 
 
 def tradeoff(points: pd.DataFrame) -> go.Figure:

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.charts import PALETTE, TEMPLATE
+from engine.core.escaping import plotly_text as esc
 
 HOUR_S = 3600.0
 SCENARIO_COLOURS = ("#9aa5b1", "#1f77b4")  # baseline grey, scenario blue
@@ -33,10 +34,10 @@ def share_vs_entitlement(shares: pd.DataFrame, origin_utc: pd.Timestamp, title: 
         fig.add_trace(go.Scatter(x=rows["time_utc"], y=100 * rows["share"], mode="lines", name=name,
                                  legendgroup=name, line=dict(color=colour, width=1.6),
                                  hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:.1f}% of GPUs held<extra>"
-                                               + name + "</extra>"))
+                                               + esc(name) + "</extra>"))
         fig.add_trace(go.Scatter(x=rows["time_utc"], y=100 * rows["entitlement"], mode="lines", name=name,
                                  legendgroup=name, showlegend=False, line=dict(color=colour, width=1, dash="dot"),
-                                 hovertemplate="entitled to %{y:.1f}%<extra>" + name + "</extra>"))
+                                 hovertemplate="entitled to %{y:.1f}%<extra>" + esc(name) + "</extra>"))
     fig.update_yaxes(title_text="share of GPUs held (%)", rangemode="tozero")
     fig.update_xaxes(title_text="time (UTC)")
     return _layout(fig, title, height=440)
@@ -52,7 +53,7 @@ def team_waits(tables: dict[str, pd.DataFrame]) -> go.Figure:
                              marker_color=SCENARIO_COLOURS[i % len(SCENARIO_COLOURS)],
                              customdata=table["wait_mean_s"] / HOUR_S,
                              hovertemplate="%{x}<br>p95 wait %{y:.2f} h<br>mean wait %{customdata:.2f} h<extra>"
-                                           + name + "</extra>"))
+                                           + esc(name) + "</extra>"))
     fig.update_layout(barmode="group")
     fig.update_yaxes(title_text="p95 wait (h)", rangemode="tozero")
     fig.update_xaxes(title_text="team")
@@ -68,7 +69,7 @@ def factor_bars(factors: pd.DataFrame) -> go.Figure:
     for i, moment in enumerate(moments):
         fig.add_trace(go.Bar(x=parts["factor"], y=parts[moment], name=f"at {moment}" if moment != "window end"
                              else "at the window end", marker_color=PALETTE[i % len(PALETTE)],
-                             hovertemplate="%{x}: %{y:,.1f}<extra>" + moment + "</extra>"))
+                             hovertemplate="%{x}: %{y:,.1f}<extra>" + esc(moment) + "</extra>"))
     fig.update_layout(barmode="group")
     fig.update_yaxes(title_text="weighted factor (priority points)", rangemode="tozero")
     return _layout(fig, "Priority factors (weight x factor; the priority is their sum)", height=340)

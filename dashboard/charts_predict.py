@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.charts import PALETTE, TEMPLATE
+from engine.core.escaping import plotly_text as esc
 
 RUNTIME_SOURCES = {"model": "model (P50)", "request": "user's request", "last_two": "mean of the user's last two"}
 FAILURE_SOURCES = {"model": "model", "base_rate": "base rate", "user_recent": "user's recent failure rate"}
@@ -93,7 +94,7 @@ def eta_intervals(queue: pd.DataFrame, at: pd.Timestamp, limit: int = 40) -> go.
     for _, job in rows.iterrows():
         fig.add_trace(go.Scatter(x=[job["start_lo_utc"], job["start_hi_utc"]], y=[job["job_id"]] * 2, mode="lines",
                                  line=dict(color=PALETTE[0], width=10), showlegend=False,
-                                 hovertemplate=f"{job['job_id']}<br>%{{x}}<extra>interval</extra>"))
+                                 hovertemplate=f"{esc(job['job_id'])}<br>%{{x}}<extra>interval</extra>"))
     fig.add_trace(go.Scatter(x=rows["start_p50_utc"], y=rows["job_id"], mode="markers", name="median start",
                              marker=dict(symbol="diamond", size=9, color=PALETTE[3]),
                              hovertemplate="%{y}<br>median start %{x}<extra></extra>"))

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dashboard.charts import PALETTE, WEEKDAYS, _layout
+from engine.core.escaping import plotly_text as esc
 
 BAND_FILL = "rgba(255, 193, 7, 0.22)"  # working hours: a light amber band
 
@@ -16,7 +17,7 @@ BAND_FILL = "rgba(255, 193, 7, 0.22)"  # working hours: a light amber band
 def _region_grid(regions: list[str], columns: int, titles: list[str]) -> tuple[go.Figure, int]:
     columns = max(1, min(columns, len(regions)))
     rows = math.ceil(len(regions) / columns) or 1
-    fig = make_subplots(rows=rows, cols=columns, subplot_titles=titles or [""], shared_xaxes=True,
+    fig = make_subplots(rows=rows, cols=columns, subplot_titles=[esc(t) for t in titles] or [""], shared_xaxes=True,
                         horizontal_spacing=0.06, vertical_spacing=0.3 / rows)
     return fig, rows
 
@@ -39,7 +40,7 @@ def utc_hour_profile(profile: pd.DataFrame, key: str, bands: pd.DataFrame, perio
             fig.add_trace(go.Scatter(
                 x=x, y=y, name=name, legendgroup=name, showlegend=i == 0, mode="lines",
                 line=dict(shape="hv", color=colour, dash=dash, width=1.6),
-                hovertemplate="UTC hour %{x}<br>%{y:.0f}% of capacity<extra>" + f"{name} · {region}</extra>"),
+                hovertemplate="UTC hour %{x}<br>%{y:.0f}% of capacity<extra>" + esc(f"{name} · {region}") + "</extra>"),
                 row=row, col=col)
         axis = "" if i == 0 else str(i + 1)   # one shape list for all panels: add_vrect per band is slow
         own = bands[(bands["kind"] == "region") & (bands["name"] == region)]
@@ -91,7 +92,7 @@ def daily_with_holidays(daily: pd.DataFrame, holidays: pd.DataFrame) -> go.Figur
         colour = PALETTE[i % len(PALETTE)]
         fig.add_trace(go.Scatter(x=rows["date"], y=rows["utilisation_pct"], name=str(region), mode="lines",
                                  line=dict(width=1.4, color=colour), legendgroup=str(region),
-                                 hovertemplate="%{x|%a %d %b}<br>%{y:.1f}%<extra>" + str(region) + "</extra>"))
+                                 hovertemplate="%{x|%a %d %b}<br>%{y:.1f}%<extra>" + esc(region) + "</extra>"))
         days = holidays[(holidays["kind"] == "region") & (holidays["name"] == region)]
         marked = days.merge(rows, on="date", how="inner")
         if not marked.empty:
@@ -99,7 +100,7 @@ def daily_with_holidays(daily: pd.DataFrame, holidays: pd.DataFrame) -> go.Figur
                 x=marked["date"], y=marked["utilisation_pct"], mode="markers", showlegend=False,
                 legendgroup=str(region), text=marked["holiday"],
                 marker=dict(symbol="star", size=13, color=colour, line=dict(width=1, color="#1b2430")),
-                hovertemplate="%{x|%a %d %b}: %{text}<br>%{y:.1f}%<extra>" + str(region) + "</extra>"))
+                hovertemplate="%{x|%a %d %b}: %{text}<br>%{y:.1f}%<extra>" + esc(region) + "</extra>"))
     fig.update_yaxes(title_text="utilisation (%)", rangemode="tozero")
     fig.update_xaxes(title_text="day (UTC)")
     return _layout(fig, "Daily utilisation by region, holidays starred")
@@ -124,7 +125,7 @@ def offhours_idle_by_hour(by_hour: pd.DataFrame, fleet: pd.DataFrame) -> go.Figu
     for i, (region, rows) in enumerate(by_hour.groupby("region", sort=True)):
         fig.add_trace(go.Bar(
             x=rows["utc_hour"], y=rows["off_idle_gpus"], name=str(region), marker_color=PALETTE[i % len(PALETTE)],
-            hovertemplate="%{x}:00 UTC<br>%{y:,.0f} idle GPUs off-hours<extra>" + str(region) + "</extra>"))
+            hovertemplate="%{x}:00 UTC<br>%{y:,.0f} idle GPUs off-hours<extra>" + esc(region) + "</extra>"))
     fig.add_trace(go.Scatter(x=fleet["utc_hour"], y=fleet["lendable_gpus"], name="lendable (upper bound)",
                              mode="lines+markers", line=dict(width=3, color="#1b2430"),
                              hovertemplate="%{x}:00 UTC<br>up to %{y:,.0f} GPUs<extra>lendable</extra>"))

@@ -10,6 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts_predict, data_predict
+from dashboard.chart_view import plot
+from engine.core.escaping import markdown_text as md
 from engine.predict.runtime_source import NotEnoughHistory
 
 SHOWN = {"job_id": "job", "region": "region", "gpus": "GPUs", "waited_s": "waited (h)", "jobs_ahead": "jobs ahead",
@@ -46,7 +48,7 @@ def _backtest(dataset: str) -> dict | None:
             try:
                 result = data_predict.eta_backtest(dataset)
             except (NotEnoughHistory, ValueError) as exc:
-                st.error(f"The backtest could not run: {exc}")
+                st.error(md(f"The backtest could not run: {exc}"))
                 return None
         st.session_state["pr_eta_backtest"] = (dataset, result)
         return result
@@ -118,7 +120,7 @@ def eta_section(dataset: str, version=None) -> None:
                 table = data_predict.eta_at(dataset, at, report["calibration"] if _live_calibration(dataset, at, report) else None,
                                             version)
             except NotEnoughHistory as exc:
-                st.error(str(exc))
+                st.error(md(exc))
                 return
         st.session_state["pr_eta"] = (dataset, at, table)
     if table.empty:
@@ -126,9 +128,9 @@ def eta_section(dataset: str, version=None) -> None:
         return
     never = int((~table["wait_p50_s"].map(math.isfinite)).sum())
     st.markdown(f"At **{at:%Y-%m-%d %H:%M} UTC**, {len(table):,} jobs were waiting"
-                + (f"; {never} of them never fit the fleet." if never else ".") + " " + why_sentence(table))
+                + (f"; {never} of them never fit the fleet." if never else ".") + " " + md(why_sentence(table)))
     shown = table.assign(waited_s=table["waited_s"] / 3600)[list(SHOWN)].rename(columns=SHOWN)
     st.dataframe(shown, hide_index=True, key="pr_eta_table",
                  column_config={"waited (h)": st.column_config.NumberColumn(format="%.1f")})
-    st.plotly_chart(charts_predict.eta_intervals(table.dropna(subset=["start_p50_utc"]), at),
+    plot(st, charts_predict.eta_intervals(table.dropna(subset=["start_p50_utc"]), at),
                     width="stretch", key="pr_eta_chart")

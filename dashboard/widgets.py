@@ -24,6 +24,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.burst_form import burst_section
 from dashboard.runtime_choice import RUNTIME_LABELS
+from engine.core.escaping import markdown_text
 from engine.policies import registry
 from engine.scenario import DEFAULTS
 from engine.scenario_edits import ScenarioError
@@ -72,9 +73,9 @@ def _region_edit(region: str, prefix: str) -> dict:
     key = f"{prefix}:region:{region}"
     price, carbon, week, start, end = st.columns(5)
     values = {
-        "price_scale": price.number_input(f"{region} · price ×", min_value=0.01, value=1.0, step=0.05,
+        "price_scale": price.number_input(f"{markdown_text(region)} · price ×", min_value=0.01, value=1.0, step=0.05,
                                           key=f"{key}:price_scale", help="multiplies all its prices, every tier"),
-        "carbon_scale": carbon.number_input(f"{region} · carbon ×", min_value=0.01, value=1.0, step=0.05,
+        "carbon_scale": carbon.number_input(f"{markdown_text(region)} · carbon ×", min_value=0.01, value=1.0, step=0.05,
                                             key=f"{key}:carbon_scale", help="multiplies its hourly grid intensity"),
         "working_days": week.selectbox("working days", WORKING_WEEKS, key=f"{key}:working_days"),
         "work_start_hour": int(start.number_input("starts (h)", 0, 23, REGION_START_HOUR,
@@ -261,5 +262,5 @@ def _sharing_tables(prefix: str) -> dict:
         parse_quotas(out.get("quota", []), "quotas")
         parse_teams(out.get("team", []), "teams")
     except ScenarioError as exc:
-        st.error(str(exc))
+        st.error(markdown_text(exc))
     return out

@@ -1,5 +1,6 @@
 """Shared test helpers."""
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,13 @@ def sample_tables(tmp_path_factory):
     data = store.jobs("sample"), store.fleet("sample"), World.of_dataset(store, "sample")
     store.close()
     return data
+
+
+def shown(element) -> str:
+    """An AppTest text element (markdown, caption, info, error...), or a widget label, as a reader sees
+    it: the Markdown source with the backslash escapes of engine.core.escaping.markdown_text taken out."""
+    text = element if isinstance(element, str) else element.value
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
 
 
 def open_page(db: Path, monkeypatch, page: str, **state) -> AppTest:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import FIDELITY_INPUTS, OPENB_INPUTS, shared
+from conftest import FIDELITY_INPUTS, OPENB_INPUTS, shared, shown
 from streamlit.testing.v1 import AppTest
 
 from engine.analysis import build_overview
@@ -90,7 +90,7 @@ def test_a_fresh_database_opens_on_the_sample_data(app):
         "Utilisation": f"{kpis.utilisation_pct:.1f}%", "Idle GPU-hours": f"{kpis.idle_unit_hours:,.0f}",
         "Idle $ / month": f"${kpis.idle_usd_per_month:,.0f}", "p95 queue wait": f"{kpis.p95_wait_h:.1f} h"}
     assert len(app.get("plotly_chart")) == 6
-    assert "from the fleet table" in app.caption[0].value and "prices: dataset" in app.caption[0].value
+    assert "from the fleet table" in shown(app.caption[0]) and "prices: dataset" in shown(app.caption[0])
 
 
 def test_overview_shows_exact_kpis_charts_and_methods(app):
@@ -98,8 +98,8 @@ def test_overview_shows_exact_kpis_charts_and_methods(app):
     assert _metrics(app) == {"Utilisation": "75.0%", "Idle GPU-hours": "2", "Idle $ / month": "$2,192",
                              "p95 queue wait": "57 min"}
     assert len(app.get("plotly_chart")) == 6
-    assert "2 jobs" in app.caption[0].value and "4 GPUs (from the fleet table)" in app.caption[0].value
-    methods = " ".join(m.value for m in app.expander[0].markdown)
+    assert "2 jobs" in shown(app.caption[0]) and "4 GPUs (from the fleet table)" in shown(app.caption[0])
+    methods = " ".join(shown(m) for m in app.expander[0].markdown)
     assert "Capacity: 4 GPUs from the fleet table." in methods and "Idle $ / month" in methods
 
 
@@ -116,7 +116,7 @@ def test_overview_of_utilisation_samples_has_no_waits_or_dollars(app):
     metrics = _metrics(app)
     assert metrics["Utilisation"] == "50.0%" and metrics["Idle node-hours"] == "4"
     assert metrics["Idle $ / month"] == "n/a" and metrics["p95 queue wait"] == "n/a"
-    assert any("utilisation samples only" in i.value for i in app.info)
+    assert any("utilisation samples only" in shown(i) for i in app.info)
 
 
 def test_data_page_lists_the_datasets(app):
@@ -130,7 +130,7 @@ def test_data_page_lists_the_datasets(app):
 def test_uploading_a_csv_adds_and_selects_a_dataset(app):
     _open_data_page(app)
     _upload(app, "gpu-jobs.csv", GOOD_CSV)
-    assert any("Imported 2 rows (csv) into dataset gpu-jobs" in s.value for s in app.success)
+    assert any("Imported 2 rows (csv) into dataset gpu-jobs" in shown(s) for s in app.success)
     assert app.selectbox(key="dataset").value == "gpu-jobs"
     assert "gpu-jobs" in set(app.dataframe[-1].value["name"])
     app.switch_page("app_pages/overview.py").run()
@@ -143,7 +143,7 @@ def test_a_malformed_csv_shows_every_problem_with_file_and_line(app):
     _open_data_page(app)
     before = set(app.dataframe[-1].value["name"])
     _upload(app, "broken.csv", BAD_CSV)
-    assert any("Import rejected" in e.value and "nothing was imported" in e.value for e in app.error)
+    assert any("Import rejected" in shown(e) and "nothing was imported" in shown(e) for e in app.error)
     reports = [d.value for d in app.dataframe if list(d.value.columns) == ["file", "line", "reason"]]
     assert len(reports) == 1
     report = reports[0]
@@ -158,7 +158,7 @@ def test_the_column_mapping_editor_fixes_an_unknown_header(app):
     app.file_uploader[0].set_value(("renamed.csv", csv, "text/csv")).run()
     preview = app.dataframe[0].value
     assert list(preview.columns)[:2] == ["job_id", "queued_at"] and len(preview) == 2
-    mapping = [s for s in app.selectbox if s.label == "queued_at"][0]
+    mapping = [s for s in app.selectbox if shown(s.label) == "queued_at"][0]
     assert mapping.value == "(automatic)"
     mapping.select("submit_utc").run()
     app.button(key="import").click().run()
@@ -168,7 +168,7 @@ def test_the_column_mapping_editor_fixes_an_unknown_header(app):
     app.selectbox(key="tz").select("UTC").run()
     app.button(key="import").click().run()
     assert not app.exception
-    assert any("into dataset renamed" in s.value for s in app.success)
+    assert any("into dataset renamed" in shown(s) for s in app.success)
 
 
 def test_deleting_a_dataset_asks_for_confirmation(app):
@@ -176,7 +176,7 @@ def test_deleting_a_dataset_asks_for_confirmation(app):
     _open_data_page(app)
     app.selectbox(key="delete_choice").select("tiny").run()
     app.button(key="delete").click().run()
-    assert any("Delete dataset tiny" in w.value for w in app.warning)
+    assert any("Delete dataset tiny" in shown(w) for w in app.warning)
     app.button(key="cancel").click().run()
     assert "tiny" in set(app.dataframe[-1].value["name"])
     app.button(key="delete").click().run()
@@ -192,7 +192,7 @@ def test_an_unreadable_database_is_an_error_message_not_a_traceback(tmp_path, mo
     monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(db)])
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception
-    assert any("Cannot open the database" in e.value for e in at.error)
+    assert any("Cannot open the database" in shown(e) for e in at.error)
 
 
 def test_an_unexpected_failure_is_a_short_error_not_a_traceback(app, monkeypatch):
@@ -203,7 +203,7 @@ def test_an_unexpected_failure_is_a_short_error_not_a_traceback(app, monkeypatch
 
     monkeypatch.setattr(data, "build_overview", broken)
     _select(app, "util")
-    assert any("This page could not be shown: ValueError: analysis exploded" in e.value for e in app.error)
+    assert any("This page could not be shown: ValueError: analysis exploded" in shown(e) for e in app.error)
 
 
 def _open_fidelity_page(at):
@@ -218,7 +218,7 @@ def test_fidelity_page_shows_the_record_and_reruns_rlscheduler_live(app):
     metrics = _metrics(app)
     assert metrics["RLScheduler · Lublin-1 · runs within ±0.01"] == "100 of 100"
     assert metrics["FGD · openb default · points within tolerance"] == "42 of 42"
-    text = " ".join(m.value for m in app.markdown)
+    text = " ".join(shown(m) for m in app.markdown)
     assert "RLScheduler, Lublin-1: 100 of 100 published runs reproduced within ±0.01" in text
     assert "the published policy order holds" in text
     assert len(app.get("plotly_chart")) == 2
@@ -230,7 +230,7 @@ def test_fidelity_page_shows_the_record_and_reruns_rlscheduler_live(app):
     app.button(key="fid_rls_run").click().run()
     assert not app.exception, app.exception
     assert any("SJF, RLScheduler's backfilling: 10 of 10 sequences within ±0.01 just now" in s.value
-               and "identical to the record" in s.value for s in app.success)
+               and "identical to the record" in shown(s) for s in app.success)
 
 
 @shared(*OPENB_INPUTS, "expected/fgd_default_published.csv")
@@ -239,7 +239,7 @@ def test_fidelity_page_reruns_one_fgd_seed(app):
     app.selectbox(key="fid_fgd_policy").select("bestfit").run()
     app.button(key="fid_fgd_run").click().run()
     assert not app.exception, app.exception
-    assert any("BestFit, seed 42: 7 of 7 GPU-allocation points within" in s.value for s in app.success)
+    assert any("BestFit, seed 42: 7 of 7 GPU-allocation points within" in shown(s) for s in app.success)
     assert len(app.get("plotly_chart")) == 3
     live = app.dataframe[-1].value
     assert list(live["arrived_pct"]) == [50, 80, 90, 100, 110, 120, 130]
@@ -250,7 +250,7 @@ def test_fidelity_page_without_traces_shows_the_record_and_where_to_put_them(app
     monkeypatch.setattr(sys, "argv", sys.argv + ["--shared", str(tmp_path / "nowhere")])
     _open_fidelity_page(app)
     assert _metrics(app)["RLScheduler · Lublin-1 · runs within ±0.01"] == "100 of 100"
-    notes = [i.value for i in app.info if "Live re-runs need the trace files" in i.value]
+    notes = [shown(i) for i in app.info if "Live re-runs need the trace files" in shown(i)]
     traces = tmp_path / "nowhere" / "traces"
     assert len(notes) == 2 and f"`{traces / 'swf' / 'lublin_256.swf'}`" in notes[0]
     assert f"`{traces / 'alibaba-openb' / 'openb_pod_list_default.csv'}`" in notes[1]
@@ -271,24 +271,24 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
         "Lendable GPU-hours (upper bound)": f"{expected.lendable_gpu_hours:,.0f}", "Residency violations": "0"}
     assert len(app.get("plotly_chart")) == 5
     assert app.selectbox(key="tz_week:sample").value == pd.Timestamp("2026-08-03")
-    text = " ".join(m.value for m in app.markdown)
+    text = " ".join(shown(m) for m in app.markdown)
     assert describe(expected.pairs.iloc[0]) in text and "Lendable GPU-hours** from region A" in text
-    assert any("ran in a region their tag allows" in s.value for s in app.success)
+    assert any("ran in a region their tag allows" in shown(s) for s in app.success)
     from engine.analysis.scaling import suggestions
     scaling = suggestions(expected.hourly)
     assert len(scaling) and all(sentence in text for sentence in scaling["sentence"])
-    shown = next(d.value for d in app.dataframe if "action" in d.value.columns)
-    assert shown["region"].tolist() == scaling["region"].tolist()
+    suggested = next(d.value for d in app.dataframe if "action" in d.value.columns)
+    assert suggested["region"].tolist() == scaling["region"].tolist()
     app.radio(key="tz_view:sample").set_value("UTC week").run()
     app.selectbox(key="tz_week:sample").select(pd.Timestamp("2026-09-07")).run()
     assert not app.exception, app.exception
     assert len(app.get("plotly_chart")) == 5
     _select(app, "tiny")
-    infos = " ".join(i.value for i in app.info)
+    infos = " ".join(shown(i) for i in app.info)
     assert "no teams table" in infos and "Nothing to hand off" in infos
     assert _metrics(app)["Off-hours idle GPU-hours"] == "2"   # 01:00-03:00 in Berlin: 2 + 0 of 4 GPUs idle
     _select(app, "util")
-    assert any("Nothing to show for util: It has no job records" in i.value for i in app.info)
+    assert any("Nothing to show for util: It has no job records" in shown(i) for i in app.info)
 
 
 
@@ -312,7 +312,7 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     assert table.loc["fifo", "carbon (kgCO2e)"] == pytest.approx(expected["carbon_kg"])
     assert table.loc["easy-backfill", "spend per year (USD)"] == pytest.approx(24.0 * 365 * 12)
     assert list(table.index) == ["fifo", "easy-backfill"] and len(app.get("plotly_chart")) == 5
-    assert any("eu: no carbon profile; 480 gCO2e/kWh assumed" in w.value for w in app.warning)
+    assert any("eu: no carbon profile; 480 gCO2e/kWh assumed" in shown(w) for w in app.warning)
     prices = [d.value for d in app.dataframe if "source" in d.value.columns][0]
     assert prices[["tier", "USD per GPU-hour", "source"]].values.tolist() == [["reserved", 3.0, "dataset"]]
     assumptions = [d.value for d in app.dataframe if "assumption" in d.value.columns][0]
@@ -328,4 +328,4 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     app.radio(key="cc_detail").set_value("easy-backfill").run()
     assert [(m.label, m.delta) for m in app.metric][0] == ("Spend", "+$0.00")   # same fleet, same GPU-hours
     _select(app, "util")
-    assert any("Nothing to price for util: it has no fleet table" in i.value for i in app.info)
+    assert any("Nothing to price for util: it has no fleet table" in shown(i) for i in app.info)

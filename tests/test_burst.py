@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import shown
 
 from engine.analysis.cost import cost_report
 from engine.analysis.sim_metrics import kpis
@@ -195,10 +196,10 @@ def test_the_cost_page_shows_what_each_region_rented_and_paid(sample_db, monkeyp
     at.session_state["cc_scenarios"] = ["burst-to-cloud"]
     at.switch_page("app_pages/costcarbon.py").run()
     assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
+    assert not at.error, [shown(e) for e in at.error]
     table = [d.value for d in at.dataframe if "rentals" in d.value.columns][0]
     assert list(table["scenario"]) == ["burst-to-cloud", "burst-to-cloud"]
     assert list(table["region"]) == ["ap-south", "us-west"] and list(table["GPU type"]) == ["A100", "H100"]
     assert table["rentals"].sum() == 96 and table["spend (USD)"].sum() == pytest.approx(20851.3, abs=0.1)
     assert (table["most nodes at once"] <= 4).all() and (table["GPU-hours used"] <= table["GPU-hours billed"]).all()
-    assert any("billed from renting to return" in c.value for c in at.caption)
+    assert any("billed from renting to return" in shown(c) for c in at.caption)

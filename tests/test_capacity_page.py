@@ -2,7 +2,7 @@
 demand, its tables and charts, and the plan form's errors."""
 import json
 
-from conftest import open_page
+from conftest import open_page, shown
 
 FORM = {"days": 2.0, "warmup_days": 1.0, "max_iterations": 4,
         "slo": {"inference": 0.5, "development": 2.0, "batch": 6.0, "hpo": 12.0, "training": 24.0},
@@ -17,7 +17,7 @@ def _table(at, column):
 
 def test_the_page_waits_for_the_form_before_planning(sample_db, monkeypatch):
     at = open_page(sample_db, monkeypatch, "app_pages/capacity.py")
-    assert any("Find the cheapest fleet" in i.value for i in at.info)
+    assert any("Find the cheapest fleet" in shown(i) for i in at.info)
     assert [n.label for n in at.number_input][:3] == ["Plan on the last N days", "Warm-up days", "Rounds at most"]
     assert {n.label for n in at.number_input} >= {"inference", "batch", "hpo", "training", "development"}
 
@@ -35,7 +35,7 @@ def test_a_plan_shows_the_fleet_its_cost_and_the_curves(sample_db, monkeypatch):
     assert len(fleet) == 14 and fleet["today_total"].sum() == 1320
     assert int(tiles["GPUs (plan)"].replace(",", "")) == fleet["plan_total"].sum()
     assert len(at.get("plotly_chart")) == 3
-    text = " ".join(m.value for m in at.markdown)
+    text = " ".join(shown(m) for m in at.markdown)
     assert "With **+30 % demand**" in text and "Integer program" in text
 
 
@@ -49,4 +49,4 @@ def test_a_bad_check_scenario_is_reported_not_raised(sample_db, monkeypatch):
     at.session_state["cap_request"] = request
     at.switch_page("app_pages/capacity.py").run()
     assert not at.exception
-    assert any("missing.toml" in e.value for e in at.error)
+    assert any("missing.toml" in shown(e) for e in at.error)

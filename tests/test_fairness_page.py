@@ -11,7 +11,7 @@ from engine.analysis.fairness import fairness_kpis, team_table
 from engine.scenario import Scenario
 from engine.sim.world import World
 from engine.telemetry.store import Store
-from conftest import open_page
+from conftest import open_page, shown
 
 REPO = Path(__file__).parents[1]
 SCENARIOS = REPO / "sample_data" / "scenarios"
@@ -62,7 +62,7 @@ def test_the_page_shows_kpis_against_fifo_team_tables_and_a_job_story(app, engin
 
     # the explainer opens on the team with the longest wait and its longest-waiting job
     team = app.selectbox(key="fair_team").value
-    text = " ".join(m.value for m in app.markdown)
+    text = " ".join(shown(m) for m in app.markdown)
     assert f"of team **{team}**" in text and "starts 20" in text and "Why it waited:" in text
     factors = _frame(app, "factor")
     assert factors["factor"].tolist() == ["age", "fairshare", "qos", "size", "deadline", "total"]
@@ -76,11 +76,11 @@ def test_picking_another_job_tells_its_story_and_fifo_has_no_factors(app):
     last = job.options[-1]   # "<job id> · waited <wait>", the team's shortest wait
     job.select_index(len(job.options) - 1).run()
     assert not app.exception and not app.error
-    assert f"Job **{last.split(' · ')[0]}**" in " ".join(m.value for m in app.markdown)
+    assert f"Job **{last.split(' · ')[0]}**" in " ".join(shown(m) for m in app.markdown)
     app.selectbox(key="fair_scenario").select("fifo").run()
     assert not app.exception and not app.error
     assert all(m.delta in ("", None) for m in app.metric[:7])
-    text = " ".join(m.value for m in app.markdown)
+    text = " ".join(shown(m) for m in app.markdown)
     assert "The order *fcfs* has no priority factors" in text
     assert not [d for d in app.dataframe if "factor" in d.value.columns]
 
@@ -93,17 +93,17 @@ def test_a_job_held_back_by_its_quota_shows_its_teams_quota(app, engine_runs):
     app.selectbox(key="fair_scenario").select("quotas-preemption").run()
     app.text_input(key="fair_job_id").input(jobs.at[row, "job_id"]).run()  # looked up by id, whatever the team
     assert not app.exception and not app.error
-    text = " ".join(m.value for m in app.markdown)
+    text = " ".join(shown(m) for m in app.markdown)
     assert "its team had used its quota and could borrow no more" in text
     quota = result.quotas.set_index(["region", "holder"]).loc[(region, team)]
     assert f"Team {team} may hold at most {quota['most_gpus']:g} GPUs at once in {region} (nominal quota " in text
     assert f"It asks for {jobs.at[row, 'gpus']:g} GPUs." in text
     assert app.selectbox(key="fair_team").disabled and app.selectbox(key="fair_job").disabled  # the ID wins
     app.text_input(key="fair_job_id").input("no-such-job").run()
-    assert [w.value for w in app.warning] == ["No job no-such-job was submitted in this window of sample."]
+    assert [shown(w) for w in app.warning] == ["No job no-such-job was submitted in this window of sample."]
     app.text_input(key="fair_job_id").input("").run()  # cleared: the pickers are back
     assert not app.selectbox(key="fair_team").disabled and not app.selectbox(key="fair_job").disabled
-    assert not app.warning and "Why it waited" in " ".join(m.value for m in app.markdown)
+    assert not app.warning and "Why it waited" in " ".join(shown(m) for m in app.markdown)
 
 
 def _form():
@@ -141,4 +141,4 @@ def test_an_invalid_sharing_table_is_an_error_message():
         {"nominal_gpus": 16}]}
     at.run()
     assert not at.exception, at.exception
-    assert [e.value for e in at.error] == ["quotas: every [[quota]] needs a holder (a team or queue name)"]
+    assert [shown(e) for e in at.error] == ["quotas: every [[quota]] needs a holder (a team or queue name)"]

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import shown
 from streamlit.testing.v1 import AppTest
 
 from engine.predict.eta import WHY_WORDS
@@ -50,7 +51,7 @@ def _metrics(at) -> dict:
 
 def test_the_evaluation_against_the_baselines_and_right_sizing(db, monkeypatch):
     at = _page(db, monkeypatch)
-    text = " ".join(m.value for m in at.markdown)
+    text = " ".join(shown(m) for m in at.markdown)
     assert "**Model v1**" in text and "1,160 finished jobs" in text
     metrics = _metrics(at)
     assert {"Mean absolute log error", "Accuracy (min/max)", "Outlive their P50", "Inside P10-P90"} <= set(metrics)
@@ -71,10 +72,10 @@ def test_one_jobs_prediction_with_its_interval(db, monkeypatch):
     at = _page(db, monkeypatch)
     at.text_input(key="pr_job").set_value("j0500").run()
     assert not at.exception, at.exception
-    sentence = [m.value for m in at.markdown if m.value.startswith("**j0500**")][0]
+    sentence = [shown(m) for m in at.markdown if shown(m).startswith("**j0500**")][0]
     assert "the model expects it to run" in sentence and "Chance it fails or is cancelled" in sentence
     at.text_input(key="pr_job").set_value("nope").run()
-    assert any("No job 'nope'" in w.value for w in at.warning)
+    assert any("No job 'nope'" in shown(w) for w in at.warning)
 
 
 def test_the_queue_at_the_end_gets_start_intervals_and_a_backtest_calibrates_them(db, monkeypatch):
@@ -90,11 +91,11 @@ def test_the_queue_at_the_end_gets_start_intervals_and_a_backtest_calibrates_the
     assert (starts["earliest (UTC)"] >= end).all()  # the queue as it was at the data's last instant
     why = table["why it waits"].value_counts()
     assert set(why.index) <= set(WHY_WORDS.values()) and why.sum() == 40
-    sentence = [m.value for m in at.markdown if "jobs were waiting" in m.value][0]
+    sentence = [shown(m) for m in at.markdown if "jobs were waiting" in shown(m)][0]
     assert "Why: " + ", ".join(f"{n:,} {words}" for words, n in why.items()) in sentence
     at.button(key="pr_eta_backtest_run").click().run()
     assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
+    assert not at.error, [shown(e) for e in at.error]
     metrics = _metrics(at)
     assert {"Raw 80% interval holds the start", "Calibrated", "Median interval width"} <= set(metrics)
 
@@ -104,5 +105,5 @@ def test_a_dataset_without_a_model_offers_training(db, monkeypatch):
     store.add_import("fresh", ImportBatch("csv", {"jobs": queued_log().head(300)}), "fresh.csv", "sha-fresh")
     store.close()
     at = _page(db, monkeypatch, "fresh")
-    assert any("No model for **fresh** yet" in i.value for i in at.info)
+    assert any("No model for **fresh** yet" in shown(i) for i in at.info)
     assert at.button(key="pr_train").label == "Train the models"

@@ -8,7 +8,7 @@ from engine.compare import WORLD_TABLES
 from engine.report import ReportAssumptions, build_report, render_html
 from engine.scenario import Scenario
 from engine.telemetry.store import Store
-from conftest import open_page
+from conftest import open_page, shown
 
 REPO = Path(__file__).parents[1]
 SCENARIOS = REPO / "sample_data" / "scenarios"
@@ -38,14 +38,14 @@ def _unescaped(markdown: str) -> list[str]:
 
 
 def test_the_page_opens_on_the_defaults_without_simulating(app):
-    assert app.title[0].value == "Executive report"
+    assert shown(app.title[0]) == "Executive report"
     assert app.selectbox(key="rp_baseline").value == "fifo"
     assert app.multiselect(key="rp_candidates").value == ["data-local"]
     assert app.number_input(key="rp_gpu_capex_usd").value == 30_000.0
     assert app.number_input(key="rp_pue").value == 1.2
     assert {f["name"] for f in ReportAssumptions.fields() if f["kind"] == "number"} == \
         {n.key.removeprefix("rp_") for n in app.number_input if n.key != "rp_days"}
-    assert "press **Build the report**" in app.info[0].value
+    assert "press **Build the report**" in shown(app.info[0])
     assert not app.download_button and "rp_built" not in app.session_state
 
 
@@ -54,9 +54,9 @@ def test_building_shows_the_engines_headline_downloads_and_the_preview(app, expe
     assert not app.get("iframe")
     app.button(key="rp_build").click().run()
     assert not app.exception, app.exception
-    assert not app.error, [e.value for e in app.error]
-    assert [h.value for h in app.subheader][:1] == ["data-local against fifo"]
-    bullets = [m.value for m in app.markdown if m.value.startswith("- ")]
+    assert not app.error, [shown(e) for e in app.error]
+    assert [shown(h) for h in app.subheader][:1] == ["data-local against fifo"]
+    bullets = [shown(m) for m in app.markdown if shown(m).startswith("- ")]
     assert _unescaped(bullets[0]) == list(expected.headline)
     built = app.session_state["rp_built"]
     assert built["report"].kpis.equals(expected.kpis)
@@ -67,7 +67,7 @@ def test_building_shows_the_engines_headline_downloads_and_the_preview(app, expe
 
     # a change of input hides the stale report until it is built again
     app.number_input(key="rp_pue").set_value(1.5).run()
-    assert "choices changed" in app.info[0].value and not app.download_button and not app.get("iframe")
+    assert "choices changed" in shown(app.info[0]) and not app.download_button and not app.get("iframe")
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium")
@@ -87,7 +87,7 @@ def test_without_chromium_the_page_warns_and_still_offers_html(app, monkeypatch)
     app.button(key="rp_build").click().run()
     assert not app.exception, app.exception
     assert [b.label for b in app.download_button] == ["Download HTML"]
-    assert [w.value for w in app.warning][0].startswith("No PDF: printing the report to PDF needs Chromium")
+    assert [shown(w) for w in app.warning][0].startswith("No PDF: printing the report to PDF needs Chromium")
 
 
 @pytest.mark.parametrize("candidates, message", [
@@ -97,12 +97,12 @@ def test_without_chromium_the_page_warns_and_still_offers_html(app, monkeypatch)
 def test_a_choice_that_cannot_be_built_is_a_message(app, candidates, message):
     app.multiselect(key="rp_candidates").set_value(candidates).run()
     assert not app.exception, app.exception
-    assert [w.value for w in app.warning] == [message]
+    assert [shown(w) for w in app.warning] == [message]
     assert not [b for b in app.button if b.key == "rp_build"]
 
 
 def test_an_invalid_assumption_is_an_error_message(app):
     app.number_input(key="rp_amortisation_years").set_value(0.0).run()
     assert not app.exception, app.exception
-    assert [e.value for e in app.error] == ["Assumptions: amortisation_years must be positive, got 0.0"]
+    assert [shown(e) for e in app.error] == ["Assumptions: amortisation_years must be positive, got 0.0"]
     assert not [b for b in app.button if b.key == "rp_build"]

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import shown
 from streamlit.testing.v1 import AppTest
 
 from dashboard.runtime_choice import AS_SCENARIO, after_training, with_runtimes
@@ -72,7 +73,7 @@ def test_whatif_compares_requests_with_predictions_after_the_training_cut(app):
     app.checkbox(key="wi_twins").check()
     app.button(key="wi_run").click().run()
     assert not app.exception, app.exception
-    assert not app.error, [e.value for e in app.error]
+    assert not app.error, [shown(e) for e in app.error]
     table = [d.value for d in app.dataframe if "fifo" in d.value.columns][0]
     runs = ["fifo", "fifo · predicted P50", "easy-backfill", "easy-backfill · predicted P50"]
     assert [c for c in table.columns if " Δ" not in c] == runs

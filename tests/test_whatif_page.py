@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import shown
 from streamlit.testing.v1 import AppTest
 
 from engine.analysis.sim_metrics import kpis
@@ -90,7 +91,7 @@ def test_whatif_compares_fifo_with_easy_backfill(app):
     assert list(table.columns) == ["fifo", "easy-backfill", "easy-backfill Δ", "easy-backfill Δ%"]
     pd.testing.assert_frame_equal(table, expected)
     assert table.loc["wait_p95_s", "easy-backfill Δ"] < 0
-    assert any("jobs submitted from 2024-03-04 00:00 to 2024-03-05 00:00 UTC (3 jobs)" in i.value
+    assert any("jobs submitted from 2024-03-04 00:00 to 2024-03-05 00:00 UTC (3 jobs)" in shown(i)
                for i in app.info)
     assert table.loc["jct_p95_s", "fifo"] == pytest.approx(10740 + 0.9 * (12480 - 10740))
     assert len(app.get("plotly_chart")) == 4
@@ -107,7 +108,7 @@ def test_whatif_compares_fifo_with_easy_backfill(app):
     _assert_group_tables(app, runs)
     app.selectbox(key="wi_lookup_scenario").select("fifo").run()
     app.selectbox(key="wi_lookup_job").select("c").run()
-    text = " ".join(m.value for m in app.markdown)
+    text = " ".join(shown(m) for m in app.markdown)
     assert "Job **c**" in text and "started 2024-03-04 03:00:00 UTC, waited **2 h 58 min**" in text
     assert "Reason: **blocked-by-capacity**" in text
 
@@ -145,7 +146,7 @@ def test_an_invalid_custom_scenario_is_an_error_message(app):
     app.number_input(key="custom:admission:queue-length-limit:max_queued").set_value(-1).run()
     app.button(key="wi_run").click().run()
     assert not app.exception
-    assert [e.value for e in app.error] == ["custom: max_queued must be >= 0, got -1"]
+    assert [shown(e) for e in app.error] == ["custom: max_queued must be >= 0, got -1"]
     assert not [d for d in app.dataframe if "fifo" in d.value.columns]
 
 
@@ -169,7 +170,7 @@ def test_whatif_shows_cost_idle_cost_and_carbon_with_deltas(app):
     assert table.loc["idle_cost_usd", "fifo"] == pytest.approx(12.0)
     assert table.loc["carbon_kg", "fifo"] == pytest.approx(9 * 0.7 * 1.2 * 0.48)
     assert table.loc["cost_usd", "easy-backfill Δ"] == 0.0      # same fleet, same GPU-hours: only waits differ
-    assert any("no carbon profile" in c.value and "default price book" in c.value for c in app.caption)
+    assert any("no carbon profile" in shown(c) and "default price book" in shown(c) for c in app.caption)
     app.session_state["cost_assumptions"] = assumptions_text(CostAssumptions(pue=1.5))   # set on Cost & carbon
     app.run()
     table = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]

@@ -6,6 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts_capacity, data, data_planning
+from dashboard.chart_view import plot
+from engine.core.escaping import markdown_text as md
 from engine.planning.plan import PlanResult
 from engine.planning.settings import PlanError
 from engine.planning.summary import fleet_comparison
@@ -47,7 +49,7 @@ def _form(dataset: str) -> tuple[dict, float] | None:
                                      help="integer program -> simulation -> more headroom where a target is missed")
         st.markdown("**p95 queue-wait target per workload class (hours)**")
         cells = st.columns(len(classes))
-        targets = {name: cell.number_input(name, 0.0, 1000.0, DEFAULT_TARGETS.get(name, OTHER_TARGET_H), 0.25,
+        targets = {name: cell.number_input(md(name), 0.0, 1000.0, DEFAULT_TARGETS.get(name, OTHER_TARGET_H), 0.25,
                                            key=f"cap_slo_{name}")
                    for name, cell in zip(classes, cells)}
         with st.expander("Assumptions"):
@@ -120,7 +122,7 @@ def _slo_table(result: PlanResult) -> None:
 def _fleet(result: PlanResult) -> None:
     st.subheader("The recommended fleet against today's")
     change = fleet_comparison(result)
-    st.plotly_chart(charts_capacity.fleet_bars(change), theme=None, key="cap_fleet_chart")
+    plot(st, charts_capacity.fleet_bars(change), theme=None, key="cap_fleet_chart")
     with st.expander("GPUs by region, type and tier"):
         st.dataframe(change, hide_index=True, key="cap_fleet_table")
 
@@ -133,13 +135,13 @@ def _curves(dataset: str, form: dict, growth: float, result: PlanResult) -> None
         points, classes = data_planning.curve(dataset, form, growth)
     failed = points[points["error"] != ""]
     for row in failed.itertuples(index=False):
-        st.error(f"fleet x{row.scale:g}: {row.error}")
+        st.error(md(f"fleet x{row.scale:g}: {row.error}"))
     today, best = result.today, result.best.check
     gpus_today, gpus_plan = int(today.gpus["total"].sum()), int(best.gpus["total"].sum())
-    st.plotly_chart(charts_capacity.slo_curves(classes, result.settings.slo_h,
+    plot(st, charts_capacity.slo_curves(classes, result.settings.slo_h,
                                                {"today": gpus_today, "plan": gpus_plan}),
                     theme=None, key="cap_slo_curves")
-    st.plotly_chart(charts_capacity.cost_curve(points[points["error"] == ""], {
+    plot(st, charts_capacity.cost_curve(points[points["error"] == ""], {
         "today": (gpus_today, today.cost_usd_per_year), "plan": (gpus_plan, best.cost_usd_per_year)}),
         theme=None, key="cap_cost_curve")
     cheapest = points[points["met"]].sort_values("cost_usd_per_year")
@@ -165,13 +167,13 @@ def _rounds(result: PlanResult) -> None:
         st.markdown(
             f"1. **Demand**: jobs submitted {result.start_utc:%Y-%m-%d %H:%M} - {result.end_utc:%Y-%m-%d %H:%M} UTC "
             f"x {result.growth:g}, as GPUs busy per region, GPU type and hour of the week if every job started when "
-            f"submitted; {', '.join(s.flexible_classes) or 'no class'} may wait up to {s.defer_hours} h.\n"
+            f"submitted; {md(', '.join(s.flexible_classes) or 'no class')} may wait up to {s.defer_hours} h.\n"
             "2. **Integer program** (HiGHS via scipy): reserved nodes (paid every hour), spot and on-demand "
             "(paid while used; spot at most "
             f"{s.spot_max_share:.0%} of a pool, {s.spot_efficiency:.0%} of its hours useful) at the least weekly cost "
             "that serves that demand x each pool's headroom; every pool keeps room for its widest gang job.\n"
             f"3. **Check**: the window replayed on that fleet ({s.warmup_days:g} days of warm-up first) under "
-            f"*{s.scenario.name}*, spot nodes interrupted {s.spot_interruptions_per_node_hour:g} times per "
+            f"*{md(s.scenario.name)}*, spot nodes interrupted {s.spot_interruptions_per_node_hour:g} times per "
             "node-hour; costs are what the simulation paid, annualised.\n"
             f"4. **Refine**: pools where some class misses its target get {s.headroom_step:.0%} more headroom; once "
             "a fleet meets every target, up to two more rounds bisect each pool's headroom between the last failing "
@@ -179,7 +181,7 @@ def _rounds(result: PlanResult) -> None:
             "program is optimal for its demand model; the plan is not proven the cheapest fleet the simulation "
             "would accept).")
         for note in result.notes:
-            st.caption(note)
+            st.caption(md(note))
 
 
 def _sweeps() -> None:
@@ -209,7 +211,7 @@ dataset = st.session_state.get("dataset")
 if dataset is None:
     st.info("No datasets yet: import one on the Data page.")
     st.stop()
-st.caption(f"How many GPUs of which type, where and on which pricing tier does **{dataset}** need to keep each "
+st.caption(f"How many GPUs of which type, where and on which pricing tier does **{md(dataset)}** need to keep each "
            "workload class's p95 wait under its target, at the least cost, if demand grows?")
 request = _form(dataset)
 if request is None:
@@ -222,7 +224,7 @@ try:
     with st.spinner("Planning: integer program, then simulation, round by round..."):
         result = data_planning.plan(dataset, form, growth)
 except PlanError as exc:
-    st.error(str(exc))
+    st.error(md(exc))
     st.stop()
 _headline(result)
 _slo_table(result)

@@ -4,7 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts_cost, data
+from dashboard.chart_view import plot
 from engine.analysis.cost import CostAssumptions
+from engine.core.escaping import markdown_code, markdown_text
 from engine.scenario import ScenarioError
 
 BASELINE = "fifo"
@@ -50,7 +52,7 @@ def _assumptions(gpu_types: list[str]) -> CostAssumptions:
         kw = {}
         for i, col in enumerate(st.columns(max(1, min(6, len(gpu_types))))):
             for gpu_type in gpu_types[i::6]:
-                kw[gpu_type] = col.number_input(gpu_type, min_value=0.0, max_value=5.0, step=0.05,
+                kw[gpu_type] = col.number_input(markdown_text(gpu_type), min_value=0.0, max_value=5.0, step=0.05,
                                                 value=DEFAULTS.kw_for(gpu_type), key=f"cc_kw:{gpu_type}")
     return CostAssumptions(pue=pue, kw_per_gpu={**DEFAULTS.kw_per_gpu, **kw}, annualisation_days=days)
 
@@ -60,17 +62,17 @@ def _run(dataset: str, chosen: list[tuple[str, dict]], days: float, assumptions:
     progress = st.progress(0.0, text="Simulating...")
     out = []
     for i, (label, spec) in enumerate(chosen):
-        progress.progress(i / len(chosen), text=f"Simulating {label} ({i + 1} of {len(chosen)})...")
+        progress.progress(i / len(chosen), text=f"Simulating {markdown_text(label)} ({i + 1} of {len(chosen)})...")
         try:
             run = data.whatif_run(dataset, spec, days)
             if not run.jobs:
                 progress.empty()
-                st.info(f"Nothing to price for {dataset}: it has no job records to replay.")
+                st.info(markdown_text(f"Nothing to price for {dataset}: it has no job records to replay."))
                 return None
             out.append((label, run, data.whatif_world(dataset, spec, days, assumptions)))
         except (ScenarioError, ValueError) as exc:
             progress.empty()
-            st.error(f"{label}: {exc}")
+            st.error(markdown_text(f"{label}: {exc}"))
             return None
     progress.empty()
     return out
@@ -88,7 +90,7 @@ def _metrics(runs, detail: str) -> None:
         delta = None if label == BASELINE else ("+" if diff >= 0 else "-") + fmt(abs(diff)).lstrip("-")
         col.metric(name, fmt(world.kpis[key]), delta, delta_color="inverse" if diff else "off")
     window_days = world.cost.totals["window_days"]
-    st.caption(f"**{label}**, over the simulated window of {window_days:,.1f} days: {_usd(world.kpis['cost_usd'])} "
+    st.caption(f"**{markdown_text(label)}**, over the simulated window of {window_days:,.1f} days: {_usd(world.kpis['cost_usd'])} "
                f"spent, {_usd(world.kpis['cost_usd_per_year'])} a year at this rate; idle reserved GPUs "
                f"{_usd(world.kpis['idle_cost_usd'])} ({_usd(world.kpis['idle_cost_usd_per_year'])} a year). "
                f"{world.cost.totals['gpu_hours_used']:,.0f} GPU-hours allocated, "
@@ -116,17 +118,17 @@ def _table(runs) -> None:
 def _charts(runs, detail: str) -> None:
     _, _, world = next(r for r in runs if r[0] == detail)
     left, right = st.columns(2)
-    left.plotly_chart(charts_cost.spend_by_region(world.cost.spend, detail), theme=None)
+    plot(left, charts_cost.spend_by_region(world.cost.spend, detail), theme=None)
     left.caption("Per region: reserved dollars split into the part jobs used and the idle part; on-demand and "
                  "spot are billed only while used. Bar total = the region's spend over the window.")
-    right.plotly_chart(charts_cost.spend_by_scenario({label: w.cost.spend for label, _, w in runs}), theme=None)
+    plot(right, charts_cost.spend_by_scenario({label: w.cost.spend for label, _, w in runs}), theme=None)
     right.caption("The same parts for each scenario: a better policy on the same fleet moves dollars from "
                   "'reserved, idle' to 'reserved, used' (and may need less on-demand and spot).")
     left, right = st.columns(2)
-    left.plotly_chart(charts_cost.carbon_by_region(world.carbon.by_region, detail), theme=None)
+    plot(left, charts_cost.carbon_by_region(world.carbon.by_region, detail), theme=None)
     left.caption("kgCO2e = kW per GPU x GPUs held x hours x PUE x the region's grid intensity at the local hour, "
                  "/ 1000. Colour: the region's energy-weighted mean intensity over the work it ran.")
-    right.plotly_chart(charts_cost.carbon_by_local_hour(world.carbon.by_local_hour, detail), theme=None)
+    plot(right, charts_cost.carbon_by_local_hour(world.carbon.by_local_hour, detail), theme=None)
     right.caption("The same emissions by the hour of day on each region's own clock: work shifted to the hours "
                   "of a cleaner grid lowers the bars.")
 
@@ -169,7 +171,7 @@ def _tradeoff(runs) -> None:
     st.subheader("Trade-off across scenarios")
     points = [{"scenario": label, "cost_usd": w.kpis["cost_usd"], "wait_p95_h": run.kpis["wait_p95_s"] / 3600,
                "carbon_kg": w.kpis["carbon_kg"]} for label, run, w in runs]
-    st.plotly_chart(charts_cost.tradeoff(pd.DataFrame(points)), theme=None)
+    plot(st, charts_cost.tradeoff(pd.DataFrame(points)), theme=None)
     st.caption("x: spend over the window; y: the 95th percentile of queue waits (start - submit) of started jobs; "
                "dot size and colour: kgCO2e. A scenario left of and below another is cheaper and faster.")
 
@@ -187,7 +189,7 @@ def _assumption_tables(runs, detail: str, assumptions: CostAssumptions) -> None:
                     column_config={"USD per GPU-hour": st.column_config.NumberColumn(format="$%.3f")})
     notes = list(dict.fromkeys(note for _, _, w in runs for note in w.assumed))
     if notes:
-        st.warning("Assumed for lack of data:\n" + "\n".join(f"- {note}" for note in notes))
+        st.warning("Assumed for lack of data:\n" + "\n".join(f"- {markdown_text(note)}" for note in notes))
     else:
         st.success("Every price, grid intensity and time zone comes from the dataset; none was assumed.")
     with st.expander("How these numbers are computed", expanded=False):
@@ -201,15 +203,16 @@ if dataset is None:
     st.stop()
 world_tables = data.world_tables(dataset)
 if world_tables["gpu_types"].empty:
-    st.info(f"Nothing to price for {dataset}: it has no fleet table (nodes with GPU types and pricing tiers). "
+    st.info(f"Nothing to price for {markdown_text(dataset)}: it has no fleet table (nodes with GPU types and pricing tiers). "
             "Import one on the Data page.")
     st.stop()
 bundled = data.bundled_scenarios()
 if BASELINE not in bundled:
-    st.error(f"The bundled FIFO scenario is missing from {data.SCENARIO_DIR}: it is the baseline of this page.")
+    st.error(f"The bundled FIFO scenario is missing from {markdown_code(data.SCENARIO_DIR)}: it is the baseline of "
+             "this page.")
     st.stop()
 others = [name for name in bundled if name != BASELINE]
-st.caption(f"What the fleet of **{dataset}** costs and emits when its recorded jobs are replayed first come, "
+st.caption(f"What the fleet of **{markdown_text(dataset)}** costs and emits when its recorded jobs are replayed first come, "
            "first served (FIFO, the bundled `fifo.toml`) and under the scenarios picked here, on the same fleet "
            "and prices. Runtimes come from the telemetry.")
 left, right = st.columns([3, 1])
@@ -222,7 +225,8 @@ st.session_state["cost_assumptions"] = data.assumptions_text(assumptions)
 runs = _run(dataset, [(name, bundled[name]) for name in [BASELINE, *picked]], days, assumptions)
 if runs:
     labels = [label for label, _, _ in runs]
-    detail = st.radio("Breakdown of", labels, horizontal=True, key="cc_detail") if len(runs) > 1 else labels[0]
+    detail = st.radio("Breakdown of", labels, horizontal=True, key="cc_detail", format_func=markdown_text) \
+        if len(runs) > 1 else labels[0]
     _metrics(runs, detail)
     _table(runs)
     _charts(runs, detail)

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data
+from engine.core.escaping import markdown_text
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers import FORMATS
 from engine.telemetry.importers.columns import COLUMN_ALIASES
@@ -33,7 +34,7 @@ def _mapping_editor(name: str, content: bytes) -> dict[str, str]:
     for i, column in enumerate(preview.columns):
         detected = matched.get(column)
         chosen = cols[i % 4].selectbox(
-            column, choices, index=choices.index(detected) if detected else 0, key=f"map_{file_key}_{i}",
+            markdown_text(column), choices, index=choices.index(detected) if detected else 0, key=f"map_{file_key}_{i}",
             help=f"Detected: {detected or 'not used'}. (automatic) keeps Meridian's own match.")
         if chosen != KEEP_AUTO and chosen != detected:
             overrides[column] = chosen
@@ -41,7 +42,7 @@ def _mapping_editor(name: str, content: bytes) -> dict[str, str]:
 
 
 def _report(exc: ImportRejected) -> None:
-    st.error(f"Import rejected: {exc.summary()}.")
+    st.error(markdown_text(f"Import rejected: {exc.summary()}."))
     st.dataframe(pd.DataFrame([(e.file, e.line, e.reason) for e in exc.errors], columns=["file", "line", "reason"]),
                  hide_index=True, column_config={"file": st.column_config.TextColumn(width="small"),
                                                  "line": st.column_config.NumberColumn(width="small"),
@@ -63,12 +64,13 @@ def _upload() -> None:
         return
     content = uploaded.getvalue()
     detected = detect_format(uploaded.name, content) if fmt == "auto" else fmt
-    st.caption(f"{uploaded.name}: {len(content):,} bytes, format {detected}" + (" (detected)" if fmt == "auto" else ""))
+    st.caption(markdown_text(f"{uploaded.name}: {len(content):,} bytes, format {detected}"
+                             + (" (detected)" if fmt == "auto" else "")))
     mapping = _mapping_editor(uploaded.name, content) if detected == "csv" else {}
     if st.button("Import", type="primary", key="import"):
         options = ImportOptions(tz=None if tz == NOT_STATED else tz, mapping=mapping, region=region.strip() or None)
         try:
-            with st.spinner(f"Importing {uploaded.name}..."):
+            with st.spinner(f"Importing {markdown_text(uploaded.name)}..."):
                 result = data.import_file(uploaded.name, content, format=fmt, dataset=name.strip(), options=options)
         except ImportRejected as exc:
             _report(exc)
@@ -84,12 +86,12 @@ def _outcome() -> None:
     if result is None:
         return
     if result.import_id is None:
-        st.info(f"Nothing imported: this file's content is already in dataset {result.dataset}.")
+        st.info(markdown_text(f"Nothing imported: this file's content is already in dataset {result.dataset}."))
     else:
-        st.success(f"Imported {result.rows:,} rows ({result.format}) into dataset {result.dataset}; "
-                   "it is now selected in the sidebar.")
+        st.success(markdown_text(f"Imported {result.rows:,} rows ({result.format}) into dataset {result.dataset}; "
+                                 "it is now selected in the sidebar."))
     if result.notes:
-        st.caption("Assumptions made while importing:\n" + "\n".join(f"- {note}" for note in result.notes))
+        st.caption("Assumptions made while importing:\n" + "\n".join(f"- {markdown_text(note)}" for note in result.notes))
 
 
 def _datasets() -> None:
@@ -108,9 +110,9 @@ def _datasets() -> None:
         st.session_state["confirm_delete"] = victim
     pending = st.session_state.get("confirm_delete")
     if pending:
-        st.warning(f"Delete dataset {pending} and everything imported into it? This cannot be undone.")
+        st.warning(markdown_text(f"Delete dataset {pending} and everything imported into it? This cannot be undone."))
         yes, no = st.columns(2)
-        if yes.button(f"Yes, delete {pending}", type="primary", key="confirm"):
+        if yes.button(f"Yes, delete {markdown_text(pending)}", type="primary", key="confirm"):
             data.delete_dataset(pending)
             del st.session_state["confirm_delete"]
             st.rerun()

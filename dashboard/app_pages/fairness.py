@@ -5,8 +5,10 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts_fairness, data
+from dashboard.chart_view import plot
 from engine.analysis.job_quota import QUOTA_REASONS, job_quota, quota_text
 from engine.analysis.job_story import factor_table, longest_waiting
+from engine.core.escaping import markdown_text as md
 from engine.scenario import ScenarioError
 
 BASELINE = "fifo"
@@ -80,7 +82,7 @@ def _choose() -> tuple[str, dict, float]:
 
 
 def _kpis(name: str, report: data.FairnessReport, base: data.FairnessReport | None) -> None:
-    st.markdown(f"**{name}**" + ("" if base is None else f" · change against **{BASELINE}**"))
+    st.markdown(f"**{md(name)}**" + ("" if base is None else f" · change against **{md(BASELINE)}**"))
     for col, key in zip(st.columns(len(TILES)), TILES):
         value, delta, colour = _tile(key, report.kpis[key], None if base is None else base.kpis[key])
         col.metric(TILES[key][0], value, delta, delta_color=colour, help=TILES[key][4])
@@ -90,11 +92,11 @@ def _teams(name: str, run: data.WhatIfRun, report: data.FairnessReport, base: da
     st.subheader("Each team's share against its entitlement")
     st.caption("Solid: the team's share of all GPUs held at the time; dotted: its entitlement (its share weight "
                "over all teams' weights). A team above its line used capacity others left idle or were denied.")
-    st.plotly_chart(charts_fairness.share_vs_entitlement(report.shares, run.result.origin_utc,
+    plot(st, charts_fairness.share_vs_entitlement(report.shares, run.result.origin_utc,
                                                          f"Share of GPUs held, by team ({name})"), theme=None)
     st.subheader("Waits by team")
     tables = {BASELINE: base.teams, name: report.teams} if base is not None else {name: report.teams}
-    st.plotly_chart(charts_fairness.team_waits(tables), theme=None)
+    plot(st, charts_fairness.team_waits(tables), theme=None)
     table = report.teams.merge(report.starvation[["team", "longest_wait_s"]], on="team", how="left")
     table = table.assign(team=table["team"].replace("", "(none)"), entitlement=100 * table["entitlement"],
                          share=100 * table["share"], deadline_hit_rate=100 * table["deadline_hit_rate"])
@@ -147,7 +149,7 @@ def _explain(dataset: str, spec: dict, days: float, run: data.WhatIfRun, report:
     if job_id:
         found = (run.result.jobs["job_id"].astype(str) == job_id).to_numpy().nonzero()[0]
         if not len(found):
-            st.warning(f"No job {job_id} was submitted in this window of {dataset}.")
+            st.warning(md(f"No job {job_id} was submitted in this window of {dataset}."))
             return
         row, rows = int(found[0]), [int(found[0])]
     if row is None or row not in rows:
@@ -162,8 +164,9 @@ def _when(run: data.WhatIfRun, seconds: float) -> str:
 
 def _story(story, run: data.WhatIfRun) -> None:
     started = math.isfinite(story.start_s)
-    head = (f"Job **{story.job_id}** of team **{story.team or '(none)'}** ({story.workload_class}, "
-            f"{story.gpus:g} GPUs, queue *{story.queue}*, {story.region}) was submitted {_when(run, story.submit_s)}")
+    head = (f"Job **{md(story.job_id)}** of team **{md(story.team or '(none)')}** ({md(story.workload_class)}, "
+            f"{story.gpus:g} GPUs, queue *{md(story.queue)}*, {md(story.region)}) was submitted "
+            f"{_when(run, story.submit_s)}")
     if started:
         head += (f" and **starts {_when(run, story.start_s)}** in this scenario, after waiting "
                  f"**{_duration(story.wait_s)}**.")
@@ -177,14 +180,14 @@ def _story(story, run: data.WhatIfRun) -> None:
         head += f" and is still waiting at the end of the window, {_duration(story.wait_s)} later."
     st.markdown(head)
     if not story.reasons.empty:
-        parts = [f"{100 * share:.0f}% {REASONS.get(reason, reason)} ({_duration(seconds)})"
+        parts = [f"{100 * share:.0f}% {md(REASONS.get(reason, reason))} ({_duration(seconds)})"
                  for reason, seconds, share in story.reasons.itertuples(index=False)]
         st.markdown("Why it waited: " + "; ".join(parts) + ".")
     quota = job_quota(run.result, story.row)
     if quota is not None and (story.status in QUOTA_REASONS or story.reasons["reason"].isin(QUOTA_REASONS).any()):
-        st.markdown(f"{quota_text(quota)} It asks for {story.gpus:g} GPUs.")
+        st.markdown(md(f"{quota_text(quota)} It asks for {story.gpus:g} GPUs."))
     sla = {"met": "met", "missed": "**missed**", "pending": "not yet decided", "none": "no limit"}[story.sla]
-    lines = [f"Its queue *{story.queue}* promises a start within {_duration(story.max_wait_s)}: {sla}."]
+    lines = [f"Its queue *{md(story.queue)}* promises a start within {_duration(story.max_wait_s)}: {sla}."]
     if story.starved:
         lines.append("It waited long enough to count as **starved**.")
     if story.preemptions:
@@ -198,7 +201,7 @@ def _story(story, run: data.WhatIfRun) -> None:
     columns[1].metric("Waited", _duration(story.wait_s))
     columns[2].metric("Max-wait SLA", story.sla)
     columns[3].metric("Jobs ahead at submit", f"{story.moments[0].jobs_ahead:,}",
-                      help=f"of {story.moments[0].waiting:,} jobs waiting in {story.region} then, itself included")
+                      help=f"of {story.moments[0].waiting:,} jobs waiting in {md(story.region)} then, itself included")
     _factors(story)
     at = run.result.origin_utc + pd.to_timedelta(story.timeline["time_s"], unit="s")
     timeline = story.timeline.assign(time_utc=at)
@@ -210,18 +213,18 @@ def _when_label(label: str) -> str:
 
 
 def _factors(story) -> None:
-    moments = "; ".join(f"{_when_label(m.label)}, {m.jobs_ahead:,} ahead of it ({m.waiting:,} waiting in "
-                        f"{story.region})" for m in story.moments)
+    moments = md("; ".join(f"{_when_label(m.label)}, {m.jobs_ahead:,} ahead of it ({m.waiting:,} waiting in "
+                           f"{story.region})" for m in story.moments))
     if not story.has_factors:
-        st.markdown(f"The order *{story.order}* has no priority factors. Jobs ahead of it in its order: "
+        st.markdown(f"The order *{md(story.order)}* has no priority factors. Jobs ahead of it in its order: "
                     f"{moments}.")
         return
     table = factor_table(story)
-    st.markdown(f"Priority under *{story.order}* (highest first; like Slurm's `sprio`). Jobs ahead of it in this "
+    st.markdown(f"Priority under *{md(story.order)}* (highest first; like Slurm's `sprio`). Jobs ahead of it in this "
                 f"order: {moments}." + (" An emergency boost put it first (it had waited too long)."
                                         if any(m.boosted for m in story.moments) else ""))
     left, right = st.columns([3, 2])
-    left.plotly_chart(charts_fairness.factor_bars(table), theme=None)
+    plot(left, charts_fairness.factor_bars(table), theme=None)
     right.dataframe(table, hide_index=True, key="fair_factors",
                     column_config={c: st.column_config.NumberColumn(format="%.1f") for c in table.columns
                                    if c != "factor"})
@@ -232,21 +235,21 @@ dataset = st.session_state.get("dataset")
 if dataset is None:
     st.info("No datasets yet: import one on the Data page.")
     st.stop()
-st.caption(f"How a sharing scenario splits the fleet among the teams of **{dataset}**, compared with first come, "
+st.caption(f"How a sharing scenario splits the fleet among the teams of **{md(dataset)}**, compared with first come, "
            "first served; and for any job, why it waits and when it starts.")
 name, bundled, days = _choose()
 try:
-    with st.spinner(f"Simulating {name} and {BASELINE}..."):
+    with st.spinner(md(f"Simulating {name} and {BASELINE}...")):
         run = data.whatif_run(dataset, bundled[name], days)
         report = data.fairness_report(dataset, bundled[name], days)
         base = data.fairness_report(dataset, bundled[BASELINE], days) if name != BASELINE and BASELINE in bundled \
             else None
 except (ScenarioError, ValueError) as exc:
-    st.error(f"{name}: {exc}")
+    st.error(md(f"{name}: {exc}"))
     st.stop()
 window = "the whole dataset" if run.start_utc is None else \
     f"jobs submitted from {run.start_utc:%Y-%m-%d %H:%M} to {run.end_utc:%Y-%m-%d %H:%M} UTC"
-st.info(f"Simulated {window} ({run.jobs:,} jobs).")
+st.info(md(f"Simulated {window} ({run.jobs:,} jobs)."))
 _kpis(name, report, base)
 _teams(name, run, report, base)
 _queues(report)

@@ -7,6 +7,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dashboard import charts, data_fidelity
+from dashboard.chart_view import plot
 from engine.core.escaping import markdown_code, markdown_text
 from engine.experiments import fgd, fidelity, rlscheduler
 from engine.experiments.public_data import ENVIRONMENT, source_of
@@ -172,7 +173,7 @@ def _table(rows: pd.DataFrame, key: str) -> None:
 def _rls_section(record: fidelity.Record, inputs: fidelity.Inputs) -> None:
     st.header("RLScheduler (SC'20) · Lublin-1")
     rows = record.rlscheduler
-    st.plotly_chart(_rls_figure(rows, "Recorded: ours against published, every sequence (dotted: equal)"),
+    plot(st, _rls_figure(rows, "Recorded: ours against published, every sequence (dotted: equal)"),
                     theme=None, key="fid_rls_chart")
     policies = st.multiselect("Policies", list(rlscheduler.POLICIES), default=list(rlscheduler.POLICIES),
                               key="fid_rls_policies")
@@ -217,7 +218,7 @@ def _fgd_section(record: fidelity.Record, inputs: fidelity.Inputs) -> None:
     rows = record.fgd
     metric = st.radio("Metric", list(FGD_METRICS), format_func=FGD_METRICS.get, horizontal=True, key="fid_fgd_metric")
     n = len(record.meta["fgd_seeds"])
-    st.plotly_chart(_fgd_figure(rows, metric, f"Recorded: {n}-seed means, ours (markers) against published (dashed)"),
+    plot(st, _fgd_figure(rows, metric, f"Recorded: {n}-seed means, ours (markers) against published (dashed)"),
                     theme=None, key="fid_fgd_chart")
     policies = st.multiselect("Policies", list(fgd.POLICIES), default=list(fgd.POLICIES), format_func=FGD_LABELS.get,
                               key="fid_fgd_policies")
@@ -250,7 +251,7 @@ def _fgd_live(seed: int, live: pd.DataFrame) -> None:
     box(f"{FGD_LABELS[policy]}, seed {seed}: {int(alloc['within'].sum())} of {len(alloc)} GPU-allocation points within "
         f"the one-seed allowance of the published 10-seed mean (largest difference "
         f"{alloc['difference'].abs().max():.2f} points).")
-    st.plotly_chart(_fgd_seed_figure(alloc, seed), theme=None, key="fid_fgd_live_chart")
+    plot(st, _fgd_seed_figure(alloc, seed), theme=None, key="fid_fgd_live_chart")
     _table(alloc.drop(columns=["policy", "metric", "n_seeds", "published_std"]), "fid_fgd_live_table")
 
 

@@ -4,6 +4,8 @@ import math
 import streamlit as st
 
 from dashboard import data
+from dashboard.chart_view import plot
+from engine.core.escaping import markdown_text
 
 METHODS = """
 - **Busy GPU-hours** of an hour = the integral over that hour of the GPUs allocated to running jobs: a job
@@ -39,30 +41,30 @@ def _kpis(k) -> None:
                    help="Busy GPU-hours / capacity GPU-hours over the whole time range")
     cols[1].metric(f"Idle {unit}-hours", f"{k.idle_unit_hours:,.0f}", help="Capacity not allocated to any job")
     cols[2].metric("Idle $ / month", _usd(k.idle_usd_per_month),
-                   help=f"Idle dollars scaled to a 30.44-day month; prices: {k.price_source}")
+                   help=f"Idle dollars scaled to a 30.44-day month; prices: {markdown_text(k.price_source)}")
     cols[3].metric("p95 queue wait", _hours(k.p95_wait_h), help="95% of started jobs waited at most this long")
     source = {"fleet": "from the fleet table", "inferred": "inferred from peak allocation",
               "mixed": "fleet table, partly inferred", "samples": "time-averaged from samples"}[k.capacity_source]
     jobs = f"{k.jobs:,} jobs · " if k.jobs else ""
-    st.caption(f"{jobs}{k.capacity_units:,.0f} {unit}s ({source}) · {k.start_utc:%Y-%m-%d} to "
-               f"{k.end_utc:%Y-%m-%d} UTC ({k.window_days:.1f} days) · prices: {k.price_source}")
+    st.caption(markdown_text(f"{jobs}{k.capacity_units:,.0f} {unit}s ({source}) · {k.start_utc:%Y-%m-%d} to "
+                             f"{k.end_utc:%Y-%m-%d} UTC ({k.window_days:.1f} days) · prices: {k.price_source}"))
 
 
 def _charts(dataset: str, ov, figures) -> None:
     freq = st.radio("Resolution", ["Daily", "Hourly"], horizontal=True, key=f"timeline_freq:{dataset}",
                     index=1 if ov.kpis.window_days < 3 else 0, label_visibility="collapsed")
-    st.plotly_chart(figures["timeline_hourly" if freq == "Hourly" else "timeline_daily"], theme=None)
-    st.plotly_chart(figures["heatmap"], theme=None)
+    plot(st, figures["timeline_hourly" if freq == "Hourly" else "timeline_daily"], theme=None)
+    plot(st, figures["heatmap"], theme=None)
     left, right = st.columns(2)
-    left.plotly_chart(figures["idle_hours"], theme=None)
+    plot(left, figures["idle_hours"], theme=None)
     if "idle_usd" in figures:
-        right.plotly_chart(figures["idle_usd"], theme=None)
+        plot(right, figures["idle_usd"], theme=None)
     else:
         right.info("No idle dollars: this data counts capacity in nodes, not priced GPUs.")
     if "waits" in figures:
         left, right = st.columns(2)
-        left.plotly_chart(figures["waits"], theme=None)
-        right.plotly_chart(figures["mix"], theme=None)
+        plot(left, figures["waits"], theme=None)
+        plot(right, figures["mix"], theme=None)
     else:
         st.info("This dataset holds utilisation samples only: no queue waits or job mix.")
 
@@ -70,7 +72,7 @@ def _charts(dataset: str, ov, figures) -> None:
 def _methods(ov) -> None:
     with st.expander("How these numbers are computed"):
         st.markdown(METHODS)
-        st.markdown("**Assumptions for this dataset**\n" + "\n".join(f"- {a}" for a in ov.assumptions))
+        st.markdown("**Assumptions for this dataset**\n" + "\n".join(f"- {markdown_text(a)}" for a in ov.assumptions))
         if not ov.idle_by_tier.empty:
             st.markdown("**Idle capacity by region, GPU type and tier**")
             st.dataframe(ov.idle_by_tier, hide_index=True, column_config={
@@ -83,15 +85,15 @@ def _methods(ov) -> None:
 
 
 dataset = st.session_state.get("dataset")
-st.title("Overview" + (f" · {dataset}" if dataset else ""))
+st.title("Overview" + (f" · {markdown_text(dataset)}" if dataset else ""))
 if dataset is None:
     st.info("No data yet. Import a file on the Data page.")
     st.stop()
-with st.spinner(f"Analysing {dataset}..."):
+with st.spinner(f"Analysing {markdown_text(dataset)}..."):
     result = data.overview(dataset)
     figures = data.overview_figures(dataset) if result.kind != "empty" else {}
 if result.kind == "empty":
-    st.info(f"Nothing to show for {dataset}: {result.assumptions[0]}")
+    st.info(markdown_text(f"Nothing to show for {dataset}: {result.assumptions[0]}"))
     st.stop()
 _kpis(result.kpis)
 _charts(dataset, result, figures)

@@ -6,7 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts_predict, data_predict
+from dashboard.chart_view import plot
 from dashboard.eta_view import eta_section
+from engine.core.escaping import markdown_code
+from engine.core.escaping import markdown_text as md
 from engine.predict.registry import ModelError
 
 RUNTIME_ROWS = {"model": "Model (P50)", "request": "User's request", "last_two": "Mean of the user's last two runtimes"}
@@ -27,7 +30,7 @@ def _model(dataset: str):
     """The model status line and the train button; the latest version (None before any)."""
     version = data_predict.latest_model(dataset)
     if version is None:
-        st.info(f"No model for **{dataset}** yet. Training fits the runtime and failure models on every finished "
+        st.info(f"No model for **{md(dataset)}** yet. Training fits the runtime and failure models on every finished "
                 "job, then scores the same kind of model trained on the first 70 % of submits against the rest.")
     else:
         meta, current = version.meta, data_predict.trained_on_current_data(dataset, version)
@@ -36,16 +39,16 @@ def _model(dataset: str):
                     f"{data['runtime_rows']:,} finished jobs submitted {data['first_submit_utc'][:10]} to "
                     f"{data['last_submit_utc'][:10]} (training took {meta['seconds']['total']:.0f} s). "
                     + ("" if current else ":orange[The dataset has changed since: retrain to include the new jobs.]"))
-        st.caption(f"Stored in `{version.path}` with its figures (meta.json); scikit-learn "
+        st.caption(f"Stored in {markdown_code(version.path)} with its figures (meta.json); scikit-learn "
                    f"{meta['software']['scikit_learn']}.")
     if st.button("Train a new model version" if version else "Train the models", key="pr_train",
                  type="secondary" if version else "primary"):
         with st.status("Training...", expanded=True) as status:
             try:
-                version = data_predict.train(dataset, progress=st.write)
+                version = data_predict.train(dataset, progress=lambda line: st.markdown(md(line)))
             except ModelError as exc:
                 status.update(label="Training failed", state="error")
-                st.error(str(exc))
+                st.error(md(exc))
                 return None
             status.update(label=f"Trained model v{version.number}", state="complete", expanded=False)
     return version
@@ -65,7 +68,7 @@ def _runtime(report: dict) -> None:
                            "accuracy": report[key]["accuracy"], "underestimated": report[key]["underestimate_rate"]}
                           for key, label in RUNTIME_ROWS.items()])
     left, right = st.columns([3, 2])
-    left.plotly_chart(charts_predict.runtime_accuracy(report), width="stretch", key="pr_runtime_chart")
+    plot(left, charts_predict.runtime_accuracy(report), width="stretch", key="pr_runtime_chart")
     right.dataframe(table, hide_index=True, key="pr_runtime_table",
                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns[1:]})
     right.caption(f"Scored on the {report['jobs_test']:,} jobs submitted after {report['cutoff_utc'][:16]} UTC by a "
@@ -83,7 +86,7 @@ def _failure(report: dict) -> None:
     left.caption(f"{report['model']['base_rate']:.1%} of the {report['jobs_test']:,} later jobs failed or were "
                  "cancelled. ROC-AUC: 0.5 is chance; PR-AUC: the base rate is chance; Brier: mean squared error of "
                  "the probability (lower is better).")
-    right.plotly_chart(charts_predict.calibration(report), width="stretch", key="pr_calibration")
+    plot(right, charts_predict.calibration(report), width="stretch", key="pr_calibration")
 
 
 def _importance(importance: dict) -> None:
@@ -92,9 +95,9 @@ def _importance(importance: dict) -> None:
     for column, key, title in ((left, "runtime", "Runtime model (P50)"), (right, "failure", "Failure model")):
         report = importance.get(key) or {}
         if report.get("features"):
-            column.plotly_chart(charts_predict.importance(report, title), width="stretch", key=f"pr_imp_{key}")
+            plot(column, charts_predict.importance(report, title), width="stretch", key=f"pr_imp_{key}")
         else:
-            column.info(f"{title}: {report.get('note', 'no importance measured')}")
+            column.info(md(f"{title}: {report.get('note', 'no importance measured')}"))
     st.caption("Permutation importance on up to 5,000 later jobs: how much the score worsens when one feature's "
                "values are shuffled among the jobs.")
 
@@ -104,23 +107,23 @@ def _job(dataset: str, version) -> None:
     try:
         table = data_predict.predictions(dataset, version)
     except ModelError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return
     default = table["job_id"].iloc[-1]
     job_id = st.text_input("Job id", value=default, key="pr_job").strip()
     if job_id not in table.index:
-        st.warning(f"No job {job_id!r} in {dataset}.")
+        st.warning(md(f"No job {job_id!r} in {dataset}."))
         return
     job = table.loc[[job_id]].iloc[0]
     row = {"p10_s": job["p10_s"], "p50_s": job["p50_s"], "p90_s": job["p90_s"],
            "request_s": job.get("requested_runtime_s"), "actual_s": job["actual_s"]}
-    st.markdown(f"**{job_id}** ({job.get('workload_class', '') or 'job'}, {job.get('gpus', float('nan')):g} GPUs, "
-                f"{job.get('user_name', '') or 'unknown user'}, {job.get('status', '')}): the model expects it to run "
+    st.markdown(f"**{md(job_id)}** ({md(job.get('workload_class', '') or 'job')}, {job.get('gpus', float('nan')):g} "
+                f"GPUs, {md(job.get('user_name', '') or 'unknown user')}, {md(job.get('status', ''))}): the model expects it to run "
                 f"**{_duration(job['p50_s'])}** (80 % between {_duration(job['p10_s'])} and {_duration(job['p90_s'])}); "
                 f"its user asked for {_duration(row['request_s'])}"
                 + (f" and it ran {_duration(row['actual_s'])}" if math.isfinite(row["actual_s"]) else "")
                 + f". Chance it fails or is cancelled: **{job['fail_prob']:.0%}**.")
-    st.plotly_chart(charts_predict.job_interval(row), width="stretch", key="pr_job_chart")
+    plot(st, charts_predict.job_interval(row), width="stretch", key="pr_job_chart")
 
 
 def _rightsizing(dataset: str) -> None:
@@ -157,7 +160,7 @@ dataset = st.session_state.get("dataset")
 if dataset is None:
     st.info("No dataset yet: import one on the Data page.")
     st.stop()
-st.caption(f"Runtime and failure models learned from **{dataset}**'s history, from what is known when a job is "
+st.caption(f"Runtime and failure models learned from **{md(dataset)}**'s history, from what is known when a job is "
            "submitted; scored on later jobs against simple baselines. The What-if page can let the scheduler see "
            "their predictions instead of the users' requests.")
 model = _model(dataset)

@@ -12,6 +12,8 @@ import streamlit as st
 
 from dashboard import data, data_report
 from engine.compare import Unusable
+from engine.core.escaping import markdown_code
+from engine.core.escaping import markdown_text as md
 from engine.report import ChromiumMissing, ReportAssumptions, render_html
 from engine.report.pdf import chromium_path
 from engine.scenario import ScenarioError
@@ -66,7 +68,7 @@ def _assumptions() -> ReportAssumptions | None:
     try:
         return ReportAssumptions(**values)
     except ValueError as exc:
-        st.error(f"Assumptions: {exc}")
+        st.error(md(f"Assumptions: {exc}"))
         return None
 
 
@@ -75,17 +77,17 @@ def _slug(text: str) -> str:
 
 
 def _bullets(sentences) -> str:
-    """Markdown bullets; dollar signs escaped (Streamlit reads $...$ as LaTeX)."""
-    return "\n".join(f"- {s.replace('$', chr(92) + '$')}" for s in sentences)
+    """Markdown bullets of plain sentences (their names and dollar signs never read as Markdown or LaTeX)."""
+    return "\n".join(f"- {md(s)}" for s in sentences)
 
 
 def _build(inputs: str, dataset: str, bundled: dict, baseline: str, candidates: list[str], days: float,
            assumptions: ReportAssumptions) -> None:
-    with st.spinner(f"Simulating {', '.join([baseline, *candidates])} on {dataset}..."):
+    with st.spinner(md(f"Simulating {', '.join([baseline, *candidates])} on {dataset}...")):
         try:
             report = data_report.report(dataset, bundled[baseline], [bundled[c] for c in candidates], days, assumptions)
         except (ScenarioError, Unusable, ValueError) as exc:
-            st.error(f"The report could not be built: {exc}")
+            st.error(md(f"The report could not be built: {exc}"))
             return
     st.session_state[BUILT] = {"inputs": inputs, "report": report, "html": render_html(report)}
 
@@ -96,7 +98,7 @@ def _pdf(inputs: str, dataset: str, bundled: dict, baseline: str, candidates: li
     try:
         chromium_path()
     except ChromiumMissing as exc:
-        column.warning(f"No PDF: {exc}")
+        column.warning(md(f"No PDF: {exc}"))
         return
     kept = st.session_state.get(PDF)
     if kept is None or kept["inputs"] != inputs:
@@ -107,10 +109,10 @@ def _pdf(inputs: str, dataset: str, bundled: dict, baseline: str, candidates: li
                 pdf = data_report.report_pdf(dataset, bundled[baseline], [bundled[c] for c in candidates], days,
                                              assumptions)
             except ChromiumMissing as exc:
-                column.warning(f"No PDF: {exc}")
+                column.warning(md(f"No PDF: {exc}"))
                 return
             except RuntimeError as exc:
-                column.error(f"The PDF could not be printed: {str(exc)[:300]}")
+                column.error(md(f"The PDF could not be printed: {str(exc)[:300]}"))
                 return
         kept = st.session_state[PDF] = {"inputs": inputs, "pdf": pdf}
     column.download_button("Download PDF", kept["pdf"], file_name=f"{file_name}.pdf", mime="application/pdf",
@@ -119,12 +121,12 @@ def _pdf(inputs: str, dataset: str, bundled: dict, baseline: str, candidates: li
 
 def _show(built: dict, pdf_args: tuple) -> None:
     report = built["report"]
-    st.caption(f"**{report.dataset}**: {report.range_note}.")
+    st.caption(f"**{md(report.dataset)}**: {md(report.range_note)}.")
     for name, sentences in report.headlines.items():
-        st.subheader(f"{name} against {report.baseline}")
+        st.subheader(md(f"{name} against {report.baseline}"))
         st.markdown(_bullets(sentences))
     for note in report.assumed:
-        st.caption(f"Assumed for lack of data: {note}")
+        st.caption(md(f"Assumed for lack of data: {note}"))
     file_name = f"meridian-report-{_slug(report.dataset)}-{_slug(report.candidate)}"
     left, right, _ = st.columns([1, 1, 3])
     left.download_button("Download HTML", built["html"], file_name=f"{file_name}.html", mime="text/html",
@@ -142,13 +144,14 @@ if dataset is None:
     st.stop()
 bundled = data.bundled_scenarios()
 if len(bundled) < 2:
-    st.error(f"The report needs a baseline and a candidate among the bundled scenarios in {data.SCENARIO_DIR}.")
+    st.error(f"The report needs a baseline and a candidate among the bundled scenarios in "
+             f"{markdown_code(data.SCENARIO_DIR)}.")
     st.stop()
 if data.world_tables(dataset)["gpu_types"].empty:
-    st.info(f"Nothing to report for {dataset}: it has no fleet table (nodes with GPU types and pricing tiers). "
+    st.info(f"Nothing to report for {md(dataset)}: it has no fleet table (nodes with GPU types and pricing tiers). "
             "Import one on the Data page.")
     st.stop()
-st.caption(f"What a better policy is worth on **{dataset}**: utilisation, idle dollars recovered a year, GPUs not "
+st.caption(f"What a better policy is worth on **{md(dataset)}**: utilisation, idle dollars recovered a year, GPUs not "
            "bought, service levels, cost and carbon of each candidate scenario against the baseline, on one page "
            "to share as HTML or PDF (the numbers `meridian compare` prints).")
 baseline, candidates, days = _choose(list(bundled))
@@ -157,7 +160,7 @@ if not candidates:
     st.warning("Pick at least one candidate scenario to compare with the baseline.")
     st.stop()
 if baseline in candidates:
-    st.warning(f"The baseline {baseline} is also a candidate: pick candidates other than the baseline.")
+    st.warning(md(f"The baseline {baseline} is also a candidate: pick candidates other than the baseline."))
     st.stop()
 if assumptions is None:
     st.stop()

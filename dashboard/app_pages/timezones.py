@@ -3,8 +3,10 @@ the follow-the-sun hand-off, and the residency audit, from the dataset's recorde
 import streamlit as st
 
 from dashboard import data
+from dashboard.chart_view import plot
 from engine.analysis import scaling
 from engine.analysis.handoff import FLEXIBLE_CLASSES, describe
+from engine.core.escaping import markdown_text as md
 
 TOP_PAIRS = 5
 METHODS = f"""
@@ -54,17 +56,17 @@ def _metrics(tz) -> None:
 def _profiles(dataset: str, figures) -> None:
     st.subheader("Demand and working hours")
     view = st.radio("Average over", ["UTC day", "UTC week"], horizontal=True, key=f"tz_view:{dataset}")
-    st.plotly_chart(figures["profile_day" if view == "UTC day" else "profile_week"], theme=None)
+    plot(st, figures["profile_day" if view == "UTC day" else "profile_week"], theme=None)
     st.caption("Solid: busy GPUs / capacity. Dotted: running + queued GPUs / capacity (above 100% = jobs "
                "waiting). Shaded: the region's local working hours (Mon-Fri 9-18) in UTC in the chosen week.")
-    st.plotly_chart(figures["gantt"], theme=None)
+    plot(st, figures["gantt"], theme=None)
     st.caption("Each bar is one shift of the chosen week in UTC: regions' default hours and each team's own "
                "hours, week and holidays. A missing bar on a working day is a holiday.")
 
 
 def _holidays(tz, figures) -> None:
     st.subheader("Holidays")
-    st.plotly_chart(figures["daily"], theme=None)
+    plot(st, figures["daily"], theme=None)
     if tz.holidays.empty:
         st.info("No public holiday falls on a working day in this time range (or no country is recorded).")
         return
@@ -81,14 +83,14 @@ def _handoff(tz, figures) -> None:
         st.info("Nothing to hand off: no flexible work waited while another region was off-hours with idle GPUs.")
         return
     left, right = st.columns([3, 2])
-    left.plotly_chart(figures["handoff_hours"], theme=None)
-    right.plotly_chart(figures["handoff_matrix"], theme=None)
+    plot(left, figures["handoff_hours"], theme=None)
+    plot(right, figures["handoff_matrix"], theme=None)
     st.caption("Left: mean idle GPUs of regions outside their working hours, per UTC hour; the line is the "
                "fleet's upper bound of those GPUs that flexible work waiting in another region could have used. "
                "Right: what each off-hours region (row) could at most have lent each other region (column) over "
                "the whole time range, each pair counted on its own.")
     st.markdown("**Largest hand-offs** (each pair on its own; pairs overlap, so do not add them up)")
-    st.markdown("\n".join(f"- {describe(row)}" for _, row in tz.pairs.head(TOP_PAIRS).iterrows()))
+    st.markdown("\n".join(f"- {md(describe(row))}" for _, row in tz.pairs.head(TOP_PAIRS).iterrows()))
     with st.expander(f"All {len(tz.pairs)} region pairs"):
         st.dataframe(tz.pairs, hide_index=True, column_config={
             "lendable_gpu_hours": st.column_config.NumberColumn("lendable GPU-h", format="%.0f"),
@@ -101,12 +103,12 @@ def _residency(tz) -> None:
     st.subheader("Data residency")
     audit = tz.residency
     if audit.violations:
-        st.warning(audit.message)
+        st.warning(md(audit.message))
         st.dataframe(audit.table.head(1000), hide_index=True)
     elif audit.violations == 0:
-        st.success(audit.message)
+        st.success(md(audit.message))
     else:
-        st.info(audit.message)
+        st.info(md(audit.message))
 
 
 def _scaling(tz) -> None:
@@ -115,7 +117,7 @@ def _scaling(tz) -> None:
     if table.empty:
         st.info("No local hour was short of GPUs on most days, or idle on almost all of them.")
         return
-    st.markdown("\n".join(f"- {sentence}" for sentence in table["sentence"]))
+    st.markdown("\n".join(f"- {md(sentence)}" for sentence in table["sentence"]))
     st.dataframe(table.drop(columns="sentence"), hide_index=True, key="tz_scaling", column_config={
         "gpus": st.column_config.NumberColumn(format="%.0f"),
         "gpu_hours_per_day": st.column_config.NumberColumn("GPU-hours per day", format="%.0f"),
@@ -128,20 +130,20 @@ def _scaling(tz) -> None:
 def _methods(tz) -> None:
     with st.expander("How these numbers are computed"):
         st.markdown(METHODS)
-        st.markdown("**Notes for this dataset**\n" + "\n".join(f"- {n}" for n in tz.notes))
+        st.markdown("**Notes for this dataset**\n" + "\n".join(f"- {md(n)}" for n in tz.notes))
         st.markdown("**Calendars**")
         st.dataframe(tz.calendar_table, hide_index=True)
 
 
 dataset = st.session_state.get("dataset")
-st.title("Time zones" + (f" · {dataset}" if dataset else ""))
+st.title("Time zones" + (f" · {md(dataset)}" if dataset else ""))
 if dataset is None:
     st.info("No data yet. Import a file on the Data page.")
     st.stop()
-with st.spinner(f"Analysing {dataset}..."):
+with st.spinner(f"Analysing {md(dataset)}..."):
     tz = data.timezones(dataset)
 if tz.kind == "empty":
-    st.info(f"Nothing to show for {dataset}: {tz.reason}")
+    st.info(md(f"Nothing to show for {dataset}: {tz.reason}"))
     st.stop()
 weeks = tz.weeks()
 week = st.selectbox("Reference week (working-hour bands)", weeks, index=weeks.index(tz.default_week()),
@@ -151,7 +153,7 @@ if not (tz.calendar_table["kind"] == "team").any():
     st.info("This dataset has no teams table: only the regions' default working hours are drawn.")
 for note in tz.notes:
     if note.startswith("No time zone recorded") or "no usable calendar" in note:
-        st.warning(note)
+        st.warning(md(note))
 _metrics(tz)
 _profiles(dataset, figures)
 _holidays(tz, figures)

@@ -4,9 +4,11 @@ import math
 import streamlit as st
 
 from dashboard import charts, data, data_predict, widgets
+from dashboard.chart_view import plot
 from dashboard.runtime_choice import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
 from engine.analysis.sim_series import (fleet_series, group_comparison, kpi_comparison, longest_waits,
                                         region_series, wait_ecdf, why_waited)
+from engine.core.escaping import markdown_text
 from engine.scenario import ScenarioError
 
 CUSTOM = "custom (built below)"
@@ -93,12 +95,12 @@ def _run(dataset: str, chosen: list[tuple[str, dict]], days: float) -> list[data
     progress = st.progress(0.0, text="Simulating...")
     runs = []
     for i, (label, spec) in enumerate(chosen):
-        progress.progress(i / len(chosen), text=f"Simulating {label} ({i + 1} of {len(chosen)})...")
+        progress.progress(i / len(chosen), text=f"Simulating {markdown_text(label)} ({i + 1} of {len(chosen)})...")
         try:
             runs.append(data.whatif_run(dataset, spec, days))
         except ScenarioError as exc:
             progress.empty()
-            st.error(str(exc) if str(exc).startswith(f"{label}: ") else f"{label}: {exc}")
+            st.error(markdown_text(exc if str(exc).startswith(f"{label}: ") else f"{label}: {exc}"))
             return None
     progress.progress(1.0, text=f"Simulated {len(chosen)} scenarios")
     return runs
@@ -117,7 +119,7 @@ def _kpis(runs: list[data.WhatIfRun]) -> None:
     table = kpi_comparison([(n, r.kpis) for n, r in zip(names, runs)])
     shown = [key for key in SHOWN if key in runs[0].kpis]
     for name, run in zip(names, runs):
-        st.markdown(f"**{name}**")
+        st.markdown(f"**{markdown_text(name)}**")
         for col, key in zip(st.columns(len(shown)), shown):
             delta, colour = None, "normal" if key in HIGHER_IS_BETTER else "inverse"
             if run is not runs[0] and key in run.kpis:
@@ -136,7 +138,7 @@ def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dic
     try:
         reports = [data.whatif_world(dataset, spec, days, assumptions) for _, spec in chosen]
     except ValueError as exc:
-        st.warning(f"Cost and carbon could not be computed: {exc}")
+        st.warning(markdown_text(f"Cost and carbon could not be computed: {exc}"))
         return
     shown = [*WORLD_SHOWN[:2], "cost_burst_usd", *WORLD_SHOWN[2:]] \
         if any(report.kpis["cost_burst_usd"] for report in reports) else WORLD_SHOWN
@@ -151,7 +153,7 @@ def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dic
                "$/GPU-hour = all spend / GPU-hours allocated (effective) or of jobs that did not fail "
                "(productive). Carbon in kgCO2e = kW per GPU x GPU-hours x PUE x the region's grid intensity at "
                "the local hour / 1000. Assumptions: as set on the Cost & carbon page."
-               + (" Assumed for lack of data: " + "; ".join(notes) + "." if notes else ""))
+               + (" Assumed for lack of data: " + markdown_text("; ".join(notes)) + "." if notes else ""))
 
 
 def _groups(runs: list[data.WhatIfRun]) -> None:
@@ -178,12 +180,12 @@ def _labels(runs: list[data.WhatIfRun]) -> list[str]:
 def _charts(runs: list[data.WhatIfRun]) -> None:
     names = _labels(runs)
     series = {n: fleet_series(r.result) for n, r in zip(names, runs)}
-    st.plotly_chart(charts.scenario_lines(series, "utilization", "GPU utilisation over time", "utilisation (%)",
+    plot(st, charts.scenario_lines(series, "utilization", "GPU utilisation over time", "utilisation (%)",
                                           percent=True), theme=None)
-    st.plotly_chart(charts.scenario_region_gpus({n: region_series(r.result) for n, r in zip(names, runs)}),
+    plot(st, charts.scenario_region_gpus({n: region_series(r.result) for n, r in zip(names, runs)}),
                     theme=None)
-    st.plotly_chart(charts.scenario_wait_ecdfs({n: wait_ecdf(r.result) for n, r in zip(names, runs)}), theme=None)
-    st.plotly_chart(charts.scenario_lines(series, "queue_length", "Queue length over time", "queued jobs"),
+    plot(st, charts.scenario_wait_ecdfs({n: wait_ecdf(r.result) for n, r in zip(names, runs)}), theme=None)
+    plot(st, charts.scenario_lines(series, "queue_length", "Queue length over time", "queued jobs"),
                     theme=None)
 
 
@@ -200,13 +202,13 @@ def _lookup(runs: list[data.WhatIfRun]) -> None:
         return
     submit = f"{info['submit_utc']:%Y-%m-%d %H:%M:%S}"
     start = "never started" if info["start_utc"] is None else f"{info['start_utc']:%Y-%m-%d %H:%M:%S} UTC"
-    st.markdown(f"Job **{info['job_id']}** ({info['workload_class']}, {info['gpus']:g} GPUs, {info['region']}): "
-                f"submitted {submit} UTC, started {start}, waited **{_duration(info['wait_s'])}**. "
-                f"Reason: **{info['reason']}**.")
+    st.markdown(f"Job **{markdown_text(info['job_id'])}** ({markdown_text(info['workload_class'])}, {info['gpus']:g} "
+                f"GPUs, {markdown_text(info['region'])}): submitted {submit} UTC, started {start}, waited "
+                f"**{_duration(info['wait_s'])}**. Reason: **{markdown_text(info['reason'])}**.")
     log = info["decisions"]
     if not log.empty:
         counts = log["decision"].value_counts()
-        st.caption("Decisions: " + ", ".join(f"{d} x{n}" for d, n in counts.items()))
+        st.caption(markdown_text("Decisions: " + ", ".join(f"{d} x{n}" for d, n in counts.items())))
         st.dataframe(log, hide_index=True, key="wi_decisions")
 
 
@@ -215,7 +217,7 @@ dataset = st.session_state.get("dataset")
 if dataset is None:
     st.info("No dataset yet: import one on the Data page.")
     st.stop()
-st.caption(f"Replay the jobs of **{dataset}** under other scheduling policies and compare. "
+st.caption(f"Replay the jobs of **{markdown_text(dataset)}** under other scheduling policies and compare. "
            "Runtimes come from the telemetry; policies see only what is known at submit time.")
 picked = _choose()
 if picked is not None:
@@ -226,9 +228,9 @@ if picked is not None:
 stored = st.session_state.get("wi_runs")
 if stored and stored[0] == dataset:
     runs = stored[1]
-    st.info(f"Simulated {_window(runs[0])}.")
+    st.info(markdown_text(f"Simulated {_window(runs[0])}."))
     if runs[0].result.notes:
-        st.caption("Workload notes: " + "; ".join(runs[0].result.notes))
+        st.caption(markdown_text("Workload notes: " + "; ".join(runs[0].result.notes)))
     _kpis(runs)
     _world(dataset, runs, *st.session_state["wi_chosen"])
     _groups(runs)

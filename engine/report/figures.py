@@ -1,5 +1,7 @@
 """The report's three charts as plotly JSON figures ({"data": [...], "layout": {...}}) with the
-explicit `plotly_white` template (exported charts stay white wherever they are drawn).
+explicit `plotly_white` template (exported charts stay white wherever they are drawn). Data strings
+in the traces are escaped where the figure is drawn (engine.core.escaping.plotly_figure); names this
+module writes into its own markup (titles, hover templates) are escaped here.
 
 `plotly.graph_objects.Figure(spec)` turns one into a Figure; `st.plotly_chart` and plotly.js take
 them as they are. Sizes are fixed so that the printed page matches the screen.
@@ -18,13 +20,14 @@ import numpy as np
 import pandas as pd
 
 from engine.compare import Run
+from engine.core.escaping import plotly_text
 from engine.report.assets import plotly_white
 from engine.report.tables import local_hour_utilisation
 
 WIDTH = 700
 SCENARIO_COLOURS = ("#7f8c9a", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 TIER_GROUPS = ("reserved, used", "reserved, idle", "on-demand", "spot")
-TIER_LABELS = ("reserved<br>used", "reserved<br>idle", "on-demand", "spot")
+TIER_LABELS = ("reserved, used", "reserved, idle", "on-demand", "spot")   # plain text: data strings are escaped
 
 
 def _layout(height: int, width: int, **extra) -> dict:
@@ -55,8 +58,8 @@ def utilisation_by_local_hour(baseline: Run, candidate: Run) -> dict:
                      "z": [[None if np.isnan(v) else float(v) for v in row] for row in z.to_numpy()],
                      "coloraxis": "coloraxis", "xaxis": "x" if i == 0 else "x2", "yaxis": "y",
                      "name": run.scenario.name,
-                     "hovertemplate": "%{y}, %{x}:00 local: %{z:.1f}%<extra>" + run.scenario.name + "</extra>"})
-    titles = [{"text": f"<b>{run.scenario.name}</b>" + (" (baseline)" if i == 0 else ""), "x": x, "y": 1.0,
+                     "hovertemplate": "%{y}, %{x}:00 local: %{z:.1f}%<extra>" + plotly_text(run.scenario.name) + "</extra>"})
+    titles = [{"text": f"<b>{plotly_text(run.scenario.name)}</b>" + (" (baseline)" if i == 0 else ""), "x": x, "y": 1.0,
                "xref": "paper", "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False}
               for i, (run, x) in enumerate(((baseline, 0.22), (candidate, 0.69)))]
     axis = {"title": {"text": "local hour of day"}, "dtick": 3, "showgrid": False}
@@ -84,12 +87,12 @@ def tier_spend(run: Run, days_per_year: float) -> dict[str, float]:
 def spend_by_tier(runs: list[Run], days_per_year: float) -> dict:
     data = [{"type": "bar", "name": run.scenario.name, "x": list(TIER_LABELS), "marker": {"color": _colour(i)},
              "y": [round(v, 2) for v in tier_spend(run, days_per_year).values()],
-             "hovertemplate": "$%{y:,.0f} per year<extra>" + run.scenario.name + "</extra>"}
+             "hovertemplate": "$%{y:,.0f} per year<extra>" + plotly_text(run.scenario.name) + "</extra>"}
             for i, run in enumerate(runs)]
     return {"data": data, "layout": _layout(
         230, WIDTH // 2 - 6, barmode="group", title={"text": "Spend by tier, $ per year", "x": 0.02, "y": 0.98},
-        margin={"l": 55, "r": 10, "t": 52, "b": 40}, legend={"orientation": "h", "y": 1.1, "x": 0},
-        xaxis={"tickangle": 0}, yaxis={"tickprefix": "$", "tickformat": "~s"})}
+        margin={"l": 55, "r": 10, "t": 52, "b": 50}, legend={"orientation": "h", "y": 1.1, "x": 0},
+        xaxis={"tickangle": -20}, yaxis={"tickprefix": "$", "tickformat": "~s"})}
 
 
 def waits_by_class(waits: pd.DataFrame) -> dict:
@@ -98,7 +101,7 @@ def waits_by_class(waits: pd.DataFrame) -> dict:
     for i, (name, rows) in enumerate(waits.groupby("scenario", sort=False)):
         data.append({"type": "bar", "name": name, "x": list(rows["workload_class"]), "marker": {"color": _colour(i)},
                      "y": [round(float(s) / 3600.0, 3) for s in rows["wait_p95_s"]],
-                     "hovertemplate": "%{x}: p95 wait %{y:.2f} h<extra>" + name + "</extra>"})
+                     "hovertemplate": "%{x}: p95 wait %{y:.2f} h<extra>" + plotly_text(name) + "</extra>"})
     return {"data": data, "layout": _layout(
         230, WIDTH // 2 - 6, barmode="group", title={"text": "p95 queue wait by workload class, hours",
                                                      "x": 0.02, "y": 0.98},

@@ -6,11 +6,10 @@ values), other candidates' headlines, assumptions, defaults relied on, method an
 """
 from __future__ import annotations
 
-import json
-from html import escape
-
 import pandas as pd
 
+from engine.core.escaping import html_text as escape
+from engine.core.escaping import plotly_figure, script_json
 from engine.report import fmt
 from engine.report.assets import plotly_js
 from engine.report.builder import Report
@@ -65,7 +64,7 @@ def _figure(name: str) -> str:
 
 
 def _scripts(report: Report) -> str:
-    specs = json.dumps(report.figures, allow_nan=False)
+    specs = script_json({name: plotly_figure(figure) for name, figure in report.figures.items()})
     return ("<script>" + plotly_js().replace("</script", "<\\/script") + "</script>\n<script>\n"
             f"const FIGURES = {specs};\n"
             "for (const [name, fig] of Object.entries(FIGURES)) {\n"

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.core.escaping import to_spreadsheet_csv
+
 
 @dataclass(frozen=True)
 class SimulationResult:
@@ -116,7 +118,9 @@ class SimulationResult:
 
     def to_csv(self, directory: str | Path) -> list[Path]:
         """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv,
-        burst.csv and quotas.csv when the result has them) into `directory`; return the paths."""
+        burst.csv and quotas.csv when the result has them) into `directory`; return the paths.
+        Spreadsheet-safe (engine.core.escaping.to_spreadsheet_csv): a job id such as "=HYPERLINK(...)"
+        is written as text a spreadsheet never evaluates; the Parquet files keep every value as it is."""
         return self._export(Path(directory), "csv")
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
@@ -130,7 +134,7 @@ class SimulationResult:
         for name, table in self._tables().items():
             path = directory / f"{name}.{kind}"
             if kind == "csv":
-                table.to_csv(path, index=False)
+                path.write_bytes(to_spreadsheet_csv(table))
             else:
                 table.to_parquet(path, index=False)
             paths.append(path)
