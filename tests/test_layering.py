@@ -54,3 +54,10 @@ def test_importing_the_whole_engine_loads_no_ui_module():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_pages_draw_charts_only_through_chart_view():
+    """dashboard/chart_view.plot escapes a figure's data strings; a direct st.plotly_chart would skip it."""
+    direct = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "dashboard").rglob("*.py"))
+              if ".plotly_chart(" in p.read_text(encoding="utf-8") and p.name != "chart_view.py"]
+    assert direct == []
