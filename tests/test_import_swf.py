@@ -2,10 +2,12 @@
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import TRACES, shared
 
+from engine.sim.workload import build_workload
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
@@ -132,6 +134,24 @@ def test_small_log_every_rule():
         "fleet: 4 nodes with 16 processors in all, tier 'reserved' (on-premise hardware is paid for "
         "whether used or not)",
     ]
+
+
+def test_a_job_cancelled_before_it_started_is_a_user_giving_up():
+    # SWF: a cancelled job's wait is the time until it was cancelled; with no run time it never ran.
+    # SDSC-BLUE has 10,742 such jobs: stored with a start, the replay ran each for its request (up to
+    # 36 h), inflating the log's load by half; stored as withdrawn, its user gives up after the wait.
+    text = ("; UnixStartTime: 0\n; MaxProcs: 4\n"
+            "1 0 600 -1 4 -1 -1 4 7200 -1 5 1 1 -1 1 -1 -1 -1\n"
+            "2 0 0 100 4 -1 -1 4 7200 -1 5 1 1 -1 1 -1 -1 -1\n")
+    batch = parse_swf(text.encode(), "c.swf", ImportOptions())
+    jobs = batch.tables["jobs"]
+    assert pd.isna(jobs["start_utc"].iloc[0]) and jobs["end_utc"].iloc[0] == _seconds(600)
+    assert jobs["status"].tolist() == ["cancelled", "cancelled"]
+    assert (jobs["start_utc"].iloc[1], jobs["end_utc"].iloc[1]) == (_seconds(0), _seconds(100))  # ran, then cancelled
+    assert ("1 job(s) cancelled before they started (status 5, no run time): stored with no start, ending when "
+            "they were withdrawn (submit + wait)") in batch.notes
+    workload = build_workload(jobs, batch.tables["fleet"])
+    assert workload.patience_s[0] == 600 and np.isnan(workload.patience_s[1])
 
 
 def test_options_override_zone_and_region():

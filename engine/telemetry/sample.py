@@ -70,7 +70,8 @@ def read_bundle(directory: Path = SAMPLE_DIR) -> ImportBatch:
         frame = arrow.cast(naive).to_pandas()
         _sanity_check(table, frame, str(path))
         tables[table] = frame
-    return ImportBatch("sample", tables, notes=["generated sample data (see sample_data/README.md)"])
+    return ImportBatch("sample", tables, notes=["generated sample data (see sample_data/README.md)"],
+                       scheduler="per-pool-fifo")
 
 
 def load_sample(store: Store, directory: Path = SAMPLE_DIR, dataset: str = SAMPLE_DATASET) -> int:

@@ -134,7 +134,10 @@ class Store:
             con.execute("BEGIN TRANSACTION")
             try:
                 if not self.dataset_exists(dataset):
-                    con.execute("INSERT INTO datasets VALUES (?, ?, NULL)", [dataset, _utcnow()])
+                    con.execute("INSERT INTO datasets (name, created_utc) VALUES (?, ?)", [dataset, _utcnow()])
+                if batch.scheduler is not None:
+                    con.execute("UPDATE datasets SET recorded_scheduler = ? WHERE name = ? AND recorded_scheduler "
+                                "IS NULL", [batch.scheduler, dataset])
                 import_id = con.execute("SELECT nextval('import_ids')").fetchall()[0][0]
                 for table, frame in batch.tables.items():
                     self._insert(table, list(frame.columns), views[table], dataset, import_id)
@@ -169,6 +172,11 @@ class Store:
         params = {"dataset": dataset, **({"import_id": import_id} if tagged else {})}
         self.con.execute(f"{verb} INTO {_quote(table)} ({target}) SELECT {select} FROM {_quote(view)}", params)
 
+    def recorded_scheduler(self, dataset: str) -> str | None:
+        """How the dataset's telemetry was scheduled, when its first source said so (else None)."""
+        rows = self.con.execute("SELECT recorded_scheduler FROM datasets WHERE name = ?", [dataset]).fetchall()
+        return rows[0][0] if rows else None
+
     def delete_dataset(self, name: str) -> bool:
         """Remove a dataset and everything imported into it. Returns False if it did not exist."""
         if not self.dataset_exists(name):
@@ -186,7 +194,8 @@ class Store:
 
     # -- reading ----------------------------------------------------------------------------
     def datasets(self) -> pd.DataFrame:
-        """One row per dataset: name, format, rows, start, end, files, created_utc."""
+        """One row per dataset: name, format, rows, start, end, files, created_utc, scheduler (how its
+        telemetry was scheduled, when its source said so: see recorded_scheduler; else None)."""
         return self.con.execute(
             """
             WITH imp AS (
@@ -205,7 +214,7 @@ class Store:
                    coalesce(j.n, u.n, f.n, 0) AS rows,
                    coalesce(j.start_utc, u.start_utc) AS start,
                    coalesce(j.end_utc, u.end_utc) AS "end",
-                   coalesce(imp.files, 0) AS files, d.created_utc
+                   coalesce(imp.files, 0) AS files, d.created_utc, d.recorded_scheduler AS scheduler
             FROM datasets d
             LEFT JOIN imp ON imp.dataset = d.name
             LEFT JOIN j ON j.dataset = d.name

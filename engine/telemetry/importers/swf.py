@@ -78,7 +78,7 @@ def parse_swf(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
         notes.append(header.timezone_note)
     if tz:
         tables["regions"] = pd.DataFrame({"region": [region], "timezone": [tz]})
-    return ImportBatch("swf", tables, notes)
+    return ImportBatch("swf", tables, notes, scheduler=header.scheduler)
 
 
 def _split(text: str) -> tuple[list[str], str, np.ndarray]:
@@ -194,8 +194,15 @@ def _jobs(values: np.ndarray, lines: np.ndarray, procs: np.ndarray, procs_per_no
     base = header.unix_start_s or 0
     submit = base + np.rint(values[:, SUBMIT]).astype(np.int64)
     wait, run = values[:, WAIT], values[:, RUN]
+    status = _statuses(values[:, STATUS], run, notes)
+    # A job cancelled with no run time never started: its wait is how long its user waited before
+    # withdrawing it (SWF's definition), so it is stored with no start and that moment as its end.
+    withdrawn = (values[:, STATUS] == 5) & (run < 0) & (wait >= 0)
+    if withdrawn.any():
+        notes.append(f"{int(withdrawn.sum())} job(s) cancelled before they started (status 5, no run time): "
+                     "stored with no start, ending when they were withdrawn (submit + wait)")
     start = submit + np.rint(np.maximum(wait, 0)).astype(np.int64)
-    end = start + np.rint(np.maximum(run, 0)).astype(np.int64)
+    end = np.where(withdrawn, start, start + np.rint(np.maximum(run, 0)).astype(np.int64))
     return pd.DataFrame({
         "source_line": lines,
         "job_id": _ids(values[:, JOB], ""),
@@ -204,14 +211,14 @@ def _jobs(values: np.ndarray, lines: np.ndarray, procs: np.ndarray, procs_per_no
         "workload_class": "unknown",
         "queue": _ids(values[:, QUEUE], "q"),
         "submit_utc": _seconds_to_times(submit, np.ones(len(submit), dtype=bool)),
-        "start_utc": _seconds_to_times(start, wait >= 0),
-        "end_utc": _seconds_to_times(end, (wait >= 0) & (run >= 0)),
+        "start_utc": _seconds_to_times(start, (wait >= 0) & ~withdrawn),
+        "end_utc": _seconds_to_times(end, (wait >= 0) & ((run >= 0) | withdrawn)),
         "gpus": procs,
         "gpu_type": "cpu",
         "cpus": procs,
         "nodes": np.ceil(procs / procs_per_node - 1e-9).astype(np.int64),
         "region": region,
-        "status": _statuses(values[:, STATUS], run, notes),
+        "status": status,
         "requested_runtime_s": np.where(values[:, REQ_TIME] >= 0, values[:, REQ_TIME], np.nan),
     })
 

@@ -1,4 +1,4 @@
-"""The `; Key: value` header of an SWF log: machine size, start time and time zone.
+"""The `; Key: value` header of an SWF log: machine size, start time, time zone and scheduler.
 
 Also builds what the header implies about the world: the fleet (on-premise processors, one
 slot each) and the region's time zone.
@@ -14,6 +14,8 @@ import pandas as pd
 from engine.telemetry.importers.timestamps import is_zone, zone_from_offset
 
 _KEY_VALUE = re.compile(r"^;\s*([A-Za-z]\w*)\s*:\s*(.*?)\s*$")
+# "; Note: uses the EASY scheduler" (CTC-SP2, KTH-SP2), "; Note: uses MAUI scheduler" (HPC2N)
+_SCHEDULER = re.compile(r"^;\s*Note\s*:.*\b(EASY|MAUI)\b.*\bscheduler\b", re.IGNORECASE)
 _LEADING_INT = re.compile(r"^[+-]?\d+")
 
 
@@ -26,6 +28,7 @@ class SwfHeader:
     unix_start_s: int | None = None     # epoch seconds of the log's time 0
     timezone: str | None = None         # IANA name from TimeZoneString, or Etc/GMT+h from TimeZone
     timezone_note: str | None = None    # how `timezone` was obtained, when not given verbatim
+    scheduler: str | None = None        # "easy" or "maui" when a Note line names the scheduler
 
     @classmethod
     def parse(cls, comment_lines: list[str]) -> "SwfHeader":
@@ -39,7 +42,8 @@ class SwfHeader:
         max_procs = _positive_int(fields.get("maxprocs")) or max_nodes
         start = _leading_int(fields.get("unixstarttime"))
         tz, note = _zone(fields.get("timezonestring"), _leading_int(fields.get("timezone")))
-        return cls(max_nodes or max_procs, max_procs, start, tz, note)
+        named = next((m.group(1).lower() for m in map(_SCHEDULER.match, comment_lines) if m), None)
+        return cls(max_nodes or max_procs, max_procs, start, tz, note, named)
 
 
 def _leading_int(value: str | None) -> int | None:
