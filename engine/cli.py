@@ -64,7 +64,7 @@ def cmd_ingest(args) -> int:
 
 
 def datasets_records(store: Store) -> list[dict]:
-    """The dataset list as JSON-ready dicts: name, format, rows, start, end, files."""
+    """The dataset list as JSON-ready dicts: name, format, rows, start, end, files, scheduler."""
     records = []
     for row in store.datasets().itertuples(index=False):
         records.append({
@@ -74,6 +74,7 @@ def datasets_records(store: Store) -> list[dict]:
             "start": None if _isnull(row.start) else row.start.isoformat() + "Z",
             "end": None if _isnull(row.end) else row.end.isoformat() + "Z",
             "files": int(row.files),
+            "scheduler": None if _isnull(row.scheduler) else row.scheduler,
         })
     return records
 
@@ -94,10 +95,10 @@ def cmd_datasets(args) -> int:
     if not records:
         print("no datasets")
         return EXIT_OK
-    print(f"{'name':<28} {'format':<22} {'rows':>10}  {'start':<20}  {'end':<20}")
+    print(f"{'name':<28} {'format':<22} {'rows':>10}  {'start':<20}  {'end':<20}  scheduler")
     for r in records:
         start, end = (r["start"] or "-")[:19], (r["end"] or "-")[:19]
-        print(f"{r['name']:<28} {r['format']:<22} {r['rows']:>10,}  {start:<20}  {end:<20}")
+        print(f"{r['name']:<28} {r['format']:<22} {r['rows']:>10,}  {start:<20}  {end:<20}  {r['scheduler'] or '-'}")
     return EXIT_OK
 
 
@@ -219,8 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
     from engine.cli_simulate import add_parsers as add_simulate_parsers
 
     add_simulate_parsers(sub, db_help)
+    from engine.headroom.cli import add_parser as add_headroom_parser
     from engine.report.cli import add_parser as add_report_parser
 
+    add_headroom_parser(sub, db_help)
     add_report_parser(sub, db_help)
     from engine.planning.cli import add_parser as add_plan_parser
     from engine.predict.cli import add_parser as add_predict_parser

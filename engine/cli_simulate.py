@@ -17,14 +17,18 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
 from engine.analysis.fairness import queue_sla_table, team_table
 from engine.analysis.sim_metrics import by_group
 from engine.analysis.sim_series import group_comparison
-from engine.compare import WORLD_TABLES, Unusable, run_scenarios
+from engine.compare import WORLD_TABLES, Unusable, first_days, run_scenarios
+from engine.headroom.measure import AMORTISATION_YEARS, DEFAULT_SEEDS, GPU_CAPEX_USD, HeadroomOptions, with_headroom
+from engine.report.headline import capacity_sentences
 from engine.scenario import Scenario, ScenarioError
+from engine.scenario_recorded import recorded_baseline
 from engine.telemetry.batch import TABLE_COLUMNS
 from engine.telemetry.importers import parser_for
 from engine.telemetry.importers.common import ImportOptions
@@ -32,11 +36,22 @@ from engine.telemetry.importers.detect import detect_format
 
 EXIT_BAD_INPUT = 2
 GROUPS = (("workload_class", "by_workload_class"), ("team", "by_team"))
+RECORDED = "recorded"
 
 
-def tables(args) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
-    """(jobs, fleet, {prices, regions, carbon, teams}) of the dataset or trace the arguments name; a trace's
-    world tables are those its importer gives, else empty (the world KPIs then use their defaults)."""
+class Source(NamedTuple):
+    """What a command runs on: the dataset's (or trace's) tables and how its telemetry was scheduled."""
+
+    jobs: pd.DataFrame
+    fleet: pd.DataFrame
+    world: dict
+    scheduler: str | None
+    name: str
+
+
+def source(args) -> Source:
+    """The tables of the dataset or trace the arguments name; a trace's world tables are those its
+    importer gives, else empty (the world KPIs then use their defaults)."""
     if args.trace:
         path = Path(args.trace)
         try:
@@ -48,8 +63,8 @@ def tables(args) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
         if jobs is None or fleet is None:
             raise Unusable(f"{path}: {batch.format} trace has no jobs and fleet; ingest it with a fleet "
                             "and use --dataset")
-        return jobs, fleet, {name: batch.tables.get(name, pd.DataFrame(columns=TABLE_COLUMNS[name]))
-                             for name in WORLD_TABLES}
+        return Source(jobs, fleet, {name: batch.tables.get(name, pd.DataFrame(columns=TABLE_COLUMNS[name]))
+                                    for name in WORLD_TABLES}, batch.scheduler, path.name)
     from engine.telemetry.sample import ensure_sample
     from engine.telemetry.store import Store
 
@@ -59,18 +74,60 @@ def tables(args) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
         names = list(store.datasets()["name"])
         if args.dataset not in names:
             raise Unusable(f"unknown dataset {args.dataset!r}; choose from {', '.join(names) or 'none'}")
-        return (store.jobs(args.dataset), store.fleet(args.dataset),
-                {name: store.table(name, args.dataset) for name in WORLD_TABLES})
+        return Source(store.jobs(args.dataset), store.fleet(args.dataset),
+                      {name: store.table(name, args.dataset) for name in WORLD_TABLES},
+                      store.recorded_scheduler(args.dataset), args.dataset)
     finally:
         store.close()
 
 
-def _run(args, files: list[str]) -> tuple[list[tuple[Scenario, dict, object]], list[str]]:
-    """([(scenario, its KPIs with the world KPIs appended, result) per scenario file], the defaults the
-    world KPIs relied on, each once): engine.compare.run_scenarios over the arguments' tables."""
-    scenarios = [Scenario.load(f) for f in files]
-    runs, assumed = run_scenarios(scenarios, *tables(args))
-    return [(run.scenario, run.kpis, run.result) for run in runs], assumed
+def tables(args) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    """(jobs, fleet, {prices, regions, carbon, teams}) of the dataset or trace the arguments name."""
+    data = source(args)
+    return data.jobs, data.fleet, data.world
+
+
+def load_scenario(value: str, scheduler: str | None) -> Scenario:
+    """A scenario file, or "recorded": the policies that reproduce how the data was scheduled
+    (engine.scenario_recorded; a file of that name wins)."""
+    if value == RECORDED and not Path(value).exists():
+        return recorded_baseline(scheduler)
+    return Scenario.load(value)
+
+
+def check_days(days: float | None) -> float | None:
+    if days is not None and not days > 0:
+        raise Unusable(f"--days must be positive, got {days:g}")
+    return days
+
+
+def _run(args, files: list[str]) -> tuple[list, list[str], object]:
+    """([Run per scenario], the defaults the world KPIs relied on, each once, the HeadroomReport or None):
+    engine.compare.run_scenarios over the arguments' tables, first --days days (all by default), and
+    with_headroom when asked (compare, by default)."""
+    data = source(args)
+    scenarios = first_days([load_scenario(f, data.scheduler) for f in files], data.jobs, check_days(args.days))
+    runs, assumed = run_scenarios(scenarios, data.jobs, data.fleet, data.world, world=True if args.world else None)
+    measured = None
+    if getattr(args, "headroom", False):
+        runs, measured = with_headroom(runs, data.jobs, data.fleet, data.world, HeadroomOptions(
+            seeds=args.seeds, slo_file=args.slo, workers=args.workers, dask=args.dask, progress=print_progress))
+    return runs, assumed, measured
+
+
+def print_progress(done: int, total: int, outcome) -> None:
+    """One line on stderr per finished search."""
+    what = "load headroom" if outcome.kind == "demand" else "GPUs needed"
+    if outcome.error:
+        found = f"failed: {outcome.error}"
+    elif outcome.kind == "demand":
+        found = f"demand x{outcome.search.value:.3g}"
+    else:
+        found = f"{outcome.gpus.get(outcome.search.value, float('nan')):,.0f} GPUs"
+    seed = f", seed {outcome.seed}" if outcome.kind == "demand" else ""
+    steps = f"{outcome.search.evaluations} runs, " if outcome.search else ""
+    print(f"[{done}/{total}] {outcome.scenario}: {what}{seed}: {found} ({steps}{outcome.elapsed_s:.0f} s)",
+          file=sys.stderr, flush=True)
 
 
 def _print_assumed(notes: list[str], json_mode: bool) -> None:
@@ -135,17 +192,18 @@ def _print_groups(runs: list[tuple[str, object]]) -> None:
 
 @_guarded
 def cmd_simulate(args) -> int:
-    ((scenario, values, result),), assumed = _run(args, [args.scenario])
+    (run,), assumed, _ = _run(args, [args.scenario])
+    result = run.result
     written = [*result.to_csv(args.out), *result.to_parquet(args.out)] if args.out else []
     if args.json:
-        print(json.dumps(_report(scenario, values, result)))
+        print(json.dumps(_report(run.scenario, run.kpis, result)))
         _print_assumed(assumed, True)
         return 0
-    print(f"scenario {scenario.name}")
-    for key, value in values.items():
+    print(f"scenario {run.scenario.name}")
+    for key, value in run.kpis.items():
         print(f"  {key:31s} {_fmt(value)}")
     _print_assumed(assumed, False)
-    _print_groups([(scenario.name, result)])
+    _print_groups([(run.scenario.name, result)])
     _print_sharing(result)
     if written:
         print(f"\nwrote {', '.join(p.name for p in written)} to {args.out}/")
@@ -154,41 +212,84 @@ def cmd_simulate(args) -> int:
 
 @_guarded
 def cmd_compare(args) -> int:
-    runs, assumed = _run(args, args.scenario)
+    runs, assumed, measured = _run(args, args.scenario)
     if args.json:
-        print(json.dumps([_report(s, k, r) for s, k, r in runs]))
+        print(json.dumps([{**_report(r.scenario, r.kpis, r.result), **_headroom_record(r, measured)} for r in runs]))
         _print_assumed(assumed, True)
         return 0
-    base = runs[0][1]
-    rows = [["kpi", *(s.name for s, _, _ in runs)]]
+    if measured is not None:
+        base = runs[0].scenario.name
+        print(f"service level: {measured.level.describe()}")
+        for run in runs[1:]:
+            for sentence in capacity_sentences(base, measured.baseline, run.headroom, GPU_CAPEX_USD,
+                                               AMORTISATION_YEARS):
+                print(f"  {sentence}")
+        print()
+    base = runs[0].kpis
+    rows = [["kpi", *(r.scenario.name for r in runs)]]
     for key in base:
         cells = [key, _fmt(base[key])]
-        for _, values, _ in runs[1:]:
-            delta = values[key] - base[key]
+        for run in runs[1:]:
+            delta = run.kpis[key] - base[key]
             rel = f" ({delta / base[key]:+.0%})" if base[key] and math.isfinite(delta / base[key]) else ""
-            cells.append(f"{_fmt(values[key])} {_fmt(delta, '+')}{rel}")
+            cells.append(f"{_fmt(run.kpis[key])} {_fmt(delta, '+')}{rel}")
         rows.append(cells)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:]))]))
     _print_assumed(assumed, False)
-    _print_groups([(s.name, r) for s, _, r in runs])
+    _print_groups([(r.scenario.name, r.result) for r in runs])
     return 0
+
+
+def _headroom_record(run, measured) -> dict:
+    """The JSON of a run's headroom searches: the level, per seed headroom, the GPUs needed, trust."""
+    if measured is None:
+        return {}
+    h = run.headroom
+    return {"headroom": {"service_level": measured.level.describe(), "seeds": list(measured.seeds),
+                         "load_headroom_by_seed": list(h.load_headroom_by_seed),
+                         "load_headroom_ratio_by_seed": list(h.ratio_by_seed), "fleet_gpus": h.fleet_gpus,
+                         "needed_gpus": h.needed_gpus, "monotone": h.monotone, "bounded": h.bounded,
+                         "simulations": h.evaluations}}
 
 
 def add_parsers(sub, db_help: str) -> None:
     """Register the simulate and compare subcommands on the `meridian` parser."""
     for name, func, help_text in (("simulate", cmd_simulate, "replay a dataset or trace under a scenario"),
-                                  ("compare", cmd_compare, "compare scenarios (deltas against the first)")):
+                                  ("compare", cmd_compare, "compare scenarios (deltas against the first), with "
+                                                           "their load headroom at the first one's service level")):
         p = sub.add_parser(name, help=help_text)
-        source = p.add_mutually_exclusive_group(required=True)
-        source.add_argument("--dataset", help="dataset in the database")
-        source.add_argument("--trace", help="trace file, parsed without a database")
+        add_source(p)
+        scenario_help = 'scenario TOML file, or "recorded" (how the data was scheduled)'
         if name == "simulate":
-            p.add_argument("--scenario", required=True, help="scenario TOML file")
+            p.add_argument("--scenario", required=True, help=scenario_help)
             p.add_argument("--out", help="folder for the per-job table, timeline and decision log")
         else:
-            p.add_argument("--scenario", action="append", required=True, help="scenario TOML (repeat)")
+            p.add_argument("--scenario", action="append", required=True, help=scenario_help + " (repeat)")
+            p.add_argument("--no-headroom", dest="headroom", action="store_false",
+                           help="skip the load headroom and GPUs-needed searches (each scenario then runs once)")
+            add_headroom_options(p)
+        p.add_argument("--days", type=float, help="keep the jobs submitted in the first N days (default: all)")
+        p.add_argument("--world", action="store_true",
+                       help="compute cost and carbon also for an unpriced fleet (an SWF log's processors)")
         p.add_argument("--json", action="store_true", help="print JSON")
         p.add_argument("--db", help=db_help)
         p.set_defaults(func=func)
+
+
+def add_source(p) -> None:
+    """--dataset NAME | --trace FILE, one of them required."""
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--dataset", help="dataset in the database")
+    where.add_argument("--trace", help="trace file, parsed without a database")
+
+
+def add_headroom_options(p) -> None:
+    """The headroom search's options: --seeds, --slo, --workers, --dask."""
+    p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
+                   help=f"demand resamplings per scenario (default {DEFAULT_SEEDS})")
+    p.add_argument("--slo", help="service level from a file's [slo] table (p95 wait hours per class; the format "
+                                 "of meridian plan) instead of the baseline's")
+    p.add_argument("--workers", type=int, help="local processes (default: one per core)")
+    p.add_argument("--dask", metavar="ADDRESS", help='run the searches on a Dask cluster ("local" or tcp://host:port)')

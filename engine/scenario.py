@@ -11,7 +11,8 @@
     start_utc = "2026-08-03T00:00:00"   # keep jobs submitted in [start_utc, end_utc)
     end_utc = "2026-08-10T00:00:00"
     load_scale = 1.5                # arrivals 1.5x as dense (inter-arrival times / 1.5)
-    growth = 1.3                    # 30 % more jobs: seeded copies of random jobs, same hour
+    growth = 1.3                    # 30 % more jobs, each region's hour-of-week shape and the job mix
+                                    # kept (seeded resampling: engine.scenario_demand)
     timer_s = 600                   # top level, optional: a scheduling pass every 10 min while jobs
                                     # wait (for time-dependent orders); 0 (default): events only
     [[fleet]]                       # optional fleet edits, applied in order
@@ -49,7 +50,6 @@ are `ScenarioError`s that name the valid choices.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -62,9 +62,11 @@ import engine.policies.routing  # noqa: F401  (registers the family)
 import engine.policies.timing  # noqa: F401  (registers the family)
 import engine.policies.preemption  # noqa: F401  (registers the family)
 import engine.policies.quota  # noqa: F401  (registers the family)
+from engine.core.toml_file import read_toml
 from engine.policies import registry
 from engine.scenario_burst import parse_bursts
-from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, grow, window
+from engine.scenario_demand import scale_demand
+from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, window
 from engine.predict.features import zones_of
 from engine.scenario_runtime import RuntimeChoice, parse_runtime, with_predictions
 from engine.scenario_sharing import parse_queues, parse_quotas, parse_spot, parse_teams
@@ -122,12 +124,7 @@ class Scenario:
     def load(cls, path: str | Path) -> "Scenario":
         """Read and validate a TOML scenario file."""
         path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ScenarioError(f"{path}: cannot read scenario: {exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+        data = read_toml(path, "scenario", ScenarioError)
         return cls.from_dict(data, default_name=path.stem, source=str(path))
 
     @classmethod
@@ -185,8 +182,17 @@ class Scenario:
         region edits applied."""
         world = self.world(world or World(), fleet)
         jobs, fleet = self.apply(jobs, fleet, zones_of(world.regions))
-        return simulate(build_workload(jobs, fleet), self.build_policies(), self.seed, self.name, self.timer_s,
-                        world, self.sharing(world))
+        return simulate(self._measured(build_workload(jobs, fleet)), self.build_policies(), self.seed, self.name,
+                        self.timer_s, world, self.sharing(world))
+
+    def _measured(self, workload):
+        """The workload with its measurement window ending at the scenario's end_utc (compressed by
+        load_scale like the submits), when that comes before the data's end: a slice's utilisation and
+        idle hours are measured over the slice's own span, not up to the last job's end."""
+        if self.end_utc is None or not len(workload):
+            return workload
+        span = (self.end_utc - workload.origin_utc).total_seconds() / self.load_scale
+        return replace(workload, observed_end_s=min(workload.observed_end_s, max(span, 0.0)))
 
     def sharing(self, world: World) -> SharingSetup:
         """Queue classes, quota entries, and team weights: the dataset's teams table's share_weight
@@ -220,7 +226,7 @@ class Scenario:
         choice = RuntimeChoice(self.runtime_source, self.runtime_quantile, self.predict_failure)
         jobs, start = with_predictions(jobs, self.start_utc, choice, zones, self.name)
         jobs = window(jobs, start, self.end_utc)
-        jobs = grow(compress(jobs, self.load_scale), self.growth, self.seed)
+        jobs = scale_demand(compress(jobs, self.load_scale), self.growth, self.seed)
         for edit in self.fleet_edits:
             fleet = edit_fleet(fleet, edit)
         return jobs, fleet

@@ -1,12 +1,9 @@
 """Workload and fleet edits a scenario applies to a dataset's tables (engine.scenario).
 
 Workload edits, in this order: `window` keeps jobs submitted in [start, end); `compress` makes
-arrivals `load_scale` times as dense (every time shifted towards the first submit); `grow`
-changes the number of jobs by `growth`: above 1 each job gets floor(growth - 1) copies plus one
-more with probability frac(growth - 1), below 1 each job is kept with probability growth
-(seeded, so a scenario always edits alike). A copy is the job submitted again up to 15 minutes
-later (uniform, seeded), with its recorded times shifted alike and job_id "<id>+<n>", so the
-hour-of-week shape of demand is kept. Fleet edits add or remove whole nodes.
+arrivals `load_scale` times as dense (every time shifted towards the first submit); then growth
+resamples the demand (engine.scenario_demand.scale_demand, seeded, so a scenario always edits
+alike). Fleet edits add or remove whole nodes.
 """
 from __future__ import annotations
 
@@ -17,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 TIME_COLUMNS = ("submit_utc", "start_utc", "end_utc", "deadline_utc")
-COPY_JITTER_S = 900.0
 
 
 class ScenarioError(ValueError):
@@ -62,25 +58,6 @@ def compress(jobs: pd.DataFrame, load_scale: float) -> pd.DataFrame:
     return _shift(jobs, (submit - submit.min()) * (1.0 / load_scale - 1.0))
 
 
-def grow(jobs: pd.DataFrame, growth: float, seed: int) -> pd.DataFrame:
-    """`growth` times as many jobs (see the module docstring)."""
-    if growth == 1.0 or not len(jobs):
-        return jobs
-    rng = np.random.default_rng([seed, 1729])
-    if growth < 1.0:
-        return jobs[rng.random(len(jobs)) < growth].copy()
-    extra = growth - 1.0
-    copies = np.floor(extra).astype(int) + (rng.random(len(jobs)) < extra - math.floor(extra))
-    frames = [jobs]
-    for n in range(1, int(copies.max()) + 1 if len(copies) else 1):
-        chosen = jobs[copies >= n]
-        jitter = pd.to_timedelta(rng.uniform(0.0, COPY_JITTER_S, len(chosen)), unit="s")
-        copy = _shift(chosen, pd.Series(jitter, index=chosen.index))
-        copy["job_id"] = copy["job_id"].astype(str) + f"+{n}"
-        frames.append(copy)
-    return pd.concat(frames, ignore_index=True)
-
-
 def edit_fleet(fleet: pd.DataFrame, edit: FleetEdit) -> pd.DataFrame:
     """Apply one edit by whole nodes: remove the last matching nodes, or clone the last matching one
     (adding GPUs of a tier the region has no node of clones its last node of that type into the tier)."""
@@ -107,3 +84,16 @@ def edit_fleet(fleet: pd.DataFrame, edit: FleetEdit) -> pd.DataFrame:
         clones["tier"] = template_tier
     clones["node"] = [f"{template['node']}-added-{i + 1}" for i in range(count)]
     return pd.concat([fleet, clones], ignore_index=True)
+
+
+def scaled_fleet_edits(fleet: pd.DataFrame, scale: float) -> tuple[FleetEdit, ...]:
+    """[[fleet]] edits that make every (region, GPU type, tier) pool `scale` times its nodes today,
+    rounded to whole nodes (a pool may vanish when scaled down far enough)."""
+    nodes = fleet[fleet["gpus"] > 0]
+    edits = []
+    for (region, gpu_type, tier), group in nodes.groupby(["region", "gpu_type", "tier"], sort=True):
+        per_node = int(group["gpus"].max())
+        delta = round((scale - 1.0) * len(group)) * per_node
+        if delta:
+            edits.append(FleetEdit(region, gpu_type, int(delta), tier))
+    return tuple(edits)

@@ -257,6 +257,24 @@ def test_fidelity_page_without_traces_shows_the_record_and_where_to_put_them(app
     assert all(b.key not in ("fid_rls_run", "fid_fgd_run") for b in app.button)
 
 
+def test_fidelity_page_replays_the_recorded_baseline_and_shows_how_far_it_is_from_the_history(app):
+    # tiny's CSV names no scheduler, so the baseline is FCFS + EASY (assumed). Replayed, job b starts at
+    # once on the 2 GPUs job a leaves free, where the history made it wait 1 h: batch's p50 and p95 are
+    # 100 % off (and so is "all"), which the page must say rather than hide; training (0 h both ways) is within.
+    _select(app, "tiny")
+    _open_fidelity_page(app)
+    assert any("first come, first served with EASY backfilling" in shown(c) and "is assumed" in shown(c)
+               for c in app.caption)
+    app.button(key="fid_recorded_run").click().run()
+    assert not app.exception, app.exception
+    assert any("1 of 3 rows within the tolerance (2 jobs replayed; the largest p95 deviation 100.0 %)" in shown(w)
+               for w in app.warning), [shown(w) for w in app.warning]
+    table = next(d.value for d in app.dataframe if "workload_class" in d.value).set_index("workload_class")
+    assert table.loc["batch", ["recorded_p95_h", "replayed_p95_h"]].tolist() == [1.0, 0.0]
+    assert table.loc["batch", "p95_deviation_pct"] == -100.0 and not table.loc["batch", "within"]
+    assert table.loc["training", "within"] and not table.loc["all", "within"]
+
+
 def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
     from engine.analysis.handoff import describe
     from engine.analysis.timezones import build_timezones

@@ -26,14 +26,15 @@ def test_report_page_builds_a_day_of_the_sample_and_previews_it(database, tmp_pa
     errors = []
     with _served(database, tmp_path, "/report", 2600, errors) as page:
         _sample_days(page, "Build the report", "First N days of the dataset (0 = all)").click()
-        page.get_by_role("button", name="Download HTML").wait_for(timeout=120_000)
+        page.get_by_role("button", name="Download HTML").wait_for(timeout=300_000)
         _settle(page)
-        preview = page.frame_locator('iframe[title^="Executive report: data-local against fifo"]')
+        preview = page.frame_locator('iframe[title^="Executive report: follow-the-sun against recorded"]')
         preview.locator(".main-svg").first.wait_for(timeout=60_000)
         page.wait_for_timeout(1500)   # plotly draws the report's remaining charts
         _assert_clean(page)
         body = page.inner_text("body")
-        assert "data-local against fifo" in body and "Idle reserved GPUs cost" in body
+        assert "follow-the-sun against recorded" in body and "Idle reserved GPUs cost" in body
+        assert "at recorded's service level" in body   # the headline leads with capacity
         assert page.get_by_role("button", name="Prepare PDF").count() == 1
         assert errors == []
         page.screenshot(path=str(ARTIFACTS / "report_page.png"), full_page=True)

@@ -19,14 +19,21 @@ WORLD_KPIS = {"cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_
               "idle_cost_usd", "cost_usd_per_year", "idle_cost_usd_per_year", "effective_usd_per_gpu_hour",
               "productive_usd_per_gpu_hour", "energy_kwh", "carbon_kg", "carbon_kg_per_year",
               "residency_violations", "egress_usd"}
-# Every key the README documents; the fragmentation pair only for runs that sample fragmentation.
-ALL_KPIS = KPIS | WORLD_KPIS | {"wait_mean_s", "wait_p99_s", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s",
-                                "jobs_not_run", "throughput_jobs_per_hour", "served_gpu_hours",
-                                "effective_capacity_ratio", "latency_slo_attainment", "burst_rentals",
-                                "burst_gpu_hours"}
+# Every key the README documents; the fragmentation pair only for runs that sample fragmentation, the
+# world KPIs only for a priced fleet (or --world: an SWF log's processors are not), the headroom ones
+# only for compare (without --no-headroom).
+STRANDED = {"stranded_gpu_hours", "stranded_order_gpu_hours", "stranded_elsewhere_gpu_hours",
+            "stranded_fragmented_gpu_hours", "nodes_in_use_mean", "partial_node_idle_gpu_hours"}
+SIM_KPIS = KPIS | STRANDED | {"wait_mean_s", "wait_p99_s", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s",
+                              "jobs_not_run", "jobs_gave_up", "throughput_jobs_per_hour", "served_gpu_hours",
+                              "latency_slo_attainment", "burst_rentals", "burst_gpu_hours"}
 FAIRNESS = {"jain_index", "deadline_hit_rate", "inference_guarantee_violations", "max_wait_sla_attainment",
-            "preemptions", "lost_gpu_hours", "starved_jobs"}
-ALL_KPIS |= FAIRNESS
+            "max_wait_sla_misses", "preemptions", "lost_gpu_hours", "starved_jobs"}
+SIM_KPIS |= FAIRNESS
+ALL_KPIS = SIM_KPIS | WORLD_KPIS
+HEADROOM = {"load_headroom", "load_headroom_min", "load_headroom_max", "load_headroom_ratio",
+            "load_headroom_ratio_min", "load_headroom_ratio_max", "needed_gpus", "compaction_gpus",
+            "compaction_usd_per_year", "saved_gpus", "saved_usd_per_year"}
 FRAGMENTATION = {"frag_gpus_mean", "frag_gpu_pct_of_idle"}
 GROUP_KEYS = ["jobs", "finished", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_p99_s", "jct_mean_s", "jct_p50_s",
               "jct_p95_s", "jct_p99_s", "avg_bounded_slowdown", "gpu_hours"]
@@ -41,7 +48,7 @@ def test_simulate_json_and_export(tmp_path):
     done = meridian("simulate", "--trace", SMALL, "--scenario", FIFO, "--json", "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["scenario"] == "fifo" and set(out["kpis"]) in (ALL_KPIS, ALL_KPIS | FRAGMENTATION)
+    assert out["scenario"] == "fifo" and set(out["kpis"]) in (SIM_KPIS, SIM_KPIS | FRAGMENTATION)
     assert list(out) == ["scenario", "kpis", "by_workload_class", "by_team", "teams", "queue_classes"]
     k = out["kpis"]
     assert k["jobs_completed"] + k["jobs_failed"] == 7
@@ -62,18 +69,23 @@ def _jobs(tmp_path):
 
 
 def test_compare_json_is_a_list_in_scenario_order():
-    done = meridian("compare", "--trace", SMALL, "--scenario", FIFO, "--scenario", EASY, "--json")
+    done = meridian("compare", "--trace", SMALL, "--scenario", FIFO, "--scenario", EASY, "--json", "--seeds", "2",
+                    "--workers", "1")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert [o["scenario"] for o in out] == ["fifo", "easy-backfill"]
-    assert all(set(o["kpis"]) in (ALL_KPIS, ALL_KPIS | FRAGMENTATION) for o in out)
+    assert all(set(o["kpis"]) in (SIM_KPIS | HEADROOM, SIM_KPIS | HEADROOM | FRAGMENTATION) for o in out)
+    assert out[0]["kpis"]["load_headroom_ratio"] == 1.0 and out[0]["kpis"]["saved_gpus"] == 0.0
+    assert out[1]["headroom"]["seeds"] == [0, 1] and len(out[1]["headroom"]["load_headroom_by_seed"]) == 2
+    assert "p95 wait at most unknown" in out[0]["headroom"]["service_level"]
+    assert len([line for line in done.stderr.splitlines() if line.startswith("[")]) == 6   # 2 x (2 seeds + fleet)
     assert [r["jct_mean_s"] for o in out for r in o["by_workload_class"]] == [
         o["kpis"]["jct_mean_s"] for o in out]   # one class ("unknown") in an SWF trace
     assert out[1]["kpis"]["wait_p95_s"] <= out[0]["kpis"]["wait_p95_s"]
 
 
 def test_compare_table_shows_deltas():
-    done = meridian("compare", "--trace", SMALL, "--scenario", FIFO, "--scenario", EASY)
+    done = meridian("compare", "--trace", SMALL, "--scenario", FIFO, "--scenario", EASY, "--no-headroom")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["kpi", "fifo", "easy-backfill"]
@@ -136,7 +148,7 @@ def test_trace_world_kpis_use_the_defaults_and_reconcile_with_the_engine():
     from engine.telemetry.importers.common import ImportOptions
 
     assert set(KPI_KEYS) == WORLD_KPIS
-    done = meridian("simulate", "--trace", SMALL, "--scenario", FIFO, "--json")
+    done = meridian("simulate", "--trace", SMALL, "--scenario", FIFO, "--json", "--world")
     assert done.returncode == 0, done.stderr
     kpis = json.loads(done.stdout)["kpis"]
     batch = parser_for("swf")(SMALL.read_bytes(), str(SMALL), ImportOptions())
@@ -161,7 +173,8 @@ def test_dataset_world_kpis_read_the_stored_prices(tmp_path):
     store = Store.open(db)
     store.add_import("tiny", TINY, "tiny.csv", "sha-tiny")
     store.close()
-    done = meridian("compare", "--dataset", "tiny", "--db", db, "--scenario", FIFO, "--scenario", EASY, "--json")
+    done = meridian("compare", "--dataset", "tiny", "--db", db, "--scenario", FIFO, "--scenario", EASY, "--json",
+                    "--no-headroom")
     assert done.returncode == 0, done.stderr
     for out in json.loads(done.stdout):
         k = out["kpis"]
@@ -182,7 +195,8 @@ def test_region_price_scale_changes_cost_usd(tmp_path):
     dearer = tmp_path / "fifo-dearer.toml"
     dearer.write_text(FIFO.read_text(encoding="utf-8").replace('name = "fifo"', 'name = "fifo-dearer"')
                       + '\n[[region]]\nregion = "default"\nprice_scale = 2.5\n', encoding="utf-8")
-    done = meridian("compare", "--trace", SMALL, "--scenario", FIFO, "--scenario", dearer, "--json")
+    done = meridian("compare", "--trace", SMALL, "--scenario", FIFO, "--scenario", dearer, "--json", "--world",
+                    "--no-headroom")
     assert done.returncode == 0, done.stderr
     base, edited = (o["kpis"] for o in json.loads(done.stdout))
     # the same run, priced at 2.5 x the price book's reserved CPU slot ($0.03 per slot-hour)
@@ -191,6 +205,6 @@ def test_region_price_scale_changes_cost_usd(tmp_path):
     assert {k: v for k, v in edited.items() if "usd" not in k} == {k: v for k, v in base.items() if "usd" not in k}
     wrong = tmp_path / "wrong.toml"
     wrong.write_text('[[region]]\nregion = "eu-west"\nprice_scale = 0.5\n', encoding="utf-8")
-    done = meridian("simulate", "--trace", SMALL, "--scenario", wrong)
+    done = meridian("simulate", "--trace", SMALL, "--scenario", wrong, "--world")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == "meridian: wrong: [[region]] 'eu-west' is not a region of the dataset; valid: default"

@@ -122,6 +122,7 @@ def test_fairness_kpis_by_hand():
         "deadline_hit_rate": 0.5,                  # a1 and c1 (at its deadline) of a1, a2, a3, c1
         "inference_guarantee_violations": 2,       # b2 waited 10 s, b5 20 s by the end; the limit is 5 s
         "max_wait_sla_attainment": pytest.approx(2 / 6),   # hits a1, b1; misses a2, b2, b5, c2; b3 undecided
+        "max_wait_sla_misses": 4,
         "preemptions": 1, "lost_gpu_hours": pytest.approx(40 / 3600), "starved_jobs": 2}   # a3 and c2
 
 
@@ -209,7 +210,7 @@ def test_results_without_the_new_tables_and_columns():
     k = fairness_kpis(run)
     assert {key: k[key] for key in k if key != "jain_index"} == {
         "deadline_hit_rate": 1.0, "inference_guarantee_violations": 0, "max_wait_sla_attainment": 1.0,
-        "preemptions": 0, "lost_gpu_hours": 0.0, "starved_jobs": 0}
+        "max_wait_sla_misses": 0, "preemptions": 0, "lost_gpu_hours": 0.0, "starved_jobs": 0}
     table = team_table(run)
     assert table["weight"].tolist() == [1.0, 1.0, 1.0] and table["entitlement"].tolist() == [1 / 3] * 3
     assert table["nominal_gpus"].isna().all()

@@ -118,6 +118,29 @@ def test_the_plan_fleet_is_what_the_integer_program_chose(sample_plan):
     assert best.check.cost_usd_per_year == min(it.check.cost_usd_per_year for it in rounds if it.check.met)
 
 
+def test_the_plan_compacts_the_integer_programs_fleet_to_what_the_simulation_needs():
+    # Every day at 10:00 UTC, 32 one-GPU, one-hour inference jobs arrive at once; the target lets
+    # inference wait 12 h at p95. The integer program, which knows nothing of queueing, buys the peak
+    # (32 GPUs, on demand); one 8-GPU node runs the burst in 4 one-hour waves (3 h at worst), and
+    # no node runs nothing: compaction must end at exactly one node.
+    from sim_helpers import fleet, job
+
+    rows = [job(f"{d}-{k}", d * 86400 + 10 * 3600, 3600, 1, workload_class="inference")
+            for d in range(4) for k in range(32)]
+    jobs = pd.DataFrame(rows)
+    jobs = jobs.assign(start_utc=jobs["submit_utc"], end_utc=jobs["submit_utc"] + pd.Timedelta(hours=1))
+    empty = {name: pd.DataFrame() for name in ("prices", "carbon", "teams", "regions")}
+    settings = settings_from_dict({"days": 3, "warmup_days": 0, "max_iterations": 3, "slo": {"inference": 12}})
+    result = plan_fleet(jobs, fleet(*[8] * 8), empty, settings, 1.0)
+    first, compacted = result.iterations[0], result.iterations[-1]
+    assert first.compacted is None and first.check.met and first.check.gpus["total"].sum() == 32
+    assert compacted.compacted == pytest.approx(0.25, abs=0.13) and compacted.plan is first.plan
+    assert compacted.check.met and compacted.check.gpus["total"].sum() == 8
+    assert result.recommended is compacted
+    waits = compacted.check.slo.set_index("workload_class")
+    assert waits.loc["inference", "p95_h"] == pytest.approx(3.0)   # the fourth wave starts 3 h late
+
+
 def test_cli_plan_json_and_bad_input(tmp_path, capsys):
     db = tmp_path / "m.duckdb"
     assert main(["plan", "--dataset", "sample", "--growth", "1.3", "--slo", str(SLO_FILE), "--days", "1",

@@ -135,22 +135,23 @@ def test_backfill_window_protocol(family, key):
     answers the same either way and ignores skips; any window takes a start or a skip per candidate."""
     policy = registry.make(family, key)
     window = policy.window(6.0, 1.0, np.array([50.0, 20.0, 80.0]), np.array([2.0, 4.0, 2.0]), 10.0,
-                           head_requested_s=30.0)
+                           head_requested_s=30.0, head_pool=1)
     if window is None:
         return
     assert isinstance(type(window).sequential, bool)
     requested, units = _candidates(40)
-    allowed = window.allows(10.0, requested, units)
+    pools = np.random.default_rng(3).integers(0, 3, 40)
+    allowed = window.allows(10.0, requested, units, pools)
     assert allowed.dtype == bool and allowed.shape == (40,)
-    assert window.allows(10.0, requested[:0], units[:0]).shape == (0,)
-    for i, (r, u) in enumerate(zip(requested, units)):
-        one = window.allows(10.0, np.array([r]), np.array([u]))
+    assert window.allows(10.0, requested[:0], units[:0], pools[:0]).shape == (0,)
+    for i, (r, u, p) in enumerate(zip(requested, units, pools)):
+        one = window.allows(10.0, np.array([r]), np.array([u]), np.array([p]))
         assert one.shape == (1,)
         if not window.sequential:
-            assert window.after_skip(10.0, r, u) == window
-            assert one[0] == window.allows(10.0, requested, units)[i]
-        window = window.after_start(10.0, r, u) if one[0] and u <= 1.0 else window.after_skip(10.0, r, u)
-    assert window.allows(10.0, requested, units).shape == (40,)
+            assert window.after_skip(10.0, r, u, p) == window
+            assert one[0] == window.allows(10.0, requested, units, pools)[i]
+        window = window.after_start(10.0, r, u, p) if one[0] and u <= 1.0 else window.after_skip(10.0, r, u, p)
+    assert window.allows(10.0, requested, units, pools).shape == (40,)
 
 
 def _gang_fleet(n_nodes, seed=5):

@@ -14,6 +14,7 @@ import pytest
 
 from engine.cli_simulate import tables
 from engine.compare import Unusable, first_days
+from engine.headroom.measure import HeadroomOptions
 from engine.report import Report, ReportAssumptions, build_report, render_html
 from engine.report import fmt
 from engine.report.headline import savings
@@ -22,6 +23,7 @@ from engine.scenario import Scenario
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "sample_data" / "scenarios"
 DAYS = 2.0
+SEEDS = HeadroomOptions(seeds=2, workers=2)  # the headroom searches: two demand resamplings each
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +46,7 @@ def scenarios():
 @pytest.fixture(scope="module")
 def report(data, scenarios) -> Report:
     baseline, candidate, grow = scenarios
-    return build_report(*data, baseline, [candidate, grow], dataset="sample", days=DAYS)
+    return build_report(*data, baseline, [candidate, grow], dataset="sample", days=DAYS, headroom=SEEDS)
 
 
 def _compare_json(db, tmp_path, report: Report, names: list[str]) -> list[dict]:
@@ -59,7 +61,7 @@ def _compare_json(db, tmp_path, report: Report, names: list[str]) -> list[dict]:
                                f'end_utc = "{end:%Y-%m-%dT%H:%M:%S}"\n', encoding="utf-8")
         files += ["--scenario", str(path)]
     done = subprocess.run([sys.executable, "-m", "engine.cli", "compare", "--dataset", "sample", "--db", str(db),
-                           *files, "--json"], cwd=REPO, capture_output=True, text=True, timeout=300)
+                           *files, "--json", "--seeds", "2"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -82,15 +84,21 @@ def test_every_kpi_equals_meridian_compare_for_the_same_window(report, db, tmp_p
     assert s.idle_usd_per_year_recovered == fifo["idle_cost_usd_per_year"] - sun["idle_cost_usd_per_year"]
     assert s.spend_usd_per_year_change == sun["cost_usd_per_year"] - fifo["cost_usd_per_year"]
     assert s.carbon_kg_per_year_change == sun["carbon_kg_per_year"] - fifo["carbon_kg_per_year"]
-    assert s.equivalent_gpus == pytest.approx(
-        (sun["effective_capacity_ratio"] / fifo["effective_capacity_ratio"] - 1) * 1320)
+    assert s.equivalent_gpus == fifo["needed_gpus"] - sun["needed_gpus"] == sun["saved_gpus"]
+    assert s.more_work_pct == pytest.approx(100 * (sun["load_headroom_ratio"] - 1))
+    assert fifo["load_headroom_ratio"] == 1.0
 
 
 def test_headline_states_the_numbers_as_printed(report):
     s, text = report.savings["follow-the-sun"], " ".join(report.headline)
     k = report.kpis.set_index("kpi")
+    first, second = report.headline[:2]
+    assert first.startswith(f"follow-the-sun serves {abs(s.more_work_pct):.0f} % more work than fifo at fifo's "
+                            "service level (2 demand resamplings:")
+    assert second.startswith(f"Or the same work on {s.equivalent_gpus:,.0f} fewer GPUs: "
+                             f"{fmt.usd(s.hardware_usd_per_year)} a year of hardware")
     for shown in (fmt.pct(s.util_baseline), fmt.pct(s.util_candidate), fmt.usd(s.idle_usd_per_year_baseline),
-                  fmt.usd(abs(s.idle_usd_per_year_recovered)), fmt.usd(s.hardware_usd_not_spent),
+                  fmt.usd(abs(s.idle_usd_per_year_recovered)), fmt.usd(s.hardware_usd_per_year),
                   fmt.hours(k.loc["wait_p95_s", "fifo"]), fmt.hours(k.loc["wait_p95_s", "follow-the-sun"]),
                   fmt.pct(k.loc["max_wait_sla_attainment", "follow-the-sun"]),
                   fmt.pct(k.loc["deadline_hit_rate", "follow-the-sun"]),
@@ -132,7 +140,7 @@ def test_fleet_edit_candidate_has_an_investment_and_capex_scales_the_hardware_do
 def test_annualisation_and_pue_change_the_yearly_dollars_and_carbon_as_stated(data, scenarios, report):
     baseline, candidate, _ = scenarios
     edited = build_report(*data, baseline, [candidate], ReportAssumptions(annualisation_days=730, pue=2.4),
-                          days=DAYS)
+                          days=DAYS, headroom=SEEDS)
     before, after = report.kpis.set_index("kpi"), edited.kpis.set_index("kpi")
     for name in ("fifo", "follow-the-sun"):
         assert after.loc["cost_usd_per_year", name] == pytest.approx(2 * before.loc["cost_usd_per_year", name])

@@ -7,6 +7,7 @@ import pytest
 from engine.compare import WORLD_TABLES
 from engine.report import ReportAssumptions, build_report, render_html
 from engine.scenario import Scenario
+from engine.scenario_recorded import recorded_baseline
 from engine.telemetry.store import Store
 from conftest import open_page, shown
 
@@ -22,25 +23,26 @@ def app(sample_db, monkeypatch):
 
 @pytest.fixture(scope="module")
 def expected(sample_db):
-    """build_report of data-local against fifo on the sample's first day, at a GPU price of $40K."""
+    """build_report of follow-the-sun against the recorded baseline on the sample's first day, at a GPU
+    price of $40K (the page's defaults but the price)."""
     store = Store.open(sample_db)
     try:
         return build_report(store.jobs("sample"), store.fleet("sample"),
                             {name: store.table(name, "sample") for name in WORLD_TABLES},
-                            Scenario.load(SCENARIOS / "fifo.toml"), [Scenario.load(SCENARIOS / "data-local.toml")],
+                            recorded_baseline("per-pool-fifo"), [Scenario.load(SCENARIOS / "follow-the-sun.toml")],
                             ReportAssumptions(gpu_capex_usd=40_000.0), dataset="sample", days=1.0)
     finally:
         store.close()
 
 
-def _unescaped(markdown: str) -> list[str]:
-    return [line.removeprefix("- ").replace("\\$", "$") for line in markdown.splitlines()]
+def _bullets(markdown: str) -> list[str]:
+    return [line.removeprefix("- ") for line in markdown.splitlines()]
 
 
 def test_the_page_opens_on_the_defaults_without_simulating(app):
     assert shown(app.title[0]) == "Executive report"
-    assert app.selectbox(key="rp_baseline").value == "fifo"
-    assert app.multiselect(key="rp_candidates").value == ["data-local"]
+    assert app.selectbox(key="rp_baseline").value == "recorded"
+    assert app.multiselect(key="rp_candidates").value == ["follow-the-sun"]
     assert app.number_input(key="rp_gpu_capex_usd").value == 30_000.0
     assert app.number_input(key="rp_pue").value == 1.2
     assert {f["name"] for f in ReportAssumptions.fields() if f["kind"] == "number"} == \
@@ -55,9 +57,10 @@ def test_building_shows_the_engines_headline_downloads_and_the_preview(app, expe
     app.button(key="rp_build").click().run()
     assert not app.exception, app.exception
     assert not app.error, [shown(e) for e in app.error]
-    assert [shown(h) for h in app.subheader][:1] == ["data-local against fifo"]
+    assert [shown(h) for h in app.subheader][:1] == ["follow-the-sun against recorded"]
     bullets = [shown(m) for m in app.markdown if shown(m).startswith("- ")]
-    assert _unescaped(bullets[0]) == list(expected.headline)
+    assert _bullets(bullets[0]) == list(expected.headline)
+    assert expected.headline[0].startswith("follow-the-sun serves")
     built = app.session_state["rp_built"]
     assert built["report"].kpis.equals(expected.kpis)
     assert built["html"] == render_html(expected)
@@ -92,7 +95,7 @@ def test_without_chromium_the_page_warns_and_still_offers_html(app, monkeypatch)
 
 @pytest.mark.parametrize("candidates, message", [
     ([], "Pick at least one candidate scenario to compare with the baseline."),
-    (["fifo", "data-local"], "The baseline fifo is also a candidate: pick candidates other than the baseline."),
+    (["recorded", "data-local"], "The baseline recorded is also a candidate: pick candidates other than the baseline."),
 ])
 def test_a_choice_that_cannot_be_built_is_a_message(app, candidates, message):
     app.multiselect(key="rp_candidates").set_value(candidates).run()

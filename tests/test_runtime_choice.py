@@ -64,6 +64,8 @@ def app(tmp_path, monkeypatch):
     at.selectbox(key="dataset").select("log").run()
     at.switch_page("app_pages/whatif.py").run()
     assert not at.exception, at.exception
+    at.selectbox(key="wi_baseline").select("fifo").run()
+    at.number_input(key="wi_seeds").set_value(1).run()
     return at
 
 

@@ -121,21 +121,23 @@ def test_workload_window_and_load_scale():
     assert ((out["end_utc"] - out["start_utc"]).dt.total_seconds()).tolist() == [10.0, 10.0]
 
 
-def test_growth_copies_or_drops_jobs_seeded_and_keeps_their_hour():
-    jobs = pd.DataFrame([job(i, 3600 * i, 10, 1) for i in range(200)])
+def test_growth_resamples_the_demand_seeded_within_each_hour():
+    # engine.scenario_demand: 150 jobs in 150 distinct hours of the week (one stratum each); growth 2.5
+    # keeps the 150 and adds 225 copies (systematic rounding: 1 or 2 per job), each in its donor's hour.
+    jobs = pd.DataFrame([job(i, 3600 * i, 10, 1) for i in range(150)])
     grown, _ = Scenario.from_dict({"workload": {"growth": 2.5}}).apply(jobs, fleet(1))
-    copies = grown[grown["job_id"].str.contains("+", regex=False)]
-    assert len(grown) == 200 + len(copies) and 200 + 200 < len(grown) < 200 + 400
-    assert copies["job_id"].str.endswith("+1").sum() == 200  # every job once, about half twice
-    assert 70 < copies["job_id"].str.endswith("+2").sum() < 130
-    originals = grown.set_index("job_id").loc[copies["job_id"].str.split("+").str[0], "submit_utc"].to_numpy()
-    delay = (copies["submit_utc"].to_numpy() - originals) / pd.Timedelta(seconds=1)
-    assert ((delay >= 0) & (delay < 900)).all()
-    assert (copies["end_utc"] - copies["submit_utc"]).equals(copies["end_utc"] - copies["submit_utc"])
+    copies = grown[grown["job_id"].str.contains("+r", regex=False)]
+    assert len(grown) == 375 and len(copies) == 225
+    donors = copies["job_id"].str.split("+").str[0]
+    assert donors.value_counts().isin([1, 2]).all()
+    originals = grown.set_index("job_id").loc[donors]
+    assert (copies["submit_utc"].dt.floor("h").to_numpy() == originals["submit_utc"].to_numpy()).all()  # its hour
+    moved = copies["submit_utc"].to_numpy() - originals["submit_utc"].to_numpy()
+    assert (copies["end_utc"].to_numpy() - originals["end_utc"].to_numpy() == moved).all()  # recorded times alike
     again, _ = Scenario.from_dict({"workload": {"growth": 2.5}}).apply(jobs, fleet(1))
     assert again.equals(grown)
     shrunk, _ = Scenario.from_dict({"workload": {"growth": 0.5}, "seed": 3}).apply(jobs, fleet(1))
-    assert 70 < len(shrunk) < 130 and set(shrunk["job_id"]) <= set(jobs["job_id"])
+    assert len(shrunk) == 75 and set(shrunk["job_id"]) <= set(jobs["job_id"])
 
 
 def test_timer_adds_a_pass_every_timer_s_while_jobs_wait():

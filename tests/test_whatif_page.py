@@ -8,6 +8,7 @@ from conftest import shown
 from streamlit.testing.v1 import AppTest
 
 from engine.analysis.sim_metrics import kpis
+from engine.analysis.stranded import stranded_kpis
 from engine.analysis.sim_series import (fleet_series, group_comparison, kpi_comparison, region_series, wait_ecdf,
                                         why_waited)
 from engine.policies import registry
@@ -19,6 +20,8 @@ REPO = Path(__file__).parents[1]
 APP = str(REPO / "dashboard" / "app.py")
 SCENARIOS = REPO / "sample_data" / "scenarios"
 T = pd.Timestamp
+STRANDED_KPIS = stranded_kpis(pd.DataFrame(columns=["time_s", "region", "idle_gpus", "order_gpus", "elsewhere_gpus",
+                                                    "fragmented_gpus", "nodes_in_use", "partial_idle_gpus"]), 900.0)
 
 # One 4-GPU node. a holds 2 GPUs for 2 h; b wants all 4 (blocked until a ends); c wants 2 for 30 min:
 # FIFO keeps c behind b (c waits 2 h 58 min), EASY backfills c at once (it ends long before b's reservation).
@@ -57,7 +60,15 @@ def app(tmp_path, monkeypatch):
     at.selectbox(key="dataset").select("queue").run()
     at.switch_page("app_pages/whatif.py").run()
     assert not at.exception, at.exception
+    assert at.selectbox(key="wi_baseline").value == "recorded"   # the default: how the data was scheduled
+    at.selectbox(key="wi_baseline").select("fifo").run()   # these tests compare fifo's figures
+    at.number_input(key="wi_seeds").set_value(1).run()
     return at
+
+
+def _kpi_tiles(app):
+    """The KPI tiles, without the headroom headline's (labelled "<scenario>: ...")."""
+    return [m for m in app.metric if ": " not in m.label]
 
 
 def test_the_engine_waits_differ_between_fifo_and_easy():
@@ -79,7 +90,6 @@ def test_the_engine_waits_differ_between_fifo_and_easy():
 
 
 def test_whatif_compares_fifo_with_easy_backfill(app):
-    assert app.selectbox(key="wi_baseline").value == "fifo"
     assert app.multiselect(key="wi_candidates").value == ["easy-backfill"]
     app.number_input(key="wi_days").set_value(1.0)
     app.button(key="wi_run").click().run()
@@ -89,17 +99,20 @@ def test_whatif_compares_fifo_with_easy_backfill(app):
     expected = kpi_comparison([(name, kpis(r)) for name, r in runs.items()])
     table = _kpi_table(app)
     assert list(table.columns) == ["fifo", "easy-backfill", "easy-backfill Δ", "easy-backfill Δ%"]
-    pd.testing.assert_frame_equal(table, expected)
+    pd.testing.assert_frame_equal(table.loc[expected.index], expected)   # the simulation's KPIs, then stranded ones
+    assert list(table.index[len(expected):]) == list(STRANDED_KPIS)
+    # FIFO keeps c (2 GPUs) waiting 2 h 58 min behind b while 2 GPUs sit free: stranded in its own region
+    assert table.loc["stranded_order_gpu_hours", "fifo"] > 0 == table.loc["stranded_order_gpu_hours", "easy-backfill"]
     assert table.loc["wait_p95_s", "easy-backfill Δ"] < 0
     assert any("jobs submitted from 2024-03-04 00:00 to 2024-03-05 00:00 UTC (3 jobs)" in shown(i)
                for i in app.info)
     assert table.loc["jct_p95_s", "fifo"] == pytest.approx(10740 + 0.9 * (12480 - 10740))
-    assert len(app.get("plotly_chart")) == 4
-    assert [m.label for m in app.metric][:7] == ["Utilisation", "p50 wait", "p95 wait", "p95 completion time",
-                                                 "Avg bounded slowdown", "Idle GPU-hours", "Fragmented idle GPUs"]
-    assert len(app.metric) == 14
+    assert len(app.get("plotly_chart")) == 6
+    assert [m.label for m in _kpi_tiles(app)][:7] == ["Utilisation", "p50 wait", "p95 wait", "p95 completion time",
+                                                      "Avg bounded slowdown", "Idle GPU-hours", "Fragmented idle GPUs"]
+    assert len(_kpi_tiles(app)) == 14
     # p95 waits 10,326 s (FIFO) and 6,426 s (EASY); p95 JCTs 12,306 s and 10,386 s
-    tiles = {(i // 7, m.label): (m.value, m.delta) for i, m in enumerate(app.metric)}
+    tiles = {(i // 7, m.label): (m.value, m.delta) for i, m in enumerate(_kpi_tiles(app))}
     frag = expected.loc["frag_gpu_pct_of_idle", ["fifo", "easy-backfill"]].tolist()
     assert tiles[0, "Fragmented idle GPUs"][0] == f"{frag[0]:.1f}%"
     assert tiles[1, "Fragmented idle GPUs"] == (f"{frag[1]:.1f}%", f"{frag[1] - frag[0]:+.1f} pts")
@@ -232,3 +245,20 @@ def test_custom_scenario_rents_cloud_burst_nodes_and_bills_them(app):
     world = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
     assert world.loc["cost_burst_usd", "custom"] == pytest.approx(4 * 100 / 60 * on_demand_price("H100"))
     assert world.loc["cost_burst_usd", "fifo"] == 0.0
+
+
+def test_the_headline_leads_with_the_work_served_and_the_gpus_needed_at_the_baselines_level(app):
+    # On one 4-GPU node the recorded baseline (no source says how "queue" was scheduled: FCFS + EASY is
+    # assumed) and easy-backfill are the same policies: the same headroom, the same GPUs needed.
+    app.selectbox(key="wi_baseline").select("recorded").run()
+    app.number_input(key="wi_seeds").set_value(2).run()
+    app.button(key="wi_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [shown(e) for e in app.error]
+    assert "Capacity at the same service level" in [h.value for h in app.subheader]
+    lines = [shown(m) for m in app.markdown if "service level" in shown(m)]
+    assert lines and lines[0].startswith("- **easy-backfill serves as much work as recorded at recorded's service level")
+    tiles = {m.label: m.value for m in app.metric if ": " in m.label}
+    assert tiles["recorded: load headroom"] == tiles["easy-backfill: load headroom"]
+    assert tiles["recorded: GPUs needed"] == tiles["easy-backfill: GPUs needed"] == "4"
+    assert any("Service level: p95 wait at most" in shown(c) for c in app.caption)

@@ -73,7 +73,8 @@ def _per_job(result: SimulationResult, horizon: float, pieces: pd.DataFrame) -> 
     finished = started & np.isfinite(end)
     completed = finished & ~jobs["failed"].to_numpy(bool)
     left = np.maximum(horizon - np.maximum(submit, 0.0), 0.0)
-    wait = np.where(started, jobs["wait_s"].to_numpy(np.float64), left)
+    waited = jobs["wait_s"].to_numpy(np.float64)  # also set for a job whose user gave up: until it left
+    wait = np.where(started | np.isfinite(waited), waited, left)
 
     row = pieces["row"].to_numpy()
     held = np.bincount(row, weights=pieces["gpu_s"].to_numpy(np.float64), minlength=len(jobs))
@@ -250,7 +251,8 @@ def _over_time(result: SimulationResult, teams: pd.DataFrame) -> tuple[np.ndarra
 
 def fairness_kpis(result: SimulationResult) -> dict[str, float]:
     """jain_index, deadline_hit_rate, inference_guarantee_violations (jobs), max_wait_sla_attainment
-    (0-1), preemptions (evictions), lost_gpu_hours, starved_jobs (jobs); see the module docstring."""
+    (0-1), max_wait_sla_misses (jobs of queues with a maximum wait that waited past it: production
+    SLA violations), preemptions (evictions), lost_gpu_hours, starved_jobs (jobs); see the module docstring."""
     per_job = _jobs(result)
     teams = _team_table(result, per_job)
     fair = teams["fair_gpu_hours"].to_numpy(np.float64)
@@ -261,6 +263,7 @@ def fairness_kpis(result: SimulationResult) -> dict[str, float]:
             "deadline_hit_rate": _rate(per_job["deadline_hit"].to_numpy(bool), per_job["deadline_set"].to_numpy(bool)),
             "inference_guarantee_violations": int(per_job["violation"].sum()),
             "max_wait_sla_attainment": _rate(sla_hit, sla_hit | sla_miss),
+            "max_wait_sla_misses": int(sla_miss.sum()),
             "preemptions": int(per_job["preemptions"].sum()),
             "lost_gpu_hours": float(per_job["lost_gpu_hours"].sum()),
             "starved_jobs": int(per_job["starved"].sum())}

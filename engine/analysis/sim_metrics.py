@@ -8,13 +8,15 @@ GPUs to the window's end). The window runs from the first submit (time 0) to the
 observed end (`SimulationResult.window_s`, the span the Overview measures); idle GPU-hours are over
 the same window. Without a window (window_s = 0) it ends at the last job end. `makespan_s` stays the
 time of the last job end, which may lie past the window. Waits (before the first start) count
-started jobs, job completion time (JCT = end - submit) finished jobs, both in seconds. Bounded
+started jobs, job completion time (JCT = end - submit) finished jobs, both in seconds; jobs_not_run
+counts the jobs that never started, jobs_gave_up those of them whose users withdrew them first. Bounded
 slowdown per finished job is max(1, (wait + run) / max(run, tau_s)) with tau_s = 10 s by default.
 Throughput is finished jobs per hour of makespan. Served GPU-hours: GPU-hours held inside the window
 by the pieces of jobs that completed (not failed), less the work their preempted pieces lost (GPUs x
-the last lost_s seconds before each eviction, clipped to the window); `effective_capacity_ratio`
-divides them by a baseline's (the work the same fleet serves under another policy, e.g. home-only
-FIFO). Latency SLO attainment: the share of started inference jobs that ran within the SLO's
+the last lost_s seconds before each eviction, clipped to the window). When every job completes,
+served GPU-hours are set by the demand, not by the scheduler: how much more work a fleet serves at
+the same service level is engine.headroom's load headroom. Latency SLO attainment: the share of
+started inference jobs that ran within the SLO's
 round-trip time of their home region. Cloud burst (engine.analysis.burst): rented GPUs count as
 capacity while up, so utilisation and idle GPU-hours include them; `burst_rentals` counts the
 rentals and `burst_gpu_hours` the GPU-hours billed inside the window. Fragmentation (only when the
@@ -123,6 +125,7 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
         "jobs_completed": int((~failed).sum()),
         "jobs_failed": int(failed.sum()),
         "jobs_not_run": int((~jobs["started"]).sum()),
+        "jobs_gave_up": int((jobs["reason"] == "gave-up").sum()),
         "throughput_jobs_per_hour": len(finished) / (makespan / 3600.0) if makespan > 0 else 0.0,
         "latency_slo_attainment": latency_slo_attainment(result),
         "burst_rentals": len(result.burst) if result.burst is not None else 0,
@@ -142,13 +145,6 @@ def latency_slo_attainment(result: SimulationResult) -> float:
     if not len(served) or "latency_ms" not in served:
         return 1.0
     return float((served["latency_ms"].to_numpy(np.float64) <= result.latency_slo_ms).mean())
-
-
-def effective_capacity_ratio(result_kpis: dict, baseline_kpis: dict) -> float:
-    """Served GPU-hours over the baseline's on the same fleet and window (1.0 = the same; 0 when the
-    baseline served nothing)."""
-    base = baseline_kpis["served_gpu_hours"]
-    return result_kpis["served_gpu_hours"] / base if base > 0 else 0.0
 
 
 def fragmentation_kpis(samples: pd.DataFrame, horizon_s: float) -> dict[str, float]:

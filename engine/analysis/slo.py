@@ -20,14 +20,15 @@ WAIT_COLUMNS = ("jobs", "started", "wait_mean_s", "wait_p50_s", "wait_p95_s", "w
 
 
 def censored_waits(result: SimulationResult) -> np.ndarray:
-    """Seconds each job waited before its first start; never-started jobs wait until the run's end."""
+    """Seconds each job waited before its first start; a job whose user gave up, until it left; other
+    never-started jobs wait until the run's end."""
     jobs = result.jobs
     ends = jobs["end_s"].to_numpy(np.float64)
     finite = ends[np.isfinite(ends)]
     end = max(horizon_s(result), float(finite.max()) if len(finite) else 0.0)
     submit = jobs["submit_s"].to_numpy(np.float64)
-    started = jobs["started"].to_numpy(bool)
-    return np.where(started, jobs["wait_s"].to_numpy(np.float64), np.maximum(end - submit, 0.0))
+    waited = jobs["wait_s"].to_numpy(np.float64)
+    return np.where(np.isfinite(waited), waited, np.maximum(end - submit, 0.0))
 
 
 def class_waits(result: SimulationResult, since_s: float = 0.0,

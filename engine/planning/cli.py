@@ -73,8 +73,9 @@ def _print_plan(result: PlanResult) -> None:
         verdict = "every target met" if it.check.met else "a target missed"
         if pools:
             verdict += f"; pools over a target: {pools}"
-        print(f"  {it.number}: integer program ${it.plan.weekly_cost_usd:,.0f}/week, simulated "
-              f"${it.check.cost_usd_per_year:,.0f}/year, {verdict}")
+        how = (f"the fleet above with every pool x{it.compacted:.2f} (compaction)" if it.compacted else
+               f"integer program ${it.plan.weekly_cost_usd:,.0f}/week")
+        print(f"  {it.number}: {how}, simulated ${it.check.cost_usd_per_year:,.0f}/year, {verdict}")
     for note in result.notes:
         print(f"note: {note}")
 

@@ -1,7 +1,7 @@
 """SLO attainment and cost as the fleet grows: today's fleet scaled pool by pool, run as a sweep.
 
 Each point multiplies every (region, gpu_type, tier) of today's fleet by a scale factor (whole
-nodes: GPUs added or removed as [[fleet]] edits, engine.scenario_edits.edit_fleet) and replays the
+nodes: GPUs added or removed as [[fleet]] edits, engine.scenario_edits.scaled_fleet_edits) and replays the
 plan's window under the plan's check scenario (engine.planning.plan.check_scenario), on the sweep
 runner's processes (engine.sweep). Waits are scored from the window's start, as the plan's check
 scores them (the warm-up is simulated, not scored).
@@ -17,23 +17,11 @@ import pandas as pd
 from engine.planning.fleet_build import fleet_gpus, tier_ordered
 from engine.planning.plan import check_scenario
 from engine.planning.settings import PlanSettings
-from engine.scenario_edits import FleetEdit
+from engine.scenario_edits import scaled_fleet_edits
 from engine.sweep.grid import Point
 from engine.sweep.runner import run_sweep
 
 SCALES = (0.6, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0)
-
-
-def scaled_edits(fleet: pd.DataFrame, scale: float) -> tuple[FleetEdit, ...]:
-    """[[fleet]] edits that make every pool and tier `scale` times its GPUs today (whole nodes)."""
-    nodes = fleet[fleet["gpus"] > 0]
-    edits = []
-    for (region, gpu_type, tier), group in nodes.groupby(["region", "gpu_type", "tier"], sort=True):
-        per_node = int(group["gpus"].max())
-        delta = round((scale - 1.0) * len(group)) * per_node
-        if delta:
-            edits.append(FleetEdit(region, gpu_type, int(delta), tier))
-    return tuple(edits)
 
 
 def curve_points(fleet: pd.DataFrame, settings: PlanSettings, growth: float, start: pd.Timestamp,
@@ -41,7 +29,7 @@ def curve_points(fleet: pd.DataFrame, settings: PlanSettings, growth: float, sta
     """One sweep point per scale factor, named "fleet x<scale>"."""
     base = check_scenario(settings, growth, start, end)
     return tuple(Point(i, f"fleet x{scale:g}", {"fleet scale": scale},
-                       replace(base, name=f"fleet x{scale:g}", fleet_edits=scaled_edits(fleet, scale)),
+                       replace(base, name=f"fleet x{scale:g}", fleet_edits=scaled_fleet_edits(fleet, scale)),
                        score_from_utc=start)
                  for i, scale in enumerate(scales))
 

@@ -1,7 +1,7 @@
 """The cheapest fleet that meets the SLOs: integer program, then simulation, then refinement.
 
 1. Window: the last `days` of the data (by submit time), demand x `growth` (the scenario's seeded
-   job copies, engine.scenario_edits.grow). The simulation starts `warmup_days` earlier so queues
+   resampling, engine.scenario_demand). The simulation starts `warmup_days` earlier so queues
    are not empty at the start; jobs submitted in the warm-up load the fleet but are not scored.
 2. Demand: the hour-of-week profile of GPUs busy per (region, gpu_type) if every job started at
    submit (engine.planning.demand), split into firm work and flexible work that may wait.
@@ -13,13 +13,18 @@
 5. Refine: every pool where some class's p95 wait misses its target gets headroom x (1 + step);
    back to 3. Once a fleet meets every target, up to TRIM_ROUNDS more rounds trim it: each pool's
    headroom goes to the geometric mean of the cheapest passing round's and the last failing
-   round's (bisection), kept when it still passes. At most `max_iterations` rounds in all. The
-   cheapest fleet that met every target is the recommendation; its cost is what the simulation
-   paid (reserved every hour, spot and on-demand by use), annualised. Today's fleet runs the same
-   check for comparison.
+   round's (bisection), kept when it still passes. At most `max_iterations` rounds in all.
+6. Compact: the cheapest fleet that met every target, every (region, GPU type, tier) pool scaled
+   down alike in whole nodes, to the smallest that still meets every target under the plan's
+   policies (the simulation-checked compaction of engine.headroom: bracketing, then bisection to
+   COMPACT_TOLERANCE); a smaller fleet that passes is one more round, "compacted". The integer program
+   knows nothing of routing or backfilling, so this is where a better policy gets its smaller fleet.
+The cheapest fleet that met every target is the recommendation; its cost is what the simulation
+paid (reserved every hour, spot and on-demand by use), annualised. Today's fleet runs the same
+check for comparison.
 
 The integer program is optimal for its demand model; the recommendation is the cheapest fleet the
-simulation accepted along the headroom path, not proven to be the cheapest such fleet.
+simulation accepted along the headroom path and its compaction, not proven to be the cheapest such fleet.
 """
 from __future__ import annotations
 
@@ -32,14 +37,17 @@ import pandas as pd
 
 from engine.analysis.slo import class_waits, slo_table
 from engine.compare import run_scenarios
+from engine.headroom.search import Point, largest_passing
 from engine.planning.demand import demand_profile
 from engine.planning.fleet_build import fleet_gpus, gpu_pools, planned_fleet, pool_options, tier_ordered
 from engine.planning.fleet_milp import FleetPlan, optimise_fleet
 from engine.planning.settings import PlanError, PlanSettings
+from engine.scenario_edits import edit_fleet, scaled_fleet_edits
 from engine.sim.spot import SpotModel
 
 DAY = pd.Timedelta(days=1)
 TRIM_ROUNDS = 2  # rounds after the first fleet that meets every target, trimming its headroom
+COMPACT_TOLERANCE = 0.02  # the compaction's bisection stops when its bracket is this narrow
 
 
 @dataclass(frozen=True)
@@ -67,13 +75,16 @@ class FleetCheck:
 
 @dataclass(frozen=True)
 class Iteration:
-    """One round: the headroom per pool it planned with, the integer program's plan and the check."""
+    """One round: the headroom per pool it planned with, the integer program's plan and the check;
+    `compacted`: for the compaction round, the factor its pools were scaled by (the plan is the
+    round it compacted's)."""
 
     number: int
     headroom: dict
     plan: FleetPlan
     check: FleetCheck
     missed_pools: tuple
+    compacted: float | None = None
 
 
 @dataclass(frozen=True)
@@ -111,7 +122,7 @@ def check_fleet(label: str, fleet: pd.DataFrame, jobs: pd.DataFrame, world_table
                 growth: float, start: pd.Timestamp, end: pd.Timestamp) -> FleetCheck:
     """Replay the plan window (with warm-up) on `fleet` and measure the SLOs."""
     scenario = check_scenario(settings, growth, start, end)
-    (run,), _ = run_scenarios([scenario], jobs, fleet, world_tables, capacity_baseline=False)
+    (run,), _ = run_scenarios([scenario], jobs, fleet, world_tables, world=True, strand=False)
     result = run.result
     since = (start - pd.to_datetime(result.origin_utc)).total_seconds()
     ran = scenario.apply(jobs, fleet)[0]
@@ -176,7 +187,36 @@ def plan_fleet(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict, sett
         high = min(met, key=lambda it: it.check.cost_usd_per_year).headroom
         headroom = {pool: math.sqrt(low[pool] * high[pool]) if high[pool] > low[pool] else high[pool]
                     for pool in high}
+    best = PlanResult(growth, start, end, settings, today, tuple(iterations), ()).recommended
+    if best is not None:
+        say(f"compacting round {best.number}'s fleet under the plan's policies")
+        compacted = _compact(best, len(iterations) + 1, jobs, world_tables, settings, growth, start, end)
+        if compacted is not None:
+            iterations.append(compacted)
     return PlanResult(growth, start, end, settings, today, tuple(iterations), tuple(notes))
+
+
+def _compact(best: Iteration, number: int, jobs: pd.DataFrame, world_tables: dict, settings: PlanSettings,
+             growth: float, start: pd.Timestamp, end: pd.Timestamp) -> Iteration | None:
+    """Step 6: `best`'s fleet scaled down to the smallest factor that still meets every target (None
+    when no smaller fleet does)."""
+    fleet = tier_ordered(best.check.fleet)
+    checks: dict[tuple, FleetCheck] = {}
+
+    def holds(x: float) -> Point:
+        edits = scaled_fleet_edits(fleet, 1.0 / x)
+        if edits not in checks:
+            scaled = fleet
+            for edit in edits:
+                scaled = edit_fleet(scaled, edit)
+            checks[edits] = check_fleet(f"round {number}", scaled, jobs, world_tables, settings, growth, start, end)
+        return Point(x, x >= 1.0 and checks[edits].met)   # never larger than the fleet it compacts
+    found = largest_passing(holds, COMPACT_TOLERANCE)
+    edits = scaled_fleet_edits(fleet, 1.0 / found.value)
+    if found.value <= 1.0 or not edits or not checks[edits].met:
+        return None
+    check = checks[edits]
+    return Iteration(number, dict(best.headroom), best.plan, check, (), 1.0 / found.value)
 
 
 def _missed(check: FleetCheck, settings: PlanSettings) -> set:

@@ -23,10 +23,10 @@ Errors are `PlanError`s naming the file and the key.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.core.toml_file import read_toml
 from engine.scenario import Scenario, ScenarioError
 
 DEFAULT_POLICIES = {"order": "fcfs", "backfill": "easy", "placement": "cheapest-tier"}
@@ -73,12 +73,7 @@ def default_scenario() -> Scenario:
 def load_settings(path: str | Path) -> PlanSettings:
     """Read and validate a plan file."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PlanError(f"{path}: cannot read the plan file: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PlanError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, "the plan file", PlanError)
     return settings_from_dict(data, str(path), path.parent)
 
 

@@ -49,6 +49,7 @@ def plan_record(result: PlanResult) -> dict:
         "met": recommended is not None,
         "today": check_record(result.today),
         "rounds": [{"round": it.number, "integer_program_usd_per_week": it.plan.weekly_cost_usd,
+                    "compacted_factor": it.compacted,
                     "missed_pools": [list(pool) for pool in it.missed_pools], **check_record(it.check)}
                    for it in result.iterations],
         "recommended": None if recommended is None else {"round": recommended.number,

@@ -1,14 +1,14 @@
 """Backfilling policies (family "backfill"): may a job behind a blocked head start now?
 
 Every policy has one method, `window(head_units, free_units, running_end_s, running_units, now_s,
-*, head_requested_s) -> Window | None`. The simulator calls it when the queue's head does not fit;
-None means "no backfilling this pass". A window holds the reservations of one scheduling pass: a
-candidate further back may start when it fits now (the simulator checks that by placing it) and
-the window `allows` it. Every window class has:
-- `allows(now_s, requested_s, units) -> ndarray[bool]`, vectorised over candidates;
-- `after_start(now_s, requested_s, units)`: the window once that candidate started;
-- `after_skip(now_s, requested_s, units)`: the window once that candidate, in queue order, stays
-  queued this pass (not allowed, or allowed but it fit on no node);
+*, head_requested_s, head_pool) -> Window | None`. The simulator calls it when the queue's head does
+not fit; None means "no backfilling this pass". A window holds the reservations of one scheduling
+pass: a candidate further back may start when it fits now (the simulator checks that by placing it)
+and the window `allows` it. Every window class has:
+- `allows(now_s, requested_s, units, pools) -> ndarray[bool]`, vectorised over candidates;
+- `after_start(now_s, requested_s, units, pool)`: the window once that candidate started;
+- `after_skip(now_s, requested_s, units, pool)`: the window once that candidate, in queue order,
+  stays queued this pass (not allowed, or allowed but it fit on no node);
 - `sequential`: False when `after_skip` changes nothing, so `allows` may be evaluated over all
   candidates at once; True when the loop must visit the candidates one by one in queue order,
   asking `allows` for that one candidate then calling `after_start` or `after_skip`.
@@ -17,11 +17,13 @@ the window in place and return it (`ProfileWindow` does), so use only the return
 policy objects themselves are frozen and stateless.
 
 Units are resource units of the head job's resource pool (milli-GPU of the GPU models the head
-may use; processors in SWF replays; a candidate from another pool counts 0); `running_end_s` are
-the running jobs' expected ends, start + requested runtime (never the true runtime), seconds from
-time 0; `head_requested_s` is the head job's requested runtime in s (+inf when unknown: its
-reservation then never ends). "none" and "easy" ignore it. A policy whose window is always None
-may say so with the class attribute `disabled = True`.
+may use; processors in SWF replays; a candidate from another pool counts 0); `pools` are the
+candidates' pools and `head_pool` the head's (0: any GPU model of the region; m + 1: the nodes of
+the region's m-th model; engine.sim.region); `running_end_s` are the running jobs' expected ends,
+start + requested runtime (never the true runtime), seconds from time 0; `head_requested_s` is the
+head job's requested runtime in s (+inf when unknown: its reservation then never ends). "none" and
+"easy" ignore it. A policy whose window is always None may say so with the class attribute
+`disabled = True`.
 """
 from __future__ import annotations
 
@@ -46,17 +48,17 @@ class Window:
     shadow_s: float
     extra_units: float
 
-    def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray) -> np.ndarray:
+    def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, pools=None) -> np.ndarray:
         """Candidates that cannot delay the head: done by the shadow time, or small enough for the extra."""
         return (now_s + requested_s <= self.shadow_s) | (units <= self.extra_units)
 
-    def after_start(self, now_s: float, requested_s: float, units: float) -> "Window":
+    def after_start(self, now_s: float, requested_s: float, units: float, pool: int = 0) -> "Window":
         """The window once a candidate started: one that outlives the shadow time uses up extra."""
         if now_s + requested_s <= self.shadow_s:
             return self
         return replace(self, extra_units=self.extra_units - units)
 
-    def after_skip(self, now_s: float, requested_s: float, units: float) -> "Window":
+    def after_skip(self, now_s: float, requested_s: float, units: float, pool: int = 0) -> "Window":
         """A candidate that stays queued holds no reservation under EASY: the window is unchanged."""
         return self
 
@@ -73,16 +75,16 @@ class ProfileWindow:
     profile: Profile
     limit: int = 0  # candidates the pass may consider (0: all): the policy's max_job_test
 
-    def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray) -> np.ndarray:
+    def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, pools=None) -> np.ndarray:
         """Candidates whose units stay free over [now_s, now_s + requested_s) around every reservation."""
         return np.asarray(units) <= self.profile.lowest(now_s, requested_s)
 
-    def after_start(self, now_s: float, requested_s: float, units: float) -> "ProfileWindow":
+    def after_start(self, now_s: float, requested_s: float, units: float, pool: int = 0) -> "ProfileWindow":
         """The started candidate takes its units over [now_s, now_s + requested_s)."""
         self.profile.reserve(now_s, units, requested_s)
         return self
 
-    def after_skip(self, now_s: float, requested_s: float, units: float) -> "ProfileWindow":
+    def after_skip(self, now_s: float, requested_s: float, units: float, pool: int = 0) -> "ProfileWindow":
         """The skipped candidate reserves at the earliest time it fits (never, if it never fits)."""
         self.profile.reserve(self.profile.earliest(units, requested_s), units, requested_s)
         return self
@@ -97,7 +99,7 @@ class NoBackfill:
     disabled: ClassVar[bool] = True
 
     def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
-               head_requested_s: float = math.inf) -> Window | None:
+               head_requested_s: float = math.inf, head_pool: int = 0) -> Window | None:
         return None
 
 
@@ -113,7 +115,7 @@ class EasyBackfill:
     """
 
     def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
-               head_requested_s: float = math.inf) -> Window:
+               head_requested_s: float = math.inf, head_pool: int = 0) -> Window:
         if free_units >= head_units:
             return Window(now_s, free_units - head_units)
         # ndarray methods rather than np.argsort / np.cumsum / np.flatnonzero: fewer Python wrappers
@@ -172,9 +174,48 @@ class ConservativeBackfill:
             raise ValueError(f"max_job_test must be >= 0, got {self.max_job_test}")
 
     def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
-               head_requested_s: float = math.inf) -> ProfileWindow:
+               head_requested_s: float = math.inf, head_pool: int = 0) -> ProfileWindow:
         profile = Profile.expected(now_s, float(free_units), running_end_s,
                                    np.asarray(running_units, np.float64))
         head_units = float(head_units)
         profile.reserve(profile.earliest(head_units, head_requested_s), head_units, head_requested_s)
         return ProfileWindow(profile, self.max_job_test)
+
+
+@dataclass
+class PoolWindow:
+    """First come, first served within each pool: a candidate may start only while no job ahead of
+    it in its own pool is waiting. `blocked` holds the pools with a job left waiting this pass (the
+    head's from the start); a pool-0 job (any model) belongs to every pool. Sequential: `after_skip`
+    blocks the skipped candidate's pool."""
+
+    sequential: ClassVar[bool] = True
+    by_pool: ClassVar[bool] = True  # the simulator walks the candidates pool by pool (engine.sim.backfill_pass)
+    blocked: set = field(default_factory=set)
+    limit: int = 0
+
+    def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, pools=None) -> np.ndarray:
+        pools = np.asarray(pools, np.int64)
+        if 0 in self.blocked:
+            return np.zeros(len(pools), bool)
+        return ~np.isin(pools, list(self.blocked)) & ((pools != 0) | (len(self.blocked) == 0))
+
+    def after_start(self, now_s: float, requested_s: float, units: float, pool: int = 0) -> "PoolWindow":
+        return self
+
+    def after_skip(self, now_s: float, requested_s: float, units: float, pool: int = 0) -> "PoolWindow":
+        self.blocked.add(int(pool))
+        return self
+
+
+@register(FAMILY, "per-pool")
+@dataclass(frozen=True)
+class PerPoolFifo:
+    """No backfilling inside a pool (the nodes of one GPU model in a region), none needed across them:
+    each pool is first come, first served on its own, so a head job waiting for H100s does not hold
+    back the L4 jobs behind it. This is how the sample's generator scheduled the recorded history
+    (engine.telemetry.synth.fifo: strict FIFO per region and GPU type); with one pool it is "none"."""
+
+    def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
+               head_requested_s: float = math.inf, head_pool: int = 0) -> PoolWindow:
+        return PoolWindow({int(head_pool)})

@@ -27,12 +27,11 @@ from __future__ import annotations
 import json
 import math
 import sys
-import tomllib
 from dataclasses import fields, replace
-from pathlib import Path
 
 import pandas as pd
 
+from engine.core.toml_file import read_toml
 from engine.predict.features import CATEGORICAL
 from engine.telemetry.store import DEFAULT_DB_PATH, Store, StoreLocked
 
@@ -190,12 +189,7 @@ def _settings(path: str | None):
     defaults = {"runtime": RuntimeSettings(), "failure": FailureSettings()}
     if path is None:
         return defaults["runtime"], defaults["failure"]
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path}: cannot read the settings file: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInput(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, "the settings file", BadInput)
     extra = sorted(set(data) - set(defaults))
     if extra:
         raise BadInput(f"{path}: unknown table {', '.join(extra)}; valid: [runtime], [failure]")

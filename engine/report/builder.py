@@ -2,7 +2,8 @@
 
 1. Keep the jobs submitted in the first `days` days (engine.compare.first_days; None: all).
 2. Run baseline and candidates through engine.compare.run_scenarios (what `meridian compare` runs),
-   with the report's cost assumptions.
+   with the report's cost assumptions, and measure each one's load headroom and fleet compaction at
+   the baseline's service level (engine.compare.with_headroom).
 3. Per candidate: the savings against the baseline and the headline (engine.report.headline).
 4. Tables (engine.report.tables) and figures (engine.report.figures) for the first candidate (the
    region table and heat maps) or for every scenario (KPIs, spend by tier, waits by class).
@@ -10,14 +11,15 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
 from engine.compare import Run, Unusable, first_days, run_scenarios
+from engine.headroom.measure import HeadroomOptions, with_headroom
 from engine.report import figures, headline, tables
 from engine.report.assumptions import ReportAssumptions
-from engine.report.notes import METHOD, fidelity_note
+from engine.report.notes import fidelity_note, method
 from engine.scenario import Scenario
 
 
@@ -31,6 +33,7 @@ class Report:
     waits: scenario, workload_class, jobs, wait_p95_s. regions: tables.REGION_COLUMNS (baseline vs the
     first candidate). figures: name -> plotly JSON figure (figures module). assumptions: the ones used;
     method: formulas; fidelity: footnote; assumed: defaults the data lacked (prices, zones, ...).
+    headroom: the load headroom and compaction of every scenario (engine.headroom.measure.HeadroomReport).
     runs: the engine's runs (results, cost and carbon reports) for anything further."""
 
     dataset: str
@@ -48,6 +51,7 @@ class Report:
     method: tuple[str, ...]
     fidelity: str
     assumed: tuple[str, ...]
+    headroom: object = field(repr=False)
     runs: list[Run] = field(repr=False)
 
     @property
@@ -62,19 +66,24 @@ class Report:
 
 def build_report(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict[str, pd.DataFrame],
                  baseline: Scenario, candidates: list[Scenario], assumptions: ReportAssumptions = ReportAssumptions(),
-                 *, dataset: str = "sample", days: float | None = None) -> Report:
+                 *, dataset: str = "sample", days: float | None = None,
+                 headroom: HeadroomOptions | None = None) -> Report:
     """The report of `candidates` against `baseline` on the dataset's tables (world_tables: {prices,
-    regions, carbon, teams}, empty tables allowed). Raises Unusable without a candidate or jobs,
-    ScenarioError for a scenario that cannot run."""
+    regions, carbon, teams}, empty tables allowed); `headroom`: how the searches run (default: 3 seeds
+    on every core, the assumptions' GPU price and amortisation). Raises Unusable without a candidate or
+    jobs, ScenarioError for a scenario that cannot run."""
     if not candidates:
         raise Unusable("a report needs at least one candidate scenario")
     names = [baseline.name, *(c.name for c in candidates)]
     if len(set(names)) != len(names):
         raise Unusable(f"scenario names must differ, got {', '.join(names)}")
     scenarios = first_days([baseline, *candidates], jobs, days)
-    runs, assumed = run_scenarios(scenarios, jobs, fleet, world_tables, assumptions.cost())
+    runs, assumed = run_scenarios(scenarios, jobs, fleet, world_tables, assumptions.cost(), world=True)
     if not len(runs[0].result.jobs):
         raise Unusable("no jobs in the chosen window")
+    options = replace(headroom or HeadroomOptions(), gpu_capex_usd=assumptions.gpu_capex_usd,
+                      amortisation_years=assumptions.amortisation_years)
+    runs, measured = with_headroom(runs, jobs, fleet, world_tables, options)
     base, first = runs[0], runs[1]
     waits = tables.class_waits(runs)
     saved = {run.scenario.name: headline.savings(base, run, assumptions) for run in runs[1:]}
@@ -92,7 +101,8 @@ def build_report(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict[str
         figures={"utilisation_by_local_hour": figures.utilisation_by_local_hour(base, first),
                  "spend_by_tier": figures.spend_by_tier(runs, assumptions.annualisation_days),
                  "waits_by_class": figures.waits_by_class(waits)},
-        assumptions=assumptions, method=METHOD, fidelity=fidelity_note(), assumed=tuple(assumed), runs=runs)
+        assumptions=assumptions, method=method(measured), fidelity=fidelity_note(), assumed=tuple(assumed),
+        headroom=measured, runs=runs)
 
 
 def _range_note(scenario: Scenario, run: Run, days: float | None) -> str:

@@ -1,20 +1,25 @@
 """`meridian report`: the executive report of candidate scenarios against a baseline, as PDF or HTML.
 
-    meridian report (--dataset NAME | --trace FILE) --baseline A.toml --candidate B.toml
+    meridian report (--dataset NAME | --trace FILE) [--baseline A.toml|recorded] --candidate B.toml
                     [--candidate C.toml ...] --out FILE.pdf|FILE.html [--days N] [--db FILE]
                     [--gpu-capex-usd X] [--amortisation-years Y] [--annualisation-days D] [--pue P]
+                    [--seeds N] [--slo FILE.toml] [--workers N] [--dask ADDRESS]
 
-Prints where it wrote and the headline. Bad input (unknown extension, bad scenario, unknown dataset,
-no Chromium for a PDF) exits with code 2 and one line on stderr.
+The baseline defaults to "recorded" (how the data was scheduled). Building measures every scenario's
+load headroom and GPUs needed at the baseline's service level (a line on stderr per search). Prints
+where it wrote and the headline. Bad input (unknown extension, bad scenario, unknown dataset, no
+Chromium for a PDF) exits with code 2 and one line on stderr.
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from engine.cli_simulate import EXIT_BAD_INPUT, tables
+from engine.cli_simulate import (EXIT_BAD_INPUT, RECORDED, add_headroom_options, check_days, load_scenario,
+                                 print_progress, source)
 from engine.compare import Unusable
-from engine.scenario import Scenario, ScenarioError
+from engine.headroom.measure import HeadroomOptions
+from engine.scenario import ScenarioError
 
 OUTPUTS = (".pdf", ".html")
 
@@ -28,19 +33,20 @@ def cmd_report(args) -> int:
             raise Unusable(f"--out must end in .pdf or .html, got {args.out!r}")
         if not out.parent.is_dir():
             raise Unusable(f"--out: folder {out.parent} does not exist")
-        if args.days is not None and not args.days > 0:
-            raise Unusable(f"--days must be positive, got {args.days:g}")
+        check_days(args.days)
         try:
             assumptions = ReportAssumptions(annualisation_days=args.annualisation_days,
                                             gpu_capex_usd=args.gpu_capex_usd,
                                             amortisation_years=args.amortisation_years, pue=args.pue)
         except ValueError as exc:
             raise Unusable(str(exc)) from None
-        baseline = Scenario.load(args.baseline)
-        candidates = [Scenario.load(f) for f in args.candidate]
-        jobs, fleet, world = tables(args)
-        name = args.dataset or Path(args.trace).name
-        report = build_report(jobs, fleet, world, baseline, candidates, assumptions, dataset=name, days=args.days)
+        data = source(args)
+        baseline = load_scenario(args.baseline, data.scheduler)
+        candidates = [load_scenario(f, data.scheduler) for f in args.candidate]
+        options = HeadroomOptions(seeds=args.seeds, slo_file=args.slo, workers=args.workers, dask=args.dask,
+                                  progress=print_progress)
+        report = build_report(data.jobs, data.fleet, data.world, baseline, candidates, assumptions, dataset=data.name,
+                              days=args.days, headroom=options)
         if out.suffix.lower() == ".pdf":
             write_pdf(report, out)
         else:
@@ -60,7 +66,8 @@ def add_parser(sub, db_help: str) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--dataset", help="dataset in the database")
     source.add_argument("--trace", help="trace file, parsed without a database")
-    p.add_argument("--baseline", required=True, help="baseline scenario TOML (e.g. sample_data/scenarios/fifo.toml)")
+    p.add_argument("--baseline", default=RECORDED,
+                   help='baseline scenario TOML, or "recorded" (default: how the data was scheduled)')
     p.add_argument("--candidate", action="append", required=True, help="candidate scenario TOML (repeat)")
     p.add_argument("--out", required=True, help="FILE.pdf (printed by headless Chromium) or FILE.html")
     p.add_argument("--days", type=float, help="keep the jobs submitted in the first N days (default: all)")
@@ -68,5 +75,6 @@ def add_parser(sub, db_help: str) -> None:
     p.add_argument("--amortisation-years", type=float, default=3.0, help="years a GPU is written off over (default 3)")
     p.add_argument("--annualisation-days", type=float, default=365.0, help="days per year (default 365)")
     p.add_argument("--pue", type=float, default=1.2, help="power usage effectiveness (default 1.2)")
+    add_headroom_options(p)
     p.add_argument("--db", help=db_help)
     p.set_defaults(func=cmd_report)

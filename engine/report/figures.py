@@ -58,7 +58,8 @@ def utilisation_by_local_hour(baseline: Run, candidate: Run) -> dict:
                      "z": [[None if np.isnan(v) else float(v) for v in row] for row in z.to_numpy()],
                      "coloraxis": "coloraxis", "xaxis": "x" if i == 0 else "x2", "yaxis": "y",
                      "name": run.scenario.name,
-                     "hovertemplate": "%{y}, %{x}:00 local: %{z:.1f}%<extra>" + plotly_text(run.scenario.name) + "</extra>"})
+                     "hovertemplate": ("%{y}, %{x}:00 local: %{z:.1f}%<extra>" + plotly_text(run.scenario.name)
+                                       + "</extra>")})
     titles = [{"text": f"<b>{plotly_text(run.scenario.name)}</b>" + (" (baseline)" if i == 0 else ""), "x": x, "y": 1.0,
                "xref": "paper", "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False}
               for i, (run, x) in enumerate(((baseline, 0.22), (candidate, 0.69)))]

@@ -7,8 +7,19 @@ METHOD = (
     "Every scenario runs through engine.compare.run_scenarios, the code `meridian compare` runs: each KPI "
     "here equals `meridian compare --json` for the same dataset, scenarios and window (at the default "
     "cost assumptions; edited ones change only the dollar and carbon figures).",
-    "Window W: from the first submit of the jobs kept to the data's observed end (the last submit, start "
-    "or end among them). Per year = value over W x days per year x 86400 / W in seconds.",
+    "Window W: from the first submit of the jobs kept to the end of the days chosen (to the data's observed "
+    "end, its last submit, start or end, when all of it is kept or it ends sooner). Per year = value over W x "
+    "days per year x 86400 / W in seconds.",
+    "Service level: the baseline's p95 queue wait per workload class on the data as it is (censored: a job "
+    "that never starts waits until the run's end; never below 6 minutes) and its guaranteed-inference misses. "
+    "Load headroom = the largest demand scale s at which a scenario still holds it: the demand is resampled to "
+    "s times as many jobs within each region, UTC hour of the week, workload class and team (copies submitted "
+    "in their donor's hour; time is never compressed), by bracketing (x 1.5) then bisection to 2 % of s, over "
+    "several resampling seeds. More work served = candidate headroom / baseline headroom - 1.",
+    "GPUs needed: the smallest fleet, every (region, GPU type, tier) pool scaled by one factor in whole nodes, "
+    "on which a scenario holds the level with the data as it is (bisection to 2 %). GPUs saved = the "
+    "baseline's GPUs needed - the candidate's; hardware $ not spent = GPUs saved x price of one GPU, per year "
+    "/ amortisation years.",
     "Utilisation = GPU-hours held by jobs inside W / (installed GPUs x W in hours), allocation-based; by "
     "region the same with the region's GPUs; by local hour h, GPU-hours held while the region's clock "
     "showed h / (GPUs x hours of W at local hour h), daylight saving included.",
@@ -16,10 +27,6 @@ METHOD = (
     "only while a job holds them (GPU-hours held x price); prices per region, GPU type and tier from the "
     "dataset, else the default price book. Idle $ = reserved GPU-hours no job held x their price. "
     "Idle $ recovered per year = baseline idle $/yr - candidate idle $/yr.",
-    "Effective capacity ratio = served GPU-hours (GPU-hours of jobs that completed, inside W, less work "
-    "lost to evictions) / the same under home-only FIFO on the same workload. Equivalent GPUs = "
-    "(candidate ratio / baseline ratio - 1) x baseline fleet GPUs. Hardware $ not spent = (equivalent "
-    "GPUs - GPUs the candidate adds) x price of one GPU; per year = / amortisation years.",
     "Waits: queue wait = first start - submit of started jobs; p95 by workload class. Max-wait SLA met = "
     "jobs of queue classes with a maximum wait that started within it / all such jobs. Deadlines met = "
     "jobs with a deadline completed by it / jobs with a deadline.",
@@ -29,6 +36,18 @@ METHOD = (
     "GPU / (baseline spend/yr - candidate spend/yr + hardware $ not spent per year); the spend already "
     "charges the added GPUs per hour at their tier's price.",
 )
+
+
+def method(headroom) -> tuple[str, ...]:
+    """METHOD, with the service level this report measured at and the searches' figures."""
+    level = headroom.level
+    cost = sum(s.evaluations for s in headroom.scenarios)
+    monotone = all(s.monotone for s in headroom.scenarios)
+    return (*METHOD, f"Measured here: {level.describe()}; seeds {', '.join(map(str, headroom.seeds))}; "
+            f"{cost:,} simulations; "
+            + ("every search found the level held below its answer and broken above it." if monotone else
+               "some search found the level broken below a scale where it held again (not monotone): read "
+               "its headroom with care."))
 
 
 def fidelity_note() -> str:

@@ -18,7 +18,10 @@ class Arrivals:
     def _arrive(self, j: int, now: float) -> str:
         """Route job j (when a router runs), then queue it or record why not (never fits, refused by
         admission, more than its quota can ever give: engine.sim.quota_gate); returns its region. A
-        job away from its input data waits for the data first (data_gb x 8 / transfer_gbps s)."""
+        job away from its input data waits for the data first (data_gb x 8 / transfer_gbps s). A job
+        whose user gave up while it was held back or its data moved is not queued."""
+        if self.patience.left(j):
+            return self.region_name[j]
         if self.router is not None and not self.transferred[j]:
             self._move(j, self.router.route(j, now))
         region = self.region_name[j]

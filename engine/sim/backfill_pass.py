@@ -16,6 +16,8 @@ Shortcuts that keep a pass over thousands of waiting jobs cheap, and change no d
   could only constrain candidates that cannot start anyway).
 - Most passes have a few candidates (new arrivals, or a short queue): up to FEW of them are
   scanned with Python scalars (same steps, same order), since numpy's cost per call dominates there.
+- A window that blocks by pool (`by_pool`: first come, first served per pool) is walked pool by
+  pool: each start or blocked job is one numpy step over the candidates.
 Reasons for the candidates left waiting: "blocked-by-reservation" when its units are free but the
 window refuses it, else "blocked-by-capacity" (its units are not free, or no node had room).
 """
@@ -47,13 +49,17 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         return
     pool = pools[head]
     ends, running = fleet.running_in_pool(pool, now)
-    window = run.p.backfill.window(units[head], free[pool], ends, running, now, head_requested_s=run.requested[head])
+    window = run.p.backfill.window(units[head], free[pool], ends, running, now, head_requested_s=run.requested[head],
+                                   head_pool=pool)
     if window is None:
         return
     if window.sequential and only is not None:  # every waiting job's reservation counts
         rest = _candidates(run, queue, None, all_rest)
     if window.sequential and window.limit:  # the policy looks this far back only (Slurm's bf_max_job_test)
         rest = rest[:window.limit]
+    if getattr(window, "by_pool", False):
+        _by_pool(run, fleet, window, now, queue, rest)
+        return
     if not window.sequential and len(rest) < FEW:
         _few(run, fleet, window, now, queue, rest, pool)
         return
@@ -64,7 +70,8 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
     else:
         started, window = _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
-        refused = ~started & (cand_units <= np.array(fleet.pool_free)[cand_pool]) & ~window.allows(now, req, in_pool)
+        refused = (~started & (cand_units <= np.array(fleet.pool_free)[cand_pool])
+                   & ~window.allows(now, req, in_pool, cand_pool))
     run.mark(now, rest[refused], RESERVATION)
     run.mark(now, rest[~started & ~refused], CAPACITY)
     if np.count_nonzero(started):
@@ -101,20 +108,21 @@ def _few(run, fleet, window, now: float, queue, candidates: np.ndarray, pool: in
     units, pools, free, shape, parked = run.units_list, run.pool_list, fleet.pool_free, run.shape_list, run.parked
     req, rest = run.requested_s[candidates], candidates.tolist()
     in_pool = np.array([units[j] if pool == 0 or pools[j] == 0 or pools[j] == pool else 0.0 for j in rest])
-    allowed = window.allows(now, req, in_pool).tolist()
+    cand_pool = np.array([pools[j] for j in rest], np.int64)
+    allowed = window.allows(now, req, in_pool, cand_pool).tolist()
     started = [False] * len(rest)
     dead: set[int] = set()
     for i, j in enumerate(rest):
         if not allowed[i] or units[j] > free[pools[j]] or shape[j] in dead:
             continue
         if run.try_start(j, now, fleet, True):
-            window = window.after_start(now, req[i], in_pool[i])
+            window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
             started[i] = True
-            allowed[i + 1:] = window.allows(now, req[i + 1:], in_pool[i + 1:]).tolist()
+            allowed[i + 1:] = window.allows(now, req[i + 1:], in_pool[i + 1:], cand_pool[i + 1:]).tolist()
         elif not parked[j]:  # a job its quota parked says nothing about room for its shape
             dead.add(shape[j])
     if any(started):
-        allowed = window.allows(now, req, in_pool).tolist()
+        allowed = window.allows(now, req, in_pool, cand_pool).tolist()
     refused = [not s and units[j] <= free[pools[j]] and not a for j, s, a in zip(rest, started, allowed)]
     _mark_few(run, now, [j for j, r in zip(rest, refused) if r], RESERVATION)
     _mark_few(run, now, [j for j, s, r in zip(rest, started, refused) if not s and not r], CAPACITY)
@@ -128,7 +136,7 @@ def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
     free units; recomputed from i + 1 on) or its shape dies (cleared from i + 1 on)."""
     started = np.zeros(len(rest), bool)
     shape = run.shape[rest]
-    ok = window.allows(now, req, in_pool) & (cand_units <= np.array(fleet.pool_free)[cand_pool])
+    ok = window.allows(now, req, in_pool, cand_pool) & (cand_units <= np.array(fleet.pool_free)[cand_pool])
     alive = np.ones(len(rest), bool)  # False for the candidates of a shape that found no room
     pos = 0
     while pos < len(rest):
@@ -137,9 +145,9 @@ def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
             break
         after = slice(i + 1, None)
         if run.try_start(int(rest[i]), now, fleet, True):
-            window = window.after_start(now, req[i], in_pool[i])
+            window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
             started[i] = True
-            ok[after] = (window.allows(now, req[after], in_pool[after]) & alive[after]
+            ok[after] = (window.allows(now, req[after], in_pool[after], cand_pool[after]) & alive[after]
                          & (cand_units[after] <= np.array(fleet.pool_free)[cand_pool[after]]))
         elif not run.parked[rest[i]]:  # a job its quota parked says nothing about room for its shape
             other = shape[after] != shape[i]
@@ -147,6 +155,34 @@ def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
             ok[after] &= other
         pos = i + 1
     return started, window
+
+
+def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:
+    """First come, first served in each pool (`window.by_pool`, engine.policies.backfill.PoolWindow):
+    in queue order, the first waiting job of each pool not yet blocked starts if it can; one that
+    cannot ("blocked-by-capacity") blocks its pool for the rest of the pass, a pool-0 job (any model)
+    every pool. The jobs behind a pool's blocked job keep their reason (behind other jobs). One numpy
+    step per start or block: a pass costs the pools and the starts, not the length of the queue."""
+    pools = run.pool[rest]
+    alive = ~np.isin(pools, list(window.blocked)) if 0 not in window.blocked else np.zeros(len(rest), bool)
+    if window.blocked:
+        alive &= pools != 0
+    started = np.zeros(len(rest), bool)
+    pos = 0
+    while pos < len(rest):
+        i = pos + int(alive[pos:].argmax())
+        if not alive[i]:
+            break
+        j = int(rest[i])
+        if run.try_start(j, now, fleet, True):
+            started[i] = True
+        elif not run.parked[j]:
+            run.block(now, j, CAPACITY)
+            after = slice(i + 1, None)
+            alive[after] &= False if pools[i] == 0 else (pools[after] != pools[i]) & (pools[after] != 0)
+        pos = i + 1
+    if np.count_nonzero(started):
+        queue.remove_many(run.job_key[rest[started]])
 
 
 def _last_free(cand_units, cand_pool, pool_free, start: int) -> int:
@@ -165,15 +201,15 @@ def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
         if i > last:
             break
         if cand_units[i] <= pool_free[cand_pool[i]]:
-            if not window.allows(now, req[i:i + 1], in_pool[i:i + 1])[0]:
+            if not window.allows(now, req[i:i + 1], in_pool[i:i + 1], cand_pool[i:i + 1])[0]:
                 refused[i] = True
             elif shape[i] not in dead:
                 if run.try_start(j, now, fleet, True):
-                    window = window.after_start(now, req[i], in_pool[i])
+                    window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
                     started[i] = True
                     last = _last_free(cand_units, cand_pool, pool_free, i + 1)
                     continue
                 if not run.parked[j]:
                     dead.add(shape[i])
-        window = window.after_skip(now, req[i], in_pool[i])
+        window = window.after_skip(now, req[i], in_pool[i], cand_pool[i])
     return started, refused

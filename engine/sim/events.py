@@ -5,7 +5,9 @@ resources for a job arriving at t), then timers, then deferred arrivals (jobs a 
 back), then arrivals, then re-passes (another scheduling pass of one region, after evictions put
 jobs back in its queue), then spot interruptions, then region outages starting and ending, then
 clock edges of quota lending (engine.sim.sharing), then cloud burst nodes coming up, burst
-trigger checks and idle burst nodes going back (engine.sim.burst); within a kind, insertion order.
+trigger checks and idle burst nodes going back (engine.sim.burst), then users giving up on jobs
+that have not started (engine.sim.patience); within a kind, insertion order. Every event of a batch
+is handled before any scheduling pass, so a job whose user gives up at t never starts at t.
 Arrivals are known up front and sorted by submit time, so they never enter the heap: `pop_batch`
 merges the next arrivals with the heap's earliest events.
 """
@@ -29,6 +31,7 @@ CLOCK = 9
 BURST_UP = 10
 BURST_CHECK = 11
 BURST_IDLE = 12
+GIVEUP = 13
 
 
 class EventQueue:
@@ -46,7 +49,7 @@ class EventQueue:
         self.spot_pending = 0  # SPOT events in the heap
 
     def push(self, time_s: float, kind: int, payload: int) -> None:
-        """Add an event of `kind` about `payload` (a job index; a region index for REPASS, the
+        """Add an event of `kind` about `payload` (a job index, also for GIVEUP; a region index for REPASS, the
         outage kinds and BURST_CHECK, a spot node for SPOT, a burst node for BURST_UP and BURST_IDLE)
         at `time_s`."""
         heapq.heappush(self._heap, (time_s, kind, self._seq, payload))

@@ -153,6 +153,20 @@ class QuotaGate:
         heapq.heappush(self.parked[region].setdefault(self.holder[j], {}).setdefault(gpus, []), (key, j))
         self.count[region] += 1
 
+    def withdraw(self, region: int, j: int) -> None:
+        """Take parked job j out of the gate (its user gave up, engine.sim.patience)."""
+        sizes = self.parked[region].get(self.holder[j], {})
+        for gpus, heap in list(sizes.items()):
+            kept = [entry for entry in heap if entry[1] != j]
+            if len(kept) != len(heap):
+                heapq.heapify(kept)
+                if kept:
+                    sizes[gpus] = kept
+                else:
+                    del sizes[gpus]
+                self.count[region] -= 1
+                return
+
     def release(self, usage: np.ndarray, region: int, reclaim: bool) -> list[int]:
         """The parked jobs of `region` to put back in the queue now: per holder, the one with the
         lowest queue key that fits the headroom left, again and again."""

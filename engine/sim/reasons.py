@@ -5,8 +5,9 @@ each reason means.
 """
 REASONS = ("started", "waiting-in-queue", "blocked-by-capacity", "blocked-by-reservation",
            "rejected-by-admission", "never-fits", "blocked-by-quota", "blocked-by-team-limit",
-           "rejected-by-forecast", "exceeds-quota")
-STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER, QUOTA, TEAM_LIMIT, FORECAST, EXCEEDS = range(10)
+           "rejected-by-forecast", "exceeds-quota", "gave-up")
+STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER, QUOTA, TEAM_LIMIT, FORECAST, EXCEEDS, GAVE_UP = range(11)
+TURNED_AWAY = frozenset((REJECTED, NEVER, FORECAST, EXCEEDS))  # never queued: their users cannot give up
 
 # Decisions in the log: the reasons, then what else happens to a job.
 DECISIONS = REASONS + ("backfilled", "failed", "deferred", "preempted", "degraded", "transferring-data",

@@ -143,6 +143,10 @@ class Sharing(ClockReclaim):
             for k in self.gate.release(self.usage(region), self.index[region], self.reclaims):
                 run.requeue(k, region)
 
+    def withdraw(self, j: int, region: str) -> None:
+        """Parked job j leaves the quota gate (its user gave up)."""
+        self.gate.withdraw(self.index[region], j)
+
     def shares(self, region: str, now: float):
         return self.ledger.view(self.index[region], now) if self.on else None
 

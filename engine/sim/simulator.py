@@ -34,6 +34,7 @@ Loop, per batch of events at the same time t (engine.sim.events gives the tie or
      c. ask the backfill policy for a window (None: stop) and start, in queue order, the
         candidates that fit now and that the window allows, updating the window after each
         (engine.sim.backfill_pass).
+  A job whose user gives up before it starts leaves wherever it waits (engine.sim.patience).
   5. Record the timeline sample (busy GPUs, queue length) of each touched region.
 An evicted job loses the work since its last checkpoint, rejoins its queue with the rest, and its
 old finish is ignored; each piece of running is a segment of the result.
@@ -57,8 +58,8 @@ from engine.sim.backfill_pass import backfill
 from engine.sim.burst import Bursts, burst_nodes
 from engine.sim.collector import collector_paused
 from engine.sim.decision_log import DecisionLog
-from engine.sim.events import (ARRIVAL, BURST_UP, CLOCK, DEFERRED, FAILURE, OUTAGE_END, OUTAGE_START, REPASS, SPOT,
-                               TIMER, EventQueue)
+from engine.sim.events import (ARRIVAL, BURST_UP, CLOCK, DEFERRED, FAILURE, GIVEUP, OUTAGE_END, OUTAGE_START,
+                               REPASS, SPOT, TIMER, EventQueue)
 from engine.sim.fleet_state import PodRequest
 from engine.sim.frag_sampler import FragmentationSampler, workload_target
 from engine.sim.queue import WaitingQueue
@@ -66,6 +67,7 @@ from engine.sim.arrivals import WEEK_S, Arrivals
 from engine.sim.holder import Holder
 from engine.sim.order_cache import OrderCache
 from engine.sim.outage import Outages
+from engine.sim.patience import Patience
 from engine.sim.reasons import CAPACITY, FAILED, WAITING
 from engine.sim.reasons import DEFERRED as DEFERRED_CODE
 from engine.sim.sharing import Sharing, SharingSetup
@@ -189,6 +191,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.queued_gpu_s = dict.fromkeys(names, 0.0)
         self.sampler = FragmentationSampler(workload_target(w.num_gpu, w.gpu_milli, w.cpu_milli, w.gpu_type),
                                             self.regions, w.observed_end_s)
+        self.patience = Patience(self, w.patience_s)  # users who give up on jobs not started in time
 
     def run(self) -> None:
         events, queues = self.events, self.queues
@@ -220,6 +223,9 @@ class _Run(Arrivals, Starts, DecisionLog):
                     touched[self.outages.end(j)] = True
                 elif kind == CLOCK:
                     touched.update(dict.fromkeys(self.sharing.clock(now), True))
+                elif kind == GIVEUP:
+                    if (region := self.patience.expire(j, now)) is not None:
+                        touched[region] = True
                 elif kind >= BURST_UP:
                     touched.update(dict.fromkeys(self.bursts.event(kind, j, now), True))
                 elif (j := self._current(j)) >= 0:

@@ -18,7 +18,9 @@ NULL). Otherwise (pending jobs) the requested runtime when known (the user's req
 otherwise the job is skipped. With predictions, `overrun_s` is the user's request where it is longer
 than the prediction: what the scheduler expects of a job once it outlives its prediction (Tsafrir,
 Etsion and Feitelson's correction), NaN elsewhere. A `fail_prob` column (engine.predict.failure_source)
-becomes `fail_prob`, what failure-aware orders read.
+becomes `fail_prob`, what failure-aware orders read. Patience: a job recorded as cancelled before it
+started (status cancelled, no start, an end) waited end - submit seconds before its user withdrew it;
+`patience_s` holds that (NaN elsewhere), and the simulator lets it give up then (engine.sim.patience).
 `notes` counts each case.
 """
 from __future__ import annotations
@@ -63,6 +65,7 @@ class Workload:
     data_size_gb: np.ndarray | None = None  # size of that data, GB (0: none)
     overrun_s: np.ndarray | None = None  # runtime to expect once a job outlives requested_s (None: none)
     fail_prob: np.ndarray | None = None  # predicted P(fail or cancel), 0-1, 0 where unknown (None: not predicted)
+    patience_s: np.ndarray | None = None  # seconds its user waits before giving up (NaN: forever; None: no one gives up)
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -113,6 +116,9 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
     asked = _col(jobs, "user_requested_runtime_s", np.nan).astype(np.float64).to_numpy() \
         if "user_requested_runtime_s" in jobs else requested  # the request, when a prediction replaced it
     run = np.where(has_recorded, np.maximum(recorded, 0.0), asked)
+    withdrawn = ((_col(jobs, "status", "completed") == "cancelled").to_numpy(bool)
+                 & pd.to_datetime(start).isna().to_numpy() & pd.to_datetime(end).notna().to_numpy())
+    patience = np.where(withdrawn, np.maximum(_seconds(end, origin) - submit, 0.0), np.nan)
     keep = np.isfinite(run)
     if running.sum():
         notes.append(f"{int(running.sum())} jobs still running at the data's end run until it "
@@ -120,10 +126,13 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
     estimated = int((~has_recorded & keep).sum())
     if estimated:
         notes.append(f"{estimated} jobs without a recorded start and end run for their requested runtime")
+    if (withdrawn & keep).sum():
+        notes.append(f"{int((withdrawn & keep).sum())} jobs cancelled before they started give up after their "
+                     "recorded wait unless they start sooner")
     if (~keep).sum():
         notes.append(f"{int((~keep).sum())} jobs without a recorded start and end or a requested runtime skipped")
-    jobs, submit, run, requested, asked = (jobs[keep].reset_index(drop=True), submit[keep], run[keep],
-                                           requested[keep], asked[keep])
+    jobs, submit, run, requested, asked, patience = (jobs[keep].reset_index(drop=True), submit[keep], run[keep],
+                                                     requested[keep], asked[keep], patience[keep])
 
     nodes = np.maximum(_col(jobs, "nodes", 1).fillna(1).to_numpy(np.int64), 1)
     gpus = jobs["gpus"].fillna(0).to_numpy(np.float64)
@@ -166,6 +175,7 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         if "user_requested_runtime_s" in jobs else None,
         fail_prob=pd.to_numeric(jobs["fail_prob"], errors="coerce").fillna(0.0).to_numpy(np.float64)
         if "fail_prob" in jobs else None,
+        patience_s=patience if np.isfinite(patience).any() else None,
     )
 
 

@@ -2,9 +2,8 @@
 
 `evaluate` runs one point's scenario over the dataset's tables with engine.compare.run_scenarios,
 the code path of `meridian compare`, so `kpis` holds the same KPIs in the same order and units
-(sim_metrics.kpis, effective_capacity_ratio, the world KPIs: cost, carbon, residency, egress) except
-that the home-only FIFO baseline run behind `effective_capacity_ratio` is skipped
-(capacity_baseline=False: it would double each point's time), so that KPI is None. `classes` holds
+(sim_metrics.kpis and, for a priced fleet, the world KPIs: cost, carbon, residency, egress; a sweep
+measures no headroom: each of its points is one run). `classes` holds
 one row per workload class of engine.analysis.slo.class_waits (jobs, started, censored wait
 mean/p50/p95/p99 in seconds: a job that never started waits until the run's end), over the jobs
 submitted from the point's score_from_utc on (all without one). Any exception a
@@ -71,7 +70,7 @@ def evaluate(point, jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict)
     ({prices, regions, carbon, teams}) and measure it; never raises for a point's error."""
     began = time.perf_counter()
     try:
-        (run,), _ = run_scenarios([point.scenario], jobs, fleet, world_tables, capacity_baseline=False)
+        (run,), _ = run_scenarios([point.scenario], jobs, fleet, world_tables)
         since = 0.0 if point.score_from_utc is None else \
             (pd.Timestamp(point.score_from_utc) - pd.Timestamp(run.result.origin_utc)).total_seconds()
         classes = json.loads(class_waits(run.result, since_s=since).to_json(orient="records"))

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 import pandas as pd
 
 from engine.sweep.backends import Tables, dask_outcomes, local_outcomes
-from engine.sweep.outcome import SweepOutcome
+from engine.sweep.outcome import SweepOutcome, evaluate, failed
 
 Progress = Callable[[SweepOutcome, int, int], None]
 
@@ -28,9 +28,11 @@ def default_workers() -> int:
 
 
 def iter_sweep(points: Sequence, tables: tuple[pd.DataFrame, pd.DataFrame, dict], *, workers: int | None = None,
-               dask: str | None = None) -> Iterator[SweepOutcome]:
+               dask: str | None = None, task=evaluate, fail=failed) -> Iterator:
     """The outcome of every point (engine.sweep.grid.Point, already windowed) as each completes.
-    `tables`: (jobs, fleet, {prices, regions, carbon, teams}) as engine.cli_simulate.tables gives."""
+    `tables`: (jobs, fleet, {prices, regions, carbon, teams}) as engine.cli_simulate.tables gives;
+    `task(point, jobs, fleet, world_tables)` and `fail(point, message)` as engine.sweep.backends says
+    (default: a sweep point's evaluation)."""
     workers = default_workers() if workers is None else workers
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
@@ -38,8 +40,8 @@ def iter_sweep(points: Sequence, tables: tuple[pd.DataFrame, pd.DataFrame, dict]
         return iter(())
     shipped = Tables(*tables)
     if dask is None:
-        return local_outcomes(points, shipped, workers)
-    return dask_outcomes(points, shipped, workers, dask)
+        return local_outcomes(points, shipped, workers, task, fail)
+    return dask_outcomes(points, shipped, workers, dask, task, fail)
 
 
 def run_sweep(points: Sequence, tables: tuple[pd.DataFrame, pd.DataFrame, dict], *, workers: int | None = None,

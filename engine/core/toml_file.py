@@ -1,0 +1,24 @@
+"""Reading a TOML file a user wrote (a scenario, a plan, a service level, model settings), with one
+line that names the file and the problem instead of a traceback.
+
+    data = read_toml(path, "the plan file", PlanError)
+
+raises `PlanError("<path>: cannot read the plan file: <reason>")` for a file that cannot be read
+(missing, a folder, not UTF-8) and `PlanError("<path>: not valid TOML: <parser's message>")` for
+one that is not TOML.
+"""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+
+def read_toml(path: str | Path, what: str, error: type[Exception]) -> dict:
+    """The parsed file at `path`; `what` names it in the message of `error`."""
+    path = Path(path)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read {what}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: not valid TOML: {exc}") from None

@@ -1,0 +1,61 @@
+"""The industry's claims on a dataset (engine.experiments.claims): the verdict rules, every claim
+measured on a day of the sample, and the Claims page (AppTest)."""
+import numpy as np
+import pytest
+from conftest import open_page, shown
+
+from engine.experiments.claims import CLAIMS, COLUMNS, HOLDS, NOT_HERE, PARTLY, UNTESTED, measure_claims, verdict
+from engine.scenario import Scenario
+from engine.scenario_recorded import recorded_baseline
+from engine.telemetry.sample import read_bundle
+from test_scenario import SCENARIOS
+
+SUN, FAIR_SHARE, STRANDED = CLAIMS[1], CLAIMS[4], CLAIMS[0]
+
+
+@pytest.mark.parametrize("claim, measured, expected", [
+    (SUN, 0.37, HOLDS), (SUN, 0.28, HOLDS), (SUN, 0.27, PARTLY), (SUN, 0.10, PARTLY), (SUN, 0.09, NOT_HERE),
+    (SUN, -0.06, NOT_HERE), (FAIR_SHARE, 0.95, HOLDS), (FAIR_SHARE, 0.85, HOLDS), (FAIR_SHARE, 0.70, PARTLY),
+    (FAIR_SHARE, 0.46, NOT_HERE), (STRANDED, 0.04, NOT_HERE), (SUN, np.nan, UNTESTED)])
+def test_the_verdict_rules(claim, measured, expected):
+    assert verdict(claim, measured) == expected
+
+
+@pytest.fixture(scope="module")
+def one_day():
+    tables = read_bundle().tables
+    world = {name: tables[name] for name in ("prices", "regions", "carbon", "teams")}
+    bundled = {n: Scenario.load(SCENARIOS / f"{n}.toml")
+               for n in ("fifo", "easy-backfill", "follow-the-sun", "priority-fairshare")}
+    steps = []
+    table = measure_claims(tables["jobs"], tables["fleet"], world, bundled, recorded_baseline("per-pool-fifo"), 1.0,
+                           seeds=1, workers=2, progress=steps.append)
+    return table, steps
+
+
+def test_every_claim_is_measured_or_says_why_not(one_day):
+    table, steps = one_day
+    assert list(table.columns) == COLUMNS and len(table) == len(CLAIMS) == 10
+    assert set(table["verdict"]) <= {HOLDS, PARTLY, NOT_HERE, UNTESTED}
+    untested = table[table["verdict"] == UNTESTED]
+    assert list(untested["claim"].str.split().str[0]) == ["Workload", "Reinforcement-learning"]
+    assert all("issue" in why for why in untested["why"])
+    measured = table[table["verdict"] != UNTESTED]
+    assert measured["measured"].notna().all() and (measured["method"] != "").all()
+    sun = table.set_index("claim").loc[SUN.text]
+    assert sun["scenarios"] == "follow-the-sun vs fifo" and "work at fifo's service level" in sun["measured_text"]
+    assert 0 <= table.set_index("claim").loc[STRANDED.text, "measured"] < 1
+    assert len(steps) == 4 and steps[0].startswith("replaying recorded, fifo")
+
+
+def test_the_claims_page_tests_the_claims_and_explains_them(sample_db, monkeypatch, one_day):
+    app = open_page(sample_db, monkeypatch, "app_pages/claims.py", cl_days=1.0, cl_seeds=1)
+    assert "Press **Test the claims**" in shown(app.info[0])
+    app.button(key="cl_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [shown(e) for e in app.error]
+    table = [d.value for d in app.dataframe if "verdict" in d.value.columns][0]
+    assert list(table["claim (as reported)"]) == list(one_day[0]["claim"])
+    assert table["verdict"].str.contains("cannot be tested yet").sum() == 2
+    assert list(table["measured here"]) == list(one_day[0]["measured_text"])   # the engine's figures
+    assert any(shown(m).startswith("On sample: ") for m in app.markdown)
