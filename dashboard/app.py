@@ -42,6 +42,7 @@ def main() -> None:
         st.Page(PAGES / "overview.py", title="Overview", icon=":material/monitoring:", default=True),
         st.Page(PAGES / "data.py", title="Data", icon=":material/database:", url_path="data"),
         st.Page(PAGES / "whatif.py", title="What-if", icon=":material/science:", url_path="whatif"),
+        st.Page(PAGES / "claims.py", title="Claims", icon=":material/fact_check:", url_path="claims"),
         st.Page(PAGES / "fidelity.py", title="Fidelity", icon=":material/verified:", url_path="fidelity"),
         st.Page(PAGES / "timezones.py", title="Time zones", icon=":material/schedule:", url_path="timezones"),
         st.Page(PAGES / "costcarbon.py", title="Cost & carbon", icon=":material/payments:", url_path="cost"),

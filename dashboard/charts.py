@@ -211,3 +211,37 @@ def scenario_region_gpus(series: dict[str, pd.DataFrame], columns: int = 2) -> g
     _layout(fig, "Busy and idle GPUs by region", height=140 + 220 * rows)
     fig.update_layout(margin=dict(t=70, b=70), legend=dict(yref="container", y=0.0, yanchor="bottom"))
     return fig
+
+
+STRANDED_PARTS = (("order", "in its region (order, no backfilling)", "#d62728"),
+                  ("elsewhere", "in another region it may use", "#ff7f0e"),
+                  ("fragmented", "in fragments no waiting job fits", "#9467bd"))
+
+
+def stranded_parts(kpis: dict[str, dict]) -> go.Figure:
+    """Per scenario (name -> KPIs), its stranded GPU-hours stacked by part (engine.analysis.stranded)."""
+    names = list(kpis)
+    fig = go.Figure()
+    for part, label, colour in STRANDED_PARTS:
+        fig.add_trace(go.Bar(x=names, y=[kpis[n][f"stranded_{part}_gpu_hours"] for n in names], name=label,
+                             marker_color=colour, hovertemplate="%{x}: %{y:,.0f} GPU-hours<extra>" + esc(label)
+                             + "</extra>"))
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(title_text="stranded GPU-hours", rangemode="tozero")
+    return _layout(fig, "GPU-hours idle while a waiting job could have used them")
+
+
+def stranded_timeline(tables: dict[str, pd.DataFrame], origins: dict[str, pd.Timestamp]) -> go.Figure:
+    """One line per scenario: GPUs stranded (the three parts, every region) at each sample instant."""
+    fig = go.Figure()
+    for i, (name, table) in enumerate(tables.items()):
+        total = table.assign(gpus=table[[f"{p}_gpus" for p, _, _ in STRANDED_PARTS]].sum(axis=1)).groupby(
+            "time_s", sort=True)["gpus"].sum()
+        fig.add_trace(go.Scatter(x=origins[name] + pd.to_timedelta(total.index, unit="s"), y=total.to_numpy(),
+                                 name=name, mode="lines",
+                                 line=dict(shape="hv", width=1.4, color=PALETTE[i % len(PALETTE)]),
+                                 hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:,.1f} GPUs stranded<extra>" + esc(name)
+                                 + "</extra>"))
+    fig.update_yaxes(title_text="GPUs stranded", rangemode="tozero")
+    fig.update_xaxes(title_text="time (UTC)")
+    return _layout(fig, "Stranded GPUs over time")

@@ -30,6 +30,7 @@ from engine.analysis.fairness import fairness_kpis, queue_sla_table, share_over_
 from engine.analysis.job_story import JobStory, StoryContext, job_story
 from engine.analysis.sim_metrics import horizon_s
 from engine.analysis.sim_metrics import kpis
+from engine.analysis.stranded import Stranded, stranded
 from engine.analysis.timezones import TimeZones, build_timezones
 from engine.analysis.world_kpis import WorldReport, world_report
 from engine.sim.world import World
@@ -181,8 +182,9 @@ def bundled_scenarios() -> dict[str, dict]:
 
 @dataclass(frozen=True)
 class WhatIfRun:
-    """One scenario's run: its KPIs, the full result, the submit window simulated (UTC, end exclusive)
-    and the number of jobs simulated."""
+    """One scenario's run: its KPIs (the simulation's, then its stranded capacity's), the full result,
+    the submit window simulated (UTC, end exclusive), the number of jobs simulated, and its stranded
+    capacity over time and by region (engine.analysis.stranded)."""
 
     name: str
     kpis: dict[str, float]
@@ -190,6 +192,7 @@ class WhatIfRun:
     start_utc: pd.Timestamp | None
     end_utc: pd.Timestamp | None
     jobs: int
+    stranded: Stranded | None = None
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -201,8 +204,12 @@ def _whatif(path: str, dataset: str, content: str, days: float, fingerprint: str
     if days > 0 and scenario.start_utc is None and scenario.end_utc is None and len(jobs):
         start = pd.to_datetime(jobs["submit_utc"]).min()
         scenario = replace(scenario, start_utc=start, end_utc=start + pd.Timedelta(days=days))
-    result = scenario.run(jobs, fleet, World.of_dataset(s, dataset))
-    return WhatIfRun(scenario.name, kpis(result), result, scenario.start_utc, scenario.end_utc, len(result.jobs))
+    world = World.of_dataset(s, dataset)
+    result = scenario.run(jobs, fleet, world)
+    edited = scenario.world(world, fleet)
+    idle = stranded(result, build_workload(*scenario.apply(jobs, fleet, zones_of(edited.regions))), edited.regions)
+    return WhatIfRun(scenario.name, {**kpis(result), **idle.kpis()}, result, scenario.start_utc, scenario.end_utc,
+                     len(result.jobs), idle)
 
 
 def whatif_run(dataset: str, scenario: dict, days: float) -> WhatIfRun:

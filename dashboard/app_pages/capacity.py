@@ -40,7 +40,7 @@ def _form(dataset: str) -> tuple[dict, float] | None:
         top = st.columns(4)
         growth = top[0].slider("Demand growth", 1.0, 2.5, 1.3, 0.05, key="cap_growth",
                                help="jobs next quarter against the planning window: 1.3 = 30 % more (seeded copies "
-                                    "of random jobs, at the same hour of the week)")
+                                    "of random jobs of the same region, hour of the week, class and team)")
         days = top[1].number_input("Plan on the last N days", 1.0, 60.0, 7.0, 1.0, key="cap_days",
                                    help="the demand window: the most recent days of the dataset")
         warmup = top[2].number_input("Warm-up days", 0.0, 14.0, 2.0, 1.0, key="cap_warmup",
@@ -157,6 +157,7 @@ def _curves(dataset: str, form: dict, growth: float, result: PlanResult) -> None
 def _rounds(result: PlanResult) -> None:
     with st.expander("How this plan was found (rounds and method)"):
         rows = [{"round": it.number, "integer program $/week": it.plan.weekly_cost_usd,
+                 "compacted (pools x)": it.compacted,
                  "simulated $/year": it.check.cost_usd_per_year, "GPUs": int(it.check.gpus["total"].sum()),
                  "all targets met": it.check.met,
                  "pools over a target": ", ".join("/".join(p) for p in it.missed_pools)} for it in result.iterations]
@@ -177,9 +178,12 @@ def _rounds(result: PlanResult) -> None:
             "node-hour; costs are what the simulation paid, annualised.\n"
             f"4. **Refine**: pools where some class misses its target get {s.headroom_step:.0%} more headroom; once "
             "a fleet meets every target, up to two more rounds bisect each pool's headroom between the last failing "
-            "and the cheapest passing round. The plan is the cheapest fleet that met every target (the integer "
-            "program is optimal for its demand model; the plan is not proven the cheapest fleet the simulation "
-            "would accept).")
+            "and the cheapest passing round.\n"
+            "5. **Compact**: that fleet, every pool scaled down alike in whole nodes, to the smallest that still "
+            "meets every target under the check's policies (bisection to 2 %): the integer program knows nothing "
+            "of routing or backfilling, the simulation does. The plan is the cheapest fleet that met every target "
+            "(the integer program is optimal for its demand model; the plan is not proven the cheapest fleet the "
+            "simulation would accept).")
         for note in result.notes:
             st.caption(md(note))
 

@@ -90,7 +90,8 @@ def _metrics(runs, detail: str) -> None:
         delta = None if label == BASELINE else ("+" if diff >= 0 else "-") + fmt(abs(diff)).lstrip("-")
         col.metric(name, fmt(world.kpis[key]), delta, delta_color="inverse" if diff else "off")
     window_days = world.cost.totals["window_days"]
-    st.caption(f"**{markdown_text(label)}**, over the simulated window of {window_days:,.1f} days: {_usd(world.kpis['cost_usd'])} "
+    st.caption(f"**{markdown_text(label)}**, over the simulated window of {window_days:,.1f} days: "
+               f"{_usd(world.kpis['cost_usd'])} "
                f"spent, {_usd(world.kpis['cost_usd_per_year'])} a year at this rate; idle reserved GPUs "
                f"{_usd(world.kpis['idle_cost_usd'])} ({_usd(world.kpis['idle_cost_usd_per_year'])} a year). "
                f"{world.cost.totals['gpu_hours_used']:,.0f} GPU-hours allocated, "

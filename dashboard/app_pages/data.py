@@ -91,7 +91,8 @@ def _outcome() -> None:
         st.success(markdown_text(f"Imported {result.rows:,} rows ({result.format}) into dataset {result.dataset}; "
                                  "it is now selected in the sidebar."))
     if result.notes:
-        st.caption("Assumptions made while importing:\n" + "\n".join(f"- {markdown_text(note)}" for note in result.notes))
+        st.caption("Assumptions made while importing:\n"
+                   + "\n".join(f"- {markdown_text(note)}" for note in result.notes))
 
 
 def _datasets() -> None:
@@ -100,8 +101,11 @@ def _datasets() -> None:
     if table.empty:
         st.info("No datasets.")
         return
-    st.dataframe(table[["name", "format", "rows", "start", "end", "files"]], hide_index=True,
+    st.dataframe(table[["name", "format", "rows", "start", "end", "files", "scheduler"]], hide_index=True,
                  column_config={"rows": st.column_config.NumberColumn(format="localized"),
+                                "scheduler": st.column_config.TextColumn(
+                                    "recorded scheduler", help="how the telemetry was scheduled, when its "
+                                                               "source said so: the recorded baseline replays it"),
                                 "start": st.column_config.DatetimeColumn("start (UTC)"),
                                 "end": st.column_config.DatetimeColumn("end (UTC)")})
     left, right = st.columns([3, 2], vertical_alignment="bottom")

@@ -118,8 +118,9 @@ def _job(dataset: str, version) -> None:
     row = {"p10_s": job["p10_s"], "p50_s": job["p50_s"], "p90_s": job["p90_s"],
            "request_s": job.get("requested_runtime_s"), "actual_s": job["actual_s"]}
     st.markdown(f"**{md(job_id)}** ({md(job.get('workload_class', '') or 'job')}, {job.get('gpus', float('nan')):g} "
-                f"GPUs, {md(job.get('user_name', '') or 'unknown user')}, {md(job.get('status', ''))}): the model expects it to run "
-                f"**{_duration(job['p50_s'])}** (80 % between {_duration(job['p10_s'])} and {_duration(job['p90_s'])}); "
+                f"GPUs, {md(job.get('user_name', '') or 'unknown user')}, {md(job.get('status', ''))}): the model "
+                f"expects it to run **{_duration(job['p50_s'])}** (80 % between {_duration(job['p10_s'])} and "
+                f"{_duration(job['p90_s'])}); "
                 f"its user asked for {_duration(row['request_s'])}"
                 + (f" and it ran {_duration(row['actual_s'])}" if math.isfinite(row["actual_s"]) else "")
                 + f". Chance it fails or is cancelled: **{job['fail_prob']:.0%}**.")

@@ -10,7 +10,7 @@ import re
 
 import streamlit as st
 
-from dashboard import data, data_report
+from dashboard import data, data_headroom, data_report
 from engine.compare import Unusable
 from engine.core.escaping import markdown_code
 from engine.core.escaping import markdown_text as md
@@ -18,8 +18,8 @@ from engine.report import ChromiumMissing, ReportAssumptions, render_html
 from engine.report.pdf import chromium_path
 from engine.scenario import ScenarioError
 
-BASELINE = "fifo"
-CANDIDATES = ("data-local", "follow-the-sun")  # the default candidate: the first of these bundled
+BASELINE = "recorded"  # the policies that reproduce how the dataset was scheduled (engine.scenario_recorded)
+CANDIDATES = ("follow-the-sun", "data-local")  # the default candidate: the first of these bundled
 DEFAULT_DAYS = 7.0
 PREVIEW_HEIGHT = 1400
 BUILT = "rp_built"   # session: {"inputs": the inputs' key (with the store fingerprint), "report": Report, "html"}
@@ -38,13 +38,14 @@ def _choose(names: list[str]) -> tuple[str, list[str], float]:
     st.session_state.setdefault("rp_days", DEFAULT_DAYS)
     left, middle, right = st.columns([1, 2, 1])
     baseline = left.selectbox("Baseline", names, key="rp_baseline",
-                              help="what the fleet does today; the bundled fifo.toml replays the jobs first come, "
-                                   "first served")
+                              help="what the fleet does today; recorded reproduces how the dataset was scheduled "
+                                   "(see the Fidelity page); every candidate is measured at its service level")
     candidates = middle.multiselect("Candidates", names, key="rp_candidates",
                                     help="the policies proposed instead; the first one gets the region table and "
                                          "the heat maps")
     days = right.number_input("First N days of the dataset (0 = all)", min_value=0.0, step=1.0, key="rp_days",
-                              help="a week of the sample takes several seconds; all of it about a minute")
+                              help="a week of the sample takes about half a minute per scenario (the headroom "
+                                   "searches); all of it several minutes")
     return baseline, candidates, days
 
 
@@ -83,7 +84,8 @@ def _bullets(sentences) -> str:
 
 def _build(inputs: str, dataset: str, bundled: dict, baseline: str, candidates: list[str], days: float,
            assumptions: ReportAssumptions) -> None:
-    with st.spinner(md(f"Simulating {', '.join([baseline, *candidates])} on {dataset}...")):
+    with st.spinner(md(f"Simulating {', '.join([baseline, *candidates])} on {dataset} and measuring their "
+                       "headroom...")):
         try:
             report = data_report.report(dataset, bundled[baseline], [bundled[c] for c in candidates], days, assumptions)
         except (ScenarioError, Unusable, ValueError) as exc:
@@ -142,7 +144,7 @@ dataset = st.session_state.get("dataset")
 if dataset is None:
     st.info("No datasets yet: import one on the Data page.")
     st.stop()
-bundled = data.bundled_scenarios()
+bundled = {data_headroom.RECORDED: data_headroom.recorded(dataset)[0], **data.bundled_scenarios()}
 if len(bundled) < 2:
     st.error(f"The report needs a baseline and a candidate among the bundled scenarios in "
              f"{markdown_code(data.SCENARIO_DIR)}.")
@@ -151,9 +153,11 @@ if data.world_tables(dataset)["gpu_types"].empty:
     st.info(f"Nothing to report for {md(dataset)}: it has no fleet table (nodes with GPU types and pricing tiers). "
             "Import one on the Data page.")
     st.stop()
-st.caption(f"What a better policy is worth on **{md(dataset)}**: utilisation, idle dollars recovered a year, GPUs not "
-           "bought, service levels, cost and carbon of each candidate scenario against the baseline, on one page "
-           "to share as HTML or PDF (the numbers `meridian compare` prints).")
+st.caption(f"What a better policy is worth on **{md(dataset)}**: how much more work the same fleet serves at the "
+           "baseline's service level, how many fewer GPUs the same work needs, service levels, idle dollars, cost "
+           "and carbon of each candidate scenario against the baseline, on one page to share as HTML or PDF (the "
+           "numbers `meridian compare` prints). Building measures each scenario's load headroom: about half a "
+           "minute per scenario for a week of the sample.")
 baseline, candidates, days = _choose(list(bundled))
 assumptions = _assumptions()
 if not candidates:
@@ -170,7 +174,8 @@ if st.button("Build the report", key="rp_build", type="primary", icon=":material
     _build(inputs, dataset, bundled, baseline, candidates, days, assumptions)
 built = st.session_state.get(BUILT)
 if built is None:
-    st.info("Choose the scenarios and press **Build the report** (a week of the sample takes several seconds).")
+    st.info("Choose the scenarios and press **Build the report** (a week of the sample: about half a minute per "
+            "scenario).")
 elif built["inputs"] != inputs:
     st.info("The choices changed since the report was built: press **Build the report** again.")
 else:

@@ -1,14 +1,17 @@
 """What-if: replay the dataset's workload under other scheduling scenarios and compare the outcomes."""
 import math
 
+import pandas as pd
 import streamlit as st
 
-from dashboard import charts, data, data_predict, widgets
+from dashboard import charts, data, data_headroom, data_predict, widgets
 from dashboard.chart_view import plot
 from dashboard.runtime_choice import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
 from engine.analysis.sim_series import (fleet_series, group_comparison, kpi_comparison, longest_waits,
                                         region_series, wait_ecdf, why_waited)
 from engine.core.escaping import markdown_text
+from engine.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD, HeadroomError
+from engine.report.headline import capacity_sentences
 from engine.scenario import ScenarioError
 
 CUSTOM = "custom (built below)"
@@ -61,12 +64,14 @@ def _fmt_delta(key: str, diff: float) -> str:
     return ("+" if diff >= 0 else "-") + _compact(abs(diff)) if fmt == "duration" else fmt(diff)
 
 
-def _choose() -> tuple[list[tuple[str, dict]], float] | None:
-    bundled = data.bundled_scenarios()
+def _choose(dataset: str) -> tuple[list[tuple[str, dict]], float, int] | None:
+    recorded, meaning = data_headroom.recorded(dataset)
+    bundled = {data_headroom.RECORDED: recorded, **data.bundled_scenarios()}
     names = list(bundled) + [CUSTOM]
     left, right = st.columns(2)
-    baseline = left.selectbox("Baseline", names, index=names.index("fifo") if "fifo" in names else 0,
-                              key="wi_baseline")
+    baseline = left.selectbox("Baseline", names, index=0, key="wi_baseline",
+                              help=f"recorded: {markdown_text(meaning)}. Every candidate is measured at the "
+                                   "baseline's service level")
     others = [n for n in names if n != baseline]
     default = ["easy-backfill"] if "easy-backfill" in others else [n for n in others if n != CUSTOM][:1]
     candidates = right.multiselect("Candidates", others, default=default, key="wi_candidates")
@@ -82,13 +87,16 @@ def _choose() -> tuple[list[tuple[str, dict]], float] | None:
                                   "model's prediction (jobs still run for their recorded runtimes)")
     twins = right.checkbox("Compare with predictions: run every scenario again seeing predicted P50 runtimes",
                            key="wi_twins")
+    seeds = left.number_input("Demand resamplings for the headroom (seeds)", min_value=1, max_value=9, value=3,
+                              step=1, key="wi_seeds", help="each candidate's load headroom is measured over this "
+                                                            "many resamplings of the demand; the spread is shown")
     if not st.button("Run", type="primary", key="wi_run"):
         return None
     if not candidates:
         st.warning("Pick at least one candidate scenario.")
         return None
     chosen = [(custom["name"], custom) if n == CUSTOM else (n, bundled[n]) for n in [baseline, *candidates]]
-    return with_runtimes(chosen, runtime, twins), days
+    return with_runtimes(chosen, runtime, twins), days, int(seeds)
 
 
 def _run(dataset: str, chosen: list[tuple[str, dict]], days: float) -> list[data.WhatIfRun] | None:
@@ -104,6 +112,52 @@ def _run(dataset: str, chosen: list[tuple[str, dict]], days: float) -> list[data
             return None
     progress.progress(1.0, text=f"Simulated {len(chosen)} scenarios")
     return runs
+
+
+def _headroom(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dict]], days: float,
+              seeds: int) -> None:
+    """The headline: each candidate's extra work at the baseline's service level, and the GPUs it saves."""
+    if len(runs) < 2:
+        return
+    st.subheader("Capacity at the same service level")
+    bar = st.progress(0.0, text="Measuring each scenario's load headroom and the GPUs it needs...")
+
+    def progress(done: int, total: int, outcome) -> None:
+        bar.progress(done / total, text=markdown_text(f"Headroom: {done} of {total} searches done "
+                                                      f"({outcome.scenario})"))
+    labels = _labels(runs)
+    try:
+        report = data_headroom.headroom(dataset, list(zip(labels, (spec for _, spec in chosen))), days, seeds,
+                                        progress)
+    except (ScenarioError, HeadroomError, ValueError) as exc:
+        bar.empty()
+        st.warning(markdown_text(f"The headroom could not be measured: {exc}"))
+        return
+    bar.empty()
+    base = report.baseline
+    for name in labels[1:]:
+        work, fleet = capacity_sentences(labels[0], base, report.of(name), GPU_CAPEX_USD, AMORTISATION_YEARS)
+        st.markdown(f"- **{markdown_text(work)}** {markdown_text(fleet)}")
+    tiles = st.columns(len(report.scenarios))
+    for tile, s in zip(tiles, report.scenarios):
+        tile.metric(f"{s.name}: load headroom", f"x{s.load_headroom:.2f}",
+                    None if s is base else f"{100 * (s.load_headroom_ratio - 1):+.0f} % work", help=(
+                        f"largest demand scale at the service level; seeds {s.load_headroom_min:.2f}-"
+                        f"{s.load_headroom_max:.2f}" + (f"; beyond it {s.limited_by} breaks first" if s.limited_by
+                                                        else "")))
+        tile.metric(f"{s.name}: GPUs needed", f"{s.needed_gpus:,.0f}",
+                    None if s is base else f"{-s.saved_gpus:+,.0f} GPUs", delta_color="inverse",
+                    help=f"smallest fleet holding the service level with today's demand; today {s.fleet_gpus:,.0f}")
+    st.caption(markdown_text(
+        f"Service level: {report.level.describe()}. Load headroom: the largest scale of the demand (resampled "
+        "within each region, hour of the week, class and team; never compressed in time) at which a scenario "
+        "holds that level, by bracketing and bisection to 2 %. GPUs needed: the smallest fleet, every pool "
+        "scaled alike in whole nodes, on which it holds the level with the demand as it is. Dollars at "
+        f"${GPU_CAPEX_USD:,.0f} per GPU over {AMORTISATION_YEARS:g} years. "
+        f"{sum(s.evaluations for s in report.scenarios):,} simulations in {report.elapsed_s:,.0f} s."
+        + ("" if all(s.monotone for s in report.scenarios) else
+           " Some search was not monotone (the level broke below a scale where it held again): read its "
+           "figures with care.")))
 
 
 def _window(run: data.WhatIfRun) -> str:
@@ -185,8 +239,26 @@ def _charts(runs: list[data.WhatIfRun]) -> None:
     plot(st, charts.scenario_region_gpus({n: region_series(r.result) for n, r in zip(names, runs)}),
                     theme=None)
     plot(st, charts.scenario_wait_ecdfs({n: wait_ecdf(r.result) for n, r in zip(names, runs)}), theme=None)
-    plot(st, charts.scenario_lines(series, "queue_length", "Queue length over time", "queued jobs"),
-                    theme=None)
+    plot(st, charts.scenario_lines(series, "queue_length", "Queue length over time", "queued jobs"), theme=None)
+    _stranded(names, runs)
+
+
+def _stranded(names: list[str], runs: list[data.WhatIfRun]) -> None:
+    st.subheader("Stranded capacity")
+    left, right = st.columns(2)
+    plot(left, charts.stranded_parts({n: r.kpis for n, r in zip(names, runs)}), theme=None)
+    plot(right, charts.stranded_timeline({n: r.stranded.table for n, r in zip(names, runs)},
+                                         {n: r.result.origin_utc for n, r in zip(names, runs)}), theme=None)
+    st.caption("Stranded: GPU-hours idle while a waiting job could have used them, sampled every 15 minutes (or "
+               "more, at most 2,000 samples): free GPUs a job waiting in the same region fits (held back by the "
+               "order or the lack of backfilling), then free GPUs in another region its data may go to (held back "
+               "by staying home), then free GPUs in pieces no waiting job fits although they add up to its request "
+               "(fragmented). GPUs only, greedy packing, each waiting job counted once.")
+    with st.expander("By region"):
+        table = pd.concat([r.stranded.by_region().assign(scenario=n) for n, r in zip(names, runs)], ignore_index=True)
+        st.dataframe(table[["scenario", *table.columns[:-1]]], hide_index=True, key="wi_stranded_regions",
+                     column_config={c: st.column_config.NumberColumn(format="%,.0f") for c in table.columns
+                                    if c.endswith("hours")})
 
 
 def _lookup(runs: list[data.WhatIfRun]) -> None:
@@ -219,15 +291,18 @@ if dataset is None:
     st.stop()
 st.caption(f"Replay the jobs of **{markdown_text(dataset)}** under other scheduling policies and compare. "
            "Runtimes come from the telemetry; policies see only what is known at submit time.")
-picked = _choose()
+picked = _choose(dataset)
 if picked is not None:
+    seeds = picked[2]
     picked = (after_training(picked[0], picked[1], data_predict.training_cut(dataset)), picked[1])
     runs = _run(dataset, *picked)
     st.session_state["wi_runs"] = (dataset, runs) if runs else None
     st.session_state["wi_chosen"] = picked
+    st.session_state["wi_headroom_seeds"] = seeds
 stored = st.session_state.get("wi_runs")
 if stored and stored[0] == dataset:
     runs = stored[1]
+    headline = st.container()
     st.info(markdown_text(f"Simulated {_window(runs[0])}."))
     if runs[0].result.notes:
         st.caption(markdown_text("Workload notes: " + "; ".join(runs[0].result.notes)))
@@ -236,3 +311,5 @@ if stored and stored[0] == dataset:
     _groups(runs)
     _charts(runs)
     _lookup(runs)
+    with headline:
+        _headroom(dataset, runs, *st.session_state["wi_chosen"], st.session_state.get("wi_headroom_seeds", 3))

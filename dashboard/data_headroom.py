@@ -1,0 +1,79 @@
+"""The dashboard's headroom figures, recorded baseline and claims: how much more work a scenario serves, and
+on how few GPUs, at the baseline's service level (engine.headroom), the scenario that reproduces how a
+dataset was scheduled (engine.scenario_recorded), and the industry's claims tested on the dataset
+(engine.experiments.claims). dashboard.data holds the connection and other caches.
+
+The headroom searches are not cached here: engine.headroom.measure keeps every finished search in this
+process (keyed by the tables' content, scenario, seed, level), so asking again costs one baseline run,
+and a progress callback can report each search of a first computation as it finishes.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import data
+from dashboard.data import db_path, store
+from engine.compare import WORLD_TABLES
+from engine.experiments.claims import measure_claims
+from engine.headroom.measure import HeadroomReport, measure
+from engine.scenario import Scenario
+from engine.scenario_recorded import recorded_of, recorded_spec, reproduction
+from engine.sim.world import World
+
+RECORDED = "recorded"
+
+
+def recorded(dataset: str) -> tuple[dict, str]:
+    """(the dataset's recorded baseline as a scenario dict, what it stands for in words)."""
+    scheduler = store().recorded_scheduler(dataset)
+    return recorded_spec(scheduler), recorded_of(scheduler).description
+
+
+def _scenario(spec: dict, jobs: pd.DataFrame, days: float) -> Scenario:
+    scenario = Scenario.from_dict(spec, source=str(spec.get("name", "scenario")))
+    if days > 0 and scenario.start_utc is None and scenario.end_utc is None and len(jobs):
+        start = pd.to_datetime(jobs["submit_utc"]).min()
+        scenario = replace(scenario, start_utc=start, end_utc=start + pd.Timedelta(days=days))
+    return scenario
+
+
+def headroom(dataset: str, specs: list[tuple[str, dict]], days: float, seeds: int = 3,
+             progress=None) -> HeadroomReport:
+    """The load headroom and GPUs needed of every (label, scenario dict) in `specs`, the first the
+    baseline, over the first `days` days (0: all); `progress(done, total, outcome)` per search.
+    Raises ScenarioError or engine.headroom.measure.HeadroomError."""
+    s = store()
+    jobs, fleet = s.jobs(dataset), s.fleet(dataset)
+    world = {name: s.table(name, dataset) for name in WORLD_TABLES}
+    scenarios = [replace(_scenario(spec, jobs, days), name=label) for label, spec in specs]
+    return measure(scenarios[0], scenarios[1:], jobs, fleet, world, seeds=seeds, workers=2, progress=progress)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _reproduction(path: str, dataset: str, fingerprint: str) -> tuple[pd.DataFrame, str, int]:
+    s = store()  # the store on `path` (the cache key)
+    jobs = s.jobs(dataset)
+    spec, description = recorded_spec(s.recorded_scheduler(dataset)), recorded_of(s.recorded_scheduler(dataset))
+    result = Scenario.from_dict(spec).run(jobs, s.fleet(dataset), World.of_dataset(s, dataset))
+    return reproduction(jobs, result.jobs), description.description, len(result.jobs)
+
+
+def recorded_reproduction(dataset: str) -> tuple[pd.DataFrame, str, int]:
+    """(engine.scenario_recorded.reproduction of the whole dataset under its recorded baseline, what the
+    baseline stands for, the jobs replayed), once per content of the database."""
+    return _reproduction(str(db_path()), dataset, store().fingerprint())
+
+
+def claims(dataset: str, days: float, seeds: int, progress=None) -> pd.DataFrame:
+    """engine.experiments.claims.measure_claims on the dataset's first `days` days (0: all), with the
+    bundled scenarios and the dataset's recorded baseline; `progress(message)` per step."""
+    s = store()
+    jobs, fleet = s.jobs(dataset), s.fleet(dataset)
+    world = {name: s.table(name, dataset) for name in WORLD_TABLES}
+    bundled = {name: Scenario.from_dict(spec, source=name) for name, spec in data.bundled_scenarios().items()}
+    baseline = Scenario.from_dict(recorded_spec(s.recorded_scheduler(dataset)))
+    return measure_claims(jobs, fleet, world, bundled, baseline, days or None, seeds=seeds, workers=2,
+                          progress=progress)
