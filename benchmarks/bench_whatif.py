@@ -51,7 +51,8 @@ def main() -> None:
             moved = int((result.jobs["region"] != result.jobs["home_region"]).sum())
             print(f"  {scenario.name:24s} {seconds:6.2f} s  {len(result.jobs):7,} jobs  moved {moved:6,}  "
                   f"utilization {k['utilization']:.4f}  wait p95 {k['wait_p95_s']:9,.0f} s  "
-                  f"served {k['served_gpu_hours']:11,.0f} GPU-h")
+                  f"served {k['served_gpu_hours']:11,.0f} GPU-h  slowdown {k['avg_bounded_slowdown']:6.2f}  "
+                  f"gave up {k['jobs_gave_up']:5,}")
 
 
 if __name__ == "__main__":
