@@ -26,7 +26,8 @@ from pathlib import Path
 import pandas as pd
 
 from engine.analysis.fairness import queue_sla_table
-from engine.analysis.sim_metrics import horizon_s, kpis
+from engine.analysis.held import horizon_s
+from engine.analysis.sim_metrics import kpis
 from engine.scenario import Scenario
 from engine.sim.world import World
 from engine.telemetry.importers.common import ImportOptions

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.scenario_burst import parse_bursts
-from engine.scenario_edits import ScenarioError
 from engine.sim.burst import BurstPool
 
 NUMBERS = ("max_nodes", "gpus_per_node", "provision_min", "trigger_wait_min", "idle_release_min", "usd_per_gpu_hour")

@@ -20,24 +20,23 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-
 from plotly.graph_objects import Figure
 
 from dashboard import charts, charts_timezones
 from engine.analysis import Overview, build_overview
 from engine.analysis.cost import CostAssumptions
 from engine.analysis.fairness import fairness_kpis, queue_sla_table, share_over_time, starvation_by_team, team_table
+from engine.analysis.held import horizon_s
 from engine.analysis.job_story import JobStory, StoryContext, job_story
-from engine.analysis.sim_metrics import horizon_s
 from engine.analysis.sim_metrics import kpis
 from engine.analysis.stranded import Stranded, stranded
 from engine.analysis.timezones import TimeZones, build_timezones
 from engine.analysis.world_kpis import WorldReport, world_report
-from engine.sim.world import World
 from engine.predict.features import zones_of
 from engine.scenario import Scenario
 from engine.sim.result import SimulationResult
 from engine.sim.workload import build_workload
+from engine.sim.world import World
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.columns import COLUMN_ALIASES, normalise_header, resolve_columns
 from engine.telemetry.importers.common import ImportOptions

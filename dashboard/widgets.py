@@ -24,10 +24,10 @@ import streamlit as st
 from dashboard import data
 from dashboard.burst_form import burst_section
 from dashboard.runtime_choice import RUNTIME_LABELS
+from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.policies import registry
 from engine.scenario import DEFAULTS
-from engine.scenario_edits import ScenarioError
 from engine.scenario_sharing import parse_queues, parse_quotas, parse_teams
 from engine.sim.queue_classes import DEFAULT_QUEUES
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS
@@ -139,7 +139,7 @@ def runtime_section(prefix: str, order: str) -> dict:
                       help="Policies (queue orders, backfilling) see this runtime; the jobs still run for their "
                            "recorded runtimes. Predictions come from models trained on the jobs that ended before "
                            "the simulated window.")
-    needs = getattr(registry.policy_class("order", order), "needs_failure", False)
+    needs = registry.policy_class("order", order).traits.needs_failure
     failure = st.checkbox("Predict each job's chance of failing", value=needs, disabled=needs, key=f"{prefix}:failure",
                           help="Failure-aware orders (fail-fast) read it; the order chosen above needs it"
                           if needs else "Failure-aware orders (fail-fast) read it")

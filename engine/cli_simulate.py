@@ -25,9 +25,10 @@ from engine.analysis.fairness import queue_sla_table, team_table
 from engine.analysis.sim_metrics import by_group
 from engine.analysis.sim_series import group_comparison
 from engine.compare import WORLD_TABLES, Unusable, first_days, run_scenarios
+from engine.core.errors import ScenarioError
 from engine.headroom.measure import AMORTISATION_YEARS, DEFAULT_SEEDS, GPU_CAPEX_USD, HeadroomOptions, with_headroom
 from engine.report.headline import capacity_sentences
-from engine.scenario import Scenario, ScenarioError
+from engine.scenario import Scenario
 from engine.scenario_recorded import recorded_baseline
 from engine.telemetry.batch import TABLE_COLUMNS
 from engine.telemetry.importers import parser_for

@@ -58,28 +58,29 @@ import pandas as pd
 import engine.policies.admission  # noqa: F401  (registers the family)
 import engine.policies.backfill  # noqa: F401  (registers the family)
 import engine.policies.gang  # noqa: F401  (registers the family)
-import engine.policies.routing  # noqa: F401  (registers the family)
-import engine.policies.timing  # noqa: F401  (registers the family)
 import engine.policies.preemption  # noqa: F401  (registers the family)
 import engine.policies.quota  # noqa: F401  (registers the family)
+import engine.policies.routing  # noqa: F401  (registers the family)
+import engine.policies.timing  # noqa: F401  (registers the family)
+from engine.core.errors import ScenarioError
 from engine.core.toml_file import read_toml
 from engine.policies import registry
+from engine.policies.quota import QuotaEntry
+from engine.predict.features import zones_of
 from engine.scenario_burst import parse_bursts
 from engine.scenario_demand import scale_demand
-from engine.scenario_edits import FleetEdit, ScenarioError, compress, edit_fleet, window
-from engine.predict.features import zones_of
+from engine.scenario_edits import FleetEdit, compress, edit_fleet, window
 from engine.scenario_runtime import RuntimeChoice, parse_runtime, with_predictions
 from engine.scenario_sharing import parse_queues, parse_quotas, parse_spot, parse_teams
 from engine.scenario_world import RegionEdit, edit_world, parse_outages, parse_region_edits
-from engine.policies.quota import QuotaEntry
 from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass
-from engine.sim.sharing import SharingSetup
-from engine.sim.spot import SpotModel
-from engine.world.latency import Latency, parse_latency
 from engine.sim.result import SimulationResult
+from engine.sim.sharing import SharingSetup
 from engine.sim.simulator import Policies, simulate
+from engine.sim.spot import SpotModel
 from engine.sim.workload import build_workload
 from engine.sim.world import World
+from engine.world.latency import Latency, parse_latency
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
@@ -270,7 +271,7 @@ def _transfer(table, source: str) -> float:
 
 def _runtime(choice: RuntimeChoice, order: str, source: str) -> dict:
     """The Scenario fields of a [runtime] choice; an order that reads failure probabilities needs them."""
-    if getattr(registry.policy_class("order", order), "needs_failure", False) and not choice.failure:
+    if registry.policy_class("order", order).traits.needs_failure and not choice.failure:
         raise ScenarioError(f"{source}: order {order!r} reads predicted failure probabilities; "
                             "set [runtime] failure = true")
     return {"runtime_source": choice.source, "runtime_quantile": choice.quantile, "predict_failure": choice.failure}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from engine.scenario_edits import ScenarioError
+from engine.core.errors import ScenarioError
 from engine.sim.burst import BurstPool
 
 _KEYS = ("region", "gpu_type", "max_nodes", "gpus_per_node", "provision_min", "trigger_wait_min", "idle_release_min",

@@ -13,12 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from engine.core.errors import ScenarioError
+
 TIME_COLUMNS = ("submit_utc", "start_utc", "end_utc", "deadline_utc")
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot run, with a message naming the valid choices (engine.scenario
-    raises it too)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from engine.scenario_edits import ScenarioError
+from engine.core.errors import ScenarioError
 
 RUNTIME_SOURCES = ("request", "predicted")
 RUNTIME_QUANTILES = ("p10", "p50", "p90")

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import math
 
+from engine.core.errors import ScenarioError
 from engine.policies.quota import QuotaEntry
-from engine.scenario_edits import ScenarioError
 from engine.sim.queue_classes import FIELDS, QueueClass
 from engine.sim.spot import FLAT, HOURS, SpotModel
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from engine.scenario_edits import ScenarioError
+from engine.core.errors import ScenarioError
 from engine.sim.world import World
 from engine.telemetry.batch import TABLE_COLUMNS
 from engine.world.calendar import parse_holiday_spec, parse_working_days

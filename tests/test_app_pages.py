@@ -313,7 +313,6 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
 def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     from engine.analysis.world_kpis import world_kpis
     from engine.scenario import Scenario
-
     _select(app, "tiny")
     app.switch_page("app_pages/costcarbon.py").run()
     assert not app.exception, app.exception

@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import shown
+from sim_helpers import fleet, job
 
 from engine.analysis.cost import cost_report
 from engine.analysis.sim_metrics import kpis
+from engine.core.errors import ScenarioError
 from engine.scenario import Scenario
-from engine.scenario_edits import ScenarioError
-from sim_helpers import fleet, job
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 POOL = {"region": "r", "gpu_type": "A", "max_nodes": 2, "provision_min": 10, "trigger_wait_min": 30,

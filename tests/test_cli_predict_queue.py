@@ -11,7 +11,8 @@ import pytest
 
 from engine.analysis.rightsize import RightSizeOptions, rightsize
 from engine.cli import main
-from engine.predict.eta import WHY_WORDS, known_at, queue_at
+from engine.core.reasons import SHORT as WHY_WORDS
+from engine.predict.eta import known_at, queue_at
 from engine.predict.failure import FailureSettings
 from engine.predict.registry import ModelRegistry
 from engine.predict.runtime import RuntimeSettings

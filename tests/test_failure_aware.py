@@ -3,10 +3,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine.core.errors import ScenarioError
+from engine.core.views import QueueView
 from engine.policies import registry
 from engine.predict.failure_source import with_failure_probability
-from engine.scenario import Scenario, ScenarioError
-from engine.sim.views import QueueView
+from engine.scenario import Scenario
 from tests.predict_helpers import perturb_after, synthetic
 from tests.sim_helpers import fleet, job, run
 

@@ -4,11 +4,18 @@ import dataclasses
 import numpy as np
 import pytest
 
+from engine.core.views import QueueView, ShareView
 from engine.policies import registry
-from engine.policies.fairness import (DominantResourceFairness, FairTree, LotteryScheduling, MaxMinFairness,
-                                      WeightedFairQueuing, cumulative_in_team, water_fill)
+from engine.policies.fairness import (
+    DominantResourceFairness,
+    FairTree,
+    LotteryScheduling,
+    MaxMinFairness,
+    WeightedFairQueuing,
+    cumulative_in_team,
+    water_fill,
+)
 from engine.policies.ordering import queue_order
-from engine.sim.views import QueueView, ShareView
 
 FAIR_KEYS = ["drf", "fair-tree", "lottery", "max-min", "wfq"]
 
@@ -253,6 +260,6 @@ def test_registered_time_dependent_with_documented_parameters():
     classes = {"drf": DominantResourceFairness, "wfq": WeightedFairQueuing, "max-min": MaxMinFairness,
                "lottery": LotteryScheduling, "fair-tree": FairTree}
     for key, cls in classes.items():
-        assert registry.policy_class("order", key) is cls and cls.time_dependent
+        assert registry.policy_class("order", key) is cls and cls.traits.time_dependent
         params = registry.parameters("order", key)
         assert params[-1].name == "boost_after_s" and all(p.help for p in params)

@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.scenario import Scenario, ScenarioError
 from sim_helpers import deadline, fleet, job, outage_table, sweep
+
+from engine.core.errors import ScenarioError
+from engine.scenario import Scenario
 
 TURNED_AWAY = {"never-fits", "rejected-by-admission", "rejected-by-forecast", "exceeds-quota"}
 NODES = pd.concat([fleet(8, 8, 4, region="r").assign(tier=["on-demand", "spot", "reserved"]),

@@ -8,11 +8,18 @@ import pandas as pd
 import pytest
 from sim_helpers import fleet, job
 
-from engine.analysis.job_story import (FACTOR_COLUMNS, StoryContext, factor_table, job_story, longest_waiting,
-                                       share_view, waiting_at)
+from engine.analysis.job_story import (
+    FACTOR_COLUMNS,
+    StoryContext,
+    factor_table,
+    job_story,
+    longest_waiting,
+    share_view,
+    waiting_at,
+)
+from engine.core.views import QueueView, ShareView
 from engine.policies.priority import MultifactorPriority
 from engine.scenario import Scenario
-from engine.sim.views import QueueView, ShareView
 from engine.sim.workload import build_workload
 
 

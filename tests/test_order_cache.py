@@ -3,9 +3,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.core.views import QueueView
 from engine.sim.order_cache import OrderCache
 from engine.sim.queue import WaitingQueue
-from engine.sim.views import QueueView
 
 
 @dataclass(frozen=True)

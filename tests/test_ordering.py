@@ -4,9 +4,9 @@ import dataclasses
 import numpy as np
 import pytest
 
+from engine.core.views import QueueView
 from engine.policies import registry
 from engine.policies.ordering import F1, FCFS, SJF, UNICEP, WFP3, queue_order
-from engine.sim.views import QueueView
 
 ORDER_KEYS = ["edf", "f1", "fcfs", "priority", "sjf", "unicep", "wfp3"]   # without parameters
 # Multifactor priority and the fair-share orders (tests/test_priority.py, tests/test_fairness.py): with
@@ -70,7 +70,7 @@ def test_contract_shape_empty_queue_determinism_and_no_mutation(key):
 
 def test_the_aging_and_the_ledger_orders_depend_on_time():
     keys = ORDER_KEYS + PARAMETERISED_KEYS
-    dependent = {key for key in keys if registry.policy_class("order", key).time_dependent}
+    dependent = {key for key in keys if registry.policy_class("order", key).traits.time_dependent}
     assert dependent == {"wfp3", "unicep", *PARAMETERISED_KEYS} - {"fail-fast"}
 
 

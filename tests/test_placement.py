@@ -3,10 +3,12 @@ hand from each policy's formula), and a contract every registered placement poli
 import numpy as np
 import pytest
 
+from engine.core.errors import ScenarioError
+from engine.core.fleet_view import Placement, PlacementError, PodRequest
+from engine.core.fragmentation import TargetWorkload
 from engine.policies.registry import families, make
-from engine.scenario import Scenario, ScenarioError
-from engine.sim.fleet_state import FleetState, Placement, PlacementError, PodRequest
-from engine.sim.fragmentation import TargetWorkload
+from engine.scenario import Scenario
+from engine.sim.fleet_state import FleetState
 
 # Tiny fleet: node 0 = 2 x T4 (32 cores), node 1 = 4 x V100 (64 cores), node 2 = CPU only (16 cores),
 # node 3 = 2 x T4 (32 cores). Largest node: 64,000 CPU milli, 4,000 GPU milli.
@@ -252,10 +254,12 @@ def test_kept_answers_match_a_fresh_scan_after_every_change(key, replay, monkeyp
     masks and scores give the same answers as a view that recomputes everything on every call
     (`replay` 10**6: every kept answer is brought up to date node by node)."""
     from dataclasses import replace
+
+    from engine.core import fleet_view
+    from engine.core.fleet_view import fits_on
     from engine.sim import fleet_state
-    from engine.sim.fleet_state import fits_on
     from engine.sim.region import GangFleetState
-    monkeypatch.setattr(fleet_state, "REPLAY", replay)
+    monkeypatch.setattr(fleet_view, "REPLAY", replay)
     monkeypatch.setattr(fleet_state, "LARGE_FLEET", 0)  # a small fleet that keeps answers all the same
     rng = np.random.default_rng(5)
     n = 40

@@ -9,12 +9,13 @@ import dataclasses
 import numpy as np
 import pytest
 
+from engine.core.fleet_view import PodRequest
+from engine.core.views import QueueView, RegionsView, RouteRequest, ShareView, TimingView
 from engine.policies import registry
 from engine.policies.admission import AdmissionRequest
 from engine.policies.ordering import queue_order
-from engine.sim.fleet_state import FleetState, PodRequest
+from engine.sim.fleet_state import FleetState
 from engine.sim.region import GangFleetState
-from engine.sim.views import QueueView, RegionsView, ShareView, RouteRequest, TimingView
 
 ALL = [(family, key) for family, keys in registry.families().items() for key in keys]
 
@@ -222,7 +223,7 @@ def _regions(n, seed=17, allowed=None):
 
 
 def _route_requests(n_regions, seed=19):
-    from engine.model import WORKLOAD_CLASSES
+    from engine.core.vocabulary import WORKLOAD_CLASSES
     rng = np.random.default_rng(seed)
     return [RouteRequest(index=i, home=int(rng.integers(n_regions)), gpus=float(rng.choice([0.5, 1, 4, 8, 16])),
                          workload_class=WORKLOAD_CLASSES[i % len(WORKLOAD_CLASSES)], flexible=bool(i % 3),

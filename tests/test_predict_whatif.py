@@ -4,8 +4,9 @@ import pandas as pd
 import pytest
 
 from engine.analysis.sim_metrics import kpis
+from engine.core.errors import ScenarioError
 from engine.predict.runtime_source import MIN_TRAIN_JOBS, with_predicted_runtimes
-from engine.scenario import Scenario, ScenarioError
+from engine.scenario import Scenario
 
 SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "sample_data"
 

@@ -8,7 +8,7 @@ import pytest
 from conftest import shown
 from streamlit.testing.v1 import AppTest
 
-from engine.predict.eta import WHY_WORDS
+from engine.core.reasons import SHORT as WHY_WORDS
 from engine.predict.failure import FailureSettings
 from engine.predict.registry import ModelRegistry
 from engine.predict.runtime import RuntimeSettings

@@ -4,10 +4,10 @@ import dataclasses
 import numpy as np
 import pytest
 
+from engine.core.views import QueueView, ShareView
 from engine.policies import registry
 from engine.policies.ordering import queue_order
 from engine.policies.priority import FACTORS, MultifactorPriority, boost_first, starving
-from engine.sim.views import QueueView, ShareView
 
 HAND = dict(weight_age=1000.0, max_age_s=1000.0, weight_fairshare=10000.0, weight_qos=2000.0,
             weight_size=500.0, weight_deadline=3000.0, deadline_horizon_s=1000.0)
@@ -147,4 +147,4 @@ def test_registered_with_documented_parameters():
     assert all(p.help for p in params.values())
     assert params["favor_small"].type is bool and params["half_life_s"].default == 7 * 86_400.0
     assert registry.make("order", "multifactor", weight_age=5).weight_age == 5.0
-    assert MultifactorPriority.time_dependent
+    assert MultifactorPriority.traits.time_dependent

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
+from engine.core.views import QueueView, ShareView
 from engine.policies.priority import SCALAR_MAX, MultifactorPriority
-from engine.sim.views import QueueView, ShareView
 
 
 def _ledger(rng, teams, capacity_gpus):

@@ -19,11 +19,12 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sim_helpers import fleet, job
 
-from engine.scenario import Scenario, ScenarioError
+from engine.core.errors import ScenarioError
+from engine.scenario import Scenario
 from engine.sim.world import World
 from engine.world.calendar import Calendar
-from sim_helpers import fleet, job
 
 H = 3600.0
 REGIONS = pd.DataFrame([dict(region="r", timezone="Europe/Berlin", country="DE", jurisdiction="EU")])

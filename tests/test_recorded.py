@@ -70,7 +70,6 @@ def test_a_give_up_at_the_instant_room_appears_wins():
 
 def test_a_job_parked_by_its_quota_can_give_up():
     from engine.scenario import Scenario
-
     jobs = pd.DataFrame([job(0, 0, 100, 4, team="a"), _withdrawn(1, 10, 40, 30, 4, team="a"), job(2, 20, 10, 4, team="a")])
     scenario = Scenario.from_dict({"name": "q", "policies": {"quota": {"key": "team-limit", "max_gpus": 4}}})
     result = scenario.run(jobs, fleet(8))

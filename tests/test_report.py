@@ -15,8 +15,7 @@ import pytest
 from engine.cli_simulate import tables
 from engine.compare import Unusable, first_days
 from engine.headroom.measure import HeadroomOptions
-from engine.report import Report, ReportAssumptions, build_report, render_html
-from engine.report import fmt
+from engine.report import Report, ReportAssumptions, build_report, fmt, render_html
 from engine.report.headline import savings
 from engine.scenario import Scenario
 
@@ -178,8 +177,9 @@ def test_local_hour_utilisation_averages_back_to_the_region_utilisation(report):
     regions = region_figures(run, 365).set_index("region")
     assert hourly["util"].between(0, 1).all()
     # Weighted by the hours the window spends at each local hour, the hours give back the region's figure.
-    from engine.analysis.local_hours import local_hour_bins
     import numpy as np
+
+    from engine.analysis.local_hours import local_hour_bins
 
     zones = dict(zip(run.world.carbon.by_region["region"], run.world.carbon.by_region["timezone"]))
     for region, rows in hourly.groupby("region"):

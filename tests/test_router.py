@@ -5,11 +5,12 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sim_helpers import T0, job
 
 from engine.analysis.sim_metrics import kpis
-from engine.scenario import Scenario, ScenarioError
+from engine.core.errors import ScenarioError
+from engine.scenario import Scenario
 from engine.sim.world import World
-from sim_helpers import T0, job
 
 REGIONS = pd.DataFrame({"region": ["eu", "us", "ap"], "timezone": ["Europe/Berlin", "America/New_York", "Asia/Tokyo"],
                         "country": ["DE", "US", "JP"], "jurisdiction": ["EU", "US", "JP"]})
@@ -95,9 +96,10 @@ def test_golden_follow_the_sun_serves_more_than_home_only_fifo_on_the_sample(tmp
     # FIFO home-only utilisation 0.5979, p95 wait 139,149 s, 1,297 give-ups; follow-the-sun with EASY and
     # best-fit 0.6099, p95 wait 23,566 s, 451 give-ups (it starts the rest in time: more work served),
     # 15,287 jobs moved.
+    from test_scenario import SCENARIOS
+
     from engine.telemetry.sample import ensure_sample
     from engine.telemetry.store import Store
-    from test_scenario import SCENARIOS
     store = Store.open(tmp_path / "m.duckdb")
     ensure_sample(store)
     jobs, nodes, world = store.jobs("sample"), store.fleet("sample"), World.of_dataset(store, "sample")

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.core.views import RegionsView, RouteRequest
 from engine.policies import registry
 from engine.policies.routing import dense_rank
-from engine.sim.views import RegionsView, RouteRequest
 
 NAMES = ("us-east", "eu-west", "ap-south", "eu-north")
 BASE = dict(                               # home us-east is full; ap-south and eu-north are off-hours

@@ -3,10 +3,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from engine.scenario import FleetEdit, Scenario, ScenarioError
-from engine.sim.simulator import Policies
 from sim_helpers import T0, fleet, job
+
+from engine.core.errors import ScenarioError
+from engine.scenario import FleetEdit, Scenario
+from engine.sim.simulator import Policies
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 

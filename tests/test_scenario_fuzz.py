@@ -11,9 +11,10 @@ from pathlib import Path
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.scenario import Scenario, ScenarioError
 from sim_helpers import deadline, fleet, job
+
+from engine.core.errors import ScenarioError
+from engine.scenario import Scenario
 
 SCENARIOS = {p.stem: tomllib.loads(p.read_text())
              for p in sorted((Path(__file__).resolve().parents[1] / "sample_data" / "scenarios").glob("*.toml"))}

@@ -5,12 +5,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sim_helpers import T0, fleet, job
 
 from engine.analysis.cost import cost_report
-from engine.scenario import Scenario, ScenarioError
+from engine.core.errors import ScenarioError
+from engine.scenario import Scenario
 from engine.scenario_world import RegionEdit, edit_world
 from engine.sim.world import RegionFacts, World
-from sim_helpers import T0, fleet, job
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 REGIONS = pd.DataFrame({"region": ["eu", "ap"], "timezone": ["Europe/Berlin", "Asia/Jerusalem"],

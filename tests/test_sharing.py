@@ -11,10 +11,11 @@ import math
 
 import pandas as pd
 import pytest
+from sim_helpers import fleet, job
 
 from engine.analysis.fairness import fairness_kpis
-from engine.scenario import Scenario, ScenarioError
-from sim_helpers import fleet, job
+from engine.core.errors import ScenarioError
+from engine.scenario import Scenario
 
 
 def row(i, submit, run, gpus, cls="training", team="t", qos=None, priority=0, **kw):

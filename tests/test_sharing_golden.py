@@ -21,7 +21,8 @@ import pandas as pd
 import pytest
 
 from engine.analysis.fairness import queue_sla_table
-from engine.analysis.sim_metrics import horizon_s, kpis
+from engine.analysis.held import horizon_s
+from engine.analysis.sim_metrics import kpis
 from engine.scenario import Scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"

@@ -4,10 +4,10 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, TIMER, EventQueue
 from sim_helpers import fleet, job, run, starts
+
 from engine.scenario import Scenario
+from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, TIMER, EventQueue
 
 
 def test_event_queue_orders_finishes_failures_timers_deferred_then_arrivals():

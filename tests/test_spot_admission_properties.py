@@ -14,14 +14,16 @@ without EASY backfilling. On random small workloads:
   work (held time less the work lost to evictions).
 """
 import math
+
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.scenario import Scenario, ScenarioError
 from sim_helpers import deadline, fleet, job, sweep
+
+from engine.core.errors import ScenarioError
+from engine.scenario import Scenario
 
 TURNED_AWAY = {"never-fits", "rejected-by-admission", "rejected-by-forecast"}
 FLEETS = {"mixed": fleet(8, 8, 4, 4).assign(tier=["spot", "on-demand", "spot", "on-demand"]),

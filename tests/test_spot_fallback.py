@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from sim_helpers import deadline as run_deadline
+from sim_helpers import job
 
-from engine.scenario import Scenario, ScenarioError
-from sim_helpers import deadline as run_deadline, job
+from engine.core.errors import ScenarioError
+from engine.scenario import Scenario
 
 DAY = 86_400.0
 

@@ -8,13 +8,14 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from sim_helpers import job
 
 import engine.sim.sharing
-from engine.scenario import Scenario, ScenarioError
+from engine.core.errors import ScenarioError
+from engine.scenario import Scenario
 from engine.sim.events import SPOT
 from engine.sim.spot import FLAT, HOUR_S, HourlyClock, SpotModel, SpotReclaimer
 from engine.sim.world import World
-from sim_helpers import job
 
 DAY = 86_400.0
 OFF_9_TO_17 = [1.0] * 9 + [0.0] * 8 + [1.0] * 7  # no interruption 09:00-17:00 local

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.model import WORKLOAD_CLASSES
+from engine.core.vocabulary import WORKLOAD_CLASSES
 from engine.telemetry.synth import BUNDLE_FILES, DEFAULT_SEED, generate_sample
 from engine.telemetry.synth.fifo import replay_pool
 

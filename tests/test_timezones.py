@@ -19,7 +19,7 @@ import pytest
 
 from engine.analysis import build_overview, handoff, workhours
 from engine.analysis.timezones import build_timezones
-from engine.model import WORKLOAD_CLASSES
+from engine.core.vocabulary import WORKLOAD_CLASSES
 from engine.telemetry.sample import read_bundle
 
 T = pd.Timestamp

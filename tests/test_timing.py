@@ -2,12 +2,13 @@
 import numpy as np
 import pandas as pd
 import pytest
-
-from engine.policies import registry
-from engine.scenario import Scenario, ScenarioError
-from engine.sim.views import RouteRequest, TimingView
-from engine.sim.world import World
 from sim_helpers import T0, fleet, job
+
+from engine.core.errors import ScenarioError
+from engine.core.views import RouteRequest, TimingView
+from engine.policies import registry
+from engine.scenario import Scenario
+from engine.sim.world import World
 
 QUARTER = 900.0
 FLEXIBLE = RouteRequest(0, 0, 1.0, "training", True, 3600.0, 0.0)

@@ -4,10 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, data_headroom
+from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text as md
 from engine.experiments.claims import HOLDS, NOT_HERE, PARTLY, UNTESTED
 from engine.headroom.measure import HeadroomError
-from engine.scenario import ScenarioError
 
 RESULT = "cl_result"   # session: (dataset, store fingerprint, days, seeds, table)
 METHOD = """

@@ -6,8 +6,8 @@ import streamlit as st
 from dashboard import charts_cost, data
 from dashboard.chart_view import plot
 from engine.analysis.cost import CostAssumptions
+from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_code, markdown_text
-from engine.scenario import ScenarioError
 
 BASELINE = "fifo"
 DEFAULTS = CostAssumptions()

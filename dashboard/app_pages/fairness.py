@@ -8,8 +8,9 @@ from dashboard import charts_fairness, data
 from dashboard.chart_view import plot
 from engine.analysis.job_quota import QUOTA_REASONS, job_quota, quota_text
 from engine.analysis.job_story import factor_table, longest_waiting
+from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text as md
-from engine.scenario import ScenarioError
+from engine.core.reasons import EXPLAINED, REASONS
 
 BASELINE = "fifo"
 DEFAULT_SCENARIO = "priority-fairshare"
@@ -28,20 +29,7 @@ TILES = {
                        "work since the last checkpoint, lost to evictions"),
     "starved_jobs": ("Starved jobs", "{:,.0f}", "{:+,.0f}", False, "jobs that waited longer than their queue allows"),
 }
-REASONS = {
-    "waiting-in-queue": "behind other jobs in the queue",
-    "blocked-by-capacity": "first in line, but no node had room for it",
-    "blocked-by-reservation": "it would have delayed the job at the front (no room to backfill it)",
-    "blocked-by-quota": "its team had used its quota and could borrow no more",
-    "blocked-by-team-limit": "its team was at its limit of GPUs at once",
-    "rejected-by-admission": "turned away: the queue was full",
-    "rejected-by-forecast": "turned away: the queue ahead would not drain in time",
-    "never-fits": "it cannot fit in its region (too large, a GPU model the region lacks, or only spot nodes "
-                  "that it had to leave)",
-    "exceeds-quota": "it asks for more GPUs than its team's or queue's quota can ever give it (its cap, or "
-                     "its nominal quota plus what it may borrow)",
-    "deferred": "held back by the timing policy (a cleaner or off-hours slot)",
-}
+NOT_STARTED = frozenset(REASONS[1:]) | {"deferred"}  # a status that explains a job never (re)started
 SECONDS = st.column_config.NumberColumn(format="%.0f")
 PERCENT = st.column_config.NumberColumn(format="%.1f%%")
 HOURS = st.column_config.NumberColumn(format="%.1f")
@@ -170,17 +158,17 @@ def _story(story, run: data.WhatIfRun) -> None:
     if started:
         head += (f" and **starts {_when(run, story.start_s)}** in this scenario, after waiting "
                  f"**{_duration(story.wait_s)}**.")
-        if story.status in REASONS:
-            head += f" It was evicted and never starts again: {REASONS[story.status]}."
+        if story.status in NOT_STARTED:
+            head += f" It was evicted and never starts again: {EXPLAINED[story.status]}."
         elif story.status == "waiting at the end":
             head += " It was evicted and is waiting again at the end of the window."
-    elif story.status in REASONS:
-        head += f" and never starts: {REASONS[story.status]}."
+    elif story.status in NOT_STARTED:
+        head += f" and never starts: {EXPLAINED[story.status]}."
     else:
         head += f" and is still waiting at the end of the window, {_duration(story.wait_s)} later."
     st.markdown(head)
     if not story.reasons.empty:
-        parts = [f"{100 * share:.0f}% {md(REASONS.get(reason, reason))} ({_duration(seconds)})"
+        parts = [f"{100 * share:.0f}% {md(EXPLAINED.get(reason, reason))} ({_duration(seconds)})"
                  for reason, seconds, share in story.reasons.itertuples(index=False)]
         st.markdown("Why it waited: " + "; ".join(parts) + ".")
     quota = job_quota(run.result, story.row)

@@ -12,11 +12,11 @@ import streamlit as st
 
 from dashboard import data, data_headroom, data_report
 from engine.compare import Unusable
+from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_code
 from engine.core.escaping import markdown_text as md
 from engine.report import ChromiumMissing, ReportAssumptions, render_html
 from engine.report.pdf import chromium_path
-from engine.scenario import ScenarioError
 
 BASELINE = "recorded"  # the policies that reproduce how the dataset was scheduled (engine.scenario_recorded)
 CANDIDATES = ("follow-the-sun", "data-local")  # the default candidate: the first of these bundled

@@ -7,12 +7,19 @@ import streamlit as st
 from dashboard import charts, data, data_headroom, data_predict, widgets
 from dashboard.chart_view import plot
 from dashboard.runtime_choice import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
-from engine.analysis.sim_series import (fleet_series, group_comparison, kpi_comparison, longest_waits,
-                                        region_series, wait_ecdf, why_waited)
+from engine.analysis.sim_series import (
+    fleet_series,
+    group_comparison,
+    kpi_comparison,
+    longest_waits,
+    region_series,
+    wait_ecdf,
+    why_waited,
+)
+from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD, HeadroomError
 from engine.report.headline import capacity_sentences
-from engine.scenario import ScenarioError
 
 CUSTOM = "custom (built below)"
 # KPI tiles: key -> (label, value format, delta format), "duration" for seconds shown in s, min or h;

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.window import Window
-from engine.model import DEFAULT_REGION
+from engine.core.vocabulary import DEFAULT_REGION
 
 UNKNOWN_GPU = "unknown"
 MAX_HOLD_SPACINGS = 2.0  # a sample never holds longer than this many typical sample spacings

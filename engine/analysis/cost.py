@@ -49,10 +49,10 @@ import pandas as pd
 
 from engine.analysis import burst
 from engine.analysis.activity import normalise_keys
+from engine.analysis.held import holding as held_pieces
 from engine.analysis.idle import price_table
 from engine.analysis.offpeak import off_peak_share
-from engine.analysis.sim_metrics import holding as held_pieces
-from engine.model import TIERS
+from engine.core.vocabulary import TIERS
 from engine.sim.burst import BURST_TIER
 from engine.sim.result import SimulationResult
 from engine.world.grid import DEFAULT_G_CO2E_PER_KWH

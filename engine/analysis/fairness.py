@@ -41,8 +41,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from engine.analysis.held import holding, horizon_s
 from engine.analysis.intervals import integrate
-from engine.analysis.sim_metrics import holding, horizon_s
 from engine.sim.result import SimulationResult
 
 HOUR_S = 3600.0

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.model import FLEXIBLE_CLASSES  # noqa: F401  (re-exported: the pages read it from here)
+from engine.core.vocabulary import FLEXIBLE_CLASSES  # noqa: F401  (re-exported: the pages read it from here)
 
 OFF_REASONS = ("after hours", "weekend", "holiday")
 PAIR_COLUMNS = ["from_region", "to_region", "lendable_gpu_hours", "hours", "after_hours_pct", "weekend_pct",

@@ -47,11 +47,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.analysis.sim_metrics import horizon_s
+from engine.analysis.held import horizon_s
+from engine.core.views import QueueView, ShareView
 from engine.policies.ordering import queue_order
 from engine.sim.ledger import DEFAULT_HALF_LIFE_S, codes
 from engine.sim.result import SimulationResult
-from engine.sim.views import QueueView, ShareView
 
 LN2 = math.log(2.0)
 TURNED_AWAY = ("rejected-by-admission", "rejected-by-forecast", "never-fits", "exceeds-quota")

@@ -15,6 +15,7 @@ import pandas as pd
 from engine.analysis.local_hours import local_hour_bins
 from engine.world.offpeak import in_window, windows
 
+
 def off_peak_share(region: np.ndarray, start_s: np.ndarray, end_s: np.ndarray, origin_utc, horizon_s: float,
                    regions: pd.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
     """(share of each piece's [start_s, end_s) in its region's off-peak hours, its region's discount)."""

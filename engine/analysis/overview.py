@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from engine.analysis import activity, busy, capacity as cap_mod, heatmap, idle, kpis, mix, timeline, waits
+from engine.analysis import activity, busy, heatmap, idle, kpis, mix, timeline, waits
+from engine.analysis import capacity as cap_mod
 from engine.analysis.window import Window
 
 

@@ -40,7 +40,7 @@ import pandas as pd
 
 from engine.analysis.activity import job_window, normalise_keys
 from engine.analysis.idle import price_table
-from engine.model import TIERS
+from engine.core.vocabulary import TIERS
 
 HOUR = pd.Timedelta(hours=1)
 UNKNOWN = "(unknown)"

@@ -31,6 +31,8 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis import burst
+from engine.analysis.fairness import fairness_kpis
+from engine.analysis.held import finished_jobs, holding, window_end_s
 from engine.sim.result import SimulationResult
 
 DEFAULT_TAU_S = 10.0
@@ -49,46 +51,10 @@ def _stats(prefix: str, seconds: np.ndarray) -> dict[str, float]:
             f"{prefix}_p99_s": _quantile(seconds, 0.99)}
 
 
-def _finished(jobs: pd.DataFrame) -> pd.DataFrame:
-    return jobs[jobs["started"] & jobs["end_s"].notna()]
-
-
-def _horizon(result: SimulationResult, finished: pd.DataFrame) -> float:
-    """End of the measurement window, seconds: window_s, or the makespan without one."""
-    return result.window_s if result.window_s > 0 else (float(finished["end_s"].max()) if len(finished) else 0.0)
-
-
-def horizon_s(result: SimulationResult) -> float:
-    """End of the measurement window, seconds: window_s, or the makespan (last job end) without one."""
-    return _horizon(result, _finished(result.jobs))
-
-
-def holding(result: SimulationResult, horizon: float) -> pd.DataFrame:
-    """`result.held()`'s pieces (row: the position of the piece's job in result.jobs) with completed
-    (its job completed: started, ended, not failed), gpu_s (GPUs x seconds held inside [0, horizon]; a piece still running at the end holds to
-    horizon) and served_gpu_s (for the pieces of jobs that completed: gpu_s less the GPU-seconds of
-    work lost when the piece was preempted, the last lost_s seconds before its end, clipped to the
-    window; 0 for other jobs' pieces)."""
-    held = result.held()
-    jobs = result.jobs
-    row = held["row"].to_numpy(np.int64)
-    completed = (jobs["started"].to_numpy(bool) & jobs["end_s"].notna().to_numpy(bool)
-                 & ~jobs["failed"].to_numpy(bool))[row]
-    gpus = held["gpus_allocated"].to_numpy(np.float64)
-    start = held["start_s"].to_numpy(np.float64)
-    end = held["end_s"].to_numpy(np.float64)
-    end = np.where(np.isnan(end), max(horizon, 0.0), end)
-    gpu_s = gpus * (np.clip(end, 0.0, horizon) - np.clip(start, 0.0, horizon))
-    lost_s = held["lost_s"].fillna(0.0).to_numpy(np.float64)
-    lost_gpu_s = gpus * (np.clip(end, 0.0, horizon) - np.clip(end - lost_s, 0.0, horizon))
-    return held.assign(completed=completed, gpu_s=gpu_s,
-                       served_gpu_s=np.where(completed, gpu_s - lost_gpu_s, 0.0))
-
-
 def _job_measures(jobs: pd.DataFrame, pieces: pd.DataFrame, tau_s: float) -> dict[str, float]:
     """Wait, JCT and bounded slowdown statistics of `jobs`, and the GPU-hours and served GPU-hours
     their `pieces` (rows of `holding`) held inside the window."""
-    finished = _finished(jobs)
+    finished = finished_jobs(jobs)
     wait, run = finished["wait_s"].to_numpy(np.float64), finished["run_s"].to_numpy(np.float64)
     end = finished["end_s"].to_numpy(np.float64)
     slowdown = np.maximum(1.0, (wait + run) / np.maximum(run, tau_s))
@@ -105,12 +71,11 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     rest over all started (waits) or finished jobs; then engine.analysis.fairness.fairness_kpis.
     frag_gpus_mean and frag_gpu_pct_of_idle come last, present only when the result has a
     fragmentation table."""
-    from engine.analysis.fairness import fairness_kpis  # fairness builds on this module's holding
 
     jobs = result.jobs
-    finished = _finished(jobs)
+    finished = finished_jobs(jobs)
     makespan = float(finished["end_s"].max()) if len(finished) else 0.0
-    horizon = _horizon(result, finished)
+    horizon = window_end_s(result, finished)
     measures = _job_measures(jobs, holding(result, horizon), tau_s)
     busy_gpu_s = measures.pop("gpu_hours") * 3600.0
     served = measures.pop("served_gpu_hours")
@@ -179,9 +144,9 @@ def by_group(result: SimulationResult, column: str = "workload_class",
     (finished jobs), gpu_hours (GPUs allocated x time held inside the measurement window, over the
     group's pieces of running, hours; the groups' gpu_hours add up to the run's busy GPU-hours)."""
     jobs = result.jobs
-    pieces = holding(result, _horizon(result, _finished(jobs)))
+    pieces = holding(result, window_end_s(result, finished_jobs(jobs)))
     owner = jobs[column].to_numpy()[pieces["row"].to_numpy()]
-    rows = [{column: key, "jobs": len(group), "finished": len(_finished(group)),
+    rows = [{column: key, "jobs": len(group), "finished": len(finished_jobs(group)),
              **_job_measures(group, pieces[owner == key], tau_s)}
             for key, group in jobs.groupby(column, sort=True)]
     return pd.DataFrame(rows, columns=[column, *GROUP_COLUMNS])

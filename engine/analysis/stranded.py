@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.analysis.sim_metrics import horizon_s
+from engine.analysis.held import horizon_s
 from engine.sim.result import SimulationResult
 from engine.sim.workload import normalise_fleet
 from engine.world.residency import allowed_mask

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.analysis import activity, capacity as cap_mod, handoff, workhours
+from engine.analysis import activity, handoff, workhours
+from engine.analysis import capacity as cap_mod
 from engine.analysis.intervals import integrate
 from engine.analysis.timeline import utilisation_pct
-from engine.model import DEFAULT_REGION
+from engine.core.vocabulary import DEFAULT_REGION
 from engine.world import residency
 
 HOURLY_COLUMNS = ["region", "bin_start_utc", "capacity_gpus", "busy_gpu_hours", "queued_gpu_hours",

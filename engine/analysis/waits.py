@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.model import WORKLOAD_CLASSES
+from engine.core.vocabulary import WORKLOAD_CLASSES
 
 SUMMARY_COLUMNS = ["workload_class", "jobs_started", "mean_wait_h", "p50_wait_h", "p95_wait_h", "p99_wait_h"]
 ECDF_POINTS = 101
@@ -28,7 +28,7 @@ def job_waits(jobs: pd.DataFrame) -> pd.DataFrame:
 
 
 def class_order(classes) -> list[str]:
-    """Distinct workload classes in the canonical order of engine.model, unknown names last."""
+    """Distinct workload classes in the canonical order of engine.core.vocabulary, unknown names last."""
     rank = {c: i for i, c in enumerate(WORKLOAD_CLASSES)}
     return sorted(pd.unique(np.asarray(classes, dtype=object)), key=lambda c: (rank.get(c, len(rank)), c))
 

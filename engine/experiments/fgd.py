@@ -25,10 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from engine.core.fleet_view import MILLI
+from engine.core.fragmentation import TargetWorkload
 from engine.experiments.openb_inputs import PodList, load_nodes, load_pods
 from engine.policies.registry import make
-from engine.sim.fleet_state import MILLI, FleetState
-from engine.sim.fragmentation import TargetWorkload
+from engine.sim.fleet_state import FleetState
 
 POLICIES = {"random": "random", "dotprod": "dot-product", "clustering": "gpu-clustering",
             "packing": "gpu-packing", "bestfit": "best-fit", "fgd": "fgd"}

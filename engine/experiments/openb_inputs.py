@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.sim.fleet_state import MILLI, PodRequest
+from engine.core.fleet_view import MILLI, PodRequest
 from engine.telemetry.errors import ErrorCollector, ImportRejected
 from engine.telemetry.importers.common import decode_text
 from engine.telemetry.importers.csv_records import CSV

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.sim.views import QueueView
+from engine.core.traits import traits_of
+from engine.core.views import QueueView
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class JobQueue:
         self._fcfs_sort_due = False
         self._keys = None
         self._rank = None
-        if fixed_now_s is not None or not policy.time_dependent:
+        if fixed_now_s is not None or not traits_of(policy).time_dependent:
             self._keys = policy.keys(self._view, -1.0 if fixed_now_s is None else fixed_now_s)
             self._rank = np.empty(len(sequence), dtype=np.int64)
             self._rank[np.lexsort((self._view.index, *self._keys[::-1]))] = np.arange(len(sequence))

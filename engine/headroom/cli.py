@@ -17,12 +17,20 @@ from __future__ import annotations
 import json
 import sys
 
-from engine.cli_simulate import (EXIT_BAD_INPUT, RECORDED, add_headroom_options, add_source, check_days,
-                                 load_scenario, print_progress, source)
+from engine.cli_simulate import (
+    EXIT_BAD_INPUT,
+    RECORDED,
+    add_headroom_options,
+    add_source,
+    check_days,
+    load_scenario,
+    print_progress,
+    source,
+)
 from engine.compare import Unusable, first_days
+from engine.core.errors import ScenarioError
 from engine.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD, HeadroomError, HeadroomReport, measure
 from engine.headroom.service import ServiceLevelError
-from engine.scenario import ScenarioError
 
 
 def cmd_headroom(args) -> int:

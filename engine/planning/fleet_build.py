@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.idle import price_table
+from engine.core.fleet_view import TIER_RANK
 from engine.planning.fleet_milp import FleetPlan, PoolOptions
 from engine.planning.settings import PlanSettings
-from engine.sim.fleet_state import TIER_RANK
 
 TIERS = ("reserved", "spot", "on-demand")
 RACK_NODES = 4

@@ -26,8 +26,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.core.errors import ScenarioError
 from engine.core.toml_file import read_toml
-from engine.scenario import Scenario, ScenarioError
+from engine.scenario import Scenario
 
 DEFAULT_POLICIES = {"order": "fcfs", "backfill": "easy", "placement": "cheapest-tier"}
 _TOP = {"days", "warmup_days", "max_iterations", "scenario", "slo", "capacity"}

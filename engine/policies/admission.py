@@ -7,14 +7,13 @@ it would not drain within the horizon). An elastic job may be admitted with fewe
 ("degraded"): it then runs on those, for its runtime scaled by nodes asked / nodes given
 (perfect data-parallel scaling, an optimistic assumption stated in the result's decision log).
 Per-team concurrent-GPU limits are the quota family's "team-limit" (engine.policies.quota).
-A policy that admits every job as asked says so with the class attribute `admits_all = True` (the
-simulator then does not call it).
+A policy that admits every job as asked registers with the trait `inert=True` (engine.core.traits;
+the simulator then does not call it).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 from engine.policies.registry import register
 
@@ -55,12 +54,10 @@ ADMIT = Admission(True)
 QUEUE_FULL = Admission(False, "queue-full")
 
 
-@register(FAMILY, "accept-all")
+@register(FAMILY, "accept-all", inert=True)
 @dataclass(frozen=True)
 class AcceptAll:
     """Every job joins the queue."""
-
-    admits_all: ClassVar[bool] = True  # the simulator skips building its AdmissionRequest
 
     def admit(self, request: AdmissionRequest) -> Admission:
         return ADMIT

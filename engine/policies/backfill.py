@@ -22,8 +22,8 @@ candidates' pools and `head_pool` the head's (0: any GPU model of the region; m 
 the region's m-th model; engine.sim.region); `running_end_s` are the running jobs' expected ends,
 start + requested runtime (never the true runtime), seconds from time 0; `head_requested_s` is the
 head job's requested runtime in s (+inf when unknown: its reservation then never ends). "none" and
-"easy" ignore it. A policy whose window is always None may say so with the class attribute
-`disabled = True`.
+"easy" ignore it. A policy whose window is always None registers with the trait `inert=True`
+(engine.core.traits).
 """
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ class Window:
     """The head's reservation: it starts at `shadow_s`; `extra_units` are free then beyond its need."""
 
     sequential: ClassVar[bool] = False
+    by_pool: ClassVar[bool] = False
     shadow_s: float
     extra_units: float
 
@@ -72,6 +73,7 @@ class ProfileWindow:
     """
 
     sequential: ClassVar[bool] = True
+    by_pool: ClassVar[bool] = False
     profile: Profile
     limit: int = 0  # candidates the pass may consider (0: all): the policy's max_job_test
 
@@ -90,13 +92,11 @@ class ProfileWindow:
         return self
 
 
-@register(FAMILY, "none")
+@register(FAMILY, "none", inert=True)
 @dataclass(frozen=True)
 class NoBackfill:
-    """No backfilling: a blocked head blocks everyone behind it. `disabled` tells the simulator it
+    """No backfilling: a blocked head blocks everyone behind it. Its `inert` trait tells the simulator it
     need not gather the running jobs' ends for a window that is always None."""
-
-    disabled: ClassVar[bool] = True
 
     def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
                head_requested_s: float = math.inf, head_pool: int = 0) -> Window | None:

@@ -8,23 +8,22 @@ depends on how long the failures run. Measured (benchmarks/bench_predict_whatif.
 CTC-SP2, where failed jobs ran longer than completed ones (median 40 min against 15 min: many hit
 their limit), fail-fast with EASY lowered the mean bounded slowdown from 79.7 to 64.9 with the
 users' requests, but raised it from 38.2 to 53.3 when the scheduler saw predicted P50 runtimes;
-HPC2N records no failures, so there it changes nothing. `needs_failure` marks the orders that read
-the probability.
+HPC2N records no failures, so there it changes nothing. The trait `needs_failure` marks the orders that
+read the probability.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 import numpy as np
 
+from engine.core.views import QueueView
 from engine.policies.registry import register
-from engine.sim.views import QueueView
 
 FAMILY = "order"
 
 
-@register(FAMILY, "fail-fast")
+@register(FAMILY, "fail-fast", needs_failure=True, time_dependent=False)
 @dataclass(frozen=True)
 class FailFast:
     """Likely-to-fail jobs first (fail fast), each group in submit order.
@@ -38,9 +37,6 @@ class FailFast:
         "help": "predicted probability of failing or being cancelled (0-1) from which a job goes first"})
     max_request_s: float = field(default=0.0, metadata={
         "help": "only jobs asking for at most this runtime (s) go first; 0: any runtime"})
-
-    needs_failure: ClassVar[bool] = True
-    time_dependent: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.threshold <= 1.0:

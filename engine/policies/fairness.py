@@ -1,7 +1,7 @@
 """Fair-share queue orders (family "order"): "drf", "wfq", "max-min", "lottery" and "fair-tree".
 
 Each orders the waiting jobs of a region by a fair-share criterion over teams, read from the usage
-ledger (`QueueView.shares`, engine.sim.views.ShareView) and re-evaluated at every pass. Within a team
+ledger (`QueueView.shares`, engine.core.views.ShareView) and re-evaluated at every pass. Within a team
 jobs go first come, first served, and a team's k-th waiting job is keyed as if the k-1 jobs of that
 team ahead of it had already started ("progressive filling": cumulative demand within the team in
 submit order), so one pass interleaves the teams as the criterion says. Ties end with the submit
@@ -47,13 +47,12 @@ order is FCFS. All times are seconds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 import numpy as np
 
+from engine.core.views import QueueView, ShareView
 from engine.policies.priority import DAY_S, boost_field, boost_first, check_parameters, starving
 from engine.policies.registry import register
-from engine.sim.views import QueueView, ShareView
 
 FAMILY = "order"
 _MASK64 = (1 << 64) - 1
@@ -98,7 +97,6 @@ class DominantResourceFairness:
     """Dominant Resource Fairness over GPUs, CPUs and memory: the team with the lowest weighted
     dominant share (counting its queued jobs ahead) first; FCFS within a team."""
 
-    time_dependent: ClassVar[bool] = True
     boost_after_s: float = boost_field()
 
     def __post_init__(self) -> None:
@@ -124,7 +122,6 @@ class WeightedFairQueuing:
     """Weighted fair queuing (start-time fair queuing) on GPU-seconds: lowest virtual start tag
     first, so teams are served in proportion to their weights; FCFS within a team."""
 
-    time_dependent: ClassVar[bool] = True
     max_cost_s: float = field(default=7 * DAY_S, metadata={
         "help": "longest requested runtime a job is charged for (unknown requests count this), s"})
     boost_after_s: float = boost_field()
@@ -168,7 +165,6 @@ class MaxMinFairness:
     """Weighted max-min fairness: GPUs water-filled over the teams' demands; jobs within their
     team's fair allocation first, the team furthest below it first; FCFS within a team."""
 
-    time_dependent: ClassVar[bool] = True
     boost_after_s: float = boost_field()
 
     def __post_init__(self) -> None:
@@ -212,7 +208,6 @@ class LotteryScheduling:
     """Lottery scheduling, seeded: each draw picks a team with probability proportional to its
     weight (tickets) among the teams with jobs left; FCFS within a team."""
 
-    time_dependent: ClassVar[bool] = True
     boost_after_s: float = boost_field()
 
     def __post_init__(self) -> None:
@@ -248,14 +243,12 @@ def _children_fairshare(parent: np.ndarray, child: np.ndarray, usage: np.ndarray
     return lf[inverse.reshape(-1)], inverse.reshape(-1)
 
 
-@register(FAMILY, "fair-tree")
+@register(FAMILY, "fair-tree", reads_members=True)
 @dataclass(frozen=True)
 class FairTree:
     """Hierarchical fair share, organisation -> team -> project -> user, as Slurm's Fair Tree: at
     each level the sibling with the highest share / usage first; FCFS at the leaves."""
 
-    time_dependent: ClassVar[bool] = True
-    reads_members: ClassVar[bool] = True  # reads the ledger's per-user and per-project usage
     half_life_s: float = field(default=7 * DAY_S, metadata={"help": "half-life of the decayed usage, s"})
     boost_after_s: float = boost_field()
 

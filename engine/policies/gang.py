@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.core.fleet_view import FleetView
 from engine.policies.registry import register
-from engine.sim.fleet_state import FleetView
 
 FAMILY = "gang"
 

@@ -6,8 +6,9 @@ the whole queue at once. The caller breaks remaining ties by the stable job id (
 does it with np.lexsort). Policies see only what is known at submit time: the requested (later
 predicted) runtime, never the true one.
 
-`time_dependent` says whether keys change as `now_s` advances (WFP3 and UNICEP age jobs); the
-others can be computed once per job and cached.
+The trait `time_dependent` (engine.core.traits, declared at registration) says whether keys change
+as `now_s` advances (WFP3 and UNICEP age jobs); the others register with `time_dependent=False` and
+are keyed once per job.
 
 WFP3, UNICEP and F1 follow the definitions used by RLScheduler (Zhang et al., SC'20); F1 is the
 learned formula of Carastan-Santos and de Camargo (SC'17) and takes `submit_s` as seconds from
@@ -16,12 +17,11 @@ the trace's time 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
+from engine.core.views import QueueView
 from engine.policies.registry import register
-from engine.sim.views import QueueView
 
 FAMILY = "order"
 # UNICEP divides by log2(size), which is 0 for a one-unit job: like the published code, add a
@@ -44,45 +44,37 @@ def _at_least_one_s(requested_s: np.ndarray) -> np.ndarray:
     return np.maximum(requested_s, 1.0)
 
 
-@register(FAMILY, "fcfs")
+@register(FAMILY, "fcfs", time_dependent=False)
 @dataclass(frozen=True)
 class FCFS:
     """First come, first served: earliest submit first."""
-
-    time_dependent: ClassVar[bool] = False
 
     def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
         return np.stack([queue.submit_s])
 
 
-@register(FAMILY, "priority")
+@register(FAMILY, "priority", time_dependent=False)
 @dataclass(frozen=True)
 class Priority:
     """Highest priority field first, then earliest submit."""
-
-    time_dependent: ClassVar[bool] = False
 
     def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
         return np.stack([-queue.priority, queue.submit_s])
 
 
-@register(FAMILY, "sjf")
+@register(FAMILY, "sjf", time_dependent=False)
 @dataclass(frozen=True)
 class SJF:
     """Shortest job first on the requested (or predicted) runtime, then earliest submit."""
-
-    time_dependent: ClassVar[bool] = False
 
     def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
         return np.stack([queue.requested_s, queue.submit_s])
 
 
-@register(FAMILY, "edf")
+@register(FAMILY, "edf", time_dependent=False)
 @dataclass(frozen=True)
 class EDF:
     """Earliest deadline first (jobs without a deadline last), then earliest submit."""
-
-    time_dependent: ClassVar[bool] = False
 
     def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
         return np.stack([queue.deadline_s, queue.submit_s])
@@ -97,8 +89,6 @@ class WFP3:
     not waited yet scores 0.
     """
 
-    time_dependent: ClassVar[bool] = True
-
     def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
         ratio = _wait_s(queue, now_s) / _at_least_one_s(queue.requested_s)
         return np.stack([-(np.power(ratio, 3) * queue.size)])
@@ -112,23 +102,19 @@ class UNICEP:
     Favours short, narrow jobs that have waited; sizes below one unit count as one unit.
     """
 
-    time_dependent: ClassVar[bool] = True
-
     def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
         wait_s = _wait_s(queue, now_s) + _LOG_EPSILON
         width = np.log2(np.maximum(queue.size, 1.0) + _LOG_EPSILON)
         return np.stack([-wait_s / (width * _at_least_one_s(queue.requested_s))])
 
 
-@register(FAMILY, "f1")
+@register(FAMILY, "f1", time_dependent=False)
 @dataclass(frozen=True)
 class F1:
     """Learned F1 score: log10(requested) x size + 870 x log10(submit), lowest first.
 
     Non-positive requested runtimes and submit times count as 0.1, as in the published code.
     """
-
-    time_dependent: ClassVar[bool] = False
 
     def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
         requested = np.where(queue.requested_s > 0, queue.requested_s, 0.1)

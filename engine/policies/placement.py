@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.core.fleet_view import MILLI, FleetView, Placement, PodRequest, fits_on
+from engine.core.fragmentation import FragmentationIndex, TargetWorkload
 from engine.policies.registry import register
-from engine.sim.fleet_state import MILLI, FleetView, Placement, PodRequest, fits_on
-from engine.sim.fragmentation import FragmentationIndex, TargetWorkload
 
 
 def feasible(view: FleetView, request: PodRequest) -> np.ndarray:
-    """Nodes where `request` fits now (the fleet's one fit rule, engine.sim.fleet_state.fits_on)."""
+    """Nodes where `request` fits now (the fleet's one fit rule, engine.core.fleet_view.fits_on)."""
     return fits_on(view, request)
 
 
@@ -49,7 +49,7 @@ def leftover_top(view: FleetView, request: PodRequest, cpu_weight: float, least:
     """pick_top of the leftover score over the feasible nodes: 100 x (1 - leftover) for the least
     leftover (best-fit), 100 x leftover for the most (worst-fit), truncated. The scores of all nodes
     (-1 where the request does not fit; feasible ones score >= 0, so the first highest is pick_top's
-    node) are kept by the view (engine.sim.fleet_state.FleetView.kept): a call scores again only the
+    node) are kept by the view (engine.core.fleet_view.FleetView.kept): a call scores again only the
     nodes changed since the last, which keeps a pass over thousands of jobs cheap."""
     def score(cpu_free, gpu_free, trunc):
         left = _leftover_of(view, cpu_free, gpu_free, request, cpu_weight)
@@ -134,7 +134,7 @@ class BestFit:
 @dataclass(frozen=True)
 class CheapestTier:
     """Best-fit among the nodes of the cheapest pricing tier that fits: reserved capacity (paid whether
-    used or not) first, then spot, then on-demand (engine.sim.fleet_state.TIER_RANK), so paid-by-use
+    used or not) first, then spot, then on-demand (engine.core.fleet_view.TIER_RANK), so paid-by-use
     capacity runs only when the committed capacity is full. Without tiers it is best-fit."""
 
     cpu_weight: float = _cpu_weight()
@@ -241,7 +241,7 @@ class FragmentationGradientDescent:
     """FGD: the node (and GPU) whose fragmentation for the target workload grows least.
 
     score = 100 x sigmoid((F_before - F_after) / 1000) per candidate, F in milli-GPU (see
-    `engine.sim.fragmentation`). A shared-GPU pod tries every GPU that fits and keeps the best
+    `engine.core.fragmentation`). A shared-GPU pod tries every GPU that fits and keeps the best
     (lowest index among equal scores); other pods take their GPUs tightest-fit. The target
     workload is the one the fleet state tracks; without one, the pod's own shape is the target.
     """

@@ -71,12 +71,11 @@ def cheapest_first(running: RunningView, ok: np.ndarray) -> np.ndarray:
     return positions[order]
 
 
-@register(FAMILY, "none")
+@register(FAMILY, "none", inert=True)
 @dataclass(frozen=True)
 class NoPreemption:
     """Running jobs are never evicted."""
 
-    enabled = False
     checkpoint_s = -1.0
 
     def choose(self, request: PreemptRequest, running: RunningView) -> np.ndarray:
@@ -96,7 +95,6 @@ class PriorityPreemption:
     max_preemptions: int = field(default=3, metadata={"help": "a job is evicted at most this many times"})
     checkpoint_s: float = field(default=-1.0, metadata={
         "help": "checkpoint interval of every job, s (-1: each queue class's; 0: no checkpoints)"})
-    enabled = True
 
     def __post_init__(self) -> None:
         if self.min_runtime_s < 0 or self.max_preemptions < 0:

@@ -33,15 +33,13 @@ keys the few jobs that join a queue at a time): the same keys, bit for bit, with
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import ClassVar
-
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.core.views import QueueView, ShareView
 from engine.policies.registry import register
-from engine.sim.views import QueueView, ShareView
 
 FAMILY = "order"
 DAY_S = 86_400.0
@@ -106,8 +104,6 @@ def team_fairshare(shares: ShareView, share: np.ndarray | None = None) -> np.nda
 class MultifactorPriority:
     """Slurm multifactor priority: weighted age, fair share, QoS, size and deadline urgency, highest
     first; an optional emergency boost for jobs that waited too long."""
-
-    time_dependent: ClassVar[bool] = True
 
     weight_age: float = field(default=1000.0, metadata={"help": "weight of the age factor (wait / max age)"})
     max_age_s: float = field(default=7 * DAY_S, metadata={"help": "wait at which the age factor reaches 1, s"})

@@ -78,13 +78,12 @@ def _by(value: str) -> None:
         raise ValueError(f"by must be 'team' or 'queue', got {value!r}")
 
 
-@register(FAMILY, "none")
+@register(FAMILY, "none", inert=True)
 @dataclass(frozen=True)
 class NoQuota:
     """No quota: any job may use any free capacity."""
 
     by = "team"
-    enabled = False
 
     def book(self, holders, weights, capacity_gpus, entries) -> QuotaBook:
         return QuotaBook.unlimited(len(holders))
@@ -97,7 +96,6 @@ class TeamLimit:
 
     max_gpus: float = field(default=64.0, metadata={"help": "most GPUs one holder may hold at once per region"})
     by: str = field(default="team", metadata={"help": "quota holder: team or queue"})
-    enabled = True
 
     def __post_init__(self) -> None:
         _by(self.by)
@@ -120,7 +118,6 @@ class Kueue:
     borrowing_limit_gpus: float = field(default=-1.0, metadata={
         "help": "most GPUs a holder may borrow above its nominal quota, unless its entry sets one (-1: no limit)"})
     team_max_gpus: float = field(default=0.0, metadata={"help": "cap on the GPUs one holder holds at once (0: none)"})
-    enabled = True
 
     def __post_init__(self) -> None:
         _by(self.by)

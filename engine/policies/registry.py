@@ -2,7 +2,9 @@
 
 A policy is a frozen dataclass whose fields are its parameters (keyword-only, with defaults),
 so a Scenario can name it by key with keyword parameters, the UI can build widgets from the
-fields, and one contract test can run over every registered policy. Families in use:
+fields, and one contract test can run over every registered policy. What a policy promises the
+simulator (its keys do not change with time, it does nothing, ...) it declares as traits when it
+registers (engine.core.traits); the simulator reads nothing else from it. Families in use:
 "order" (queue order, including multifactor priority and the fairness orders), "backfill",
 "placement", "admission", "gang", "routing", "timing", "quota" and "preemption"; a new family needs
 no change to the simulator's loop, only a hook where its one method is called.
@@ -13,6 +15,8 @@ import dataclasses
 import typing
 from dataclasses import dataclass
 from importlib import import_module
+
+from engine.core.traits import declare
 
 _REGISTRY: dict[str, dict[str, type]] = {}
 # Modules that register policies when imported; import order does not matter.
@@ -38,8 +42,10 @@ class Parameter:
     help: str
 
 
-def register(family: str, key: str):
-    """Class decorator: `@register("placement", "best-fit")`."""
+def register(family: str, key: str, **traits: bool):
+    """Class decorator: `@register("placement", "best-fit")`, `@register("order", "sjf", time_dependent=False)`.
+    The keyword arguments are the policy's traits (engine.core.traits); an unknown one is an error."""
+    declared = declare(family, key, traits)
 
     def wrap(cls):
         if not dataclasses.is_dataclass(cls):
@@ -50,6 +56,7 @@ def register(family: str, key: str):
         existing[key] = cls
         cls.registry_key = key
         cls.family = family
+        cls.traits = declared
         return cls
 
     return wrap

@@ -14,8 +14,8 @@ it home when every score is -inf. Terms used in the docstrings:
 - *fallback*: when a rule says "home" but home is not eligible, the eligible regions instead,
   ranked by most free GPUs, then fewest queued GPUs (never a region the job's data may not go to).
 
-A policy that keeps every job home whatever the view says so with the class attribute
-`stays_home = True` (the simulator then skips routing). Rule-based policies return dense ranks
+A policy that keeps every job home whatever the view registers with the trait `inert=True`
+(engine.core.traits; the simulator then skips routing). Rule-based policies return dense ranks
 (0, 1, 2, ... over the eligible regions, equal for equal keys) so that ties stay ties for the
 simulator's tie-break; `weighted` returns its weighted sum. Regions are few (a handful), so the
 policies loop over them in plain Python: cheaper than numpy at that size (~10 us a call).
@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 import numpy as np
 
+from engine.core.views import RegionsView, RouteRequest
 from engine.policies.registry import register
-from engine.sim.views import RegionsView, RouteRequest
 
 FAMILY = "routing"
 _SLACK = 1e-9   # GPUs: free_gpus counts as enough when it is at most this short of the request
@@ -77,14 +76,12 @@ def _validate_fraction(policy, name: str) -> None:
                          f"(inclusive), got {value!r}")
 
 
-@register(FAMILY, "home-only")
+@register(FAMILY, "home-only", inert=True)
 @dataclass(frozen=True)
 class HomeOnly:
     """The baseline: home scores 0, every other region -inf. It ignores residency and fit, so it
-    keeps the telemetry's placement, violations included. `stays_home` tells the simulator it may
-    skip routing altogether."""
-
-    stays_home: ClassVar[bool] = True
+    keeps the telemetry's placement, violations included. Its `inert` trait tells the simulator it
+    may skip routing altogether."""
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
         return home_only(job, len(regions))

@@ -2,20 +2,19 @@
 
 Every policy has one method, `delay(job, view, now_s) -> seconds >= 0`: the simulator queues the
 job at now + delay (decision "deferred" in the log), in the region the router picks then; the
-job's wait counts from its submit. `view` is a `TimingView` (engine.sim.views) of the job's
+job's wait counts from its submit. `view` is a `TimingView` (engine.core.views) of the job's
 region. The simulator never lets a delay pass `view.latest_start_s` (deadline minus requested
 runtime). Only flexible work (training, batch, HPO: `job.flexible`) is ever held back; the others
-get 0. A policy that never delays says so with `immediate = True` (the simulator skips timing).
+get 0. A policy that never delays registers with the trait `inert=True` (the simulator skips timing).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 import numpy as np
 
+from engine.core.views import RouteRequest, TimingView
 from engine.policies.registry import register
-from engine.sim.views import RouteRequest, TimingView
 
 FAMILY = "timing"
 
@@ -42,12 +41,10 @@ def _lowest_start(values: np.ndarray, view: TimingView, now_s: float, max_delay_
     return float(view.start_s[best] - now_s) if saving * 100.0 >= min_saving_pct - slack_pct else 0.0
 
 
-@register(FAMILY, "immediate")
+@register(FAMILY, "immediate", inert=True)
 @dataclass(frozen=True)
 class Immediate:
     """No load shifting: every job queues at its submit time (the default)."""
-
-    immediate: ClassVar[bool] = True
 
     def delay(self, job: RouteRequest, view: TimingView, now_s: float) -> float:
         return 0.0

@@ -27,63 +27,20 @@ from __future__ import annotations
 import json
 import math
 import sys
-from dataclasses import fields, replace
 
 import pandas as pd
 
-from engine.core.toml_file import read_toml
-from engine.predict.features import CATEGORICAL
-from engine.telemetry.store import DEFAULT_DB_PATH, Store, StoreLocked
-
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
+from engine.predict.cli_common import EXIT_OK, BadInput, dataset_tables, guarded, model_registry, read_settings
+from engine.predict.cli_queue import add_commands
+from engine.predict.cli_text import duration, minute, number, stamp
 
 
-class BadInput(Exception):
-    """A user error: printed on stderr as one line, exit code 2."""
-
-
-def _guarded(command):
-    def wrapped(args) -> int:
-        from engine.predict.registry import ModelError
-
-        try:
-            return command(args)
-        except (BadInput, ModelError, StoreLocked) as exc:
-            print(f"meridian: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    return wrapped
-
-
-def _registry(args):
-    from engine.predict.registry import ModelRegistry
-
-    return ModelRegistry.beside(args.db or DEFAULT_DB_PATH)
-
-
-def _tables(args):
-    """(jobs, regions) of --dataset; BadInput when the database has no such dataset or it has no jobs."""
-    from engine.telemetry.sample import ensure_sample
-
-    store = Store.open(args.db)
-    try:
-        ensure_sample(store)
-        names = list(store.datasets()["name"])
-        if args.dataset not in names:
-            raise BadInput(f"unknown dataset {args.dataset!r}; choose from {', '.join(names) or 'none'}")
-        jobs, regions = store.jobs(args.dataset), store.regions(args.dataset)
-    finally:
-        store.close()
-    if jobs.empty:
-        raise BadInput(f"dataset {args.dataset!r} has no jobs to train on or predict")
-    return jobs, regions
-
-
-@_guarded
+@guarded
 def cmd_train(args) -> int:
-    runtime, failure = _settings(args.settings)
-    jobs, regions = _tables(args)
-    version = _registry(args).train(args.dataset, jobs, regions, evaluate=not args.no_eval, runtime=runtime,
-                                    failure=failure, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    runtime, failure = read_settings(args.settings)
+    jobs, regions = dataset_tables(args)
+    version = model_registry(args).train(args.dataset, jobs, regions, evaluate=not args.no_eval, runtime=runtime,
+                                         failure=failure, progress=lambda line: print(line, file=sys.stderr, flush=True))
     if args.json:
         print(json.dumps({"path": str(version.path), **version.meta}))
     else:
@@ -91,9 +48,9 @@ def cmd_train(args) -> int:
     return EXIT_OK
 
 
-@_guarded
+@guarded
 def cmd_models(args) -> int:
-    registry = _registry(args)
+    registry = model_registry(args)
     versions = registry.versions(args.dataset)
     if not versions:
         registry.version(args.dataset)  # raises NoModel with the hint to train one
@@ -107,16 +64,16 @@ def cmd_models(args) -> int:
           f"{'cover':>6}  {'ROC-AUC':>7}  {'Brier':>7}  data")
     for r in records:
         data = {True: "current", False: "data changed", None: "dataset gone"}[r["current"]]
-        print(f"{'v' + str(r['version']):>7}  {_minute(r['created_utc']):<16}  {r['jobs']:>9,}  "
-              f"{_minute(r['first_submit_utc'])} - {_minute(r['last_submit_utc'])}  {_num(r['runtime_male'], 3):>6}  "
-              f"{_num(r['runtime_coverage'], 3):>6}  {_num(r['failure_roc_auc'], 3):>7}  "
-              f"{_num(r['failure_brier'], 4):>7}  {data}")
+        print(f"{'v' + str(r['version']):>7}  {minute(r['created_utc']):<16}  {r['jobs']:>9,}  "
+              f"{minute(r['first_submit_utc'])} - {minute(r['last_submit_utc'])}  {number(r['runtime_male'], 3):>6}  "
+              f"{number(r['runtime_coverage'], 3):>6}  {number(r['failure_roc_auc'], 3):>7}  "
+              f"{number(r['failure_brier'], 4):>7}  {data}")
     return EXIT_OK
 
 
-@_guarded
+@guarded
 def cmd_show(args) -> int:
-    version = _registry(args).version(args.dataset, args.version)
+    version = model_registry(args).version(args.dataset, args.version)
     if args.json:
         print(json.dumps({"path": str(version.path), **version.meta}))
         return EXIT_OK
@@ -133,7 +90,7 @@ def cmd_show(args) -> int:
     for name, what in (("runtime", "increase of the P50's MALE"), ("failure", "drop of ROC-AUC")):
         part = evaluation["importance"][name]
         print(f"{name} feature importance ({what} when shuffled; {part['rows']:,} test jobs x {part['repeats']}; "
-              f"unshuffled {_num(part['baseline'], 3)})")
+              f"unshuffled {number(part['baseline'], 3)})")
         if part.get("note"):
             print(f"  {part['note']}")
         for f in part["features"]:
@@ -141,11 +98,11 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
-@_guarded
+@guarded
 def cmd_job(args) -> int:
-    version = _registry(args).version(args.dataset, args.version)
+    version = model_registry(args).version(args.dataset, args.version)
     predictors = version.load()
-    jobs, regions = _tables(args)
+    jobs, regions = dataset_tables(args)
     matches = jobs.index[(jobs["job_id"].astype(str) == str(args.job)).to_numpy()]
     if not len(matches):
         raise BadInput(f"dataset {args.dataset!r} has no job {args.job!r}")
@@ -156,82 +113,35 @@ def cmd_job(args) -> int:
     job = jobs.loc[label]
     record = {"dataset": args.dataset, "version": version.number, "job_id": str(job["job_id"]),
               "user": _text(job.get("user_name")), "status": _text(job.get("status")),
-              "submit_utc": _stamp(job.get("submit_utc")), "gpus": _finite(job.get("gpus")),
+              "submit_utc": stamp(job.get("submit_utc")), "gpus": _finite(job.get("gpus")),
               "requested_s": _finite(job.get("requested_runtime_s")), "actual_s": _actual_s(job),
               **{k: float(predicted[k]) for k in ("p10_s", "p50_s", "p90_s", "fail_prob")}}
     if args.json:
         print(json.dumps(record))
         return EXIT_OK
     print(f"job {record['job_id']} of dataset {args.dataset!r} (model v{version.number})")
-    print(f"  user {record['user'] or '-'}, GPUs {_num(record['gpus'], 0)}, submitted {_minute(record['submit_utc'])} "
+    print(f"  user {record['user'] or '-'}, GPUs {number(record['gpus'], 0)}, submitted {minute(record['submit_utc'])} "
           f"UTC, status {record['status'] or '-'}")
-    print(f"  runtime P10 {_duration(record['p10_s'])}, P50 {_duration(record['p50_s'])}, "
-          f"P90 {_duration(record['p90_s'])} (80 % interval)")
-    print(f"  requested {_duration(record['requested_s'])}; actual {_duration(record['actual_s'])}")
+    print(f"  runtime P10 {duration(record['p10_s'])}, P50 {duration(record['p50_s'])}, "
+          f"P90 {duration(record['p90_s'])} (80 % interval)")
+    print(f"  requested {duration(record['requested_s'])}; actual {duration(record['actual_s'])}")
     print(f"  probability of failing or being cancelled: {record['fail_prob']:.3f}")
     return EXIT_OK
 
 
-@_guarded
+@guarded
 def cmd_forget(args) -> int:
-    registry = _registry(args)
+    registry = model_registry(args)
     registry.version(args.dataset)  # NoModel when there is nothing to forget
     count = registry.forget(args.dataset)
     print(f"deleted {count} model version{'s' if count != 1 else ''} of dataset {args.dataset!r}")
     return EXIT_OK
 
 
-def _settings(path: str | None):
-    """(RuntimeSettings, FailureSettings) from the [runtime] and [failure] tables of a TOML file."""
-    from engine.predict.failure import FailureSettings
-    from engine.predict.runtime import RuntimeSettings
-
-    defaults = {"runtime": RuntimeSettings(), "failure": FailureSettings()}
-    if path is None:
-        return defaults["runtime"], defaults["failure"]
-    data = read_toml(path, "the settings file", BadInput)
-    extra = sorted(set(data) - set(defaults))
-    if extra:
-        raise BadInput(f"{path}: unknown table {', '.join(extra)}; valid: [runtime], [failure]")
-    return tuple(_override(defaults[name], data.get(name, {}), f"{path}: [{name}]") for name in defaults)
-
-
-def _override(settings, table, where: str):
-    """`settings` with the fields in `table` replaced, each checked against the default's type and `_RULES`."""
-    if not isinstance(table, dict):
-        raise BadInput(f"{where} must be a table")
-    known = {f.name: f for f in fields(settings)}
-    extra = sorted(set(table) - set(known))
-    if extra:
-        raise BadInput(f"{where}: unknown setting {', '.join(extra)}; valid: {', '.join(known)}")
-    for key, value in table.items():
-        check, expected = _RULES.get(key) or _RULES[type(getattr(settings, key))]
-        if not check(value):
-            raise BadInput(f"{where} {key} must be {expected} ({known[key].metadata.get('help', '')}), got {value!r}")
-    return replace(settings, **{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})
-
-
-def _is_int(value, low: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= low
-
-
-# Per field name, else per type of the default: (check, what it expects).
-_RULES = {
-    "seed": (lambda v: _is_int(v, 0), "a whole number >= 0"),
-    "max_leaf_nodes": (lambda v: _is_int(v, 2), "a whole number >= 2"),
-    "method": (lambda v: v in ("sigmoid", "isotonic"), "'sigmoid' or 'isotonic'"),
-    "categorical": (lambda v: isinstance(v, list) and set(v) <= set(CATEGORICAL) and len(set(v)) == len(v),
-                    f"a list of distinct names from {', '.join(CATEGORICAL)}"),
-    bool: (lambda v: isinstance(v, bool), "true or false"),
-    int: (lambda v: _is_int(v, 1), "a whole number >= 1"),
-    float: (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1, "a number in (0, 1)"),
-}
-
-
 def _current_jobs(args):
     """The dataset's jobs now, or None when the database has no such dataset."""
     try:
-        return _tables(args)[0]
+        return dataset_tables(args)[0]
     except BadInput:
         return None
 
@@ -252,9 +162,9 @@ def _summary(version, current: bool | None) -> dict:
 
 def _print_summary(version) -> None:
     meta, data = version.meta, version.meta["data"]
-    print(f"dataset {version.dataset!r}, model v{version.number} (created {_minute(meta['created_utc'])} UTC, "
+    print(f"dataset {version.dataset!r}, model v{version.number} (created {minute(meta['created_utc'])} UTC, "
           f"scikit-learn {meta['software']['scikit_learn']}): {data['jobs']:,} jobs submitted "
-          f"{_minute(data['first_submit_utc'])} - {_minute(data['last_submit_utc'])} UTC")
+          f"{minute(data['first_submit_utc'])} - {minute(data['last_submit_utc'])} UTC")
     print(f"  runtime model: {data['runtime_rows']:,} jobs with a runtime; failure model: {data['failure_rows']:,} "
           f"jobs with an outcome (failure rate {data['failure_rate']:.3f})")
     evaluation = meta["evaluation"]
@@ -262,57 +172,35 @@ def _print_summary(version) -> None:
         print("  not evaluated (trained with --no-eval)")
     else:
         runtime, failure = evaluation["runtime"], evaluation["failure"]
-        print(f"evaluation: trained on submits before {_minute(runtime['cutoff_utc'])} UTC, tested on the "
+        print(f"evaluation: trained on submits before {minute(runtime['cutoff_utc'])} UTC, tested on the "
               f"{runtime['jobs_test']:,} jobs after ({failure['jobs_test']:,} with an outcome)")
         print(f"  {'runtime':<16}{'MALE':>8}{'accuracy':>10}{'underest.':>11}{'P10-P90 cover':>15}")
         for key, label in (("model", "model P50"), ("request", "user request"), ("last_two", "last-two mean")):
             m = runtime[key]
-            cover = f"{_num(m['coverage'], 3):>15}" if "coverage" in m else ""
-            print(f"  {label:<16}{_num(m['male'], 3):>8}{_num(m['accuracy'], 3):>10}"
-                  f"{_num(m['underestimate_rate'], 3):>11}{cover}")
+            cover = f"{number(m['coverage'], 3):>15}" if "coverage" in m else ""
+            print(f"  {label:<16}{number(m['male'], 3):>8}{number(m['accuracy'], 3):>10}"
+                  f"{number(m['underestimate_rate'], 3):>11}{cover}")
         print(f"  {'failure':<16}{'ROC-AUC':>8}{'PR-AUC':>10}{'Brier':>11}   test failure rate "
-              f"{_num(failure['model']['base_rate'], 3)}")
+              f"{number(failure['model']['base_rate'], 3)}")
         for key, label in (("model", "model"), ("base_rate", "base rate"), ("user_recent", "user's recent")):
             m = failure[key]
-            print(f"  {label:<16}{_num(m['roc_auc'], 3):>8}{_num(m['pr_auc'], 3):>10}{_num(m['brier'], 4):>11}")
+            print(f"  {label:<16}{number(m['roc_auc'], 3):>8}{number(m['pr_auc'], 3):>10}{number(m['brier'], 4):>11}")
     spent = meta["seconds"]
     steps = ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in spent.items() if k != "total")
     print(f"time: {spent['total']:.1f} s ({steps})")
     print(f"stored in {version.path}")
 
 
-def _num(value, digits: int) -> str:
-    return "-" if value is None or (isinstance(value, float) and not math.isfinite(value)) else f"{value:,.{digits}f}"
-
-
-def _minute(iso: str | None) -> str:
-    """"2026-03-02T10:00:00Z" -> "2026-03-02 10:00"."""
-    return "-" if not iso else iso.replace("T", " ")[:16]
-
-
-def _duration(value: float | None) -> str:
-    if value is None:
-        return "-"
-    for limit, unit, size in ((120, "s", 1), (7200, "min", 60), (172_800, "h", 3600)):
-        if value < limit:
-            return f"{value / size:.3g} {unit}"
-    return f"{value / 86_400:.3g} d"
-
-
 def _finite(value) -> float | None:
     try:
-        number = float(value)
+        figure = float(value)
     except (TypeError, ValueError):
         return None
-    return number if math.isfinite(number) else None
+    return figure if math.isfinite(figure) else None
 
 
 def _text(value) -> str:
     return "" if value is None or value != value else str(value)
-
-
-def _stamp(value) -> str | None:
-    return None if value is None or pd.isna(value) else pd.Timestamp(value).isoformat() + "Z"
 
 
 def _actual_s(job) -> float | None:
@@ -348,6 +236,5 @@ def add_parser(sub, db_help: str) -> None:
             c.add_argument("--json", action="store_true", help="print JSON")
         c.add_argument("--db", help=db_help)
         c.set_defaults(func=command)
-    from engine.predict.cli_queue import add_commands
 
     add_commands(commands, db_help)

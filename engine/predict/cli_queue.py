@@ -46,22 +46,30 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.predict.cli import EXIT_OK, BadInput, _guarded, _minute, _registry, _settings, _stamp, _tables
-from engine.predict.cli_queue_text import (job_sentence, pct, plain, print_backtest, print_queue, print_rightsizing,
-                                           write_csv)
+from engine.predict.cli_common import EXIT_OK, BadInput, dataset_tables, guarded, model_registry, read_settings
+from engine.predict.cli_queue_text import (
+    job_sentence,
+    pct,
+    plain,
+    print_backtest,
+    print_queue,
+    print_rightsizing,
+    write_csv,
+)
+from engine.predict.cli_text import minute, stamp
 from engine.telemetry.store import Store
 
 BY = {"job": "jobs", "team": "by_team", "user": "by_user"}
 
 
-@_guarded
+@guarded
 def cmd_eta(args) -> int:
     from engine.predict.eta import eta
     from engine.predict.features import zones_of
     from engine.predict.runtime_source import NotEnoughHistory
 
     _check_counts(args)
-    runtime, _ = _settings(args.settings)
+    runtime, _ = read_settings(args.settings)
     jobs, regions, fleet = _with_fleet(args)
     tz = zones_of(regions)
     at = _instant(args.at, jobs)
@@ -74,7 +82,7 @@ def cmd_eta(args) -> int:
                     tz=tz)
     except NotEnoughHistory as exc:
         raise BadInput(str(exc)) from None
-    records = [{"at_utc": _stamp(at), **r} for r in plain(table.to_dict("records"))]
+    records = [{"at_utc": stamp(at), **r} for r in plain(table.to_dict("records"))]
     if args.job is not None:
         position = int(np.flatnonzero(table["job_id"].astype(str).to_numpy() == str(args.job))[0])
         record = records[position]
@@ -87,12 +95,12 @@ def cmd_eta(args) -> int:
     return EXIT_OK
 
 
-@_guarded
+@guarded
 def cmd_backtest(args) -> int:
     from engine.predict.features import zones_of
 
     _check_counts(args)
-    runtime, _ = _settings(args.settings)
+    runtime, _ = read_settings(args.settings)
     jobs, regions, fleet = _with_fleet(args)
     report = _backtest(args, jobs, fleet, zones_of(regions), runtime)
     if args.json:
@@ -102,7 +110,7 @@ def cmd_backtest(args) -> int:
     return EXIT_OK
 
 
-@_guarded
+@guarded
 def cmd_rightsize(args) -> int:
     from engine.analysis.rightsize import RightSizeOptions, rightsize
 
@@ -111,7 +119,7 @@ def cmd_rightsize(args) -> int:
     if not args.headroom_pct >= 0:
         raise BadInput(f"--headroom-pct must be >= 0, got {args.headroom_pct}")
     options = RightSizeOptions(headroom_pct=args.headroom_pct, tier=args.tier)
-    jobs, _ = _tables(args)
+    jobs, _ = dataset_tables(args)
     result = rightsize(jobs, _read(args, "prices"), options)
     table = getattr(result, BY[args.by])
     if args.csv:
@@ -140,7 +148,7 @@ def _check_counts(args) -> None:
 
 
 def _read(args, table: str) -> pd.DataFrame:
-    """One more table of the dataset (`_tables` has checked that it exists)."""
+    """One more table of the dataset (`dataset_tables` has checked that it exists)."""
     store = Store.open(args.db)
     try:
         return getattr(store, table)(args.dataset)
@@ -150,7 +158,7 @@ def _read(args, table: str) -> pd.DataFrame:
 
 def _with_fleet(args) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(jobs, regions, fleet) of --dataset; BadInput without a fleet to replay the queue on."""
-    jobs, regions = _tables(args)
+    jobs, regions = dataset_tables(args)
     fleet = _read(args, "fleet")
     if fleet.empty:
         raise BadInput(f"dataset {args.dataset!r} has no fleet table; the ETA replays its queue on the fleet")
@@ -203,7 +211,7 @@ def _runtime_model(args, jobs: pd.DataFrame, at: pd.Timestamp, tz: dict, setting
     one line on stderr says which."""
     from engine.predict.eta import fit_runtime_model
 
-    registry = _registry(args)
+    registry = model_registry(args)
     when = f"{at:%Y-%m-%d %H:%M} UTC"
     if args.version is None and registry.latest(args.dataset) is None:
         reason = f"dataset {args.dataset!r} has no stored model"
@@ -213,7 +221,7 @@ def _runtime_model(args, jobs: pd.DataFrame, at: pd.Timestamp, tz: dict, setting
         if not version.trained_on(jobs):
             reason = f"model v{version.number} was trained on other data (the dataset changed since)"
         elif seen is not None and at < pd.Timestamp(seen).tz_localize(None):
-            reason = f"model v{version.number} saw outcomes up to {_minute(seen)} UTC, after {when}"
+            reason = f"model v{version.number} saw outcomes up to {minute(seen)} UTC, after {when}"
         else:
             print(f"runtime model: stored v{version.number} (trained on these jobs, nothing after {when})",
                   file=sys.stderr)
@@ -249,7 +257,7 @@ def _calibration(args, jobs: pd.DataFrame, at: pd.Timestamp, fleet: pd.DataFrame
 
 def add_commands(commands, db_help: str) -> None:
     """Register eta, backtest and rightsize under `meridian predict` (`commands`: its subparsers)."""
-    from engine.model import TIERS
+    from engine.core.vocabulary import TIERS
 
     eta = commands.add_parser("eta", help="when the queued jobs start: a start interval for each pending job",
                               description="when the queued jobs start: a start interval for each pending job")

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.predict.cli import BadInput, _duration, _minute, _num, _stamp
+from engine.predict.cli_common import BadInput
+from engine.predict.cli_text import duration, minute, number, stamp
 
 
 def job_sentence(record: dict) -> str:
@@ -17,9 +18,9 @@ def job_sentence(record: dict) -> str:
             f"queue of region {record['region']}"
     if record["wait_p50_s"] is None:
         return f"{place}; it never starts: {record['why_text']}"
-    latest = _minute(record["start_hi_utc"]) if record["start_hi_utc"] else "never"
+    latest = minute(record["start_hi_utc"]) if record["start_hi_utc"] else "never"
     return (f"{place}; now: {record['why_text']}; expected to start {record['eta_text']} "
-            f"({_minute(record['start_p50_utc'])} UTC; between {_minute(record['start_lo_utc'])} and {latest})")
+            f"({minute(record['start_p50_utc'])} UTC; between {minute(record['start_lo_utc'])} and {latest})")
 
 
 def ordinal(n: int) -> str:
@@ -35,8 +36,8 @@ def print_queue(dataset: str, at: pd.Timestamp, table: pd.DataFrame, samples: in
     corrected = " (calibrated)" if table["calibrated"].any() else ""
     print(f"queue of dataset {dataset!r} at {when}: {len(table):,} jobs pending; start intervals{corrected} "
           f"from {samples} replays (FCFS + EASY backfilling, no later arrivals)")
-    rows = [[str(r.job_id), str(r.region), gpus(r.gpus), _duration(r.waited_s), f"{r.jobs_ahead:,}", r.why_text,
-             r.eta_text, _minute(_stamp(r.start_p50_utc))] for r in table.itertuples()]
+    rows = [[str(r.job_id), str(r.region), gpus(r.gpus), duration(r.waited_s), f"{r.jobs_ahead:,}", r.why_text,
+             r.eta_text, minute(stamp(r.start_p50_utc))] for r in table.itertuples()]
     print_table(["job", "region", "GPUs", "waited", "ahead", "why it waits", "expected start", "most likely (UTC)"],
                 rows, right={2, 3, 4})
 
@@ -44,7 +45,7 @@ def print_queue(dataset: str, at: pd.Timestamp, table: pd.DataFrame, samples: in
 def print_backtest(dataset: str, report: dict) -> None:
     scored = report["snapshots"] - report["calibration_snapshots"]
     print(f"ETA backtest of dataset {dataset!r}: the queue replayed at {report['snapshots']} instants after the "
-          f"training cut {_minute(report['cutoff_utc'])} UTC, {report['samples']} runtime draws each, "
+          f"training cut {minute(report['cutoff_utc'])} UTC, {report['samples']} runtime draws each, "
           f"{pct(report['level'], 0)} intervals")
     print(f"  the first {report['calibration_snapshots']} instants calibrate ({report['jobs_calibration']:,} waits); "
           f"the other {scored} score {report['jobs_scored']:,} waits of {report['distinct_jobs_scored']:,} jobs; "
@@ -53,7 +54,7 @@ def print_backtest(dataset: str, report: dict) -> None:
     for key in ("raw", "calibrated", "learned", "baseline"):
         m = report[key]
         rows.append([key] + (["-", "-", "-", "-"] if m is None else
-                             [pct(m["coverage"]), hours(m["width_h"]), _num(m["male"], 3), f"{m['never_fits']:,}"]))
+                             [pct(m["coverage"]), hours(m["width_h"]), number(m["male"], 3), f"{m['never_fits']:,}"]))
     print_table(["interval", "coverage", "median width", "MALE", "never fits"], rows, right={1, 2, 3, 4})
     if report["learned"] is None:
         print("  learned: not fitted (fewer than 100 calibration waits)")
@@ -77,15 +78,15 @@ def print_rightsizing(args, options, totals: dict, table: pd.DataFrame, shown: p
     if args.by == "job":
         keys = ["job", "user", "team"]
         headers = keys + ["GPUs", "peak used", "util %", "recommended", "run h", "freed GPU-h", "freed $"]
-        rows = [[r.job_id, r.user_name, r.team, gpus(r.gpus), gpus(r.gpus_used_max), _num(r.gpu_util_pct, 0),
-                 gpus(r.recommended_gpus), _num(r.run_h, 1), _num(r.freed_gpu_hours, 1), _num(r.freed_usd, 0)]
+        rows = [[r.job_id, r.user_name, r.team, gpus(r.gpus), gpus(r.gpus_used_max), number(r.gpu_util_pct, 0),
+                 gpus(r.recommended_gpus), number(r.run_h, 1), number(r.freed_gpu_hours, 1), number(r.freed_usd, 0)]
                 for r in shown.itertuples()]
     else:
         keys = ["user", "team"] if args.by == "user" else ["team"]
         headers = keys + ["jobs", "over-asking", "GPU-h", "freed GPU-h", "freed %", "freed $", "util %"]
         rows = [([r.user_name, r.team] if args.by == "user" else [r.team])
-                + [f"{r.jobs:,}", f"{r.over_asking:,}", _num(r.gpu_hours, 1), _num(r.freed_gpu_hours, 1),
-                   _num(r.freed_pct, 1), _num(r.freed_usd, 0), _num(r.gpu_util_pct, 0)] for r in shown.itertuples()]
+                + [f"{r.jobs:,}", f"{r.over_asking:,}", number(r.gpu_hours, 1), number(r.freed_gpu_hours, 1),
+                   number(r.freed_pct, 1), number(r.freed_usd, 0), number(r.gpu_util_pct, 0)] for r in shown.itertuples()]
     print_table(headers, rows, right=set(range(len(keys), len(headers))))
 
 
@@ -135,7 +136,7 @@ def plain(value):
     if value is None or value is pd.NaT:
         return None
     if isinstance(value, (pd.Timestamp, np.datetime64)):
-        return _stamp(value)
+        return stamp(value)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):

@@ -27,7 +27,7 @@ outcomes unknown), so nothing that happened after `at` changes the answer:
 4. The interval is the per-job (1 - level)/2 and (1 + level)/2 quantiles of the replayed starts, the
    point the median. A draw in which a job never starts (it can never fit) counts as +inf.
 5. Why it waits: the state the first replay gives each pending job at `at` itself, once every event
-   at that instant is through (its last decision then; engine.sim.reasons). Those decisions read
+   at that instant is through (its last decision then; engine.core.reasons). Those decisions read
    the requests, not the drawn runtimes, so the draws agree on it. "started" means the replay
    starts it at once: it fits now under the replayed policies, so what held it back was the
    scheduler that ran (a stricter order, no backfilling, or limits the simulator does not model,
@@ -53,7 +53,7 @@ runtime_p50_s (the model's median runtime), wait_lo_s / wait_p50_s / wait_hi_s (
 from `at`, seconds; +inf: never starts), never_share (share of draws in which it never started),
 start_lo_utc / start_p50_utc / start_hi_utc (NaT: never), calibrated (bool: a correction moved the
 interval), eta_text ("in 3.0 h to 7.0 h, most likely 5.0 h"), why (a REASONS name, or "started"),
-why_text (WHY_WORDS of it: "no room yet", "would delay the job at the front", ...).
+why_text (engine.core.reasons.SHORT of it: "no room yet", "would delay the job at the front", ...).
 """
 from __future__ import annotations
 
@@ -63,12 +63,12 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
+from engine.core.reasons import REASONS, SHORT
 from engine.predict.features import features, has_outcome, runtime_s, seconds
 from engine.predict.runtime import RuntimeModel, RuntimeSettings
-from engine.predict.runtime_source import QUANTILES, MIN_TRAIN_JOBS, NotEnoughHistory
+from engine.predict.runtime_source import MIN_TRAIN_JOBS, QUANTILES, NotEnoughHistory
 from engine.scenario import Scenario
 from engine.scenario_edits import edit_fleet
-from engine.sim.reasons import REASONS
 from engine.sim.simulator import simulate
 from engine.sim.workload import build_workload
 from engine.sim.world import World
@@ -80,13 +80,6 @@ Z90 = float(ndtri(0.9))
 PAST_P90_SIGMA = float(np.log(2.0) / Z90)  # a job past its P90: its tail's spread, at least "P99 = 2x P90"
 DEFAULT_SCENARIO = Scenario.from_dict({"name": "eta", "policies": {"backfill": {"key": "easy"}}})
 QUANTILE_COLUMNS = ["p10_s", "p50_s", "p90_s"]
-WHY_WORDS = {  # a pending job's state at the instant, in a few plain words (step 5 of the module docstring)
-    "started": "could start now", "waiting-in-queue": "behind other jobs", "blocked-by-capacity": "no room yet",
-    "blocked-by-reservation": "would delay the job at the front", "blocked-by-quota": "its team's quota is used up",
-    "blocked-by-team-limit": "its team is at its GPU limit", "never-fits": "never fits its region",
-    "exceeds-quota": "more than its quota can ever give", "rejected-by-admission": "turned away: the queue is full",
-    "rejected-by-forecast": "turned away: the queue would not drain in time",
-    "deferred": "held back for a later slot", "transferring-data": "its input data is being moved"}
 WHY_DECISIONS = (*REASONS, "backfilled", "deferred", "transferring-data")  # the decisions that set it
 
 
@@ -308,7 +301,7 @@ def eta_table(queue: Queue, replayed: Replayed, quantiles: pd.DataFrame, level: 
     out["calibrated"] = calibration is not None
     out["eta_text"] = [eta_text(a, b, c) for a, b, c in zip(lo, p50, hi)]
     out["why"] = pd.array(replayed.why.tolist(), dtype="str")
-    out["why_text"] = pd.array([WHY_WORDS.get(w, w) for w in replayed.why], dtype="str")
+    out["why_text"] = pd.array([SHORT.get(w, w) for w in replayed.why], dtype="str")
     return out
 
 

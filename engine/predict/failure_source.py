@@ -6,7 +6,7 @@ its calibrated probability of failing or being cancelled in a `fail_prob` column
 the cut get NaN: they are the model's past. Features are submit-time only
 (engine.predict.features), so no probability sees a job that had not finished when it was made.
 
-The simulator hands `fail_prob` to queue orders (engine.sim.views.QueueView.fail_prob, 0 where
+The simulator hands `fail_prob` to queue orders (engine.core.views.QueueView.fail_prob, 0 where
 unknown); engine.policies.failure_aware orders by it. Like engine.predict.runtime_source, the last
 result is memoised by a hash of the whole jobs table and the arguments.
 """

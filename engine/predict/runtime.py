@@ -26,8 +26,8 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.pipeline import Pipeline
 
 from engine.predict.encoding import categorical_mask, encoder
-from engine.predict.threads import openmp_threads
 from engine.predict.features import CATEGORICAL, MIN_RUNTIME_S
+from engine.predict.threads import openmp_threads
 
 QUANTILE_COLUMNS = {0.1: "p10_s", 0.5: "p50_s", 0.9: "p90_s"}
 

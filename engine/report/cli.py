@@ -15,11 +15,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from engine.cli_simulate import (EXIT_BAD_INPUT, RECORDED, add_headroom_options, check_days, load_scenario,
-                                 print_progress, source)
+from engine.cli_simulate import (
+    EXIT_BAD_INPUT,
+    RECORDED,
+    add_headroom_options,
+    check_days,
+    load_scenario,
+    print_progress,
+    source,
+)
 from engine.compare import Unusable
+from engine.core.errors import ScenarioError
 from engine.headroom.measure import HeadroomOptions
-from engine.scenario import ScenarioError
 
 OUTPUTS = (".pdf", ".html")
 

@@ -5,9 +5,9 @@ degradation of each arriving job, and routing waiting jobs again when their regi
 """
 from __future__ import annotations
 
+from engine.core.reasons import DEGRADED, EXCEEDS, FORECAST, NEVER, REJECTED, TRANSFERRING
 from engine.policies.admission import AdmissionRequest
 from engine.sim.events import DEFERRED
-from engine.sim.reasons import DEGRADED, EXCEEDS, FORECAST, NEVER, REJECTED, TRANSFERRING
 
 WEEK_S = 7 * 86_400.0  # the longest request the admission forecast counts
 

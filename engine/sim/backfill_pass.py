@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.sim.reasons import CAPACITY, RESERVATION
+from engine.core.reasons import CAPACITY, RESERVATION
 
 FEW = 32  # candidates scanned in Python below this many (numpy from here on)
 
@@ -57,7 +57,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         rest = _candidates(run, queue, None, all_rest)
     if window.sequential and window.limit:  # the policy looks this far back only (Slurm's bf_max_job_test)
         rest = rest[:window.limit]
-    if getattr(window, "by_pool", False):
+    if window.by_pool:
         _by_pool(run, fleet, window, now, queue, rest)
         return
     if not window.sequential and len(rest) < FEW:

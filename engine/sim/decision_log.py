@@ -1,4 +1,4 @@
-"""The decision log and each job's reason (engine.sim.reasons) of a simulation run: one entry per
+"""The decision log and each job's reason (engine.core.reasons) of a simulation run: one entry per
 decision (time, job, code) in three parallel lists, and the reason a job waits or never ran.
 
 `DecisionLog` is a part of `_Run` (engine.sim.simulator) kept in its own file; it reads and writes

@@ -5,8 +5,9 @@ Nodes are indexed 0..n-1 in the order given, the GPUs of a node 0..gpu_count-1; 
 free array is nodes x max_gpus with -1 in the slots of absent GPUs. The GPU model is a node
 attribute (an id into `model_names`, -1 for a node without GPUs).
 
-Policies never see the state itself, only `FleetView`: the same arrays as non-writeable numpy
-views (built once, so handing out a view costs nothing; it always shows the live state).
+Policies never see the state itself, only `FleetView` (engine.core.fleet_view): the same arrays as
+non-writeable numpy views (built once, so handing out a view costs nothing; it always shows the live
+state).
 Every change of a node is a write of its row of the state's block (`FleetState.free`). In a
 fleet of LARGE_FLEET nodes or more, the block notes the rows written (`WriteLog`); so an answer
 over all nodes that depends only on their rows (the fit mask of a request, a placement score) is
@@ -14,208 +15,16 @@ cached on the view and kept current by recomputing just the nodes written since
 (`FleetView.kept`), instead of scanning the fleet again. A smaller fleet is scanned every time:
 there a scan costs less than the bookkeeping.
 Optionally the state keeps FGD's per-node fragmentation for a target workload current on every
-allocate/release (see `engine.sim.fragmentation`).
+allocate/release (see `engine.core.fragmentation`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from engine.sim.fragmentation import FragmentationIndex, TargetWorkload
+from engine.core.fleet_view import MILLI, FleetView, Placement, PlacementError, PodRequest, WriteLog, read_only
+from engine.core.fragmentation import FragmentationIndex, TargetWorkload
 
-MILLI = 1000
-TIER_RANK = {"reserved": 0, "spot": 1, "on-demand": 2}  # cheapest marginal GPU-hour first; other tiers rank 0
-REPLAY = 16  # nodes written since a kept answer was computed beyond which it is recomputed whole
-KEPT = 512  # answers a view keeps at most (then it forgets them all and starts again)
 LARGE_FLEET = 512  # nodes from which a fleet is kept column-major, logs its writes and keeps answers
-
-
-class PlacementError(ValueError):
-    """A placement that does not fit the fleet (over-allocation, wrong GPU model, bad index)."""
-
-
-@dataclass(frozen=True)
-class PodRequest:
-    """What one pod (one task of a job) asks for on a single node.
-
-    num_gpu GPUs, each with gpu_milli free: gpu_milli < 1000 shares a GPU, 1000 takes whole GPUs,
-    num_gpu = gpu_milli = 0 asks for CPU only. gpu_models lists the allowed GPU models (empty: any).
-    spot_ok: False keeps the pod off spot nodes (a job that fell back to on-demand capacity).
-    """
-
-    cpu_milli: int
-    memory_mib: int = 0
-    num_gpu: int = 0
-    gpu_milli: int = 0
-    gpu_models: tuple[str, ...] = ()
-    spot_ok: bool = True
-
-    def __post_init__(self) -> None:
-        if self.cpu_milli < 0 or self.memory_mib < 0 or self.num_gpu < 0:
-            raise ValueError(f"negative request: {self}")
-        if (self.num_gpu == 0) != (self.gpu_milli == 0) or not 0 <= self.gpu_milli <= MILLI:
-            raise ValueError(f"gpu_milli must be in 1..1000 with num_gpu >= 1, or both 0: {self}")
-
-    @property
-    def total_gpu_milli(self) -> int:
-        return self.num_gpu * self.gpu_milli
-
-    @property
-    def shares_gpu(self) -> bool:
-        """True for a fraction of one GPU (the GPU-sharing case)."""
-        return self.num_gpu == 1 and self.gpu_milli < MILLI
-
-    @property
-    def shape_slot(self) -> int:
-        """Column of `FleetView.gpu_pods` counting pods of this shape: 0 GPU-sharing, k for k whole GPUs."""
-        return 0 if self.shares_gpu else self.num_gpu
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a request goes: a node index and the GPU indices on it (gpu_milli taken from each)."""
-
-    node: int
-    gpus: tuple[int, ...] = ()
-    gpu_milli: int = 0
-
-
-@dataclass(frozen=True)
-class FleetView:
-    """Read-only live arrays of a `FleetState` (see its docstring for units).
-
-    gpu_pods counts the GPU pods placed on each node by shape: column 0 GPU-sharing pods, column
-    k pods holding k whole GPUs. max_cpu_milli / max_gpu_milli are the largest node's capacity,
-    the scale score-based policies normalise by. fragmentation is None unless the state tracks
-    a target workload. spot: bool per node, a spot-tier node (None: no node is). tier_rank: per node,
-    how its use is paid (engine.sim.fleet_state.TIER_RANK: 0 reserved or unknown, already paid for;
-    1 spot; 2 on-demand), or None when every node ranks 0.
-    """
-
-    cpu_total: np.ndarray
-    cpu_free: np.ndarray
-    memory_total: np.ndarray
-    memory_free: np.ndarray
-    gpu_count: np.ndarray
-    gpu_model: np.ndarray
-    gpu_free: np.ndarray
-    gpu_free_total: np.ndarray
-    gpu_idle: np.ndarray
-    gpu_pods: np.ndarray
-    rack: np.ndarray
-    model_names: tuple[str, ...]
-    max_cpu_milli: int
-    max_gpu_milli: int
-    fragmentation: FragmentationIndex | None
-    _model_masks: dict
-    spot: np.ndarray | None = None
-    tier_rank: np.ndarray | None = None
-    _log: WriteLog | None = None
-    _kept: dict = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.cpu_free)
-
-    def kept(self, key, answer) -> np.ndarray:
-        """`answer(slice(None))`, an array over all nodes, read-only, cached under `key` and kept
-        current: the nodes whose rows were written since are recomputed one by one, `answer(node)`
-        (so `answer` must depend only on the nodes' rows and static attributes, and give the same
-        value for one node as over all). Without a write log (a small fleet, or a view built by hand)
-        it is computed afresh."""
-        log = self._log
-        if log is None:
-            return answer(slice(None))
-        entry, written = self._kept.get(key), log.nodes
-        if entry is None or entry[0] != log.epoch or len(written) - entry[1] > REPLAY:
-            if len(self._kept) >= KEPT:
-                self._kept.clear()
-            values = answer(slice(None))
-            entry = self._kept[key] = [log.epoch, len(written), values, _frozen(values)]
-        elif entry[1] < len(written):
-            values = entry[2]
-            for node in written[entry[1]:]:
-                values[node] = answer(node)
-            entry[1] = len(written)
-        return entry[3]
-
-    def everywhere(self, models: tuple[str, ...]) -> bool:
-        """Whether every node's GPU model is one of `models` (cached with the mask)."""
-        every = self._model_masks.get(("every", models))
-        if every is None:
-            every = self._model_masks[("every", models)] = bool(self.model_ok(models).all())
-        return every
-
-    def model_ok(self, models: tuple[str, ...]) -> np.ndarray:
-        """Nodes whose GPU model is one of `models` (every node when `models` is empty)."""
-        mask = self._model_masks.get(models)
-        if mask is None:
-            ids = [self.model_names.index(m) for m in models if m in self.model_names]
-            mask = np.ones(len(self), bool) if not models else np.isin(self.gpu_model, ids)
-            mask.flags.writeable = False
-            self._model_masks[models] = mask
-        return mask
-
-
-def fits_on(view: FleetView, request: PodRequest, nodes=None) -> np.ndarray:
-    """Whether `request` fits now on each of `nodes` (index array, slice or one index; default all,
-    then a read-only mask kept by the view): CPU, memory, GPU model, and enough GPUs with its milli
-    free. The fleet's one fit rule; policies choose among these."""
-    if nodes is None and view._log is not None:
-        return view.kept(("fits", request), lambda at: _fits(view, request, at))
-    return _fits(view, request, slice(None) if nodes is None else nodes)
-
-
-def _fits(view: FleetView, request: PodRequest, nodes) -> np.ndarray:
-    """`fits_on` computed. Tests that cannot fail are skipped (free CPU and memory never drop below
-    0, so a zero request needs no comparison; nor does a GPU model every node has): fewer numpy calls."""
-    ok = view.cpu_free[nodes] >= request.cpu_milli if request.cpu_milli else None
-    if request.memory_mib:
-        ok = _both(ok, view.memory_free[nodes] >= request.memory_mib)
-    if not request.spot_ok and view.spot is not None:
-        ok = _both(ok, ~view.spot[nodes])
-    if request.num_gpu:
-        if request.gpu_models and not view.everywhere(request.gpu_models):
-            ok = _both(ok, view.model_ok(request.gpu_models)[nodes] & True)  # & True: a copy, not the cached mask
-        if request.gpu_milli == MILLI:
-            ok = _both(ok, view.gpu_idle[nodes] >= request.num_gpu)
-        else:
-            ok = _both(ok, (view.gpu_free[nodes] >= request.gpu_milli).sum(axis=-1) >= request.num_gpu)
-    return ok if ok is not None else np.ones(np.shape(view.cpu_free[nodes]), bool)
-
-
-def _both(ok: np.ndarray | None, test: np.ndarray) -> np.ndarray:
-    if ok is None:
-        return test
-    ok &= test
-    return ok
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    view = array.view()
-    view.flags.writeable = False
-    return view
-
-
-class WriteLog:
-    """The nodes whose block rows were written, in order (`nodes`; repeats allowed). Emptied, with
-    `epoch` advanced, once longer than `limit`, so it stays small over a long run."""
-
-    def __init__(self, n: int) -> None:
-        self.nodes: list[int] = []
-        self.epoch = 0
-        self.limit = max(4 * n, 4096)
-        self._every = np.arange(n)
-
-    def note(self, key) -> None:
-        """Note the rows of an item assignment `block[key] = ...` (one row, a slice, indices, a mask)."""
-        if type(key) is int or isinstance(key, np.integer):
-            self.nodes.append(int(key))
-        else:
-            self.nodes.extend(self._every[key[0] if isinstance(key, tuple) else key].ravel().tolist())
-        if len(self.nodes) > self.limit:
-            self.nodes.clear()
-            self.epoch += 1
 
 
 class _Block(np.ndarray):
@@ -272,9 +81,9 @@ class FleetState:
         # The named arrays and the row reads and writes of `_apply` (which notes its writes itself): plain
         # numpy, without the subclass's cost; the named arrays read-only, so every write goes through `free`.
         self._plain = plain = self.free.view(np.ndarray)
-        self.cpu_free, self.memory_free, self.gpu_free_total, self.gpu_idle = (_frozen(plain[:, i]) for i in range(4))
-        self.gpu_free = _frozen(plain[:, 4:4 + width])
-        self.gpu_pods = _frozen(plain[:, 4 + width:])
+        self.cpu_free, self.memory_free, self.gpu_free_total, self.gpu_idle = (read_only(plain[:, i]) for i in range(4))
+        self.gpu_free = read_only(plain[:, 4:4 + width])
+        self.gpu_pods = read_only(plain[:, 4 + width:])
         self._pods_at = 4 + width  # the block's column of pod shape 0
         # Python copies of static per-node figures for the scalar checks (cheaper than numpy scalars)
         self._cpu_total, self._memory_total = self.cpu_total.tolist(), self.memory_total.tolist()
@@ -300,13 +109,13 @@ class FleetState:
         """The read-only live view policies receive (the same object until the target changes)."""
         if self._view is None:
             self._view = FleetView(
-                _frozen(self.cpu_total), _frozen(self.cpu_free), _frozen(self.memory_total),
-                _frozen(self.memory_free), _frozen(self.gpu_count), _frozen(self.gpu_model),
-                _frozen(self.gpu_free), _frozen(self.gpu_free_total), _frozen(self.gpu_idle),
-                _frozen(self.gpu_pods), _frozen(self.rack), self.model_names,
+                read_only(self.cpu_total), read_only(self.cpu_free), read_only(self.memory_total),
+                read_only(self.memory_free), read_only(self.gpu_count), read_only(self.gpu_model),
+                read_only(self.gpu_free), read_only(self.gpu_free_total), read_only(self.gpu_idle),
+                read_only(self.gpu_pods), read_only(self.rack), self.model_names,
                 int(self.cpu_total.max(initial=0)), int(self.gpu_count.max(initial=0)) * MILLI,
-                self.fragmentation, {}, None if self.spot is None else _frozen(self.spot),
-                None if self.tier_rank is None else _frozen(self.tier_rank), self.log)
+                self.fragmentation, {}, None if self.spot is None else read_only(self.spot),
+                None if self.tier_rank is None else read_only(self.tier_rank), self.log)
         return self._view
 
     @property

@@ -1,6 +1,6 @@
 """Samples each region's GPU fragmentation (FGD's measure) on a regular time grid during a run.
 
-Fragmentation follows Weng et al. (USENIX ATC'23; engine.sim.fragmentation): the free GPU milli
+Fragmentation follows Weng et al. (USENIX ATC'23; engine.core.fragmentation): the free GPU milli
 that the typical pods of a target workload cannot use. The target here is the simulated
 workload itself: the pod shapes (CPU milli, per-GPU milli, GPU count, GPU model) of its jobs,
 one pod per job, the most popular covering 95 % of them (`TargetWorkload.typical`).
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.sim.fragmentation import FragmentationIndex, TargetWorkload
+from engine.core.fragmentation import FragmentationIndex, TargetWorkload
 
 HOUR_S = 3600.0
 MAX_SAMPLES = 1000

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from engine.sim.views import RouteRequest, TimingView
+from engine.core.views import RouteRequest, TimingView
 from engine.sim.world import QUARTER_S, RegionFacts
 
 HORIZON_QUARTERS = 7 * 96   # a week of candidate starts

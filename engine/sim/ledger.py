@@ -21,7 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from engine.sim.views import ShareView
+from engine.core.views import ShareView
 
 DEFAULT_HALF_LIFE_S = 7 * 86_400.0
 LN2 = math.log(2.0)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.core.views import QueueView
 from engine.sim.queue import WaitingQueue
-from engine.sim.views import QueueView
 
 _NONE = np.zeros(0, np.int64)  # no job
 

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
+from engine.core.reasons import GAVE_UP, TURNED_AWAY
 from engine.sim.events import GIVEUP
-from engine.sim.reasons import GAVE_UP, TURNED_AWAY
 
 
 class Patience:

@@ -15,7 +15,7 @@ import bisect
 
 import numpy as np
 
-from engine.sim.fleet_state import fits_on
+from engine.core.fleet_view import fits_on
 
 MAX_NODES = 32
 

@@ -34,7 +34,7 @@ import heapq
 
 import numpy as np
 
-from engine.sim.reasons import QUOTA, TEAM_LIMIT
+from engine.core.reasons import QUOTA, TEAM_LIMIT
 
 OK, RECLAIM = 0, -1
 

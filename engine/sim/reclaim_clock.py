@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.core.reasons import RECLAIMED
 from engine.policies.preemption import PreemptRequest
 from engine.sim.events import CLOCK
-from engine.sim.reasons import RECLAIMED
 from engine.sim.world import World, region_calendar
 from engine.world.calendar import DAY_S, Calendar
 

@@ -18,7 +18,8 @@ import operator
 import numpy as np
 import pandas as pd
 
-from engine.sim.fleet_state import MILLI, TIER_RANK, FleetState, Placement, PlacementError, PodRequest
+from engine.core.fleet_view import MILLI, TIER_RANK, Placement, PlacementError, PodRequest
+from engine.sim.fleet_state import FleetState
 
 
 class GangFleetState(FleetState):

@@ -1,19 +1,7 @@
 """What a simulation produces: a per-job table, a timeline and a decision log, with export.
 
-Times are seconds from the workload's time 0 (`origin_utc`). Reasons a job waited or never ran:
-"started" (no wait), "waiting-in-queue" (never reached the front), "blocked-by-capacity" (at the
-front, or a backfill candidate, but no node had room), "blocked-by-reservation" (would have
-delayed the head job's reservation), "blocked-by-quota" (its team or queue had used its quota and
-could borrow no more), "blocked-by-team-limit" (its team held its concurrent-GPU limit),
-"rejected-by-admission" (its region's or queue's queue was full), "rejected-by-forecast" (the
-queue ahead of it would not drain within the admission horizon), "never-fits" (larger than its
-region's fleet, asks for a GPU model the region lacks, or fell back from spot nodes where only
-spot nodes could hold it), "exceeds-quota" (asks for more GPUs than its team's or queue's quota
-can ever give it: its cap, or its nominal quota plus what it may borrow). Decisions in the log: the
-reasons, and "backfilled", "failed", "deferred", "preempted" (evicted and requeued), "degraded" (an
-elastic job admitted with fewer nodes), "reclaimed-at-work-start" (evicted because the quota it
-borrowed went back to its holder at the holder's working-day start, engine.sim.sharing; a
-"preempted" entry follows).
+Times are seconds from the workload's time 0 (`origin_utc`). Why a job waited or never ran (the
+`reason` column) and the decisions of the log are named and explained in engine.core.reasons.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 global -> region -> node; the region's own policies then queue and place the job).
 
 The routing policy (engine.policies.routing) scores every region for the job from a
-`RegionsView` (engine.sim.views); the router sends the job to the best-scoring region that could
+`RegionsView` (engine.core.views); the router sends the job to the best-scoring region that could
 hold it (`fits`), ties to the home region first, then the lowest index; when every score is -inf
 the job stays home, unless the regions that could hold it are all down (an outage:
 engine.sim.outage): then it waits in one of them, home first. Facts that do not change during a
@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from engine.sim.views import RegionsView, RouteRequest
+from engine.core.views import RegionsView, RouteRequest
 from engine.sim.world import RegionFacts
 
 

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from engine.core.reasons import DECISIONS, REASONS
 from engine.sim.queue_classes import queue_table
-from engine.sim.reasons import DECISIONS, REASONS
 from engine.sim.result import SimulationResult
 
 QUOTA_COLUMNS = ["region", "holder", "by", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cap_gpus",

@@ -22,15 +22,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from engine.core.reasons import CAPACITY, NEVER, PREEMPTED, QUOTA, WAITING
+from engine.core.traits import traits_of
 from engine.policies.preemption import NoPreemption, PreemptRequest
 from engine.policies.quota import NoQuota
+from engine.sim.events import REPASS
 from engine.sim.ledger import DEFAULT_HALF_LIFE_S, Ledger
 from engine.sim.preempt import Planner
 from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
 from engine.sim.quota_gate import OK, RECLAIM, QuotaGate
 from engine.sim.reclaim_clock import ClockReclaim, clocks
-from engine.sim.events import REPASS
-from engine.sim.reasons import CAPACITY, NEVER, PREEMPTED, QUOTA, WAITING
 from engine.sim.running_view import RunningViews
 from engine.sim.spot import SpotModel, SpotReclaimer
 from engine.sim.world import World
@@ -68,7 +69,7 @@ class Sharing(ClockReclaim):
         self.guaranteed = self.guaranteed_mask.tolist()
         self.preemptible = np.array([classes[q].preemptible for q in self.qclass.tolist()], bool)
         self.policy = p.preemption or NoPreemption()
-        self.preempts = bool(getattr(self.policy, "enabled", False))
+        self.preempts = not traits_of(self.policy).inert
         ckpt = np.array([q.checkpoint_s for q in classes])[self.qclass] if n else np.zeros(0)
         if self.policy.checkpoint_s >= 0:
             ckpt = np.full(n, float(self.policy.checkpoint_s))
@@ -78,10 +79,10 @@ class Sharing(ClockReclaim):
         self.names = list(run.regions)
         self.index = {r: i for i, r in enumerate(self.names)}
         quota = p.quota or NoQuota()
-        self.gated = bool(getattr(quota, "enabled", False))
-        self.on = self.gated or self.preempts or getattr(p.order, "time_dependent", True)
+        self.gated = not traits_of(quota).inert
+        self.on = self.gated or self.preempts or traits_of(p.order).time_dependent
         half_life = float(getattr(p.order, "half_life_s", DEFAULT_HALF_LIFE_S))
-        self.members = bool(getattr(p.order, "reads_members", False))
+        self.members = traits_of(p.order).reads_members
         self.cpus = (w.cpu_milli * w.nodes / 1000.0).tolist()
         self.memory = (w.memory_mib * w.nodes / 1024.0).tolist()
         self.ledger = Ledger(w.team, w.user if w.user is not None else empty,

@@ -51,33 +51,46 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.model import FLEXIBLE_CLASSES
+from engine.core.fleet_view import PodRequest
+from engine.core.reasons import CAPACITY, FAILED, WAITING
+from engine.core.reasons import DEFERRED as DEFERRED_CODE
+from engine.core.traits import traits_of
+from engine.core.views import QueueView
+from engine.core.vocabulary import FLEXIBLE_CLASSES
 from engine.policies.ordering import queue_order
 from engine.policies.registry import make
+from engine.sim.arrivals import WEEK_S, Arrivals
 from engine.sim.backfill_pass import backfill
 from engine.sim.burst import Bursts, burst_nodes
 from engine.sim.collector import collector_paused
 from engine.sim.decision_log import DecisionLog
-from engine.sim.events import (ARRIVAL, BURST_UP, CLOCK, DEFERRED, FAILURE, GIVEUP, OUTAGE_END, OUTAGE_START,
-                               REPASS, SPOT, TIMER, EventQueue)
-from engine.sim.fleet_state import PodRequest
+from engine.sim.events import (
+    ARRIVAL,
+    BURST_UP,
+    CLOCK,
+    DEFERRED,
+    FAILURE,
+    GIVEUP,
+    OUTAGE_END,
+    OUTAGE_START,
+    REPASS,
+    SPOT,
+    TIMER,
+    EventQueue,
+)
 from engine.sim.frag_sampler import FragmentationSampler, workload_target
-from engine.sim.queue import WaitingQueue
-from engine.sim.arrivals import WEEK_S, Arrivals
 from engine.sim.holder import Holder
 from engine.sim.order_cache import OrderCache
 from engine.sim.outage import Outages
 from engine.sim.patience import Patience
-from engine.sim.reasons import CAPACITY, FAILED, WAITING
-from engine.sim.reasons import DEFERRED as DEFERRED_CODE
-from engine.sim.sharing import Sharing, SharingSetup
+from engine.sim.queue import WaitingQueue
 from engine.sim.region import RegionFleet
 from engine.sim.result import SimulationResult
 from engine.sim.router import Router
-from engine.sim.starts import Starts
 from engine.sim.run_tables import run_tables
 from engine.sim.shapes import job_shapes
-from engine.sim.views import QueueView
+from engine.sim.sharing import Sharing, SharingSetup
+from engine.sim.starts import Starts
 from engine.sim.workload import Workload
 from engine.sim.world import RegionFacts, World
 from engine.world.latency import Latency
@@ -132,7 +145,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.requested_s = w.requested_s.astype(np.float64)  # longer for a degraded job (engine.sim.arrivals)
         self.view = QueueView(index=np.arange(len(w)), submit_s=w.submit_s, requested_s=self.requested_s,
                               size=w.gpus, priority=w.priority, deadline_s=w.deadline_s, fail_prob=w.fail_prob)
-        self.static = not getattr(policies.order, "time_dependent", True)
+        self.static = not traits_of(policies.order).time_dependent
         # The queue's keys: ranks under a time-independent order, job indices otherwise.
         self.key_job = queue_order(policies.order, self.view, 0.0) if self.static else np.arange(len(w))
         self.job_key = np.empty(len(w), np.int64)
@@ -150,13 +163,13 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.alloc_gpus = np.zeros(len(w))
         self.nodes_of: dict[int, object] = {}
         self.log_t: list[float] = []  # the decision log, one entry per position: time,
-        self.log_j: list[int] = []  # job and decision code (engine.sim.reasons.DECISIONS)
+        self.log_j: list[int] = []  # job and decision code (engine.core.reasons.DECISIONS)
         self.log_c: list[int] = []
         self.timeline: list[tuple[float, str, float, int]] = []
         self.events = EventQueue(w.submit_s)
         self.timer_pending, self.idle_timers = False, 0
-        self.backfills = not getattr(policies.backfill, "disabled", False)
-        self.admits_all = getattr(policies.admission, "admits_all", False)  # admits every job as asked: not asked
+        self.backfills = not traits_of(policies.backfill).inert
+        self.admits_all = traits_of(policies.admission).inert  # admits every job as asked: not asked
         self.requests: dict[tuple, PodRequest] = {}
         # Python copies of the per-job figures the loop reads one at a time (cheaper than numpy scalars)
         self.width, self.pool_list, self.units_list = w.nodes.tolist(), self.pool.tolist(), self.units.tolist()
@@ -173,8 +186,8 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.latency_ms = np.zeros(len(w))  # from the job's home to where it runs (engine.world.latency)
         self.latency_slo_ms = ((world.latency if world else None) or Latency()).slo_ms
         routing, timing = policies.routing, policies.timing
-        routes = routing is not None and not getattr(routing, "stays_home", False)
-        holds = timing is not None and not getattr(timing, "immediate", False)
+        routes = not traits_of(routing).inert
+        holds = not traits_of(timing).inert
         span = (float(w.submit_s.max()) if len(w) else 0.0) + 8 * 86_400.0  # + a week of holds and a day of run
         facts = RegionFacts(world or World(), names, w.origin_utc, span) if routes or holds else None
         self.router = Router(self, routing, facts) if routes else None
@@ -337,19 +350,21 @@ class _Run(Arrivals, Starts, DecisionLog):
                 return False
             head = job_at[queue.lo]
         else:
-            if not fresh and not self.sharing.preempts and self._none_fit(new, fleet):
-                # nothing was freed and no arrival has room: no job can start, whatever the order
-                if len(new) == 1:  # mark's scalar case (most passes), without numpy
-                    if not parked[new[0]]:
-                        self.block(now, new[0], CAPACITY)
-                else:
-                    self.mark(now, np.asarray(new, np.int64), CAPACITY)
+            # nothing was freed and no arrival has room: no job can start in order; nor by backfilling
+            # unless an arrival became the head (its reservation differs from the blocked head's)
+            stuck = not fresh and not self.sharing.preempts and self._none_fit(new, fleet)
+            if stuck and (not self.backfills or queue.count == 1):
+                self._stuck(new, now)
                 return False
             shares = lambda: self.sharing.shares(region, now)  # noqa: E731 (asked only when jobs are keyed)
             # without evictions (no planner) or a quota gate, a started job never comes back and a failed
             # try changes no ledger: a lone job is keyed only if it does not start (engine.sim.order_cache)
             defer = self.sharing.planner is None and not self.sharing.gated
             order = self.orders.order(self.view, shares, region, queue, now, defer)
+            if stuck and order[0] == blocked:  # the head did not change: the static path's answer too
+                self.orders.settle(self.view, shares, queue, now)
+                self._stuck(new, now)
+                return False
             ordered = order.tolist()
             k = 0
             while k < len(ordered) and (fresh or ordered[k] != blocked):
@@ -374,6 +389,14 @@ class _Run(Arrivals, Starts, DecisionLog):
         if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
             backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
         return False
+
+    def _stuck(self, new: list[int], now: float) -> None:
+        """A pass in which no job can start: the new arrivals wait for capacity."""
+        if len(new) == 1:  # mark's scalar case (most passes), without numpy
+            if not self.parked[new[0]]:
+                self.block(now, new[0], CAPACITY)
+        else:
+            self.mark(now, np.asarray(new, np.int64), CAPACITY)
 
     def _none_fit(self, new: list[int], fleet: RegionFleet) -> bool:
         units, pools, free = self.units_list, self.pool_list, fleet.pool_free

@@ -35,7 +35,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from engine.scenario_edits import ScenarioError
+from engine.core.errors import ScenarioError
 from engine.sim.events import SPOT
 
 HOUR_S = 3600.0

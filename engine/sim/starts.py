@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.core.fleet_view import PodRequest, fits_on
+from engine.core.reasons import BACKFILLED, STARTED
 from engine.sim.events import FAILURE, FINISH
-from engine.sim.fleet_state import PodRequest, fits_on
-from engine.sim.reasons import BACKFILLED, STARTED
 from engine.sim.region import RegionFleet
 
 AVOIDS_SPOT = 1 << 40  # added to a shape id for jobs kept off spot nodes

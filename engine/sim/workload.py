@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.model import DEFAULT_REGION
+from engine.core.vocabulary import DEFAULT_REGION
 
 
 @dataclass(frozen=True)

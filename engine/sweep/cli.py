@@ -26,7 +26,7 @@ import pandas as pd
 
 from engine.cli_simulate import EXIT_BAD_INPUT, tables
 from engine.compare import Unusable
-from engine.scenario_edits import ScenarioError
+from engine.core.errors import ScenarioError
 from engine.sweep.backends import SweepUnavailable
 from engine.sweep.grid import GridError, load_grid
 from engine.sweep.outcome import OK

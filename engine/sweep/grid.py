@@ -41,8 +41,8 @@ from pathlib import Path
 import pandas as pd
 
 from engine.compare import first_days
+from engine.core.errors import ScenarioError
 from engine.scenario import Scenario
-from engine.scenario_edits import ScenarioError
 
 MODES = ("product", "zip")
 _TOP = {"name", "base", "days", "mode", "axis", "scenario"}

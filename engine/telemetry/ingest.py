@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.model import DEFAULT_REGION
+from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers import FORMATS, parser_for

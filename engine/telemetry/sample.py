@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from engine.model import JOB_STATUSES, WORKLOAD_CLASSES
+from engine.core.vocabulary import JOB_STATUSES, WORKLOAD_CLASSES
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ImportRejected, RowError
 from engine.telemetry.store import Store

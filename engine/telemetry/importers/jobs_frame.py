@@ -32,12 +32,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.model import DEFAULT_REGION, JOB_STATUSES, WORKLOAD_CLASSES
+from engine.core.vocabulary import DEFAULT_REGION, JOB_STATUSES, WORKLOAD_CLASSES
 from engine.telemetry.errors import ErrorCollector
 from engine.telemetry.importers.columns import STATUS_ALIASES, WORKLOAD_CLASS_ALIASES, value_lookup
 from engine.telemetry.importers.common import ImportOptions
-from engine.telemetry.importers.timestamps import (ambiguous_note, checked_zone, nonexistent_template, parse_times,
-                                                   text_to_float)
+from engine.telemetry.importers.timestamps import (
+    ambiguous_note,
+    checked_zone,
+    nonexistent_template,
+    parse_times,
+    text_to_float,
+)
 
 TEXT_COLUMNS = ("job_id", "user_name", "team", "project", "qos", "queue", "gpu_type", "region",
                 "cluster", "data_location", "residency")

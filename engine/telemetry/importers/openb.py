@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.model import DEFAULT_REGION
+from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ErrorCollector
 from engine.telemetry.importers.common import ImportOptions, decode_text

@@ -14,12 +14,12 @@ import re
 import numpy as np
 import pandas as pd
 
-from engine.model import DEFAULT_REGION
+from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ErrorCollector, ImportRejected
 from engine.telemetry.importers.common import ImportOptions, decode_text
-from engine.telemetry.importers.timestamps import checked_zone
 from engine.telemetry.importers.swf_header import SwfHeader, fleet_table
+from engine.telemetry.importers.timestamps import checked_zone
 
 FIELDS = (
     "job id", "submit time", "wait time", "run time", "allocated processors", "average CPU time",

@@ -10,7 +10,6 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-
 _CODES = ("index", "team", "user", "project", "queue_class")  # int64 fields; the others float64
 
 
@@ -73,7 +72,7 @@ class QueueView:
     cpus, memory_gib: float64 CPU cores and GiB of memory asked for in total.
     fail_prob: float64 predicted probability that the job fails or is cancelled, 0-1
         (engine.predict.failure_source; 0 when unknown).
-    shares: the ledger at this moment (engine.sim.views.ShareView), None outside the simulator.
+    shares: the ledger at this moment (engine.core.views.ShareView), None outside the simulator.
     """
 
     index: np.ndarray
@@ -156,7 +155,7 @@ class RouteRequest:
 
     index: stable job id (position in the workload); home: index of its home region in
     `RegionsView.names`; gpus: GPU equivalents asked for; workload_class: one of
-    engine.model.WORKLOAD_CLASSES; flexible: True for work that may run anywhere its data may go
+    engine.core.vocabulary.WORKLOAD_CLASSES; flexible: True for work that may run anywhere its data may go
     (training, batch, HPO), False for work tied to its home (inference, development);
     requested_s: the runtime asked for, seconds; submit_s: seconds from time 0; data_region: index
     of the region holding its input data (-1: unknown or none); data_gb: the data's size, GB.

@@ -1,0 +1,47 @@
+"""What jobs held inside a run's measurement window: the window's end and each piece of running's
+GPU-seconds inside it, the ground every run-result KPI stands on (engine.analysis.sim_metrics,
+fairness, cost, stranded capacity).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.sim.result import SimulationResult
+
+
+def finished_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
+    """The jobs that started and ended (completed or failed)."""
+    return jobs[jobs["started"] & jobs["end_s"].notna()]
+
+
+def window_end_s(result: SimulationResult, finished: pd.DataFrame) -> float:
+    """End of the measurement window, seconds: window_s, or the makespan without one."""
+    return result.window_s if result.window_s > 0 else (float(finished["end_s"].max()) if len(finished) else 0.0)
+
+
+def horizon_s(result: SimulationResult) -> float:
+    """End of the measurement window, seconds: window_s, or the makespan (last job end) without one."""
+    return window_end_s(result, finished_jobs(result.jobs))
+
+
+def holding(result: SimulationResult, horizon: float) -> pd.DataFrame:
+    """`result.held()`'s pieces (row: the position of the piece's job in result.jobs) with completed
+    (its job completed: started, ended, not failed), gpu_s (GPUs x seconds held inside [0, horizon]; a piece still running at the end holds to
+    horizon) and served_gpu_s (for the pieces of jobs that completed: gpu_s less the GPU-seconds of
+    work lost when the piece was preempted, the last lost_s seconds before its end, clipped to the
+    window; 0 for other jobs' pieces)."""
+    held = result.held()
+    jobs = result.jobs
+    row = held["row"].to_numpy(np.int64)
+    completed = (jobs["started"].to_numpy(bool) & jobs["end_s"].notna().to_numpy(bool)
+                 & ~jobs["failed"].to_numpy(bool))[row]
+    gpus = held["gpus_allocated"].to_numpy(np.float64)
+    start = held["start_s"].to_numpy(np.float64)
+    end = held["end_s"].to_numpy(np.float64)
+    end = np.where(np.isnan(end), max(horizon, 0.0), end)
+    gpu_s = gpus * (np.clip(end, 0.0, horizon) - np.clip(start, 0.0, horizon))
+    lost_s = held["lost_s"].fillna(0.0).to_numpy(np.float64)
+    lost_gpu_s = gpus * (np.clip(end, 0.0, horizon) - np.clip(end - lost_s, 0.0, horizon))
+    return held.assign(completed=completed, gpu_s=gpu_s,
+                       served_gpu_s=np.where(completed, gpu_s - lost_gpu_s, 0.0))

@@ -1,0 +1,49 @@
+"""Why a job waited or never ran: codes the simulator records, the names the result shows, and what
+each means in plain words (the one place they are explained: the result's docs, the ETA table and
+the Teams & fairness page read them from here).
+
+A job that started at its submit time keeps code 0 ("started"). `EXPLAINED` says in a sentence why
+a job waited (for a team lead's "why is my job waiting?"); `SHORT` says it in a few words (the
+queue ETA's table).
+"""
+REASONS = ("started", "waiting-in-queue", "blocked-by-capacity", "blocked-by-reservation",
+           "rejected-by-admission", "never-fits", "blocked-by-quota", "blocked-by-team-limit",
+           "rejected-by-forecast", "exceeds-quota", "gave-up")
+STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER, QUOTA, TEAM_LIMIT, FORECAST, EXCEEDS, GAVE_UP = range(11)
+TURNED_AWAY = frozenset((REJECTED, NEVER, FORECAST, EXCEEDS))  # never queued: their users cannot give up
+
+# Decisions in the log: the reasons, then what else happens to a job.
+DECISIONS = REASONS + ("backfilled", "failed", "deferred", "preempted", "degraded", "transferring-data",
+                       "reclaimed-at-work-start")
+BACKFILLED, FAILED, DEFERRED, PREEMPTED, DEGRADED, TRANSFERRING, RECLAIMED = range(len(REASONS), len(REASONS) + 7)
+
+EXPLAINED = {
+    "started": "it started as soon as it was submitted",
+    "waiting-in-queue": "behind other jobs in the queue",
+    "blocked-by-capacity": "first in line, but no node had room for it",
+    "blocked-by-reservation": "it would have delayed the job at the front (no room to backfill it)",
+    "blocked-by-quota": "its team had used its quota and could borrow no more",
+    "blocked-by-team-limit": "its team was at its limit of GPUs at once",
+    "rejected-by-admission": "turned away: the queue was full",
+    "rejected-by-forecast": "turned away: the queue ahead would not drain in time",
+    "never-fits": "it cannot fit in its region (too large, a GPU model the region lacks, or only spot nodes "
+                  "that it had to leave)",
+    "exceeds-quota": "it asks for more GPUs than its team's or queue's quota can ever give it (its cap, or "
+                     "its nominal quota plus what it may borrow)",
+    "gave-up": "its user gave up waiting and withdrew it before it started",
+    "backfilled": "it started early, in a gap that delayed no job ahead of it",
+    "failed": "it ended in failure",
+    "deferred": "held back by the timing policy (a cleaner or off-hours slot)",
+    "preempted": "it was evicted for more important work and requeued",
+    "degraded": "it was admitted on fewer nodes than it asked for (an elastic job)",
+    "transferring-data": "its input data was being moved to the region it was sent to",
+    "reclaimed-at-work-start": "it was evicted because the quota it borrowed went back to its holder as the "
+                               "holder's working day began",
+}
+SHORT = {
+    "started": "could start now", "waiting-in-queue": "behind other jobs", "blocked-by-capacity": "no room yet",
+    "blocked-by-reservation": "would delay the job at the front", "blocked-by-quota": "its team's quota is used up",
+    "blocked-by-team-limit": "its team is at its GPU limit", "never-fits": "never fits its region",
+    "exceeds-quota": "more than its quota can ever give", "rejected-by-admission": "turned away: the queue is full",
+    "rejected-by-forecast": "turned away: the queue would not drain in time", "gave-up": "withdrawn by its user",
+    "deferred": "held back for a later slot", "transferring-data": "its input data is being moved"}

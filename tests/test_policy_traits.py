@@ -1,0 +1,137 @@
+"""Every policy's declared traits (engine.core.traits) are checked here: the simulator relies on them.
+
+A time-independent order gives the same keys at two instants; an order that needs failure
+predictions reads them; an inert policy does nothing (no backfill window, every job admitted as
+asked, every job home, no delay, no quota, no eviction). Registration rejects an unknown trait or
+one its family does not have.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pytest
+from test_policy_contract import ALL, _queue, _regions, _route_requests, _timing_view
+
+from engine.core.traits import DEFAULT, FAMILY_TRAITS, INERT, Traits, traits_of
+from engine.policies import registry
+from engine.policies.admission import AdmissionRequest
+from engine.policies.preemption import PreemptRequest, RunningView
+
+DECLARED = [(family, key, registry.policy_class(family, key).traits) for family, key in ALL]
+
+
+def _with(traits_name: str, value: bool = True):
+    return [(f, k) for f, k, t in DECLARED if getattr(t, traits_name) is value]
+
+
+@pytest.mark.parametrize("family,key,traits", DECLARED)
+def test_every_registered_policy_declares_traits_of_its_family_only(family, key, traits):
+    assert isinstance(traits, Traits)
+    declared = {name for name in FAMILY_TRAITS.get(family, ()) if getattr(traits, name) != getattr(DEFAULT, name)}
+    undeclared = {name for name in ("time_dependent", "needs_failure", "reads_members", "inert")
+                  if name not in FAMILY_TRAITS.get(family, ()) and getattr(traits, name) != getattr(DEFAULT, name)}
+    assert undeclared == set(), undeclared
+    assert declared <= FAMILY_TRAITS.get(family, frozenset())
+
+
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in _with("time_dependent", False)])
+def test_a_time_independent_order_gives_the_same_keys_at_every_instant(family, key):
+    policy, queue = registry.make(family, key), _queue(300)
+    first = policy.keys(queue, 0.0)
+    for now in (1.0, 1_500.0, 86_400.0 * 30):
+        assert np.array_equal(policy.keys(queue, now), first)
+
+
+def test_time_dependent_orders_really_change_with_time():
+    """The default is the safe one; an order that keeps it while never changing only runs slower,
+    but the bundled ones that keep it do age their jobs (or read the ledger, which changes)."""
+    aging = [k for f, k, t in DECLARED if f == "order" and t.time_dependent and not t.reads_members]
+    assert {"wfp3", "unicep", "multifactor"} <= set(aging)
+    queue = _queue(300)
+    for key in ("wfp3", "unicep"):
+        policy = registry.make("order", key)
+        assert not np.array_equal(policy.keys(queue, 2_000.0), policy.keys(queue, 90_000.0))
+
+
+@pytest.mark.parametrize("family,key", _with("needs_failure"))
+def test_an_order_that_needs_failure_predictions_reads_them(family, key):
+    policy, queue = registry.make(family, key), _queue(300)
+    rng = np.random.default_rng(1)
+    low, high = replace(queue, fail_prob=rng.uniform(0, 0.1, 300)), replace(queue, fail_prob=rng.uniform(0.5, 1, 300))
+    assert not np.array_equal(policy.keys(low, 10.0), policy.keys(high, 10.0))
+
+
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in _with("inert") if f == "backfill"])
+def test_an_inert_backfill_never_opens_a_window(family, key):
+    policy = registry.make(family, key)
+    assert policy.window(6.0, 5.0, np.array([50.0, 20.0]), np.array([2.0, 4.0]), 10.0, head_requested_s=30.0) is None
+
+
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in _with("inert") if f == "admission"])
+def test_an_inert_admission_admits_every_job_as_asked(family, key):
+    policy = registry.make(family, key)
+    for n in range(0, 3000, 250):
+        request = AdmissionRequest(n, n // 10, 100, 8.0, 2, 3600.0, "training", n * 3600.0, 64.0, 1)
+        decision = policy.admit(request)
+        assert decision.admitted and decision == policy.admit(AdmissionRequest(0))
+
+
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in _with("inert") if f == "routing"])
+def test_an_inert_router_keeps_every_job_home(family, key):
+    policy = registry.make(family, key)
+    view = _regions(5)
+    for request in _route_requests(5):
+        assert int(np.argmax(policy.scores(request, view, request.submit_s))) == request.home
+
+
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in _with("inert") if f == "timing"])
+def test_an_inert_timing_policy_never_delays(family, key):
+    from engine.core.views import RouteRequest
+
+    policy, view = registry.make(family, key), _timing_view()
+    job = RouteRequest(3, 0, 2.0, "training", True, 7200.0, 1000.0)
+    assert policy.delay(job, view, 1000.0) == 0.0
+
+
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in _with("inert") if f == "preemption"])
+def test_an_inert_preemption_policy_evicts_nobody(family, key):
+    policy = registry.make(family, key)
+    n = 6
+    running = RunningView(np.arange(n), np.zeros(n), np.zeros(n), np.full(n, 7200.0), np.zeros(n), np.zeros(n, np.int64),
+                          np.ones(n, bool), np.zeros(n, bool), np.ones(n, bool), np.zeros(n, bool))
+    assert len(policy.choose(PreemptRequest(tier=1.0, priority=9.0, guaranteed=True, reclaim=True), running)) == 0
+
+
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in _with("inert") if f == "quota"])
+def test_an_inert_quota_books_no_limit(family, key):
+    policy = registry.make(family, key)
+    book = policy.book(("a", "b"), np.ones(2), 64.0, {})
+    assert np.isinf(book.nominal).all() and np.isinf(book.cap).all()
+
+
+def test_every_family_with_a_do_nothing_policy_declares_it_inert():
+    inert = {f for f, k, t in DECLARED if t.inert}
+    assert inert == {"backfill", "admission", "routing", "timing", "quota", "preemption"}
+
+
+def test_registration_rejects_an_unknown_trait_a_foreign_one_and_a_non_bool():
+    with pytest.raises(ValueError, match="'fast' is not a policy trait"):
+        registry.register("order", "probe-fast", fast=True)
+    with pytest.raises(ValueError, match="the routing family has no trait 'time_dependent'"):
+        registry.register("routing", "probe-routing", time_dependent=False)
+    with pytest.raises(ValueError, match="must be True or False"):
+        registry.register("order", "probe-int", time_dependent=0)
+    assert "probe-fast" not in registry.families()["order"]
+
+
+def test_traits_of_a_missing_policy_is_inert_and_an_unregistered_one_needs_declaring():
+    assert traits_of(None) is INERT
+
+    @dataclass(frozen=True)
+    class Loose:
+        def keys(self, queue, now_s):
+            return np.vstack([queue.submit_s])
+
+    with pytest.raises(AttributeError):
+        traits_of(Loose())
