@@ -1,6 +1,6 @@
 """FGD reproduction: run time and fidelity against the published 10-seed means.
 
-Runs `engine.experiments.fgd` for each policy over seeds 42-51 on openb_pod_list_default and
+Runs `engine.service.experiments.fgd` for each policy over seeds 42-51 on openb_pod_list_default and
 prints, per policy, the wall time (10 seeds, `--workers` processes), the seconds per seed, and the
 seed means next to ../shared/expected/fgd_default_published.csv at every arrived level.
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.experiments.fgd import LEVELS, METRICS, POLICIES, parse_seeds, run_experiment
-from engine.experiments.openb_inputs import load_nodes, load_pods
+from engine.service.experiments.fgd import LEVELS, METRICS, POLICIES, parse_seeds, run_experiment
+from engine.service.experiments.openb_inputs import load_nodes, load_pods
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRACES = SHARED / "traces" / "alibaba-openb"

@@ -14,10 +14,10 @@ import argparse
 import time
 from pathlib import Path
 
-from engine.compare import first_days
-from engine.headroom import measure as measure_module
-from engine.headroom.measure import measure
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.compare import first_days
+from engine.service.headroom import measure as measure_module
+from engine.service.headroom.measure import measure
 from engine.telemetry.sample import read_bundle
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"

@@ -1,4 +1,4 @@
-"""Wait-time ETA backtest (engine.predict.eta_backtest) on CTC-SP2, HPC2N and the sample data.
+"""Wait-time ETA backtest (engine.service.eta_backtest) on CTC-SP2, HPC2N and the sample data.
 
 Per dataset: the runtime model trains on the first 70 % of submits; `--snapshots` instants of the
 rest are drawn (seeded); the first half calibrates, the second half is scored against the actual
@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.predict.eta import DEFAULT_SCENARIO, SAMPLES, eta, fit_runtime_model
-from engine.predict.eta_backtest import SNAPSHOTS, backtest
 from engine.predict.evaluate import TimeSplit
 from engine.predict.features import seconds, zones_of
+from engine.service.eta import DEFAULT_SCENARIO, SAMPLES, eta, fit_runtime_model
+from engine.service.eta_backtest import SNAPSHOTS, backtest
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
 from engine.telemetry.sample import read_bundle

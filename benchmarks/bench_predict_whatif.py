@@ -20,8 +20,9 @@ from pathlib import Path
 import pandas as pd
 
 from engine.analysis.sim_metrics import kpis
-from engine.scenario import Scenario
-from engine.scenario_runtime import TRAIN_SHARE
+from engine.scenario.runtime import TRAIN_SHARE
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.telemetry.importers import parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
@@ -55,7 +56,7 @@ def main() -> None:
         failed_ids = set(jobs.loc[jobs["status"].isin(["failed", "cancelled"]), "job_id"])
         for label, scenario in scenarios(cut):
             started = time.perf_counter()
-            result = scenario.run(jobs, fleet)
+            result = run_scenario(scenario, jobs, fleet)
             values = kpis(result)
             ran = result.jobs
             wait = ran["start_s"] - ran["submit_s"]

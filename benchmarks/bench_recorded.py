@@ -1,7 +1,7 @@
 """Benchmark and fidelity figures: the `recorded` baseline against the history it stands for (issue 20,
 item 6). For the sample and each SWF log of the Parallel Workloads Archive in ../shared (or
 $MERIDIAN_SHARED), replays the whole log under the scheduler its source names
-(engine.scenario_recorded) and prints the reproduction table: per workload class, recorded and
+(engine.scenario.recorded) and prints the reproduction table: per workload class, recorded and
 replayed p50 and p95 waits of the jobs that started in both, the deviation, and whether it is
 within 10 % (or 6 minutes); then the replay's wall clock.
 
@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
-from engine.scenario_recorded import recorded_baseline, recorded_of, reproduction
+from engine.scenario.recorded import recorded_baseline, recorded_of, reproduction
+from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
+from engine.service.run import run_scenario
 from engine.sim.world import World
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
@@ -29,7 +30,7 @@ LOGS = ("CTC-SP2-1996-3.1-cln.swf.gz", "KTH-SP2-1996-2.2.swf.gz", "HPC2N-2002-2.
 
 def _replay(name: str, jobs: pd.DataFrame, fleet: pd.DataFrame, scheduler: str | None, world: World) -> None:
     started = time.perf_counter()
-    result = recorded_baseline(scheduler).run(jobs, fleet, world)
+    result = run_scenario(recorded_baseline(scheduler), jobs, fleet, world)
     seconds = time.perf_counter() - started
     table = reproduction(jobs, result.jobs)
     print(f"\n{name}: {len(jobs):,} jobs, recorded scheduler {scheduler or 'not named'}: "

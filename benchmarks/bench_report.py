@@ -1,7 +1,7 @@
 """Benchmark: the executive report on the sample data (issue 6, Speed: at most 10 s, PDF included;
 issue 20: the report now leads with the load headroom and compaction searches).
 
-The Report page's defaults: the recorded baseline (engine.scenario_recorded) against follow-the-sun
+The Report page's defaults: the recorded baseline (engine.scenario.recorded) against follow-the-sun
 over the first 7 days, 3 seeds on 2 worker processes.
 1. `build_report` + `write_pdf` in process (tables loaded, as the dashboard has them cached): first
    with the headroom searches' cache empty, then again (the page asked again, or after What-if ran
@@ -22,12 +22,13 @@ import time
 import types
 from pathlib import Path
 
-from engine.cli_simulate import tables
-from engine.headroom import measure as measure_module
-from engine.headroom.measure import HeadroomOptions
-from engine.report import build_report, write_pdf
-from engine.scenario import Scenario
-from engine.scenario_recorded import recorded_baseline
+from engine.cli.common import tables
+from engine.scenario.recorded import recorded_baseline
+from engine.scenario.spec import Scenario
+from engine.service.headroom import measure as measure_module
+from engine.service.headroom.measure import HeadroomOptions
+from engine.service.report.builder import build_report
+from engine.service.report.pdf import write_pdf
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "sample_data" / "scenarios"

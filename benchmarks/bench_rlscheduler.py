@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from engine.experiments.rlscheduler import POLICIES, START_INDICES, run_sequence
-from engine.experiments.swf_jobs import load_swf_jobs
+from engine.service.experiments.rlscheduler import POLICIES, START_INDICES, run_sequence
+from engine.service.experiments.swf_jobs import load_swf_jobs
 
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces" / "swf"
 REPEATS = 3

@@ -28,7 +28,8 @@ import pandas as pd
 from engine.analysis.fairness import queue_sla_table
 from engine.analysis.held import horizon_s
 from engine.analysis.sim_metrics import kpis
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.sim.world import World
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
@@ -81,7 +82,7 @@ def sample_runs(whole: bool) -> None:
         for name in GOLDEN:
             scenario = replace(Scenario.load(SCENARIOS / f"{name}.toml"), **window)
             began = time.perf_counter()
-            result = scenario.run(jobs, fleet, world)
+            result = run_scenario(scenario, jobs, fleet, world)
             report(name, result, time.perf_counter() - began)
 
 
@@ -93,7 +94,7 @@ def hpc2n_runs() -> None:
     for name, order in (("fcfs+easy", "fcfs"), ("multifactor+easy", "multifactor")):
         scenario = Scenario.from_dict({"name": name, "policies": {"order": order, "backfill": "easy"}})
         began = time.perf_counter()
-        result = scenario.run(jobs, fleet)
+        result = run_scenario(scenario, jobs, fleet)
         seconds = time.perf_counter() - began
         k = kpis(result)
         print(f"  {name:20s} {seconds:7.2f} s  {len(result.jobs) / seconds:9,.0f} jobs/s  "

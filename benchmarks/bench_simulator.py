@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from engine.analysis.sim_metrics import kpis
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
 from engine.telemetry.sample import ensure_sample
@@ -32,7 +33,7 @@ SCENARIOS = REPO / "sample_data" / "scenarios"
 
 def timed(scenario: Scenario, jobs, fleet) -> None:
     began = time.perf_counter()
-    result = scenario.run(jobs, fleet)
+    result = run_scenario(scenario, jobs, fleet)
     seconds = time.perf_counter() - began
     k = kpis(result)
     print(f"  {scenario.name:15s} {seconds:7.2f} s  {len(result.jobs) / seconds:9,.0f} jobs/s  "

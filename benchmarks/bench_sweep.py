@@ -25,9 +25,9 @@ import time
 from argparse import Namespace
 from pathlib import Path
 
-from engine.cli_simulate import tables
-from engine.sweep.grid import load_grid
-from engine.sweep.runner import run_sweep
+from engine.cli.common import tables
+from engine.service.sweep.grid import load_grid
+from engine.service.sweep.runner import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID = ROOT / "sample_data" / "sweeps" / "fleet-growth.toml"

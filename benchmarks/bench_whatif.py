@@ -19,7 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from engine.analysis.sim_metrics import kpis
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.sim.world import World
 from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
@@ -45,7 +46,7 @@ def main() -> None:
         for path in sorted(SCENARIOS.glob("*.toml")):
             scenario = replace(Scenario.load(path), **window)  # keeps every edit the file makes
             began = time.perf_counter()
-            result = scenario.run(jobs, fleet, world)
+            result = run_scenario(scenario, jobs, fleet, world)
             seconds = time.perf_counter() - began
             k = kpis(result)
             moved = int((result.jobs["region"] != result.jobs["home_region"]).sum())

@@ -1,4 +1,4 @@
-"""Run the full fidelity comparison and write engine/experiments/fidelity_record.json.
+"""Run the full fidelity comparison and write engine/service/experiments/fidelity_record.json.
 
 RLScheduler: the 100 published runs on Lublin-1 (5 orders x {none, compat} x 10 sequences);
 FGD: 6 policies x 10 seeds (42-51) on openb_pod_list_default, seeds run by `--workers` processes.
@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.experiments import fgd, fidelity, rlscheduler  # noqa: E402
-from engine.experiments.public_data import DEFAULT_SHARED  # noqa: E402
+from engine.service.experiments import fgd, fidelity, rlscheduler  # noqa: E402
+from engine.service.experiments.public_data import DEFAULT_SHARED  # noqa: E402
 
 
 def _git(*args: str) -> str | None:

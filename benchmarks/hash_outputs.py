@@ -22,9 +22,10 @@ from pathlib import Path
 import pandas as pd
 
 from engine.analysis.sim_metrics import kpis
-from engine.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
-from engine.scenario import Scenario
-from engine.scenario_recorded import recorded_baseline
+from engine.scenario.recorded import recorded_baseline
+from engine.scenario.spec import Scenario
+from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
+from engine.service.run import run_scenario
 from engine.sim.world import World
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
@@ -59,7 +60,7 @@ def fingerprint(case: tuple[str, str]) -> tuple[str, dict[str, str]]:
     """(the case's label, {table: hash}) for one (source, scenario) pair."""
     source, name = case
     jobs, fleet, world, scheduler = _inputs(source)
-    result = _scenario(name, scheduler).run(jobs, fleet, world)
+    result = run_scenario(_scenario(name, scheduler), jobs, fleet, world)
     hashes = {table: _digest(getattr(result, table)) for table in TABLES}
     values = {key: repr(float(value)) for key, value in sorted(kpis(result).items())}
     hashes["kpis"] = hashlib.sha256(json.dumps(values, sort_keys=True).encode("utf-8")).hexdigest()

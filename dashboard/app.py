@@ -3,18 +3,13 @@
 Run from the repository root: `streamlit run dashboard/app.py -- --db FILE`.
 """
 import logging
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import streamlit as st
 
-import streamlit as st  # noqa: E402
-
-from dashboard import data  # noqa: E402
-from engine.core.escaping import markdown_code, markdown_text  # noqa: E402
-from engine.telemetry.store import StoreLocked  # noqa: E402
+from dashboard import data
+from engine.core.escaping import markdown_code, markdown_text
+from engine.telemetry.store import StoreLocked
 
 DEFAULT_DATASET = "sample"
 PAGES = Path(__file__).parent / "app_pages"

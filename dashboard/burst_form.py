@@ -1,4 +1,4 @@
-"""The scenario builder's "Cloud burst" table: one row per [[burst]] pool (engine.scenario_burst).
+"""The scenario builder's "Cloud burst" table: one row per [[burst]] pool (engine.scenario.burst).
 
 Widget key "{prefix}:burst". Rows with no region are ignored; a blank price takes the region's
 on-demand price for the GPU type. The pools reach the scenario as its "burst" list once valid;
@@ -11,7 +11,7 @@ import streamlit as st
 
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
-from engine.scenario_burst import parse_bursts
+from engine.scenario.burst import parse_bursts
 from engine.sim.burst import BurstPool
 
 NUMBERS = ("max_nodes", "gpus_per_node", "provision_min", "trigger_wait_min", "idle_release_min", "usd_per_gpu_hour")

@@ -118,7 +118,7 @@ def job_mix(mix: pd.DataFrame) -> go.Figure:
 
 
 def overview_figures(overview) -> dict[str, go.Figure]:
-    """Every Overview chart of an `engine.analysis.Overview` (kind 'jobs' or 'samples'), by name.
+    """Every Overview chart of an `engine.analysis.overview.Overview` (kind 'jobs' or 'samples'), by name.
 
     Names: timeline_daily, timeline_hourly, heatmap, idle_hours, and where the data allows
     idle_usd (capacity priced in GPUs), waits and mix (job records).

@@ -24,7 +24,7 @@ def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
 def slo_curves(curve: pd.DataFrame, targets: dict[str, float], marks: dict[str, float]) -> go.Figure:
     """p95 wait per workload class (solid, one colour each) against fleet GPUs, with its target as a
     dotted line of the same colour; `marks` (label -> GPUs) are drawn as vertical lines (today, plan).
-    `curve`: gpus, workload_class, p95_h (engine.planning.curves long table)."""
+    `curve`: gpus, workload_class, p95_h (engine.service.planning.curves long table)."""
     fig = go.Figure()
     for i, (name, rows) in enumerate(curve.sort_values("gpus").groupby("workload_class", sort=True)):
         colour = PALETTE[i % len(PALETTE)]
@@ -70,7 +70,7 @@ def cost_curve(points: pd.DataFrame, marks: dict[str, tuple[float, float]]) -> g
 
 def fleet_bars(change: pd.DataFrame) -> go.Figure:
     """GPUs per pool (region / GPU type), stacked by tier, today's bar beside the plan's.
-    `change`: engine.planning.summary.fleet_comparison."""
+    `change`: engine.service.planning.summary.fleet_comparison."""
     pools = change["region"] + " " + change["gpu_type"]
     fig = go.Figure()
     for tier, colour in TIER_COLOURS.items():

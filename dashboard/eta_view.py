@@ -1,6 +1,6 @@
 """The Predictors page's "When will the queued jobs start?" section: the queue at an instant of the
-dataset with every pending job's predicted start interval (engine.predict.eta), and the backtest
-that measures, then calibrates, those intervals (engine.predict.eta_backtest)."""
+dataset with every pending job's predicted start interval (engine.service.eta), and the backtest
+that measures, then calibrates, those intervals (engine.service.eta_backtest)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -9,8 +9,9 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts_predict, data_predict
+from dashboard import charts_predict
 from dashboard.chart_view import plot
+from dashboard.data import predict as data_predict
 from engine.core.escaping import markdown_text as md
 from engine.predict.runtime_source import NotEnoughHistory
 

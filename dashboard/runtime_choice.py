@@ -1,5 +1,5 @@
 """The What-if page's runtime choices: which runtime every scenario's scheduler sees, twins that see
-predictions, and the common window after the models' training cut (engine.scenario_runtime).
+predictions, and the common window after the models' training cut (engine.scenario.runtime).
 
 Scenarios are the dicts Scenario.from_dict reads; nothing here touches Streamlit.
 """

@@ -2,15 +2,15 @@
 keys, then one input per parameter of the chosen policy, typed from the parameter's type and default.
 
 Widget keys: "{prefix}:{family}" for the policy choice, "{prefix}:{family}:{key}:{parameter}" for a
-parameter. A "Regions" expander edits regions of the current dataset (engine.scenario_world):
+parameter. A "Regions" expander edits regions of the current dataset (engine.scenario.world):
 "{prefix}:regions" picks them, "{prefix}:region:{region}:{field}" holds price_scale, carbon_scale,
 working_days, work_start_hour and work_end_hour; inputs left at their defaults (x1, Mon-Fri 9-18) edit
-nothing. A "Queues & quotas" expander holds three tables (engine.scenario_sharing): "{prefix}:queues"
+nothing. A "Queues & quotas" expander holds three tables (engine.scenario.sharing): "{prefix}:queues"
 (the queue classes, prefilled with engine.sim.queue_classes.DEFAULT_QUEUES; a blank limit is none),
 "{prefix}:quotas" (quota entries, empty) and "{prefix}:teams" (share weights and organisations,
 prefilled from the dataset's teams table); a table reaches the scenario as "queue", "quota" or "team"
 only once it differs from its prefill. A "Runtimes & failures" expander sets the [runtime] table
-(engine.scenario_runtime): "{prefix}:runtime_source" and "{prefix}:failure". A "Cloud burst" expander
+(engine.scenario.runtime): "{prefix}:runtime_source" and "{prefix}:failure". A "Cloud burst" expander
 holds the [[burst]] pools (dashboard.burst_form, "{prefix}:burst"). The form returns the scenario as
 the dict Scenario.from_dict reads.
 """
@@ -27,8 +27,8 @@ from dashboard.runtime_choice import RUNTIME_LABELS
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.policies import registry
-from engine.scenario import DEFAULTS
-from engine.scenario_sharing import parse_queues, parse_quotas, parse_teams
+from engine.scenario.sharing import parse_queues, parse_quotas, parse_teams
+from engine.scenario.spec import DEFAULTS
 from engine.sim.queue_classes import DEFAULT_QUEUES
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS
 
@@ -88,7 +88,7 @@ def _region_edit(region: str, prefix: str) -> dict:
 def scenario_form(prefix: str = "custom") -> dict:
     """Draw the form; return {"name", "policies": {family: {"key": ..., **parameters}}} and, when a
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
-    edited, "queue", "quota" or "team" (lists of entries as engine.scenario_sharing reads them)."""
+    edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them)."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = registry.families()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT, missing_message
+from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT, missing_message
 
 # Real public traces and published results, read-only, outside the repository (../shared, or the folder
 # MERIDIAN_SHARED names). A test that reads them is marked `@shared("traces/swf/...", ...)`: without the
@@ -16,7 +16,7 @@ TRACES = SHARED / "traces"
 EXPECTED = SHARED / "expected"
 
 
-# The files fidelity re-runs read (engine.experiments.fidelity.Inputs), and FGD's openb inputs.
+# The files fidelity re-runs read (engine.service.experiments.fidelity.Inputs), and FGD's openb inputs.
 OPENB_INPUTS = ("traces/alibaba-openb/openb_node_list_gpu_node.csv", "traces/alibaba-openb/openb_pod_list_default.csv")
 FIDELITY_INPUTS = ("traces/swf/lublin_256.swf", *OPENB_INPUTS, "expected/rlscheduler_lublin1_published.csv",
                    "expected/fgd_default_published.csv")

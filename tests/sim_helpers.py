@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from engine.policies import registry
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
 from engine.sim.simulator import Policies, simulate
 from engine.sim.workload import build_workload
 

@@ -4,10 +4,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import FIDELITY_INPUTS, OPENB_INPUTS, shared, shown
+from conftest import OPENB_INPUTS, shared, shown
 from streamlit.testing.v1 import AppTest
 
-from engine.analysis import build_overview
+from engine.analysis.overview import build_overview
+from engine.service.run import run_scenario
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.sample import read_bundle
 from engine.telemetry.store import Store
@@ -312,7 +313,7 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
 
 def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     from engine.analysis.world_kpis import world_kpis
-    from engine.scenario import Scenario
+    from engine.scenario.spec import Scenario
     _select(app, "tiny")
     app.switch_page("app_pages/costcarbon.py").run()
     assert not app.exception, app.exception
@@ -324,7 +325,7 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     table = app.dataframe[0].value.set_index("scenario")
     jobs, fleet = TINY.tables["jobs"], TINY.tables["fleet"]
     fifo = Scenario.load(Path(APP).parents[1] / "sample_data" / "scenarios" / "fifo.toml")
-    expected = world_kpis(fifo.run(jobs, fleet), fleet, TINY.tables["prices"], TINY.tables["regions"], None)
+    expected = world_kpis(run_scenario(fifo, jobs, fleet), fleet, TINY.tables["prices"], TINY.tables["regions"], None)
     assert table.loc["fifo", "spend (USD)"] == expected["cost_usd"] == 24.0
     assert table.loc["fifo", "carbon (kgCO2e)"] == pytest.approx(expected["carbon_kg"])
     assert table.loc["easy-backfill", "spend per year (USD)"] == pytest.approx(24.0 * 365 * 12)

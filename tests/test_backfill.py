@@ -4,13 +4,14 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sim_helpers import fleet, job, run, starts
 
+from engine.policies import profile as profile_module
 from engine.policies import registry
 from engine.policies.backfill import ConservativeBackfill, EasyBackfill, NoBackfill, ProfileWindow, Window
-from engine.policies import profile as profile_module
 from engine.policies.profile import Profile
-from engine.scenario import Scenario
-from sim_helpers import fleet, job, run, starts
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 
 def test_families_are_registered():
@@ -275,7 +276,7 @@ def test_conservative_considers_only_max_job_test_jobs_behind_the_head(max_job_t
     # bf_max_job_test): then j3 waits until j2 starts at 150 and starts beside it.
     jobs = [job(0, 0, 100, 2), job(1, 1, 50, 4), job(2, 2, 100, 3), job(3, 3, 50, 1)]
     spec = {"name": "t", "policies": {"backfill": {"key": "conservative", "max_job_test": max_job_test}}}
-    assert starts(Scenario.from_dict(spec).run(pd.DataFrame(jobs), fleet(4))) == expected
+    assert starts(run_scenario(Scenario.from_dict(spec), pd.DataFrame(jobs), fleet(4))) == expected
 
 
 def test_max_job_test_cannot_be_negative():

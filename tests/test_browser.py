@@ -5,9 +5,19 @@ exception on any page, and saves full-page screenshots to tests/artifacts/ (help
 browser_helpers.py; the fairness, report, planning and predictor pages are in
 test_browser_planning.py, so that the two files run on two workers).
 """
-from browser_helpers import database, pytestmark  # noqa: F401  (the fixture and the browser marks)
-from browser_helpers import (ARTIFACTS, _assert_clean, _go, _metrics, _opened, _sample_days, _served, _settle,
-                             _wait_for_overview)
+from browser_helpers import (  # noqa: F401  (the fixture and the browser marks)
+    ARTIFACTS,
+    _assert_clean,
+    _go,
+    _metrics,
+    _opened,
+    _sample_days,
+    _served,
+    _settle,
+    _wait_for_overview,
+    database,
+    pytestmark,
+)
 from conftest import ALL_CHARTS_DRAWN, FIDELITY_INPUTS, shared
 from test_app_pages import GOOD_CSV
 

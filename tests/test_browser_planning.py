@@ -1,7 +1,16 @@
 """The Teams & fairness, Report, Capacity planning and Predictors pages in a real Chromium against a
 real `streamlit run` server (helpers in browser_helpers.py); screenshots to tests/artifacts/."""
-from browser_helpers import database, pytestmark  # noqa: F401  (the fixture and the browser marks)
-from browser_helpers import ARTIFACTS, _assert_clean, _metrics, _opened, _sample_days, _served, _settle
+from browser_helpers import (  # noqa: F401  (the fixture and the browser marks)
+    ARTIFACTS,
+    _assert_clean,
+    _metrics,
+    _opened,
+    _sample_days,
+    _served,
+    _settle,
+    database,
+    pytestmark,
+)
 from conftest import ALL_CHARTS_DRAWN
 
 from engine.predict.failure import FailureSettings

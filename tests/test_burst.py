@@ -12,7 +12,8 @@ from sim_helpers import fleet, job
 from engine.analysis.cost import cost_report
 from engine.analysis.sim_metrics import kpis
 from engine.core.errors import ScenarioError
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 POOL = {"region": "r", "gpu_type": "A", "max_nodes": 2, "provision_min": 10, "trigger_wait_min": 30,
@@ -20,7 +21,7 @@ POOL = {"region": "r", "gpu_type": "A", "max_nodes": 2, "provision_min": 10, "tr
 
 
 def burst_run(rows, nodes=None, **pool):
-    return Scenario.from_dict({"name": "t", "burst": [{**POOL, **pool}]}).run(pd.DataFrame(rows),
+    return run_scenario(Scenario.from_dict({"name": "t", "burst": [{**POOL, **pool}]}), pd.DataFrame(rows),
                                                                             fleet(8) if nodes is None else nodes)
 
 
@@ -49,7 +50,7 @@ def test_a_queue_head_waiting_past_the_trigger_rents_a_node_that_comes_up_after_
 def test_without_the_wait_nothing_is_rented_and_the_result_is_the_plain_one():
     rows = [job(0, 0, 1000, 8), job(1, 60, 600, 8)]  # j1 waits 940 s < 30 min
     result = burst_run(rows)
-    plain = Scenario.from_dict({"name": "t"}).run(pd.DataFrame(rows), fleet(8))
+    plain = run_scenario(Scenario.from_dict({"name": "t"}), pd.DataFrame(rows), fleet(8))
     assert result.jobs["start_s"].tolist() == plain.jobs["start_s"].tolist() == [0.0, 1000.0]
     assert len(result.burst) == 0 and plain.burst is None
     assert kpis(result)["utilization"] == kpis(plain)["utilization"]
@@ -85,8 +86,8 @@ def test_an_evicted_job_heading_the_queue_again_rents_a_node():
     # the queue: it has waited since its submit, so the check at 0 + 30 min rents a node, up at 2400,
     # where j0 runs again (to 7400). A head that had started once used to rent nothing and wait for j1.
     rows = [job(0, 0, 5000, 8, workload_class="hpo"), job(1, 100, 6000, 8, workload_class="development")]
-    result = Scenario.from_dict({"name": "t", "burst": [POOL], "policies": {
-        "preemption": {"key": "priority", "min_runtime_s": 0.0}}}).run(pd.DataFrame(rows), fleet(8))
+    result = run_scenario(Scenario.from_dict({"name": "t", "burst": [POOL], "policies": {
+        "preemption": {"key": "priority", "min_runtime_s": 0.0}}}), pd.DataFrame(rows), fleet(8))
     assert result.jobs["preemptions"].tolist() == [1, 0]
     assert result.segments[["job_id", "nodes", "start_s", "end_s"]].values.tolist() == [
         ["j0", "n0", 0.0, 100.0], ["j1", "n0", 100.0, 6100.0], ["j0", "burst-r-A-1", 2400.0, 7400.0]]
@@ -147,7 +148,7 @@ def test_bad_burst_entries_are_named(entry, message):
 def test_a_pool_in_a_region_the_fleet_lacks_is_refused_with_the_regions():
     scenario = Scenario.from_dict({"name": "t", "burst": [{**POOL, "region": "mars"}]})
     with pytest.raises(ScenarioError, match="region 'mars' is not in the fleet; its regions: r"):
-        scenario.run(pd.DataFrame([job(0, 0, 100, 8)]), fleet(8))
+        run_scenario(scenario, pd.DataFrame([job(0, 0, 100, 8)]), fleet(8))
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +177,7 @@ def test_burst_to_cloud_on_the_sample_week_halves_the_p95_wait_for_its_bill(samp
     out = {}
     for name in ("easy-backfill", "burst-to-cloud"):
         scenario = replace(Scenario.load(SCENARIOS / f"{name}.toml"), **week)
-        result = scenario.run(jobs, fleet_table, world)
+        result = run_scenario(scenario, jobs, fleet_table, world)
         out[name] = {**kpis(result), **world_kpis(result, scenario.apply(jobs, fleet_table)[1], world.prices,
                                                   world.regions, world.carbon, jobs=jobs)}
     before, after = out["easy-backfill"], out["burst-to-cloud"]

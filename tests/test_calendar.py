@@ -11,8 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.world.calendar import (Calendar, holiday_days, parse_holiday_spec, parse_working_days,
-                                   region_calendars, team_calendars)
+from engine.world.calendar import (
+    Calendar,
+    holiday_days,
+    parse_holiday_spec,
+    parse_working_days,
+    region_calendars,
+    team_calendars,
+)
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 EVERY_DAY = "Mon-Sun"

@@ -42,8 +42,8 @@ def test_a_plan_shows_the_fleet_its_cost_and_the_curves(sample_db, monkeypatch):
 def test_a_bad_check_scenario_is_reported_not_raised(sample_db, monkeypatch):
     request = json.dumps({"form": {**FORM, "scenario": "missing.toml"}, "growth": 1.3})
     monkeypatch.setattr("sys.argv", ["app.py", "--db", str(sample_db)])
-    from streamlit.testing.v1 import AppTest
     from conftest import APP
+    from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["cap_request"] = request

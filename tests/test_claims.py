@@ -1,14 +1,23 @@
-"""The industry's claims on a dataset (engine.experiments.claims): the verdict rules, every claim
+"""The industry's claims on a dataset (engine.service.experiments.claims): the verdict rules, every claim
 measured on a day of the sample, and the Claims page (AppTest)."""
 import numpy as np
 import pytest
 from conftest import open_page, shown
-
-from engine.experiments.claims import CLAIMS, COLUMNS, HOLDS, NOT_HERE, PARTLY, UNTESTED, measure_claims, verdict
-from engine.scenario import Scenario
-from engine.scenario_recorded import recorded_baseline
-from engine.telemetry.sample import read_bundle
 from test_scenario import SCENARIOS
+
+from engine.scenario.recorded import recorded_baseline
+from engine.scenario.spec import Scenario
+from engine.service.experiments.claims import (
+    CLAIMS,
+    COLUMNS,
+    HOLDS,
+    NOT_HERE,
+    PARTLY,
+    UNTESTED,
+    measure_claims,
+    verdict,
+)
+from engine.telemetry.sample import read_bundle
 
 SUN, FAIR_SHARE, STRANDED = CLAIMS[1], CLAIMS[4], CLAIMS[0]
 

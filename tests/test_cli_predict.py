@@ -5,10 +5,10 @@ import json
 import shutil
 
 import pytest
-
-from engine.cli import main
-from engine.predict.registry import ModelRegistry
 from test_predict_registry import database, regional
+
+from engine.cli.main import main
+from engine.predict.registry import ModelRegistry
 
 FAST = "[runtime]\nmax_iter = 20\n[failure]\nmax_iter = 20\n"
 

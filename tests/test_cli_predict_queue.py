@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from engine.analysis.rightsize import RightSizeOptions, rightsize
-from engine.cli import main
+from engine.cli.main import main
 from engine.core.reasons import SHORT as WHY_WORDS
-from engine.predict.eta import known_at, queue_at
 from engine.predict.failure import FailureSettings
 from engine.predict.registry import ModelRegistry
 from engine.predict.runtime import RuntimeSettings
+from engine.service.eta import known_at, queue_at
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.store import Store
 from tests.predict_helpers import queued_log

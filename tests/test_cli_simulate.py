@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.cli_simulate import _fmt
+from engine.cli.simulate import _fmt
+from engine.service.run import run_scenario
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "tests" / "data" / "swf" / "small.swf"
@@ -143,7 +144,7 @@ def test_simulate_table_lists_groups_and_written_files(tmp_path):
 
 def test_trace_world_kpis_use_the_defaults_and_reconcile_with_the_engine():
     from engine.analysis.world_kpis import KPI_KEYS, world_kpis
-    from engine.scenario import Scenario
+    from engine.scenario.spec import Scenario
     from engine.telemetry.importers import parser_for
     from engine.telemetry.importers.common import ImportOptions
 
@@ -154,7 +155,7 @@ def test_trace_world_kpis_use_the_defaults_and_reconcile_with_the_engine():
     batch = parser_for("swf")(SMALL.read_bytes(), str(SMALL), ImportOptions())
     jobs, fleet = batch.tables["jobs"], batch.tables["fleet"]
     scenario = Scenario.load(FIFO)
-    expected = world_kpis(scenario.run(jobs, fleet), scenario.apply(jobs, fleet)[1], pd.DataFrame(),
+    expected = world_kpis(run_scenario(scenario, jobs, fleet), scenario.apply(jobs, fleet)[1], pd.DataFrame(),
                           batch.tables.get("regions"), None, jobs=jobs)
     assert {key: kpis[key] for key in KPI_KEYS} == {key: expected[key] for key in KPI_KEYS}
     # no prices in an SWF log: the price book's CPU slot, reserved, $0.05 x 0.6 per slot-hour

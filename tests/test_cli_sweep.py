@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.sweep.cli import add_parsers
+from engine.cli.sweep import add_parsers
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "tests" / "data" / "swf" / "small.swf"
@@ -138,7 +138,7 @@ def test_sweep_on_a_running_dask_scheduler_by_address(tmp_path, capsys):
 
 
 def test_an_unreachable_dask_scheduler_exits_2(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("engine.sweep.backends.CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr("engine.service.sweep.backends.CONNECT_TIMEOUT_S", 1)
     code, out, err = meridian(capsys, "sweep", "--trace", SMALL, "--grid", _grid(tmp_path, GRID), "--dask",
                               "tcp://127.0.0.1:1", "--no-store")
     assert (code, out) == (2, "") and err.startswith("meridian: cannot reach the Dask scheduler at tcp://127.0.0.1:1")

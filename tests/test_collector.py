@@ -4,9 +4,9 @@ from __future__ import annotations
 import gc
 
 import pytest
+from sim_helpers import fleet, job, run
 
 from engine.sim import collector
-from sim_helpers import fleet, job, run
 
 
 def test_a_run_pauses_the_collector_and_turns_it_back_on(monkeypatch):

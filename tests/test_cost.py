@@ -13,7 +13,8 @@ import pytest
 
 from engine.analysis.cost import CostAssumptions, annualise, cost_report
 from engine.analysis.sim_metrics import kpis
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.sim.result import SimulationResult
 from engine.telemetry.sample import SAMPLE_DATASET, SAMPLE_DIR, ensure_sample
 from engine.telemetry.store import Store
@@ -183,7 +184,7 @@ def sample_fifo() -> tuple[SimulationResult, pd.DataFrame, dict[str, pd.DataFram
         store.close()
     scenario = dataclasses.replace(Scenario.load(SAMPLE_DIR / "scenarios" / "fifo.toml"),
                                    start_utc=pd.Timestamp("2026-08-03"), end_utc=pd.Timestamp("2026-08-05"))
-    return scenario.run(jobs, fleet), scenario.apply(jobs, fleet)[1], world
+    return run_scenario(scenario, jobs, fleet), scenario.apply(jobs, fleet)[1], world
 
 
 def test_sample_fifo_reconciles():

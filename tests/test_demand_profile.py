@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.planning.demand import HOURS, demand_profile
+from engine.service.planning.demand import HOURS, demand_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 MONDAY = pd.Timestamp("2026-08-03")  # a Monday, 00:00 UTC

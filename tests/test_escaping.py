@@ -14,12 +14,11 @@ import pytest
 from conftest import REPO, shown
 from hostile import DATASET, REGIONS, TEAMS, hostile_batch
 
-from engine.compare import WORLD_TABLES
-from engine.core.escaping import (html_text, markdown_code, markdown_text, plotly_figure, plotly_text,
-                                  script_json)
-from engine.report import render_html
-from engine.report.builder import build_report
-from engine.scenario import Scenario
+from engine.core.escaping import html_text, markdown_code, markdown_text, plotly_figure, plotly_text, script_json
+from engine.scenario.spec import Scenario
+from engine.service.compare import WORLD_TABLES
+from engine.service.report.builder import build_report
+from engine.service.report.html import render_html
 from engine.telemetry.store import Store
 
 SCENARIOS = REPO / "sample_data" / "scenarios"

@@ -7,7 +7,8 @@ from engine.core.errors import ScenarioError
 from engine.core.views import QueueView
 from engine.policies import registry
 from engine.predict.failure_source import with_failure_probability
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from tests.predict_helpers import perturb_after, synthetic
 from tests.sim_helpers import fleet, job, run
 
@@ -81,8 +82,8 @@ def test_a_fail_fast_scenario_starts_likely_failures_sooner(log):
     start = str(log["submit_utc"].iloc[2000])
     spec = {"policies": {"backfill": "easy"}, "workload": {"start_utc": start}, "runtime": {"failure": True}}
     fast = Scenario.from_dict({**spec, "name": "fast", "policies": {"order": "fail-fast", "backfill": "easy"}})
-    fifo, first = Scenario.from_dict({**spec, "name": "fifo"}).run(jobs, nodes), fast.run(jobs, nodes)
+    fifo, first = run_scenario(Scenario.from_dict({**spec, "name": "fifo"}), jobs, nodes), run_scenario(fast, jobs, nodes)
     wait = {name: (r.jobs["start_s"] - r.jobs["submit_s"]).groupby(r.jobs["job_id"].isin(
         jobs.loc[jobs["status"] == "failed", "job_id"])).mean() for name, r in (("fifo", fifo), ("fast", first))}
     assert wait["fast"][True] < 0.8 * wait["fifo"][True]  # failing jobs hear of it sooner
-    pd.testing.assert_frame_equal(fast.run(jobs, nodes).jobs, first.jobs)  # deterministic
+    pd.testing.assert_frame_equal(run_scenario(fast, jobs, nodes).jobs, first.jobs)  # deterministic

@@ -9,8 +9,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.analysis.fairness import (QUEUE_COLUMNS, SHARE_COLUMNS, TEAM_COLUMNS, fairness_kpis, jain_index,
-                                      queue_sla_table, share_over_time, starvation_by_team, team_table, water_fill)
+from engine.analysis.fairness import (
+    QUEUE_COLUMNS,
+    SHARE_COLUMNS,
+    TEAM_COLUMNS,
+    fairness_kpis,
+    jain_index,
+    queue_sla_table,
+    share_over_time,
+    starvation_by_team,
+    team_table,
+    water_fill,
+)
 from engine.analysis.sim_metrics import by_group, kpis
 from engine.sim.result import SimulationResult
 

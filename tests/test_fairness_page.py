@@ -5,13 +5,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import open_page, shown
 from streamlit.testing.v1 import AppTest
 
 from engine.analysis.fairness import fairness_kpis, team_table
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.sim.world import World
 from engine.telemetry.store import Store
-from conftest import open_page, shown
 
 REPO = Path(__file__).parents[1]
 SCENARIOS = REPO / "sample_data" / "scenarios"
@@ -35,7 +36,7 @@ def engine_runs(sample_db):
         for name in ("fifo", "priority-fairshare", "quotas-preemption"):
             scenario = replace(Scenario.load(SCENARIOS / f"{name}.toml"), start_utc=start,
                                end_utc=start + pd.Timedelta(days=1))
-            runs[name] = scenario.run(jobs, fleet, World.of_dataset(store, "sample"))
+            runs[name] = run_scenario(scenario, jobs, fleet, World.of_dataset(store, "sample"))
         return runs
     finally:
         store.close()

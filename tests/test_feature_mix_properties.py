@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from sim_helpers import deadline, fleet, job, outage_table, sweep
 
 from engine.core.errors import ScenarioError
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 TURNED_AWAY = {"never-fits", "rejected-by-admission", "rejected-by-forecast", "exceeds-quota"}
 NODES = pd.concat([fleet(8, 8, 4, region="r").assign(tier=["on-demand", "spot", "reserved"]),
@@ -76,11 +77,11 @@ def test_every_feature_at_once_keeps_the_run_sound(specs, order, backfill, quota
                    spot_rate, timer_s, reclaim_clock)
     with deadline():
         try:
-            result = run.run(pd.DataFrame(rows), NODES)
+            result = run_scenario(run, pd.DataFrame(rows), NODES)
         except ScenarioError as exc:  # a job that spot interruptions never let finish
             assert "the run would not end" in str(exc)
             return
-        again = run.run(pd.DataFrame(rows), NODES)
+        again = run_scenario(run, pd.DataFrame(rows), NODES)
     for name in ("jobs", "segments", "decisions", "timeline"):
         pd.testing.assert_frame_equal(getattr(result, name), getattr(again, name))
 

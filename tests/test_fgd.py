@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from conftest import OPENB_INPUTS, TRACES, shared
 
-from engine.cli import main
+from engine.cli.main import main
 from engine.core.fleet_view import PodRequest
 from engine.core.fragmentation import TargetWorkload
-from engine.experiments.fgd import LEVELS, POLICIES, SeedTrace, arrival_order, level_values, run_experiment
-from engine.experiments.openb_inputs import load_nodes, load_pods
 from engine.policies.registry import make
+from engine.service.experiments.fgd import LEVELS, POLICIES, SeedTrace, arrival_order, level_values, run_experiment
+from engine.service.experiments.openb_inputs import load_nodes, load_pods
 from engine.sim.fleet_state import FleetState
 from engine.telemetry.errors import ImportRejected
 

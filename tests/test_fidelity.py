@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from conftest import FIDELITY_INPUTS, TRACES, shared
 
-from engine.experiments import fidelity
+from engine.service.experiments import fidelity
 
 INPUTS = fidelity.Inputs.under(TRACES.parent)
 

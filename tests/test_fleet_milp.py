@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy.optimize import linprog
 
-from engine.planning.demand import DemandProfile, demand_profile
-from engine.planning.fleet_milp import PoolOptions, optimise_fleet
+from engine.service.planning.demand import DemandProfile, demand_profile
+from engine.service.planning.fleet_milp import PoolOptions, optimise_fleet
 
 ROOT = Path(__file__).resolve().parents[1]
 G = 4  # GPUs per node in the small instances

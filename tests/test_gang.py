@@ -4,7 +4,7 @@ import pytest
 
 from engine.policies import registry
 from engine.policies.gang import LowestIndexGang, TopologyGang
-from engine.scenario import DEFAULTS, Scenario
+from engine.scenario.spec import DEFAULTS, Scenario
 from engine.sim.fleet_state import FleetState
 
 

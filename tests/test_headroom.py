@@ -1,4 +1,4 @@
-"""Load headroom and fleet compaction (engine.headroom): the search on predicates whose answer is
+"""Load headroom and fleet compaction (engine.service.headroom): the search on predicates whose answer is
 known, the service level, a two-region world where follow-the-sun doubles the work served, a fleet
 whose smallest size is known, determinism, and `meridian headroom`."""
 import json
@@ -11,10 +11,11 @@ import pytest
 from conftest import REPO
 from sim_helpers import T0, fleet, job
 
-from engine.headroom.measure import measure
-from engine.headroom.search import LIMIT, Point, largest_passing
-from engine.headroom.service import FLOOR_H, ServiceLevelError, from_baseline, from_file
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.headroom.measure import measure
+from engine.service.headroom.search import LIMIT, Point, largest_passing
+from engine.service.headroom.service import FLOOR_H, ServiceLevelError, from_baseline, from_file
+from engine.service.run import run_scenario
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.store import Store
 
@@ -95,7 +96,7 @@ def test_follow_the_sun_serves_twice_the_work_where_the_other_region_idles_at_th
 
 def test_the_baseline_level_floors_instant_classes_and_a_file_sets_targets(tmp_path):
     batch = _two_regions(per_hour=2, days=1)
-    result = _sun("home", "home-only").run(batch.tables["jobs"], batch.tables["fleet"])
+    result = run_scenario(_sun("home", "home-only"), batch.tables["jobs"], batch.tables["fleet"])
     level = from_baseline(result)
     assert level.p95_wait_h == {"training": FLOOR_H} and level.measured_h == {"training": 0.0}
     assert level.max_guarantee_misses == 0 and level.check(result).met
@@ -136,7 +137,7 @@ def test_searches_are_deterministic_and_kept(tmp_path):
 
 def test_local_processes_and_a_dask_cluster_give_the_same_answers():
     pytest.importorskip("distributed")
-    from engine.headroom import measure as measure_module
+    from engine.service.headroom import measure as measure_module
 
     batch = _two_regions(per_hour=3, days=2)
     args = (_sun("home", "home-only"), [_sun("sun", "follow-the-sun")], batch.tables["jobs"], batch.tables["fleet"],

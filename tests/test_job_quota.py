@@ -6,10 +6,10 @@ import csv
 import math
 
 import pytest
-
-from engine.analysis.job_quota import job_quota, quota_text
 from sim_helpers import fleet
 from test_sharing import B_LATE, by_id, peak_gpus, row, sim, team
+
+from engine.analysis.job_quota import job_quota, quota_text
 
 JOBS = [row(0, 0, 100, 4, team="a"), row(1, 1, 100, 6, team="a"), row(2, 2, 100, 2, team="b")]
 

@@ -19,14 +19,15 @@ from engine.analysis.job_story import (
 )
 from engine.core.views import QueueView, ShareView
 from engine.policies.priority import MultifactorPriority
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.sim.workload import build_workload
 
 
 def _run(spec: dict, jobs: list[dict], nodes: pd.DataFrame):
     scenario = Scenario.from_dict({"name": "t", **spec})
     frame = pd.DataFrame(jobs)
-    result = scenario.run(frame, nodes)
+    result = run_scenario(scenario, frame, nodes)
     return result, StoryContext.of(scenario, build_workload(*scenario.apply(frame, nodes)))
 
 

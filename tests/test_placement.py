@@ -7,7 +7,7 @@ from engine.core.errors import ScenarioError
 from engine.core.fleet_view import Placement, PlacementError, PodRequest
 from engine.core.fragmentation import TargetWorkload
 from engine.policies.registry import families, make
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
 from engine.sim.fleet_state import FleetState
 
 # Tiny fleet: node 0 = 2 x T4 (32 cores), node 1 = 4 x V100 (64 cores), node 2 = CPU only (16 cores),

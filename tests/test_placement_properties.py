@@ -13,10 +13,11 @@ import numpy as np
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sim_helpers import deadline, fleet, job, sweep
 
 from engine.policies import registry
-from engine.scenario import Scenario
-from sim_helpers import deadline, fleet, job, sweep
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 NODES = fleet(8, 8, 4, 4, 2, gpu_type=["A", "A", "B", "A", "B"]).assign(rack=["k0", "k0", "k1", "k1", "k1"])
 GPUS = dict(zip(NODES["node"], NODES["gpus"].astype(float)))
@@ -44,8 +45,8 @@ def test_placements_never_overfill_a_node_and_respect_gpu_models(specs, placemen
     scenario = Scenario.from_dict({"name": "p", "seed": seed, "policies": {
         "placement": placement, "gang": gang, "backfill": backfill, "order": order}})
     with deadline():
-        result = scenario.run(pd.DataFrame(rows), NODES)
-        again = scenario.run(pd.DataFrame(rows), NODES)
+        result = run_scenario(scenario, pd.DataFrame(rows), NODES)
+        again = run_scenario(scenario, pd.DataFrame(rows), NODES)
     for name in ("jobs", "segments", "decisions"):
         pd.testing.assert_frame_equal(getattr(result, name), getattr(again, name))
 

@@ -1,4 +1,4 @@
-"""Capacity planning (engine.planning): plan files, fleets from the integer program, and the loop on
+"""Capacity planning (engine.service.planning): plan files, fleets from the integer program, and the loop on
 the sample, whose recommended fleet must meet the SLOs when simulated again on its own."""
 import json
 from pathlib import Path
@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 
 from engine.analysis.slo import class_waits, slo_table
-from engine.cli import main
-from engine.planning.fleet_build import fleet_gpus, gpu_pools, planned_fleet, tier_ordered
-from engine.planning.fleet_milp import FleetPlan
-from engine.planning.plan import check_scenario, plan_fleet
-from engine.planning.settings import PlanError, settings_from_dict
+from engine.cli.main import main
+from engine.service.planning.fleet_build import fleet_gpus, gpu_pools, planned_fleet, tier_ordered
+from engine.service.planning.fleet_milp import FleetPlan
+from engine.service.planning.plan import check_scenario, plan_fleet
+from engine.service.planning.settings import PlanError, settings_from_dict
+from engine.service.run import run_scenario
 from engine.sim.world import World
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +91,7 @@ def test_the_recommended_fleet_meets_the_slos_when_simulated_again(sample_tables
     settings = sample_plan.settings
     scenario = check_scenario(settings, 1.3, sample_plan.start_utc, sample_plan.end_utc)
     world = World(tables["regions"], tables["prices"], tables["carbon"], teams=tables["teams"])
-    result = scenario.run(jobs, best.check.fleet, world)
+    result = run_scenario(scenario, jobs, best.check.fleet, world)
     since = (sample_plan.start_utc - result.origin_utc).total_seconds()
     again = slo_table(class_waits(result, since_s=since), settings.slo_h)
     assert again["met"].all()

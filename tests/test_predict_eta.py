@@ -1,4 +1,4 @@
-"""Wait-time ETA (engine.predict.eta) and its backtest (engine.predict.eta_backtest).
+"""Wait-time ETA (engine.service.eta) and its backtest (engine.service.eta_backtest).
 
 Hand-built queues on one 4-GPU node, where every start follows exactly; the runtime draws against
 their quantiles; no leakage (anything after the query instant changes nothing); determinism; and
@@ -8,15 +8,23 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import TRACES, shared
+from predict_helpers import T0, perturb_after, row, synthetic, table
 
-from engine.predict.eta import (Calibration, draw_remaining, duration_text, eta, eta_text,
-                                fit_runtime_model, known_at, queue_at)
-from engine.predict.eta_backtest import LearnedCorrection, backtest, fit_calibration, learn_correction
 from engine.predict.runtime import RuntimeSettings
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.eta import (
+    Calibration,
+    draw_remaining,
+    duration_text,
+    eta,
+    eta_text,
+    fit_runtime_model,
+    known_at,
+    queue_at,
+)
+from engine.service.eta_backtest import LearnedCorrection, backtest, fit_calibration, learn_correction
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
-from predict_helpers import T0, perturb_after, row, synthetic, table
 
 FAST = RuntimeSettings(max_iter=40)
 CTC = "swf/CTC-SP2-1996-3.1-cln.swf.gz"

@@ -2,13 +2,13 @@
 import numpy as np
 import pandas as pd
 import pytest
+from predict_helpers import perturb_after, synthetic
 
 from engine.predict.encoding import encoder
 from engine.predict.evaluate import evaluate_failure
 from engine.predict.failure import FailureModel, FailureSettings
 from engine.predict.features import failed, features, has_outcome
 from engine.predict.metrics import calibration_table, failure_metrics
-from predict_helpers import perturb_after, synthetic
 
 FAST = FailureSettings(max_iter=40)
 

@@ -4,9 +4,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from predict_helpers import T0, perturb_after, row, synthetic, table
 
 from engine.predict.features import COLUMNS, features, zones_of
-from predict_helpers import T0, perturb_after, row, synthetic, table
 
 HAND = table([
     row("a", 0, 0, 100),                           # 0: runs 100 s

@@ -5,17 +5,24 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from predict_helpers import synthetic
 
 from engine.predict import registry as registry_module
 from engine.predict.failure import FailureModel, FailureSettings
 from engine.predict.features import COLUMNS, failed, features, zones_of
 from engine.predict.importance import failure_importance
 from engine.predict.registry import (
-    MIN_TRAIN_JOBS, ModelIncompatible, ModelRegistry, NoModel, NotEnoughJobs, fit_predictors, jobs_digest)
+    MIN_TRAIN_JOBS,
+    ModelIncompatible,
+    ModelRegistry,
+    NoModel,
+    NotEnoughJobs,
+    fit_predictors,
+    jobs_digest,
+)
 from engine.predict.runtime import RuntimeSettings
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.store import Store
-from predict_helpers import synthetic
 
 FAST = {"runtime": RuntimeSettings(max_iter=20), "failure": FailureSettings(max_iter=20)}
 REGIONS = pd.DataFrame({"region": ["eu-west", "ap-northeast"], "timezone": ["Europe/Dublin", "Asia/Tokyo"]})

@@ -4,13 +4,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from predict_helpers import perturb_after, row, synthetic, table
 
 from engine.predict import baselines
 from engine.predict.evaluate import TimeSplit, evaluate_runtime
 from engine.predict.features import features, runtime_s
 from engine.predict.metrics import coverage, runtime_metrics
 from engine.predict.runtime import RuntimeModel, RuntimeSettings
-from predict_helpers import perturb_after, row, synthetic, table
 
 FAST = RuntimeSettings(max_iter=60)
 

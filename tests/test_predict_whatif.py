@@ -6,7 +6,8 @@ import pytest
 from engine.analysis.sim_metrics import kpis
 from engine.core.errors import ScenarioError
 from engine.predict.runtime_source import MIN_TRAIN_JOBS, with_predicted_runtimes
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "sample_data"
 
@@ -47,15 +48,15 @@ def test_a_scenario_with_predicted_runtimes_runs_the_window_after_the_training_c
     jobs, fleet = sample
     start = str(jobs["submit_utc"].min() + pd.Timedelta(days=8))
     spec = {"policies": {"order": {"key": "sjf"}, "backfill": {"key": "easy"}}, "workload": {"start_utc": start}}
-    asked = Scenario.from_dict({**spec, "name": "requests"}).run(jobs, fleet)
+    asked = run_scenario(Scenario.from_dict({**spec, "name": "requests"}), jobs, fleet)
     predicted = Scenario.from_dict({**spec, "name": "predicted", "runtime": {"source": "predicted"}})
-    result = predicted.run(jobs, fleet)
+    result = run_scenario(predicted, jobs, fleet)
     assert len(result.jobs) == len(asked.jobs) == int((jobs["submit_utc"] >= pd.Timestamp(start)).sum())
     assert (result.jobs["started"] | (result.jobs["reason"] == "gave-up")).all()   # withdrawn jobs may give up
     assert kpis(result)["wait_mean_s"] != kpis(asked)["wait_mean_s"]  # the scheduler saw other runtimes
     both = (result.jobs["started"] & asked.jobs["started"]).to_numpy()
     np.testing.assert_array_equal(result.jobs["run_s"][both], asked.jobs["run_s"][both])  # true runtimes unchanged
-    assert kpis(predicted.run(jobs, fleet)) == kpis(result)  # deterministic
+    assert kpis(run_scenario(predicted, jobs, fleet)) == kpis(result)  # deterministic
 
 
 def test_too_little_history_is_a_clear_scenario_error(sample):
@@ -64,7 +65,7 @@ def test_too_little_history_is_a_clear_scenario_error(sample):
     scenario = Scenario.from_dict({"name": "early", "runtime": {"source": "predicted"}, "workload": {"start_utc": early}})
     with pytest.raises(ScenarioError, match=r"early: predicted runtimes need at least 200 finished jobs .* start the "
                                             r"window later"):
-        scenario.run(jobs, fleet)
+        run_scenario(scenario, jobs, fleet)
 
 
 def test_bad_runtime_sections_name_the_choices():

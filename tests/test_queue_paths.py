@@ -16,7 +16,7 @@ import pytest
 
 from engine.core.traits import Traits, traits_of
 from engine.policies import registry
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
 from engine.sim.simulator import simulate
 from engine.sim.workload import build_workload
 

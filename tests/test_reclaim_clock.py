@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from sim_helpers import fleet, job
 
 from engine.core.errors import ScenarioError
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.sim.world import World
 from engine.world.calendar import Calendar
 
@@ -54,7 +55,7 @@ def sim(jobs, nodes, quotas, by="team", preemption=None, world=WORLD):
     jobs = [row(0, first, 60, 1, team=t, cls="development") | {"job_id": f"probe-{t}"} for t in missing] + jobs
     spec = {"name": "t", "policies": {"quota": {"key": "kueue", "by": by},
                                       "preemption": preemption or {"key": "priority"}}, "quota": quotas}
-    return Scenario.from_dict(spec).run(pd.DataFrame(jobs), nodes, world)
+    return run_scenario(Scenario.from_dict(spec), pd.DataFrame(jobs), nodes, world)
 
 
 def quotas(dev=4, batch=4, idle=None, on=True, lead=0):

@@ -1,12 +1,13 @@
 """The recorded baseline: first come, first served per pool (backfill "per-pool"), users who give up
 (engine.sim.patience), the recorded scheduler a dataset's source names, and the sample replayed as
-its generator scheduled it (engine.scenario_recorded)."""
+its generator scheduled it (engine.scenario.recorded)."""
 import numpy as np
 import pandas as pd
 from sim_helpers import T0, fleet, job, run, starts
 
-from engine.cli import datasets_records
-from engine.scenario_recorded import ASSUMED, RECORDED, recorded_baseline, reproduction
+from engine.cli.main import datasets_records
+from engine.scenario.recorded import ASSUMED, RECORDED, recorded_baseline, reproduction
+from engine.service.run import run_scenario
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
 from engine.telemetry.sample import ensure_sample, read_bundle
@@ -69,10 +70,10 @@ def test_a_give_up_at_the_instant_room_appears_wins():
 
 
 def test_a_job_parked_by_its_quota_can_give_up():
-    from engine.scenario import Scenario
+    from engine.scenario.spec import Scenario
     jobs = pd.DataFrame([job(0, 0, 100, 4, team="a"), _withdrawn(1, 10, 40, 30, 4, team="a"), job(2, 20, 10, 4, team="a")])
     scenario = Scenario.from_dict({"name": "q", "policies": {"quota": {"key": "team-limit", "max_gpus": 4}}})
-    result = scenario.run(jobs, fleet(8))
+    result = run_scenario(scenario, jobs, fleet(8))
     assert starts(result) == [0.0, None, 100.0]
     assert result.jobs.loc[1, "reason"] == "gave-up"
 
@@ -107,7 +108,7 @@ def test_the_sample_replayed_as_recorded_reproduces_its_waits_exactly():
     tables = read_bundle().tables
     first = pd.to_datetime(tables["jobs"]["submit_utc"]).min()
     jobs = tables["jobs"][pd.to_datetime(tables["jobs"]["submit_utc"]) < first + pd.Timedelta(days=14)]
-    result = recorded_baseline("per-pool-fifo").run(jobs, tables["fleet"])
+    result = run_scenario(recorded_baseline("per-pool-fifo"), jobs, tables["fleet"])
     table = reproduction(jobs, result.jobs)
     assert table["within"].all(), table
     assert table["workload_class"].iloc[0] == "all" and table["jobs"].iloc[0] > 14_000

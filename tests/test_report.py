@@ -1,4 +1,4 @@
-"""The executive report's content (engine.report): it reconciles with `meridian compare`, its
+"""The executive report's content (engine.service.report): it reconciles with `meridian compare`, its
 assumptions move the dollar figures as stated, its tables add up, and its figures are valid plotly."""
 import json
 import math
@@ -12,12 +12,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.cli_simulate import tables
-from engine.compare import Unusable, first_days
-from engine.headroom.measure import HeadroomOptions
-from engine.report import Report, ReportAssumptions, build_report, fmt, render_html
-from engine.report.headline import savings
-from engine.scenario import Scenario
+from engine.cli.common import tables
+from engine.scenario.spec import Scenario
+from engine.service.compare import Unusable, first_days
+from engine.service.headroom.measure import HeadroomOptions
+from engine.service.report import fmt
+from engine.service.report.assumptions import ReportAssumptions
+from engine.service.report.builder import Report, build_report
+from engine.service.report.headline import savings
+from engine.service.report.html import render_html
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "sample_data" / "scenarios"
@@ -170,7 +173,7 @@ def test_figures_are_valid_plotly_with_the_white_template(report):
 
 
 def test_local_hour_utilisation_averages_back_to_the_region_utilisation(report):
-    from engine.report.tables import local_hour_utilisation, region_figures
+    from engine.service.report.tables import local_hour_utilisation, region_figures
 
     run = report.runs[1]
     hourly = local_hour_utilisation(run)

@@ -3,13 +3,15 @@ whose headline is build_report's for the same inputs, its downloads, and choices
 from pathlib import Path
 
 import pytest
-
-from engine.compare import WORLD_TABLES
-from engine.report import ReportAssumptions, build_report, render_html
-from engine.scenario import Scenario
-from engine.scenario_recorded import recorded_baseline
-from engine.telemetry.store import Store
 from conftest import open_page, shown
+
+from engine.scenario.recorded import recorded_baseline
+from engine.scenario.spec import Scenario
+from engine.service.compare import WORLD_TABLES
+from engine.service.report.assumptions import ReportAssumptions
+from engine.service.report.builder import build_report
+from engine.service.report.html import render_html
+from engine.telemetry.store import Store
 
 REPO = Path(__file__).parents[1]
 SCENARIOS = REPO / "sample_data" / "scenarios"
@@ -86,7 +88,7 @@ def test_prepare_pdf_offers_the_printed_report(app):
 def test_without_chromium_the_page_warns_and_still_offers_html(app, monkeypatch):
     monkeypatch.delenv("MERIDIAN_CHROMIUM", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr("engine.report.pdf.CHROMIUM_CANDIDATES", ())
+    monkeypatch.setattr("engine.service.report.pdf.CHROMIUM_CANDIDATES", ())
     app.button(key="rp_build").click().run()
     assert not app.exception, app.exception
     assert [b.label for b in app.download_button] == ["Download HTML"]

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 from conftest import CHROMIUM, CHROMIUM_ARGS
 
-from engine.cli_simulate import tables
-from engine.report import build_report, fmt, render_html, write_pdf
-from engine.report.html import region_rows
-from engine.scenario import Scenario
+from engine.cli.common import tables
+from engine.scenario.spec import Scenario
+from engine.service.report import fmt
+from engine.service.report.builder import build_report
+from engine.service.report.html import region_rows, render_html
+from engine.service.report.pdf import write_pdf
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 ARTIFACTS = Path(__file__).parent / "artifacts"

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from conftest import TRACES, shared
 
-from engine.cli import main
-from engine.experiments import rlscheduler as rls
-from engine.experiments.rlscheduler_backfill import MODES
-from engine.experiments.rlscheduler_replay import JobQueue, Sequence, replay
-from engine.experiments.swf_jobs import load_swf_jobs, parse_swf_jobs
+from engine.cli.main import main
 from engine.policies.registry import make
+from engine.service.experiments import rlscheduler as rls
+from engine.service.experiments.rlscheduler_backfill import MODES
+from engine.service.experiments.rlscheduler_replay import JobQueue, Sequence, replay
+from engine.service.experiments.swf_jobs import load_swf_jobs, parse_swf_jobs
 from engine.telemetry.errors import ImportRejected
 
 LUBLIN_1 = TRACES / "swf" / "lublin_256.swf"

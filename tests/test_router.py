@@ -9,7 +9,8 @@ from sim_helpers import T0, job
 
 from engine.analysis.sim_metrics import kpis
 from engine.core.errors import ScenarioError
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.sim.world import World
 
 REGIONS = pd.DataFrame({"region": ["eu", "us", "ap"], "timezone": ["Europe/Berlin", "America/New_York", "Asia/Tokyo"],
@@ -24,7 +25,7 @@ def fleet(**gpus_by_region):
 
 def routed(routing, jobs, nodes, world=World(REGIONS)):
     scenario = Scenario.from_dict({"name": routing, "policies": {"routing": routing}})
-    return scenario.run(pd.DataFrame(jobs), nodes, world).jobs
+    return run_scenario(scenario, pd.DataFrame(jobs), nodes, world).jobs
 
 
 def test_home_only_is_the_plain_simulation():
@@ -62,9 +63,9 @@ def test_follow_the_sun_lends_to_the_region_off_hours():
 
 def test_routing_is_deterministic_and_every_decision_is_logged_in_its_region():
     jobs = [job(i, i, 50, 2, region="eu") for i in range(6)]
-    a = Scenario.from_dict({"policies": {"routing": "overflow"}}).run(pd.DataFrame(jobs), fleet(eu=[4], us=[4]),
+    a = run_scenario(Scenario.from_dict({"policies": {"routing": "overflow"}}), pd.DataFrame(jobs), fleet(eu=[4], us=[4]),
                                                                       World(REGIONS))
-    b = Scenario.from_dict({"policies": {"routing": "overflow"}}).run(pd.DataFrame(jobs), fleet(eu=[4], us=[4]),
+    b = run_scenario(Scenario.from_dict({"policies": {"routing": "overflow"}}), pd.DataFrame(jobs), fleet(eu=[4], us=[4]),
                                                                       World(REGIONS))
     assert a.jobs.equals(b.jobs)
     moved = a.jobs[a.jobs["region"] != a.jobs["home_region"]]["job_id"]
@@ -104,7 +105,7 @@ def test_golden_follow_the_sun_serves_more_than_home_only_fifo_on_the_sample(tmp
     ensure_sample(store)
     jobs, nodes, world = store.jobs("sample"), store.fleet("sample"), World.of_dataset(store, "sample")
     store.close()
-    runs = {name: Scenario.load(SCENARIOS / f"{name}.toml").run(jobs, nodes, world) for name in ("fifo", "follow-the-sun")}
+    runs = {name: run_scenario(Scenario.load(SCENARIOS / f"{name}.toml"), jobs, nodes, world) for name in ("fifo", "follow-the-sun")}
     base, sun = kpis(runs["fifo"]), kpis(runs["follow-the-sun"])
     assert base["utilization"] == pytest.approx(0.5978505, abs=1e-6)
     assert sun["utilization"] == pytest.approx(0.6098689, abs=1e-6) and sun["utilization"] > base["utilization"]
@@ -122,7 +123,7 @@ def test_latency_aware_serves_inference_from_a_near_region_and_the_kpi_counts_it
 
     def run(routing, **params):
         scenario = Scenario.from_dict({"policies": {"routing": {"key": routing, **params}}, "latency": latency})
-        return scenario.run(pd.DataFrame(jobs), nodes, World(REGIONS))
+        return run_scenario(scenario, pd.DataFrame(jobs), nodes, World(REGIONS))
 
     near = run("latency-aware")
     assert near.jobs["region"].tolist() == ["eu", "us"] and near.jobs["latency_ms"].tolist() == [0.0, 80.0]

@@ -8,10 +8,9 @@ import pytest
 
 from engine.telemetry.batch import JOB_COLUMNS, TABLE_COLUMNS
 from engine.telemetry.errors import ImportRejected
-from engine.telemetry.sample import (META_KEY, SAMPLE_DIR, bundle_digest, ensure_sample, load_sample,
-                                     read_bundle)
+from engine.telemetry.sample import META_KEY, SAMPLE_DIR, bundle_digest, ensure_sample, load_sample, read_bundle
 from engine.telemetry.store import Store
-from engine.telemetry.synth import BUNDLE_FILES
+from engine.telemetry.synth.generate import BUNDLE_FILES
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,8 @@ import pytest
 from sim_helpers import T0, fleet, job
 
 from engine.core.errors import ScenarioError
-from engine.scenario import FleetEdit, Scenario
+from engine.scenario.spec import FleetEdit, Scenario
+from engine.service.run import run_scenario
 from engine.sim.simulator import Policies
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
@@ -123,7 +124,7 @@ def test_workload_window_and_load_scale():
 
 
 def test_growth_resamples_the_demand_seeded_within_each_hour():
-    # engine.scenario_demand: 150 jobs in 150 distinct hours of the week (one stratum each); growth 2.5
+    # engine.scenario.demand: 150 jobs in 150 distinct hours of the week (one stratum each); growth 2.5
     # keeps the 150 and adds 225 copies (systematic rounding: 1 or 2 per job), each in its donor's hour.
     jobs = pd.DataFrame([job(i, 3600 * i, 10, 1) for i in range(150)])
     grown, _ = Scenario.from_dict({"workload": {"growth": 2.5}}).apply(jobs, fleet(1))
@@ -145,8 +146,8 @@ def test_timer_adds_a_pass_every_timer_s_while_jobs_wait():
     # Jobs wait from 1 s to 110 s: a 10 s timer adds passes at 11, 21, ..., 101 s. Nothing is freed
     # between events here, so the passes start nothing and the starts match the run without one.
     jobs = pd.DataFrame([job(0, 0, 100, 1), job(1, 1, 1000, 1), job(2, 50, 10, 1)])
-    plain = Scenario.from_dict({"policies": {"order": "wfp3"}}).run(jobs, fleet(1))
-    timed = Scenario.from_dict({"policies": {"order": "wfp3"}, "timer_s": 10}).run(jobs, fleet(1))
+    plain = run_scenario(Scenario.from_dict({"policies": {"order": "wfp3"}}), jobs, fleet(1))
+    timed = run_scenario(Scenario.from_dict({"policies": {"order": "wfp3"}, "timer_s": 10}), jobs, fleet(1))
     assert timed.jobs["start_s"].tolist() == plain.jobs["start_s"].tolist()
     ticks = timed.timeline["time_s"].tolist()
     assert [t for t in ticks if t not in set(plain.timeline["time_s"])] == [11.0 + 10 * k for k in range(10)]
@@ -154,8 +155,8 @@ def test_timer_adds_a_pass_every_timer_s_while_jobs_wait():
 
 def test_run_applies_edits_and_simulates():
     jobs = pd.DataFrame([job(0, 0, 100, 4), job(1, 1, 10, 4)])
-    base = Scenario.from_dict({"name": "base"}).run(jobs, fleet(4))
-    bigger = Scenario.from_dict({"fleet": [{"region": "r", "gpu_type": "A", "add_gpus": 4}]}).run(jobs, fleet(4))
+    base = run_scenario(Scenario.from_dict({"name": "base"}), jobs, fleet(4))
+    bigger = run_scenario(Scenario.from_dict({"fleet": [{"region": "r", "gpu_type": "A", "add_gpus": 4}]}), jobs, fleet(4))
     assert base.scenario == "base"
     assert base.jobs["start_s"].tolist() == [0.0, 100.0]
     assert bigger.jobs["start_s"].tolist() == [0.0, 1.0]

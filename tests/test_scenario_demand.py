@@ -1,11 +1,11 @@
-"""The demand resampler (engine.scenario_demand) on the bundled sample: each region's hour-of-week
+"""The demand resampler (engine.scenario.demand) on the bundled sample: each region's hour-of-week
 profile, the class mix and the teams scale by s within one job per stratum run; s = 1 is the data
 itself; the same seed, the same jobs; time is never compressed."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from engine.scenario_demand import hour_of_week, scale_demand
+from engine.scenario.demand import hour_of_week, scale_demand
 from engine.telemetry.sample import read_bundle
 
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from sim_helpers import deadline, fleet, job
 
 from engine.core.errors import ScenarioError
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 SCENARIOS = {p.stem: tomllib.loads(p.read_text())
              for p in sorted((Path(__file__).resolve().parents[1] / "sample_data" / "scenarios").glob("*.toml"))}
@@ -66,6 +67,6 @@ def test_a_mangled_scenario_is_refused_with_its_error_or_runs(name, edits):
         return
     try:
         with deadline():
-            scenario.run(JOBS, NODES)
+            run_scenario(scenario, JOBS, NODES)
     except ScenarioError as refused:  # found only against the data: named by the scenario's name
         assert str(refused).startswith(f"{scenario.name}: ")

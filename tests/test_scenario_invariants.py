@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "sample_data" / "scenarios").glob("*.toml"))
 STARTS = ("started", "backfilled")
@@ -28,7 +29,7 @@ def test_bundled_scenario_results_are_consistent(sample_tables, path):
     jobs, fleet, world = sample_tables
     start = pd.Timestamp(jobs["submit_utc"].min())
     scenario = replace(Scenario.load(path), start_utc=start, end_utc=start + pd.Timedelta(days=3))
-    result = scenario.run(jobs, fleet, world)
+    result = run_scenario(scenario, jobs, fleet, world)
     table, pieces, log = result.jobs, result.segments, result.decisions
 
     rows = pieces["row"].to_numpy(np.int64)

@@ -1,4 +1,4 @@
-"""Scenario [[region]] edits (engine.scenario_world): parsing and its messages, the exact table edits,
+"""Scenario [[region]] edits (engine.scenario.world): parsing and its messages, the exact table edits,
 calendar overrides read by the router's RegionFacts, and a price edit that changes where a job runs."""
 from pathlib import Path
 
@@ -9,8 +9,9 @@ from sim_helpers import T0, fleet, job
 
 from engine.analysis.cost import cost_report
 from engine.core.errors import ScenarioError
-from engine.scenario import Scenario
-from engine.scenario_world import RegionEdit, edit_world
+from engine.scenario.spec import Scenario
+from engine.scenario.world import RegionEdit, edit_world
+from engine.service.run import run_scenario
 from engine.sim.world import RegionFacts, World
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
@@ -183,13 +184,13 @@ def test_a_price_edit_flips_the_cheapest_routers_choice():
     world, fleet = two_regions()
     jobs = pd.DataFrame([job(0, 0, 600, 4, region="us")])
     spec = {"name": "cheap", "policies": {"routing": "cheapest"}}
-    assert Scenario.from_dict(spec).run(jobs, fleet, world).jobs["region"].tolist() == ["eu"]   # $2 < $3
+    assert run_scenario(Scenario.from_dict(spec), jobs, fleet, world).jobs["region"].tolist() == ["eu"]   # $2 < $3
     dearer = Scenario.from_dict({**spec, "region": [{"region": "eu", "price_scale": 2.0}]})    # $4 > $3
-    assert dearer.run(jobs, fleet, world).jobs["region"].tolist() == ["us"]
+    assert run_scenario(dearer, jobs, fleet, world).jobs["region"].tolist() == ["us"]
     cheaper_us = Scenario.from_dict({**spec, "region": [{"region": "us", "usd_per_gpu_hour": {"A": 1.5}}]})
-    assert cheaper_us.run(jobs, fleet, world).jobs["region"].tolist() == ["us"]
+    assert run_scenario(cheaper_us, jobs, fleet, world).jobs["region"].tolist() == ["us"]
     with pytest.raises(ScenarioError, match="^cheap: .*'ap' is not a region of the dataset; valid: eu, us$"):
-        Scenario.from_dict({**spec, "region": [{"region": "ap", "price_scale": 2.0}]}).run(jobs, fleet, world)
+        run_scenario(Scenario.from_dict({**spec, "region": [{"region": "ap", "price_scale": 2.0}]}), jobs, fleet, world)
 
 
 def test_the_bundled_example_makes_european_capacity_cheaper():
@@ -211,7 +212,7 @@ def test_an_off_peak_window_discounts_on_demand_hours_in_it_and_the_routers_pric
                                       "off_peak_discount": 0.5}]}
     scenario = Scenario.from_dict(spec)
     world = scenario.world(World(regions, prices, None), nodes)
-    result = scenario.run(pd.DataFrame(rows), nodes, World(regions, prices, None))
+    result = run_scenario(scenario, pd.DataFrame(rows), nodes, World(regions, prices, None))
     # submitted at 20:00 on the first day (time 0 is the first submit): the job runs 0-4 h from time 0
     report = cost_report(result, nodes, world.prices, regions=world.regions)
     assert report.totals["usd"] == 8 * (2 * 4.0 + 2 * 2.0)

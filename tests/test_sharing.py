@@ -15,7 +15,8 @@ from sim_helpers import fleet, job
 
 from engine.analysis.fairness import fairness_kpis
 from engine.core.errors import ScenarioError
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 
 def row(i, submit, run, gpus, cls="training", team="t", qos=None, priority=0, **kw):
@@ -26,7 +27,7 @@ def row(i, submit, run, gpus, cls="training", team="t", qos=None, priority=0, **
 def sim(jobs, nodes, policies=None, timer_s=0, **tables):
     """Run a scenario of `policies` ({family: key or {key, params...}}) and sharing tables."""
     data = {"name": "t", "policies": policies or {}, "timer_s": timer_s, **tables}
-    return Scenario.from_dict(data).run(pd.DataFrame(jobs), nodes)
+    return run_scenario(Scenario.from_dict(data), pd.DataFrame(jobs), nodes)
 
 
 def by_id(result, column):

@@ -21,11 +21,12 @@ import numpy as np
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sim_helpers import fleet, job, sweep
 
 from engine.analysis.fairness import fairness_kpis
 from engine.policies import registry
-from engine.scenario import Scenario
-from sim_helpers import fleet, job, sweep
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 TEAMS = ("a", "b", "c")
 TURNED_AWAY = {"never-fits", "rejected-by-admission", "rejected-by-forecast", "exceeds-quota"}
@@ -87,8 +88,8 @@ PREEMPTIONS = st.sampled_from([{"key": "none"}, {"key": "priority"},
 def test_allocations_stay_within_capacity_and_quotas(specs, order, backfill, quota, preemption, timer_s, seed):
     jobs = workload(specs)
     run = scenario(order, backfill, quota, preemption, timer_s, seed)
-    result = run.run(pd.DataFrame(jobs), NODES)
-    again = run.run(pd.DataFrame(jobs), NODES)
+    result = run_scenario(run, pd.DataFrame(jobs), NODES)
+    again = run_scenario(run, pd.DataFrame(jobs), NODES)
     pd.testing.assert_frame_equal(result.jobs, again.jobs)
     pd.testing.assert_frame_equal(result.segments, again.segments)
     pd.testing.assert_frame_equal(result.decisions, again.decisions)
@@ -152,7 +153,7 @@ def test_team_limit_counts_the_whole_nodes_a_gang_job_holds():
     # jobs hold whole nodes): 16 GPUs. Checking its request (8 GPUs) lets it start and the team
     # then holds twice its limit; the gate should count what the job will hold.
     jobs = [row(0, 0, 100, 8, "training", "a", nodes=2)]
-    result = scenario("fcfs", "none", {"key": "team-limit", "max_gpus": 8.0}, {"key": "none"}, 0.0).run(
+    result = run_scenario(scenario("fcfs", "none", {"key": "team-limit", "max_gpus": 8.0}, {"key": "none"}, 0.0), 
         pd.DataFrame(jobs), fleet(8, 8, 8))
     held = result.jobs.loc[result.jobs["started"], "gpus_allocated"].sum()
     assert held <= 8.0, f"team a holds {held} GPUs under an 8-GPU team limit"
@@ -176,7 +177,7 @@ def test_guaranteed_inference_starts_at_submit_whatever_the_load(others, guarant
                 nodes=2 if gang and cls in ("training", "batch") else 1)
             for i, (s, r, (cls, _), g, gang, team) in enumerate(others)]
     jobs += [row(100 + i, s, r, 1, "inference", team, "guaranteed") for i, (s, r, team) in enumerate(guaranteed)]
-    result = scenario(order, backfill, quota, {"key": "priority"}, 0.0).run(pd.DataFrame(jobs), fleet(8, 8, 4, 4))
+    result = run_scenario(scenario(order, backfill, quota, {"key": "priority"}, 0.0), pd.DataFrame(jobs), fleet(8, 8, 4, 4))
     mine = result.jobs[result.jobs["queue"] == "reserved"]
     assert len(mine) == len(guaranteed)
     assert (mine["wait_s"] == 0).all(), mine.loc[mine["wait_s"] != 0, ["job_id", "submit_s", "start_s"]]
@@ -204,7 +205,7 @@ RECALC_S = float(getattr(registry.make("order", "multifactor"), "recalc_s", 0.0)
 
 
 def low_priority_start(jobs, order) -> float:
-    result = Scenario.from_dict({"name": "aging", "policies": {"order": order}}).run(pd.DataFrame(jobs), fleet(1))
+    result = run_scenario(Scenario.from_dict({"name": "aging", "policies": {"order": order}}), pd.DataFrame(jobs), fleet(1))
     return float(result.jobs.set_index("job_id").loc["j1", "start_s"])
 
 

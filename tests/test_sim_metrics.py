@@ -3,15 +3,16 @@ import dataclasses
 
 import pandas as pd
 import pytest
+from sim_helpers import T0, fleet, job, run
+from test_scenario import SCENARIOS
 
 from engine.analysis.overview import build_overview
 from engine.analysis.sim_metrics import GROUP_COLUMNS, by_group, fragmentation_kpis, kpis, wait_reasons
-from engine.scenario import Scenario
-from engine.scenario_recorded import recorded_baseline
+from engine.scenario.recorded import recorded_baseline
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
-from sim_helpers import T0, fleet, job, run
-from test_scenario import SCENARIOS
 
 
 def _hand_run():
@@ -201,7 +202,7 @@ GOLDEN_3_DAYS = {
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_3_DAYS))
 def test_golden_first_three_days_of_the_sample(sample_tables, name):
-    result = _scenario(name, start_utc="2026-08-03", end_utc="2026-08-06").run(*sample_tables[:2])
+    result = run_scenario(_scenario(name, start_utc="2026-08-03", end_utc="2026-08-06"), *sample_tables[:2])
     assert kpis(result) == pytest.approx(GOLDEN_3_DAYS[name], rel=1e-9, abs=1e-9)
 
 
@@ -222,7 +223,7 @@ GOLDEN_FIFO = {"utilization": 0.5978504549477014, "idle_gpu_hours": 1070130.0065
 
 @pytest.fixture(scope="module")
 def fifo_on_the_sample(sample_tables):
-    return Scenario.load(SCENARIOS / "fifo.toml").run(*sample_tables[:2])
+    return run_scenario(Scenario.load(SCENARIOS / "fifo.toml"), *sample_tables[:2])
 
 
 @pytest.mark.slow
@@ -240,5 +241,5 @@ def test_the_recorded_baseline_replays_the_overviews_utilisation(tmp_path, sampl
     overview = build_overview(store.jobs("sample"), store.fleet("sample"), store.regions("sample"),
                               store.prices("sample"), store.utilization("sample"))
     store.close()
-    replayed = recorded_baseline("per-pool-fifo").run(*sample_tables[:2])
+    replayed = run_scenario(recorded_baseline("per-pool-fifo"), *sample_tables[:2])
     assert kpis(replayed)["utilization"] == pytest.approx(overview.kpis.utilisation_pct / 100, abs=0.001)

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_helpers import fleet, job, run, starts
 
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, TIMER, EventQueue
 
 
@@ -186,10 +187,10 @@ def test_a_job_away_from_its_data_waits_for_the_transfer():
             dict(job(1, 0, 100, 1), data_location="r", data_size_gb=450.0)]
     nodes = pd.concat([fleet(8), fleet(8, region="far").assign(node="f0")], ignore_index=True)
     spec = {"name": "t", "data": {"transfer_gbps": 10}}
-    result = Scenario.from_dict(spec).run(pd.DataFrame(rows), nodes)
+    result = run_scenario(Scenario.from_dict(spec), pd.DataFrame(rows), nodes)
     assert starts(result) == [360.0, 0.0]
     assert "transferring-data" in set(result.decisions["decision"])
-    assert starts(Scenario.from_dict({"name": "t"}).run(pd.DataFrame(rows), nodes)) == [0.0, 0.0]
+    assert starts(run_scenario(Scenario.from_dict({"name": "t"}), pd.DataFrame(rows), nodes)) == [0.0, 0.0]
 
 
 def test_a_region_outage_evicts_its_work_and_disaster_recovery_routing_moves_it():
@@ -199,11 +200,11 @@ def test_a_region_outage_evicts_its_work_and_disaster_recovery_routing_moves_it(
     rows = [job(0, 0, 500, 8), job(1, 200, 300, 8)]
     nodes = pd.concat([fleet(8), fleet(8, region="b").assign(node="b0")], ignore_index=True)
     outage = [{"region": "r", "start_utc": "2026-01-01T00:01:40", "end_utc": "2026-01-01T00:16:40"}]
-    home = Scenario.from_dict({"name": "t", "outage": outage}).run(pd.DataFrame(rows), nodes)
+    home = run_scenario(Scenario.from_dict({"name": "t", "outage": outage}), pd.DataFrame(rows), nodes)
     assert home.segments["start_s"].tolist() == [0.0, 1000.0, 1500.0]     # j1 after j0 on r's one node
     assert home.jobs["preemptions"].tolist() == [1, 0]
-    dr = Scenario.from_dict({"name": "t", "outage": outage,
-                             "policies": {"routing": {"key": "overflow"}}}).run(pd.DataFrame(rows), nodes)
+    dr = run_scenario(Scenario.from_dict({"name": "t", "outage": outage,
+                             "policies": {"routing": {"key": "overflow"}}}), pd.DataFrame(rows), nodes)
     assert dr.jobs["region"].tolist() == ["b", "b"]
     assert starts(dr) == [0.0, 600.0]     # j0 ran 100-600 in b; j1 waits for b's only node
     assert dr.segments["region"].tolist() == ["r", "b", "b"]
@@ -217,8 +218,8 @@ def test_during_an_outage_a_job_no_other_region_can_hold_waits_for_its_region():
     rows = [job(0, 0, 500, 16, nodes=2, region="b"), job(1, 150, 50, 1)]
     nodes = pd.concat([fleet(8, 8), fleet(8, region="b").assign(node="b0")], ignore_index=True)
     outage = [{"region": "r", "start_utc": "2026-01-01T00:01:40", "end_utc": "2026-01-01T00:16:40"}]
-    result = Scenario.from_dict({"name": "t", "outage": outage,
-                                 "policies": {"routing": {"key": "overflow"}}}).run(pd.DataFrame(rows), nodes)
+    result = run_scenario(Scenario.from_dict({"name": "t", "outage": outage,
+                                 "policies": {"routing": {"key": "overflow"}}}), pd.DataFrame(rows), nodes)
     assert result.jobs["region"].tolist() == ["r", "b"]
     assert result.segments[["job_id", "region", "start_s", "end_s"]].values.tolist() == [
         ["j0", "r", 0.0, 100.0], ["j1", "b", 150.0, 200.0], ["j0", "r", 1000.0, 1500.0]]

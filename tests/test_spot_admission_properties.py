@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from sim_helpers import deadline, fleet, job, sweep
 
 from engine.core.errors import ScenarioError
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 TURNED_AWAY = {"never-fits", "rejected-by-admission", "rejected-by-forecast"}
 FLEETS = {"mixed": fleet(8, 8, 4, 4).assign(tier=["spot", "on-demand", "spot", "on-demand"]),
@@ -51,13 +52,13 @@ def test_spot_and_degradation_keep_the_run_sound(specs, fleet_name, fallback_aft
     nodes = FLEETS[fleet_name]
     with deadline():
         try:
-            result = scenario.run(pd.DataFrame(rows), nodes)
+            result = run_scenario(scenario, pd.DataFrame(rows), nodes)
         except ScenarioError as exc:  # a job that interruptions never let finish: the run says so, every time
             assert "the run would not end" in str(exc)
             with pytest.raises(ScenarioError, match="the run would not end"):
-                scenario.run(pd.DataFrame(rows), nodes)
+                run_scenario(scenario, pd.DataFrame(rows), nodes)
             return
-        again = scenario.run(pd.DataFrame(rows), nodes)
+        again = run_scenario(scenario, pd.DataFrame(rows), nodes)
     pd.testing.assert_frame_equal(result.jobs, again.jobs)
     pd.testing.assert_frame_equal(result.segments, again.segments)
     pd.testing.assert_frame_equal(result.decisions, again.decisions)

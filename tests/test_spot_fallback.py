@@ -10,7 +10,8 @@ from sim_helpers import deadline as run_deadline
 from sim_helpers import job
 
 from engine.core.errors import ScenarioError
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 DAY = 86_400.0
 
@@ -28,7 +29,7 @@ def spot_only_run(fallback_after: int, seed: int = 0):
     nodes = pd.DataFrame([dict(region="r", cluster="c", node=f"s{n}", gpu_type="A", gpus=8, cpus=64, memory_gib=512,
                                rack="k0", tier="spot") for n in range(2)])
     spot = {"interruptions_per_node_hour": 0.2, "fallback_after": fallback_after}
-    return Scenario.from_dict({"name": "spot-only", "seed": seed, "spot": spot}).run(jobs, nodes)
+    return run_scenario(Scenario.from_dict({"name": "spot-only", "seed": seed, "spot": spot}), jobs, nodes)
 
 
 def test_jobs_that_fell_back_never_fit_and_the_run_ends(deadline):
@@ -54,7 +55,7 @@ def test_a_job_that_fell_back_runs_on_demand_where_the_region_has_some(deadline)
     nodes = pd.DataFrame([dict(region="r", cluster="c", node=f"s{n}", gpu_type="A", gpus=8, cpus=64, memory_gib=512,
                                rack="k0", tier=tier) for n, tier in enumerate(["spot", "on-demand"])])
     spot = {"interruptions_per_node_hour": 0.2, "fallback_after": 1}
-    result = Scenario.from_dict({"name": "fallback", "spot": spot}).run(jobs, nodes)
+    result = run_scenario(Scenario.from_dict({"name": "fallback", "spot": spot}), jobs, nodes)
     fell_back = result.jobs[result.jobs["spot_interruptions"] >= 1]
     assert len(fell_back) and fell_back["end_s"].notna().all()
     assert "never-fits" not in set(result.decisions["decision"])
@@ -74,4 +75,4 @@ def test_a_job_that_interruptions_never_let_finish_stops_the_run_with_a_clear_er
     scenario = Scenario.from_dict({"name": "hostile", "spot": {"interruptions_per_node_hour": 30.0}})
     with pytest.raises(ScenarioError, match=r"job j0 in r lost all its work 1,000 times in a row \(30 "
                                             r"interruptions per spot node-hour.*the run would not end"):
-        scenario.run(jobs, nodes)
+        run_scenario(scenario, jobs, nodes)

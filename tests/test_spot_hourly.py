@@ -12,7 +12,8 @@ from sim_helpers import job
 
 import engine.sim.sharing
 from engine.core.errors import ScenarioError
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.sim.events import SPOT
 from engine.sim.spot import FLAT, HOUR_S, HourlyClock, SpotModel, SpotReclaimer
 from engine.sim.world import World
@@ -175,7 +176,7 @@ def spot_run(spot: dict, start: str = "2026-03-27", seed: int = 0):
                                rack="k0", tier="on-demand" if n == 4 else "spot")
                           for r in ("eu", "us", "ap") for n in range(5)])
     scenario = Scenario.from_dict({"name": "spot", "seed": seed, "spot": spot})
-    return scenario.run(jobs, nodes, World(regions=REGIONS))
+    return run_scenario(scenario, jobs, nodes, World(regions=REGIONS))
 
 
 def test_simulated_interruptions_with_all_factors_one_are_the_constant_rate_ones(interruptions, monkeypatch):

@@ -3,18 +3,19 @@ runs, and determinism on the bundled sample's first week."""
 import numpy as np
 import pandas as pd
 import pytest
+from sim_helpers import fleet, job
 
 from engine.analysis.sim_metrics import kpis
 from engine.analysis.stranded import COLUMNS, Stranded, requests_of, stranded, stranded_kpis, stranded_table
-from engine.compare import first_days
 from engine.policies import registry
 from engine.predict.features import zones_of
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.compare import first_days
+from engine.service.run import run_scenario
 from engine.sim.simulator import Policies, simulate
 from engine.sim.workload import build_workload
 from engine.sim.world import World
 from engine.telemetry.sample import SAMPLE_DIR, read_bundle
-from sim_helpers import fleet, job
 
 HOUR = 3600.0
 REGIONS = pd.DataFrame({"region": ["X", "Y"], "timezone": ["UTC", "UTC"], "country": ["IE", "US"],
@@ -171,7 +172,7 @@ def sample_week():
     tables = read_bundle(SAMPLE_DIR).tables
     world = World(tables["regions"], tables["prices"], tables["carbon"], teams=tables["teams"])
     scenario = first_days([Scenario.load(SAMPLE_DIR / "scenarios" / "fifo.toml")], tables["jobs"], 7)[0]
-    result = scenario.run(tables["jobs"], tables["fleet"], world)
+    result = run_scenario(scenario, tables["jobs"], tables["fleet"], world)
     edited = scenario.world(world, tables["fleet"])
     workload = build_workload(*scenario.apply(tables["jobs"], tables["fleet"], zones_of(edited.regions)))
     return result, workload, tables["regions"]

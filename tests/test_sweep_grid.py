@@ -4,8 +4,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.scenario_edits import FleetEdit
-from engine.sweep.grid import GridError, load_grid
+from engine.scenario.edits import FleetEdit
+from engine.service.sweep.grid import GridError, load_grid
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "sample_data" / "sweeps" / "fleet-growth.toml"

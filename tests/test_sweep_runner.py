@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from engine.analysis.world_kpis import KPI_KEYS
-from engine.cli_simulate import tables
-from engine.compare import run_scenarios
-from engine.sweep.backends import DASK_MISSING, SweepUnavailable
-from engine.sweep.grid import Point, load_grid
-from engine.sweep.runner import run_sweep
+from engine.cli.common import tables
+from engine.service.compare import run_scenarios
+from engine.service.sweep.backends import DASK_MISSING, SweepUnavailable
+from engine.service.sweep.grid import Point, load_grid
+from engine.service.sweep.runner import run_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "tests" / "data" / "swf" / "small.swf"
@@ -101,11 +101,11 @@ def test_waits_are_scored_from_the_points_score_time(tmp_path, small):
 
 @dataclass(frozen=True)
 class _Crash:
-    """A scenario stand-in whose run kills the worker process it runs in."""
+    """A scenario stand-in that kills the worker process it runs in (a run first edits its world)."""
 
     name: str = "crash"
 
-    def run(self, *args):
+    def world(self, *args):
         os._exit(3)
 
 

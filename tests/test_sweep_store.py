@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.sweep.outcome import SweepOutcome
+from engine.service.sweep.outcome import SweepOutcome
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.store import Store
-from engine.telemetry.sweeps import (SweepRecord, append_outcome, list_sweeps, load_sweep,
-                                     save_sweep)
+from engine.telemetry.sweeps import SweepRecord, append_outcome, list_sweeps, load_sweep, save_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "tests" / "data" / "swf" / "small.swf"
@@ -39,9 +38,9 @@ def _record(**fields) -> SweepRecord:
 SWEEP = """
 import sys
 from argparse import Namespace
-from engine.cli_simulate import tables
-from engine.sweep.grid import load_grid
-from engine.sweep.runner import run_sweep
+from engine.cli.common import tables
+from engine.service.sweep.grid import load_grid
+from engine.service.sweep.runner import run_sweep
 from engine.telemetry.store import Store
 from engine.telemetry.sweeps import SweepRecord, append_outcome, finish_sweep, load_sweep, save_sweep
 

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from engine.core.vocabulary import WORKLOAD_CLASSES
-from engine.telemetry.synth import BUNDLE_FILES, DEFAULT_SEED, generate_sample
 from engine.telemetry.synth.fifo import replay_pool
+from engine.telemetry.synth.generate import BUNDLE_FILES, DEFAULT_SEED, generate_sample
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 WINDOW = (pd.Timestamp("2026-08-03"), pd.Timestamp("2026-10-26"))   # documented in sample_data/README.md

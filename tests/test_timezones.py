@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.analysis import build_overview, handoff, workhours
+from engine.analysis import handoff, workhours
+from engine.analysis.overview import build_overview
 from engine.analysis.timezones import build_timezones
 from engine.core.vocabulary import WORKLOAD_CLASSES
 from engine.telemetry.sample import read_bundle

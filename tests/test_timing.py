@@ -7,7 +7,8 @@ from sim_helpers import T0, fleet, job
 from engine.core.errors import ScenarioError
 from engine.core.views import RouteRequest, TimingView
 from engine.policies import registry
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.sim.world import World
 
 QUARTER = 900.0
@@ -58,7 +59,7 @@ TEN_AM = (pd.Timestamp("2026-01-05 10:00") - T0).total_seconds()
 
 def shifted(jobs, timing="lowest-carbon-hour", **params):
     scenario = Scenario.from_dict({"policies": {"timing": {"key": timing, **params}}})
-    return scenario.run(pd.DataFrame(jobs), fleet(8), World(REGIONS, None, CARBON))
+    return run_scenario(scenario, pd.DataFrame(jobs), fleet(8), World(REGIONS, None, CARBON))
 
 
 def test_a_flexible_job_waits_for_the_clean_hours_and_inference_does_not():
@@ -81,7 +82,7 @@ def test_off_hours_holds_work_submitted_in_working_hours():
 
 
 def test_immediate_is_the_plain_simulation():
-    plain = Scenario.from_dict({}).run(pd.DataFrame([job(0, TEN_AM, 600, 1)]), fleet(8))
+    plain = run_scenario(Scenario.from_dict({}), pd.DataFrame([job(0, TEN_AM, 600, 1)]), fleet(8))
     assert plain.jobs["wait_s"].tolist() == [0.0]
     assert shifted([job(0, TEN_AM, 600, 1)], timing="immediate").jobs.equals(plain.jobs)
 
@@ -106,5 +107,5 @@ def test_off_peak_timing_starts_batch_work_in_the_window():
     regions = pd.DataFrame({"region": ["r"], "timezone": ["UTC"], "country": ["US"], "jurisdiction": ["US"]})
     spec = {"name": "t", "policies": {"timing": {"key": "off-peak"}},
             "region": [{"region": "r", "off_peak_start_hour": 22, "off_peak_end_hour": 6, "off_peak_discount": 0.3}]}
-    result = Scenario.from_dict(spec).run(pd.DataFrame(rows), fleet(8), World(regions, None, None))
+    result = run_scenario(Scenario.from_dict(spec), pd.DataFrame(rows), fleet(8), World(regions, None, None))
     assert result.jobs["start_s"].tolist() == [2 * 3600.0]

@@ -8,11 +8,18 @@ from conftest import shown
 from streamlit.testing.v1 import AppTest
 
 from engine.analysis.sim_metrics import kpis
+from engine.analysis.sim_series import (
+    fleet_series,
+    group_comparison,
+    kpi_comparison,
+    region_series,
+    wait_ecdf,
+    why_waited,
+)
 from engine.analysis.stranded import stranded_kpis
-from engine.analysis.sim_series import (fleet_series, group_comparison, kpi_comparison, region_series, wait_ecdf,
-                                        why_waited)
 from engine.policies import registry
-from engine.scenario import Scenario
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.store import Store
 
@@ -41,7 +48,7 @@ QUEUE = ImportBatch("csv", {
 
 def _engine_runs():
     jobs, fleet = QUEUE.tables["jobs"], QUEUE.tables["fleet"]
-    return {name: Scenario.load(SCENARIOS / f"{name}.toml").run(jobs, fleet) for name in ("fifo", "easy-backfill")}
+    return {name: run_scenario(Scenario.load(SCENARIOS / f"{name}.toml"), jobs, fleet) for name in ("fifo", "easy-backfill")}
 
 
 def _kpi_table(at):

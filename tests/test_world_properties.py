@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.scenario import Scenario
 from sim_helpers import deadline, fleet, job, outage_table, sweep
+
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
 
 TURNED_AWAY = {"never-fits", "rejected-by-admission", "rejected-by-forecast"}
 NODES = pd.concat([fleet(8, 8, 4, region="r"), fleet(8, 4, region="s").assign(node=["m0", "m1"])],
@@ -48,8 +49,8 @@ def test_routing_timing_outages_and_bursts_keep_the_run_sound(specs, routing, ti
         spec["burst"] = [BURST]
     scenario = Scenario.from_dict(spec)
     with deadline():
-        result = scenario.run(pd.DataFrame(rows), NODES)
-        again = scenario.run(pd.DataFrame(rows), NODES)
+        result = run_scenario(scenario, pd.DataFrame(rows), NODES)
+        again = run_scenario(scenario, pd.DataFrame(rows), NODES)
     for name in ("jobs", "segments", "decisions", "timeline"):
         pd.testing.assert_frame_equal(getattr(result, name), getattr(again, name))
 

@@ -5,12 +5,13 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts_capacity, data, data_planning
+from dashboard import charts_capacity, data
 from dashboard.chart_view import plot
+from dashboard.data import planning as data_planning
 from engine.core.escaping import markdown_text as md
-from engine.planning.plan import PlanResult
-from engine.planning.settings import PlanError
-from engine.planning.summary import fleet_comparison
+from engine.service.planning.plan import PlanResult
+from engine.service.planning.settings import PlanError
+from engine.service.planning.summary import fleet_comparison
 
 DEFAULT_TARGETS = {"inference": 0.5, "development": 2.0, "batch": 6.0, "hpo": 12.0, "training": 24.0}
 OTHER_TARGET_H = 24.0

@@ -1,13 +1,14 @@
 """Claims: the figures industry write-ups report about GPU scheduling, each tested on this dataset with the
-bundled scenarios, its method, spread and a plain verdict (engine.experiments.claims)."""
+bundled scenarios, its method, spread and a plain verdict (engine.service.experiments.claims)."""
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, data_headroom
+from dashboard import data
+from dashboard.data import headroom as data_headroom
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text as md
-from engine.experiments.claims import HOLDS, NOT_HERE, PARTLY, UNTESTED
-from engine.headroom.measure import HeadroomError
+from engine.service.experiments.claims import HOLDS, NOT_HERE, PARTLY, UNTESTED
+from engine.service.headroom.measure import HeadroomError
 
 RESULT = "cl_result"   # session: (dataset, store fingerprint, days, seeds, table)
 METHOD = """

@@ -5,8 +5,9 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts_predict, data_predict
+from dashboard import charts_predict
 from dashboard.chart_view import plot
+from dashboard.data import predict as data_predict
 from dashboard.eta_view import eta_section
 from engine.core.escaping import markdown_code
 from engine.core.escaping import markdown_text as md

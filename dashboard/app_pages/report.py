@@ -1,4 +1,4 @@
-"""Executive report: candidate scenarios against a baseline as the one-page ROI report (engine.report), previewed
+"""Executive report: candidate scenarios against a baseline as the one-page ROI report (engine.service.report), previewed
 here and downloaded as a self-contained HTML file or a PDF.
 
 Building simulates every scenario (seconds for a week of the sample, about a minute for all of it), so it runs
@@ -10,15 +10,18 @@ import re
 
 import streamlit as st
 
-from dashboard import data, data_headroom, data_report
-from engine.compare import Unusable
+from dashboard import data
+from dashboard.data import headroom as data_headroom
+from dashboard.data import report as data_report
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_code
 from engine.core.escaping import markdown_text as md
-from engine.report import ChromiumMissing, ReportAssumptions, render_html
-from engine.report.pdf import chromium_path
+from engine.service.compare import Unusable
+from engine.service.report.assumptions import ReportAssumptions
+from engine.service.report.html import render_html
+from engine.service.report.pdf import ChromiumMissing, chromium_path
 
-BASELINE = "recorded"  # the policies that reproduce how the dataset was scheduled (engine.scenario_recorded)
+BASELINE = "recorded"  # the policies that reproduce how the dataset was scheduled (engine.scenario.recorded)
 CANDIDATES = ("follow-the-sun", "data-local")  # the default candidate: the first of these bundled
 DEFAULT_DAYS = 7.0
 PREVIEW_HEIGHT = 1400

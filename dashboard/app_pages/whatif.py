@@ -4,8 +4,10 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, data, data_headroom, data_predict, widgets
+from dashboard import charts, data, widgets
 from dashboard.chart_view import plot
+from dashboard.data import headroom as data_headroom
+from dashboard.data import predict as data_predict
 from dashboard.runtime_choice import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
 from engine.analysis.sim_series import (
     fleet_series,
@@ -18,8 +20,8 @@ from engine.analysis.sim_series import (
 )
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
-from engine.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD, HeadroomError
-from engine.report.headline import capacity_sentences
+from engine.service.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD, HeadroomError
+from engine.service.report.headline import capacity_sentences
 
 CUSTOM = "custom (built below)"
 # KPI tiles: key -> (label, value format, delta format), "duration" for seconds shown in s, min or h;

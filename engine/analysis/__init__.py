@@ -17,7 +17,3 @@ below document each formula:
   kpis       the headline numbers
   rightsize  jobs that held more GPUs than they used (per-job measured GPU use)
 """
-from engine.analysis.kpis import Kpis
-from engine.analysis.overview import Overview, build_overview
-
-__all__ = ["Kpis", "Overview", "build_overview"]

@@ -78,7 +78,7 @@ class StoryContext:
 
     @classmethod
     def of(cls, scenario, workload=None) -> "StoryContext":
-        """The context of a run of `scenario` (engine.scenario.Scenario) over `workload`
+        """The context of a run of `scenario` (engine.scenario.spec.Scenario) over `workload`
         (engine.sim.workload.Workload: the scenario's jobs and fleet as it ran them), or None."""
         order = scenario.build_policies().order
         if workload is None:

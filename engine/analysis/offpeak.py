@@ -1,7 +1,7 @@
 """Off-peak prices in the cost report: the share of each held piece inside its region's window.
 
 A region's window (engine.world.offpeak) comes from its regions-table row (a scenario's [[region]] off_peak_* edits,
-engine.scenario_world): off_peak_start_hour and off_peak_end_hour (0-23, local; end <= start crosses
+engine.scenario.world): off_peak_start_hour and off_peak_end_hour (0-23, local; end <= start crosses
 midnight) and off_peak_discount (0-1). A GPU-hour held in those local hours on on-demand or spot
 capacity costs price x (1 - discount); reserved capacity is paid by commitment and gets nothing.
 `off_peak_share` gives, per held piece, the share of its time inside its region's window, exact to

@@ -15,7 +15,7 @@ Throughput is finished jobs per hour of makespan. Served GPU-hours: GPU-hours he
 by the pieces of jobs that completed (not failed), less the work their preempted pieces lost (GPUs x
 the last lost_s seconds before each eviction, clipped to the window). When every job completes,
 served GPU-hours are set by the demand, not by the scheduler: how much more work a fleet serves at
-the same service level is engine.headroom's load headroom. Latency SLO attainment: the share of
+the same service level is engine.service.headroom's load headroom. Latency SLO attainment: the share of
 started inference jobs that ran within the SLO's
 round-trip time of their home region. Cloud burst (engine.analysis.burst): rented GPUs count as
 capacity while up, so utilisation and idle GPU-hours include them; `burst_rentals` counts the

@@ -17,7 +17,6 @@ from operator import sub
 
 import numpy as np
 
-
 LARGE_STEPS = 256   # from this many steps on, a profile keeps numpy arrays instead of lists
 
 

@@ -1,6 +1,6 @@
 """Burst to cloud: extra GPU nodes a region rents when its queue backs up, after a provisioning delay.
 
-A scenario's [[burst]] entries (engine.scenario_burst) each give a region a pool of up to
+A scenario's [[burst]] entries (engine.scenario.burst) each give a region a pool of up to
 `max_nodes` cloud nodes of one GPU type. The simulator adds them to the region's fleet as tier
 "burst" nodes, after the installed nodes (so first-fit placement fills the installed fleet first),
 and holds them "down" until rented: a down node is taken whole by nobody, so no policy can place

@@ -5,7 +5,7 @@ may be None. `RegionFacts` turns them into arrays over the simulator's regions:
 - `at_work[r, q]`: region r inside its working hours at quarter-hour q of the run (q = floor(t /
   900 s) from the workload's time 0), from `Calendar.from_region` (Mon-Fri 9-18 local, the public
   holidays of its country; DST through zoneinfo) or, for a region in `World.calendars` (a
-  scenario's [[region]] edits, engine.scenario_world), the working days, hours and holiday country
+  scenario's [[region]] edits, engine.scenario.world), the working days, hours and holiday country
   given there. A quarter-hour grid is exact for zones whose offset is a multiple of 15 minutes,
   i.e. all of them in use.
 - `g_co2e[r, q]`: the grid intensity of region r at the local hour of quarter q (the carbon
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from engine.world import offpeak
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS, Calendar
 from engine.world.grid import hourly_intensity
-from engine.world import offpeak
 from engine.world.latency import Latency
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask

@@ -46,7 +46,7 @@ class ImportBatch:
     format: str
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # assumptions made while importing
-    scheduler: str | None = None  # how the source was scheduled (engine.scenario_recorded.RECORDED), if it says
+    scheduler: str | None = None  # how the source was scheduled (engine.scenario.recorded.RECORDED), if it says
 
     @property
     def primary_table(self) -> str:

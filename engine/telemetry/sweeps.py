@@ -3,7 +3,7 @@
 A sweep is saved when it starts (`save_sweep`, status "running"), each point's outcome appended as
 it arrives (`append_outcome`: one insert, so a sweep that dies keeps the points that finished), and
 the sweep finished with its wall time and status (`finish_sweep`). An outcome is the dict of
-engine.sweep.outcome.SweepOutcome.record(): index, name, params, status, error, kpis, classes,
+engine.service.sweep.outcome.SweepOutcome.record(): index, name, params, status, error, kpis, classes,
 elapsed_s, worker; params, kpis and classes are stored as JSON text and read back as Python values.
 Values travel as bound parameters.
 """

@@ -1,10 +1,9 @@
 """Guess a file's format from its name and first lines."""
 from __future__ import annotations
 
-import re
-
 import gzip
 import io
+import re
 
 _SWF_LINE = re.compile(r"^\s*-?\d+(\.\d+)?(\s+-?\d+(\.\d+)?){17}\s*$")
 

@@ -12,9 +12,17 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from engine.telemetry.synth.clock import (HOUR_S, WINDOW_END_S, WINDOW_START_S, hour_profile, in_window,
-                                          local_days, team_working_midnights, times_on_days,
-                                          working_weekdays)
+from engine.telemetry.synth.clock import (
+    HOUR_S,
+    WINDOW_END_S,
+    WINDOW_START_S,
+    hour_profile,
+    in_window,
+    local_days,
+    team_working_midnights,
+    times_on_days,
+    working_weekdays,
+)
 from engine.telemetry.synth.shapes import lognormal_s, outcomes, spec_frame, users
 from engine.telemetry.synth.world import REGION_BY_NAME, TEAM_BY_NAME
 

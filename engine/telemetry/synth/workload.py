@@ -10,11 +10,26 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.telemetry.synth.clock import (DAY_S, HOUR_S, WINDOW_END_S, WINDOW_START_S, all_midnights,
-                                          hour_profile, in_window, team_working_midnights,
-                                          times_on_days)
-from engine.telemetry.synth.shapes import (concat_specs, lognormal_s, outcomes, requested_s, spec_columns,
-                                           spec_frame, users)
+from engine.telemetry.synth.clock import (
+    DAY_S,
+    HOUR_S,
+    WINDOW_END_S,
+    WINDOW_START_S,
+    all_midnights,
+    hour_profile,
+    in_window,
+    team_working_midnights,
+    times_on_days,
+)
+from engine.telemetry.synth.shapes import (
+    concat_specs,
+    lognormal_s,
+    outcomes,
+    requested_s,
+    spec_columns,
+    spec_frame,
+    users,
+)
 from engine.telemetry.synth.world import REGION_BY_NAME, TEAM_BY_NAME, Team
 
 

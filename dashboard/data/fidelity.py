@@ -1,0 +1,55 @@
+"""The Fidelity page's data: the committed record of the full reproductions and live re-runs of
+one published sequence or seed (engine.service.experiments.fidelity), cached per input file content.
+dashboard.data holds the connection and the other caches."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard.data import path_argument
+from engine.service.experiments import fidelity
+from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
+
+
+def shared_path() -> Path:
+    """The folder holding `traces/` and `expected/`: `--shared DIR` among the script's arguments, else
+    the MERIDIAN_SHARED environment variable, else `<repo>/../shared`."""
+    return path_argument("--shared", Path(os.environ.get(ENVIRONMENT) or DEFAULT_SHARED).expanduser())
+
+
+def fidelity_inputs() -> fidelity.Inputs:
+    """Where the Fidelity page's live re-runs find their traces (never cached: files may appear)."""
+    return fidelity.Inputs.under(shared_path())
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _fidelity_record(path: str, mtime_ns: int) -> fidelity.Record:
+    return fidelity.load_record(path)
+
+
+def fidelity_record(path: Path = fidelity.RECORD) -> fidelity.Record:
+    """The committed record of the full reproductions, re-read when the file changes."""
+    return _fidelity_record(str(path), path.stat().st_mtime_ns)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _rlscheduler_rerun(trace: str, mtime_ns: int, policy: str, backfill: str) -> dict:
+    return fidelity.run_rlscheduler(trace, [(policy, backfill)])[(policy, backfill)]
+
+
+def rlscheduler_rerun(trace: Path, policy: str, backfill: str) -> dict[tuple[str, str], dict]:
+    """{(policy, backfill): the ten published sequences re-run now}, cached per trace content and run."""
+    return {(policy, backfill): _rlscheduler_rerun(str(trace), trace.stat().st_mtime_ns, policy, backfill)}
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _fgd_rerun(nodes: str, pods: str, mtimes: tuple[int, int], policy: str, seed: int) -> dict:
+    return fidelity.run_fgd(nodes, pods, [policy], seeds=(seed,))[policy]
+
+
+def fgd_rerun(nodes: Path, pods: Path, policy: str, seed: int) -> dict[str, dict]:
+    """{policy: one seed of the FGD experiment re-run now}, cached per input content, policy and seed."""
+    mtimes = (nodes.stat().st_mtime_ns, pods.stat().st_mtime_ns)
+    return {policy: _fgd_rerun(str(nodes), str(pods), mtimes, policy, int(seed))}

@@ -1,0 +1,255 @@
+"""`meridian`: the command-line interface.
+
+Exit codes: 0 success, 2 bad input (errors on stderr, never a traceback), 1 anything else.
+Every command opens the database (default `~/.meridian/meridian.duckdb`, `--db` overrides);
+a fresh database is seeded with the embedded sample data as dataset `sample`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from engine.cli.common import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, BadInput
+from engine.telemetry.errors import ImportRejected
+from engine.telemetry.importers import FORMATS
+from engine.telemetry.importers.common import ImportOptions
+from engine.telemetry.store import DEFAULT_DB_PATH, Store, StoreLocked
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+
+
+def _open(args) -> Store:
+    from engine.telemetry.sample import ensure_sample
+
+    store = Store.open(args.db)
+    ensure_sample(store)
+    return store
+
+
+def _parse_mapping(pairs: list[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        source, sep, target = pair.partition("=")
+        if not sep or not source or not target:
+            raise BadInput(f"--map takes SOURCE=TARGET (e.g. --map 'Start Time=start_utc'), got {pair!r}")
+        mapping[source] = target
+    return mapping
+
+
+def cmd_ingest(args) -> int:
+    from engine.telemetry.ingest import ingest_path
+
+    options = ImportOptions(tz=args.tz, mapping=_parse_mapping(args.map), region=args.region)
+    store = _open(args)
+    try:
+        result = ingest_path(store, args.path, format=args.format, dataset=args.dataset, options=options)
+    finally:
+        store.close()
+    if result.duplicate_of:
+        print(f"{args.path}: already imported into dataset '{result.duplicate_of}'; nothing added")
+    else:
+        print(f"imported {result.rows} rows ({result.format}) from {args.path} into dataset '{result.dataset}'")
+    for note in result.notes:
+        print(f"  note: {note}")
+    return EXIT_OK
+
+
+def datasets_records(store: Store) -> list[dict]:
+    """The dataset list as JSON-ready dicts: name, format, rows, start, end, files, scheduler."""
+    records = []
+    for row in store.datasets().itertuples(index=False):
+        records.append({
+            "name": row.name,
+            "format": row.format,
+            "rows": int(row.rows),
+            "start": None if _isnull(row.start) else row.start.isoformat() + "Z",
+            "end": None if _isnull(row.end) else row.end.isoformat() + "Z",
+            "files": int(row.files),
+            "scheduler": None if _isnull(row.scheduler) else row.scheduler,
+        })
+    return records
+
+
+def _isnull(value) -> bool:
+    return value is None or value != value  # NaT and NaN are not equal to themselves
+
+
+def cmd_datasets(args) -> int:
+    store = _open(args)
+    try:
+        records = datasets_records(store)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(records, indent=2))
+        return EXIT_OK
+    if not records:
+        print("no datasets")
+        return EXIT_OK
+    print(f"{'name':<28} {'format':<22} {'rows':>10}  {'start':<20}  {'end':<20}  scheduler")
+    for r in records:
+        start, end = (r["start"] or "-")[:19], (r["end"] or "-")[:19]
+        print(f"{r['name']:<28} {r['format']:<22} {r['rows']:>10,}  {start:<20}  {end:<20}  {r['scheduler'] or '-'}")
+    return EXIT_OK
+
+
+def cmd_delete(args) -> int:
+    store = Store.open(args.db)
+    try:
+        if not store.delete_dataset(args.name):
+            names = ", ".join(store.datasets()["name"]) or "none"
+            raise BadInput(f"no dataset named {args.name!r}; datasets: {names}")
+    finally:
+        store.close()
+    models = ""
+    db = Path(args.db).expanduser()
+    if db.with_name(db.stem + ".models").is_dir():  # scikit-learn is imported only when models exist
+        from engine.predict.registry import ModelRegistry
+
+        forgotten = ModelRegistry.beside(args.db).forget(args.name)
+        models = f" and its {forgotten} model version(s)" if forgotten else ""
+    print(f"deleted dataset '{args.name}'{models}")
+    return EXIT_OK
+
+
+def cmd_sample(args) -> int:
+    from engine.telemetry.synth.generate import generate_sample
+
+    if args.scale <= 0:
+        raise BadInput(f"--scale must be positive, got {args.scale}")
+    seed = {} if args.seed is None else {"seed": args.seed}
+    paths = generate_sample(Path(args.out), scale=args.scale, **seed)
+    for path in paths.values():
+        print(path)
+    return EXIT_OK
+
+
+def cmd_dashboard(args) -> int:
+    """Serve the dashboard with Streamlit as a child process; SIGTERM, SIGHUP or Ctrl+C to this
+    process stop the child too (it never outlives the command)."""
+    db = str(Path(args.db or DEFAULT_DB_PATH).expanduser().resolve())
+    Store.open(db).close()  # create and migrate now, so a bad path fails here with a clear message
+    command = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "dashboard" / "app.py"),
+               "--server.port", str(args.port), "--", "--db", db]
+    if args.shared:
+        shared = Path(args.shared).expanduser().resolve()
+        if not shared.is_dir():
+            raise BadInput(f"--shared {args.shared}: not a folder (it should hold traces/ and expected/)")
+        command += ["--shared", str(shared)]
+    print(f"Meridian dashboard at http://localhost:{args.port} (database {db}); Ctrl+C stops it", flush=True)
+    child = subprocess.Popen(command, cwd=REPO_ROOT, env=os.environ.copy())
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        child.terminate()
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        return EXIT_OK
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _add_experiment_parsers(sub) -> None:
+    """`meridian experiment NAME`: reproductions of published results (see engine.service.experiments)."""
+    from engine.service.experiments import fgd, rlscheduler
+
+    p = sub.add_parser("experiment", help="re-run a published scheduling experiment (the fidelity report)")
+    experiments = p.add_subparsers(dest="experiment", required=True)
+    rlscheduler.add_parser(experiments)
+    fgd.add_parser(experiments)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="meridian", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    db_help = f"DuckDB file (default {DEFAULT_DB_PATH})"
+
+    p = sub.add_parser("ingest", help="import a telemetry file (CSV, SWF, sacct, openb, utilisation)")
+    p.add_argument("path")
+    p.add_argument("--format", default="auto", choices=["auto", *FORMATS])
+    p.add_argument("--dataset", help="dataset to add to (default: named after the file)")
+    p.add_argument("--tz", help="IANA time zone of naive timestamps, e.g. Europe/Berlin")
+    p.add_argument("--region", help="region for rows that name none")
+    p.add_argument("--map", action="append", default=[], metavar="SOURCE=TARGET",
+                   help="map a CSV column to a Meridian column (repeatable)")
+    p.add_argument("--db", help=db_help)
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("datasets", help="list datasets")
+    p.add_argument("--json", action="store_true", help="print a JSON list of objects")
+    p.add_argument("--db", help=db_help)
+    p.set_defaults(func=cmd_datasets)
+
+    p = sub.add_parser("delete", help="delete a dataset and everything imported into it")
+    p.add_argument("name")
+    p.add_argument("--db", help=db_help)
+    p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("sample", help="generate the synthetic sample data set")
+    p.add_argument("--scale", type=float, default=1.0, help="multiplies arrivals and fleet (default 1)")
+    p.add_argument("--seed", type=int, help="random seed (default: the one the bundled sample used)")
+    p.add_argument("--out", default="sample_out", help="output folder (default ./sample_out)")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("dashboard", help="start the web dashboard")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--db", help=db_help)
+    p.add_argument("--shared", metavar="DIR", help="folder holding the public traces/ and expected/ results for the "
+                                                   "Fidelity page's live re-runs (default $MERIDIAN_SHARED, else "
+                                                   "../shared beside the repository)")
+    p.set_defaults(func=cmd_dashboard)
+
+    _add_experiment_parsers(sub)
+    from engine.cli.simulate import add_parsers as add_simulate_parsers
+    add_simulate_parsers(sub, db_help)
+    from engine.cli.headroom import add_parser as add_headroom_parser
+    from engine.cli.report import add_parser as add_report_parser
+
+    add_headroom_parser(sub, db_help)
+    add_report_parser(sub, db_help)
+    from engine.cli.plan import add_parser as add_plan_parser
+    from engine.cli.predict import add_parser as add_predict_parser
+    from engine.cli.sweep import add_parsers as add_sweep_parsers
+
+    add_plan_parser(sub, db_help)
+    add_sweep_parsers(sub, db_help)
+    add_predict_parser(sub, db_help)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ImportRejected as exc:
+        for line in exc.lines():
+            print(line, file=sys.stderr)
+        print(f"meridian: {exc.summary()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (BadInput, StoreLocked) as exc:
+        print(f"meridian: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
+        print(f"meridian: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Workload and fleet edits a scenario applies to a dataset's tables (engine.scenario).
+
+Workload edits, in this order: `window` keeps jobs submitted in [start, end); `compress` makes
+arrivals `load_scale` times as dense (every time shifted towards the first submit); then growth
+resamples the demand (engine.scenario.demand.scale_demand, seeded, so a scenario always edits
+alike). Fleet edits add or remove whole nodes.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from engine.core.errors import ScenarioError
+
+TIME_COLUMNS = ("submit_utc", "start_utc", "end_utc", "deadline_utc")
+
+
+@dataclass(frozen=True)
+class FleetEdit:
+    """Add (positive) or remove (negative) `gpus` GPUs of `gpu_type` in `region` (optionally `tier`)."""
+
+    region: str
+    gpu_type: str
+    gpus: int
+    tier: str | None = None
+
+
+def window(jobs: pd.DataFrame, start_utc, end_utc) -> pd.DataFrame:
+    """Jobs submitted in [start_utc, end_utc) (None: unbounded)."""
+    submit = pd.to_datetime(jobs["submit_utc"])
+    keep = pd.Series(True, index=jobs.index)
+    if start_utc is not None:
+        keep &= submit >= start_utc
+    if end_utc is not None:
+        keep &= submit < end_utc
+    return jobs[keep].copy()
+
+
+def _shift(jobs: pd.DataFrame, by: pd.Series) -> pd.DataFrame:
+    jobs = jobs.copy()
+    for column in TIME_COLUMNS:
+        if column in jobs:
+            jobs[column] = pd.to_datetime(jobs[column]) + by
+    return jobs
+
+
+def compress(jobs: pd.DataFrame, load_scale: float) -> pd.DataFrame:
+    """Arrivals `load_scale` times as dense: inter-arrival times divided by it."""
+    if load_scale == 1.0 or not len(jobs):
+        return jobs
+    submit = pd.to_datetime(jobs["submit_utc"])
+    return _shift(jobs, (submit - submit.min()) * (1.0 / load_scale - 1.0))
+
+
+def edit_fleet(fleet: pd.DataFrame, edit: FleetEdit) -> pd.DataFrame:
+    """Apply one edit by whole nodes: remove the last matching nodes, or clone the last matching one
+    (adding GPUs of a tier the region has no node of clones its last node of that type into the tier)."""
+    match = (fleet["region"] == edit.region) & (fleet["gpu_type"] == edit.gpu_type) & (fleet["gpus"] > 0)
+    template_tier = None
+    if edit.tier is not None:
+        if edit.gpus > 0 and match.any() and not (match & (fleet["tier"] == edit.tier)).any():
+            template_tier = edit.tier  # a tier the region lacks: clone a node of another tier into it
+        else:
+            match &= fleet["tier"] == edit.tier
+    rows = fleet[match]
+    if rows.empty:
+        raise ScenarioError(f"fleet edit: no {edit.gpu_type} nodes in region {edit.region!r}"
+                            + (f" tier {edit.tier!r}" if edit.tier else "") + "; regions with that type: "
+                            + ", ".join(sorted(set(fleet.loc[fleet["gpu_type"] == edit.gpu_type, "region"]))))
+    if edit.gpus < 0:
+        removed = np.cumsum(rows["gpus"].to_numpy()[::-1])
+        count = int(np.searchsorted(removed, -edit.gpus) + 1)
+        return fleet.drop(index=rows.index[::-1][:count]).reset_index(drop=True)
+    template = rows.iloc[-1]
+    count = math.ceil(edit.gpus / int(template["gpus"]))
+    clones = pd.DataFrame([template] * count).reset_index(drop=True)
+    if template_tier is not None:
+        clones["tier"] = template_tier
+    clones["node"] = [f"{template['node']}-added-{i + 1}" for i in range(count)]
+    return pd.concat([fleet, clones], ignore_index=True)
+
+
+def scaled_fleet_edits(fleet: pd.DataFrame, scale: float) -> tuple[FleetEdit, ...]:
+    """[[fleet]] edits that make every (region, GPU type, tier) pool `scale` times its nodes today,
+    rounded to whole nodes (a pool may vanish when scaled down far enough)."""
+    nodes = fleet[fleet["gpus"] > 0]
+    edits = []
+    for (region, gpu_type, tier), group in nodes.groupby(["region", "gpu_type", "tier"], sort=True):
+        per_node = int(group["gpus"].max())
+        delta = round((scale - 1.0) * len(group)) * per_node
+        if delta:
+            edits.append(FleetEdit(region, gpu_type, int(delta), tier))
+    return tuple(edits)

@@ -1,0 +1,278 @@
+"""Scenario: what to simulate, as data (a TOML file or the same dict built by the dashboard).
+
+    name = "easy-backfill"
+    seed = 0
+    [policies]
+    order = { key = "fcfs" }
+    placement = { key = "best-fit", cpu_weight = 0.5 }   # other keys: the policy's parameters
+    backfill = { key = "easy" }
+    admission = { key = "accept-all" }
+    [workload]                      # optional
+    start_utc = "2026-08-03T00:00:00"   # keep jobs submitted in [start_utc, end_utc)
+    end_utc = "2026-08-10T00:00:00"
+    load_scale = 1.5                # arrivals 1.5x as dense (inter-arrival times / 1.5)
+    growth = 1.3                    # 30 % more jobs, each region's hour-of-week shape and the job mix
+                                    # kept (seeded resampling: engine.scenario.demand)
+    timer_s = 600                   # top level, optional: a scheduling pass every 10 min while jobs
+                                    # wait (for time-dependent orders); 0 (default): events only
+    [[fleet]]                       # optional fleet edits, applied in order
+    region = "us-east"
+    gpu_type = "H100"
+    tier = "reserved"               # optional
+    add_gpus = 16                   # or remove_gpus; whole nodes, cloned from the last matching one
+    [[region]]                      # optional world edits, one entry per region (engine.scenario.world)
+    region = "eu-west"
+    price_scale = 0.8               # all its prices x 0.8; usd_per_gpu_hour = { H100 = 3.2 } sets on-demand
+    carbon_scale = 0.5              # or g_co2e_per_kwh = 120 (flat)
+    working_days = "Sun-Thu"        # work_start_hour, work_end_hour (0-23), holiday_country ("" = none)
+    [[queue]], [[quota]], [[team]]  # optional sharing tables: queue classes, quotas, share weights,
+    [spot]                          # and spot interruptions: a rate per node-hour, per region, x a factor
+                                    # per local hour (engine.scenario.sharing)
+    [[outage]]                      # optional: a region's fleet is down (disaster recovery, engine.sim.outage)
+    region = "us-east"
+    start_utc = "2026-08-05T12:00:00"
+    end_utc = "2026-08-06T00:00:00"
+    [[burst]]                       # optional: cloud nodes a region rents when its queue backs up
+    region = "us-east"              # gpu_type, max_nodes, provision_min, trigger_wait_min, ...
+    gpu_type = "H100"               # (engine.scenario.burst, engine.sim.burst)
+    [data]                          # optional: a job away from its input data waits for it to move
+    transfer_gbps = 10              # data_size_gb x 8 / transfer_gbps seconds (0, the default: instant)
+    [runtime]                       # optional: what the scheduler knows of runtimes and failures
+    source = "predicted"            # "request" (default): the users' requests; "predicted": the model's,
+    quantile = "p50"                # trained on the jobs before the window's start; p10, p50 or p90
+    failure = true                  # predicted failure probabilities (engine.scenario.runtime)
+
+A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
+Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
+no preemption). Errors
+are `ScenarioError`s that name the valid choices.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pandas as pd
+
+import engine.policies.admission  # noqa: F401  (registers the family)
+import engine.policies.backfill  # noqa: F401  (registers the family)
+import engine.policies.gang  # noqa: F401  (registers the family)
+import engine.policies.preemption  # noqa: F401  (registers the family)
+import engine.policies.quota  # noqa: F401  (registers the family)
+import engine.policies.routing  # noqa: F401  (registers the family)
+import engine.policies.timing  # noqa: F401  (registers the family)
+from engine.core.errors import ScenarioError
+from engine.core.toml_file import read_toml
+from engine.policies import registry
+from engine.policies.quota import QuotaEntry
+from engine.scenario.burst import parse_bursts
+from engine.scenario.checks import known_keys
+from engine.scenario.demand import scale_demand
+from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
+from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
+from engine.scenario.sharing import parse_queues, parse_quotas, parse_spot, parse_teams
+from engine.scenario.world import RegionEdit, edit_world, parse_outages, parse_region_edits
+from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass
+from engine.sim.sharing import SharingSetup
+from engine.sim.simulator import Policies
+from engine.sim.spot import SpotModel
+from engine.sim.world import World
+from engine.world.latency import Latency, parse_latency
+
+DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
+            "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
+            "preemption": "none"}
+_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
+        "spot", "data", "outage", "burst", "runtime"}
+# _TOP's [name] tables, and its [[name]] lists of tables
+_TABLES = {"policies", "workload", "latency", "spot", "data", "runtime"}
+_ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
+_WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
+_FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Policies by registry key with parameters, a seed, and optional fleet, workload and region edits."""
+
+    name: str
+    policies: dict[str, tuple[str, dict]]
+    seed: int = 0
+    start_utc: pd.Timestamp | None = None
+    end_utc: pd.Timestamp | None = None
+    load_scale: float = 1.0
+    growth: float = 1.0
+    timer_s: float = 0.0
+    fleet_edits: tuple[FleetEdit, ...] = field(default=())
+    region_edits: tuple[RegionEdit, ...] = field(default=())
+    latency: Latency | None = None
+    queues: tuple[QueueClass, ...] | None = None
+    quotas: tuple[QuotaEntry, ...] = field(default=())
+    team_weights: dict = field(default_factory=dict)
+    team_orgs: dict = field(default_factory=dict)
+    spot: SpotModel = field(default_factory=SpotModel)
+    transfer_gbps: float = 0.0
+    outages: tuple = ()
+    bursts: tuple = ()
+    runtime_source: str = "request"
+    runtime_quantile: str = "p50"
+    predict_failure: bool = False
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Scenario":
+        """Read and validate a TOML scenario file."""
+        path = Path(path)
+        data = read_toml(path, "scenario", ScenarioError)
+        return cls.from_dict(data, default_name=path.stem, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: dict, default_name: str = "scenario", source: str = "scenario") -> "Scenario":
+        known_keys(data, _TOP, source, "top-level key")
+        _shapes(data, source)
+        policies = data.get("policies", {})
+        families = registry.families()
+        known_keys(policies, set(DEFAULTS), source, "policy family")
+        chosen = {}
+        for family, default in DEFAULTS.items():
+            spec = policies.get(family, {"key": default})
+            spec = {"key": spec} if isinstance(spec, str) else dict(spec)
+            key = spec.pop("key", None)
+            if key not in families.get(family, []):
+                raise ScenarioError(f"{source}: {family} policy {key!r} is unknown; "
+                                    f"choose from {', '.join(families.get(family, []))}")
+            try:
+                registry.make(family, key, **spec)
+            except (registry.PolicyError, ValueError, TypeError) as exc:
+                raise ScenarioError(f"{source}: {exc}") from None
+            chosen[family] = (key, spec)
+        workload = data.get("workload", {})
+        known_keys(workload, _WORKLOAD, source, "[workload] key")
+        scale = _positive(workload, "load_scale", source)
+        growth = _positive(workload, "growth", source)
+        timer = data.get("timer_s", 0.0)
+        if isinstance(timer, bool) or not isinstance(timer, (int, float)) or not 0 <= timer < math.inf:
+            raise ScenarioError(f"{source}: timer_s must be a number of seconds >= 0 (0: no timer), got {timer!r}")
+        weights, orgs = parse_teams(data.get("team", []), source)
+        seed = data.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ScenarioError(f"{source}: seed must be a whole number >= 0, got {seed!r}")
+        return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
+                   start_utc=_time(workload, "start_utc", source), end_utc=_time(workload, "end_utc", source),
+                   load_scale=scale, growth=growth, timer_s=float(timer),
+                   fleet_edits=tuple(_edit(e, source) for e in data.get("fleet", [])),
+                   region_edits=parse_region_edits(data.get("region", []), source),
+                   latency=parse_latency(data["latency"], source, ScenarioError) if "latency" in data else None,
+                   queues=parse_queues(data.get("queue"), source), quotas=parse_quotas(data.get("quota", []), source),
+                   team_weights=weights, team_orgs=orgs, spot=parse_spot(data.get("spot", {}), source),
+                   transfer_gbps=_transfer(data.get("data", {}), source),
+                   outages=parse_outages(data.get("outage", []), source),
+                   bursts=parse_bursts(data.get("burst", []), source),
+                   **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
+
+    def build_policies(self) -> Policies:
+        """The policy objects, built from their registry keys and parameters."""
+        return Policies(**{family: registry.make(family, key, **params)
+                           for family, (key, params) in self.policies.items()})
+
+    def sharing(self, world: World) -> SharingSetup:
+        """Queue classes, quota entries, and team weights: the dataset's teams table's share_weight
+        with this scenario's [[team]] weights over it."""
+        return SharingSetup(self.queues or DEFAULT_QUEUES, self.quotas, {**world.team_weights(), **self.team_weights},
+                            dict(self.team_orgs), self.spot)
+
+    def world(self, world: World, fleet: pd.DataFrame | None = None) -> World:
+        """The dataset's `world` with this scenario's [[region]] edits (engine.scenario.world.edit_world;
+        `fleet`, the dataset's, lets a region exist only there and completes its prices from the book)."""
+        if self.latency is not None:
+            world = replace(world, latency=self.latency)
+        if self.transfer_gbps > 0:
+            world = replace(world, transfer_gbps=self.transfer_gbps)
+        if self.outages:
+            world = replace(world, outages=self.outages)
+        if self.bursts:
+            _burst_regions(self.bursts, fleet, self.name)
+            world = replace(world, bursts=self.bursts)
+        try:
+            return edit_world(world, self.region_edits, fleet)
+        except ScenarioError as exc:
+            raise ScenarioError(f"{self.name}: {exc}") from None
+
+    def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame,
+              zones: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The dataset's jobs and fleet with this scenario's workload and fleet edits applied. With
+        predictions ([runtime]) the models train on the jobs before the window's start (without one:
+        on the first TRAIN_SHARE of submits, and the window starts there); `zones` (region -> IANA
+        zone) sets each job's local submit hour."""
+        choice = RuntimeChoice(self.runtime_source, self.runtime_quantile, self.predict_failure)
+        jobs, start = with_predictions(jobs, self.start_utc, choice, zones, self.name)
+        jobs = window(jobs, start, self.end_utc)
+        jobs = scale_demand(compress(jobs, self.load_scale), self.growth, self.seed)
+        for edit in self.fleet_edits:
+            fleet = edit_fleet(fleet, edit)
+        return jobs, fleet
+
+
+def _shapes(data: dict, source: str) -> None:
+    """Every [table] a table and every [[table]] a list of tables, before their own checks."""
+    for key in sorted(_TABLES & data.keys()):
+        if not isinstance(data[key], dict):
+            raise ScenarioError(f"{source}: [{key}] must be a table, got {data[key]!r}")
+    for key in sorted(_ARRAYS & data.keys()):
+        if not isinstance(data[key], list) or not all(isinstance(entry, dict) for entry in data[key]):
+            raise ScenarioError(f"{source}: {key} must be a list of [[{key}]] tables, got {data[key]!r}")
+
+
+def _burst_regions(pools: tuple, fleet: pd.DataFrame | None, name: str) -> None:
+    """Every [[burst]] pool must be in a region of the fleet."""
+    regions = set(fleet["region"].astype(str)) if fleet is not None and "region" in fleet else set()
+    for pool in pools:
+        if fleet is not None and pool.region not in regions:
+            raise ScenarioError(f"{name}: [[burst]] region {pool.region!r} is not in the fleet; "
+                                f"its regions: {', '.join(sorted(regions))}")
+
+
+def _transfer(table, source: str) -> float:
+    """[data] transfer_gbps: the bandwidth that moves a job's input data to another region (0: instant)."""
+    known_keys(table, {"transfer_gbps"}, source, "[data] key")
+    value = table.get("transfer_gbps", 0.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+        raise ScenarioError(f"{source}: [data] transfer_gbps must be a number of Gbit/s >= 0, got {value!r}")
+    return float(value)
+
+
+def _runtime(choice: RuntimeChoice, order: str, source: str) -> dict:
+    """The Scenario fields of a [runtime] choice; an order that reads failure probabilities needs them."""
+    if registry.policy_class("order", order).traits.needs_failure and not choice.failure:
+        raise ScenarioError(f"{source}: order {order!r} reads predicted failure probabilities; "
+                            "set [runtime] failure = true")
+    return {"runtime_source": choice.source, "runtime_quantile": choice.quantile, "predict_failure": choice.failure}
+
+
+def _positive(table: dict, key: str, source: str) -> float:
+    value = table.get(key, 1.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ScenarioError(f"{source}: {key} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _time(table: dict, key: str, source: str) -> pd.Timestamp | None:
+    if key not in table:
+        return None
+    try:
+        stamp = pd.Timestamp(table[key])
+    except (ValueError, TypeError):
+        raise ScenarioError(f"{source}: {key} must be a date-time, got {table[key]!r}") from None
+    return stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp
+
+
+def _edit(spec: dict, source: str) -> FleetEdit:
+    known_keys(spec, _FLEET, source, "[[fleet]] key")
+    missing = sorted({"region", "gpu_type"} - set(spec))
+    if missing or ("add_gpus" in spec) == ("remove_gpus" in spec):
+        raise ScenarioError(f"{source}: a [[fleet]] edit needs region, gpu_type and one of add_gpus, remove_gpus")
+    count = spec.get("add_gpus", spec.get("remove_gpus"))
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ScenarioError(f"{source}: add_gpus / remove_gpus must be a non-negative integer, got {count!r}")
+    return FleetEdit(str(spec["region"]), str(spec["gpu_type"]), count if "add_gpus" in spec else -count,
+                     spec.get("tier"))

@@ -1,0 +1,129 @@
+"""Run scenarios over one dataset's tables and compute every KPI `meridian compare` prints.
+
+One code path for `meridian simulate`, `meridian compare` and the executive report
+(engine.service.report), so that their numbers reconcile. Per scenario: the simulation result, its KPIs
+(engine.analysis.sim_metrics.kpis, with fairness), and, when the fleet is priced (any GPU type but
+"cpu", the processors of an SWF log) or asked for, the cost, carbon and residency KPIs
+(engine.analysis.world_kpis.world_report on the fleet the scenario ran on and the dataset's world
+tables with the scenario's region edits), and its stranded capacity: GPU-hours idle while a waiting
+job could have used them, in the same region, elsewhere, or in fragments (engine.analysis.stranded).
+engine.service.headroom.measure.with_headroom adds each run's load headroom and fleet compaction against the
+first run's service level.
+
+`first_days` sets the window the dashboard's "first N days" uses: jobs submitted in
+[first submit, first submit + N days), unless a scenario has its own [workload] window.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+
+from engine.analysis.cost import CostAssumptions
+from engine.analysis.sim_metrics import kpis
+from engine.analysis.stranded import Stranded, stranded
+from engine.analysis.world_kpis import WorldReport, world_report
+from engine.predict.features import zones_of
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
+from engine.sim.result import SimulationResult
+from engine.sim.workload import build_workload
+from engine.sim.world import World
+
+WORLD_TABLES = ("prices", "regions", "carbon", "teams")
+UNPRICED_TYPES = frozenset({"cpu"})  # an SWF log's processors: no GPU prices, no GPU power
+
+
+class Unusable(ValueError):
+    """Input the commands or the report cannot use (an unreadable trace, an unknown dataset, a fleet or
+    residency tag the world KPIs reject); the CLI prints it on stderr and exits with code 2."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One scenario's run: kpis in `meridian compare`'s order and units (sim KPIs, the stranded-capacity
+    KPIs, then the world KPIs when computed, world_kpis.KPI_KEYS, then the headroom KPIs when
+    measured); world: the cost and carbon reports behind the world KPIs (None when not computed);
+    fleet: the fleet it ran on (the dataset's with the scenario's edits); jobs: the jobs it ran (the
+    dataset's with the scenario's workload edits and predictions); stranded: its stranded
+    capacity over time and by region (None: not computed); headroom: its load headroom and
+    compaction (None: not measured)."""
+
+    scenario: Scenario
+    kpis: dict[str, float]
+    result: SimulationResult
+    world: WorldReport | None
+    fleet: pd.DataFrame
+    stranded: Stranded | None = None
+    headroom: object = field(default=None)
+    jobs: pd.DataFrame | None = field(default=None, repr=False)  # the jobs it ran (the scenario's edits applied)
+
+
+def first_days(scenarios: list[Scenario], jobs: pd.DataFrame, days: float | None) -> list[Scenario]:
+    """The scenarios restricted to jobs submitted in the first `days` days (None or 0: unchanged);
+    a scenario with its own start_utc or end_utc keeps it."""
+    if not days or not len(jobs):
+        return list(scenarios)
+    start = pd.to_datetime(jobs["submit_utc"]).min()
+    end = start + pd.Timedelta(days=float(days))
+    return [s if s.start_utc is not None or s.end_utc is not None else replace(s, start_utc=start, end_utc=end)
+            for s in scenarios]
+
+
+def priced(fleet: pd.DataFrame) -> bool:
+    """Whether the fleet has GPUs that prices and power apply to (not only an SWF log's processors)."""
+    types = fleet["gpu_type"].dropna().astype(str) if "gpu_type" in fleet else pd.Series([], dtype=str)
+    return bool(len(fleet)) and not set(types.str.lower()) <= UNPRICED_TYPES
+
+
+def run_scenarios(scenarios: list[Scenario], jobs: pd.DataFrame, fleet: pd.DataFrame,
+                  world_tables: dict[str, pd.DataFrame], assumptions: CostAssumptions | None = None,
+                  world: bool | None = None, strand: bool = True) -> tuple[list[Run], list[str]]:
+    """([Run per scenario, in order], the defaults the world KPIs relied on, each once).
+    `world_tables`: {prices, regions, carbon, teams} (empty tables allowed); `world`: compute the cost,
+    carbon and residency KPIs (None: when the fleet is priced); `strand`: the stranded capacity.
+    Raises Unusable when the world KPIs cannot be computed, ScenarioError for a scenario that cannot run."""
+    tables = world_of(world_tables)
+    costed = priced(fleet) if world is None else world
+    out, assumed = [], {}
+    for scenario in scenarios:
+        run = run_one(scenario, jobs, fleet, tables, strand)
+        if costed:
+            run = with_world(run, fleet, tables, assumptions)
+            assumed.update(dict.fromkeys(run.world.assumed))
+        out.append(run)
+    return out, list(assumed)
+
+
+def world_of(world_tables: dict[str, pd.DataFrame]) -> World:
+    """The World of a dataset's {prices, regions, carbon, teams} tables."""
+    return World(world_tables["regions"], world_tables["prices"], world_tables["carbon"],
+                 teams=world_tables.get("teams"))
+
+
+def run_one(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame, tables: World,
+            strand: bool = True) -> Run:
+    """One scenario's run with its simulation KPIs and (`strand`) its stranded capacity; no world KPIs
+    (`with_world` adds them)."""
+    result = run_scenario(scenario, jobs, fleet, tables)
+    values = kpis(result)
+    edited = scenario.world(tables, fleet)
+    ran_jobs, ran_fleet = scenario.apply(jobs, fleet, zones_of(edited.regions))
+    idle = stranded(result, build_workload(ran_jobs, ran_fleet), edited.regions) if strand else None
+    if idle is not None:
+        values = {**values, **idle.kpis()}
+    return Run(scenario, values, result, None, ran_fleet, idle, jobs=ran_jobs)
+
+
+def with_world(run: Run, fleet: pd.DataFrame, tables: World, assumptions: CostAssumptions | None = None) -> Run:
+    """`run` with its cost, carbon and residency report and KPIs, on the jobs and fleet it ran on and
+    the dataset's world (`tables`, on the dataset's `fleet`) with the scenario's region edits. Raises
+    Unusable when they cannot be computed."""
+    scenario = run.scenario
+    edited = scenario.world(tables, fleet)
+    try:
+        report = world_report(run.result, run.fleet, edited.prices, edited.regions, edited.carbon, assumptions,
+                              jobs=run.jobs)
+    except ValueError as exc:
+        raise Unusable(f"{scenario.name}: cannot compute cost, carbon and residency: {exc}") from None
+    return replace(run, kpis={**run.kpis, **report.kpis}, world=report)

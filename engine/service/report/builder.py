@@ -1,0 +1,116 @@
+"""build_report: from a baseline and candidate scenarios on a dataset to the executive report's content.
+
+1. Keep the jobs submitted in the first `days` days (engine.service.compare.first_days; None: all).
+2. Run baseline and candidates through engine.service.compare.run_scenarios (what `meridian compare` runs),
+   with the report's cost assumptions, and measure each one's load headroom and fleet compaction at
+   the baseline's service level (engine.service.compare.with_headroom).
+3. Per candidate: the savings against the baseline and the headline (engine.service.report.headline).
+4. Tables (engine.service.report.tables) and figures (engine.service.report.figures) for the first candidate (the
+   region table and heat maps) or for every scenario (KPIs, spend by tier, waits by class).
+5. The assumptions, method notes, fidelity footnote and the defaults relied on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+
+from engine.scenario.spec import Scenario
+from engine.service.compare import Run, Unusable, first_days, run_scenarios
+from engine.service.headroom.measure import HeadroomOptions, with_headroom
+from engine.service.report import figures, headline, tables
+from engine.service.report.assumptions import ReportAssumptions
+from engine.service.report.notes import fidelity_note, method
+
+
+@dataclass
+class Report:
+    """The report's content (no formatting beyond the headline sentences).
+
+    range_utc: (window start, window end) of the baseline run, UTC; range_note says which jobs were kept.
+    headline: sentences for the first candidate; headlines: the same per candidate name.
+    savings: headline.Savings per candidate name. kpis: kpi + one column per scenario (compare's values).
+    waits: scenario, workload_class, jobs, wait_p95_s. regions: tables.REGION_COLUMNS (baseline vs the
+    first candidate). figures: name -> plotly JSON figure (figures module). assumptions: the ones used;
+    method: formulas; fidelity: footnote; assumed: defaults the data lacked (prices, zones, ...).
+    headroom: the load headroom and compaction of every scenario (engine.service.headroom.measure.HeadroomReport).
+    runs: the engine's runs (results, cost and carbon reports) for anything further."""
+
+    dataset: str
+    range_utc: tuple[pd.Timestamp, pd.Timestamp]
+    range_note: str
+    scenarios: list[str]
+    headline: tuple[str, ...]
+    headlines: dict[str, tuple[str, ...]]
+    savings: dict[str, headline.Savings]
+    kpis: pd.DataFrame
+    waits: pd.DataFrame
+    regions: pd.DataFrame
+    figures: dict[str, dict]
+    assumptions: ReportAssumptions
+    method: tuple[str, ...]
+    fidelity: str
+    assumed: tuple[str, ...]
+    headroom: object = field(repr=False)
+    runs: list[Run] = field(repr=False)
+
+    @property
+    def baseline(self) -> str:
+        return self.scenarios[0]
+
+    @property
+    def candidate(self) -> str:
+        """The first candidate: the one the region table and heat maps show."""
+        return self.scenarios[1]
+
+
+def build_report(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict[str, pd.DataFrame],
+                 baseline: Scenario, candidates: list[Scenario], assumptions: ReportAssumptions = ReportAssumptions(),
+                 *, dataset: str = "sample", days: float | None = None,
+                 headroom: HeadroomOptions | None = None) -> Report:
+    """The report of `candidates` against `baseline` on the dataset's tables (world_tables: {prices,
+    regions, carbon, teams}, empty tables allowed); `headroom`: how the searches run (default: 3 seeds
+    on every core, the assumptions' GPU price and amortisation). Raises Unusable without a candidate or
+    jobs, ScenarioError for a scenario that cannot run."""
+    if not candidates:
+        raise Unusable("a report needs at least one candidate scenario")
+    names = [baseline.name, *(c.name for c in candidates)]
+    if len(set(names)) != len(names):
+        raise Unusable(f"scenario names must differ, got {', '.join(names)}")
+    scenarios = first_days([baseline, *candidates], jobs, days)
+    runs, assumed = run_scenarios(scenarios, jobs, fleet, world_tables, assumptions.cost(), world=True)
+    if not len(runs[0].result.jobs):
+        raise Unusable("no jobs in the chosen window")
+    options = replace(headroom or HeadroomOptions(), gpu_capex_usd=assumptions.gpu_capex_usd,
+                      amortisation_years=assumptions.amortisation_years)
+    runs, measured = with_headroom(runs, jobs, fleet, world_tables, options)
+    base, first = runs[0], runs[1]
+    waits = tables.class_waits(runs)
+    saved = {run.scenario.name: headline.savings(base, run, assumptions) for run in runs[1:]}
+    sentences = {run.scenario.name: headline.sentences(saved[run.scenario.name], base, run,
+                                                       waits[waits["scenario"].isin([base.scenario.name,
+                                                                                     run.scenario.name])],
+                                                       assumptions) for run in runs[1:]}
+    start = pd.Timestamp(base.result.origin_utc)
+    end = start + pd.Timedelta(seconds=base.world.cost.totals["window_s"])
+    return Report(
+        dataset=dataset, range_utc=(start, end), range_note=_range_note(scenarios[0], base, days),
+        scenarios=names, headline=sentences[first.scenario.name], headlines=sentences, savings=saved,
+        kpis=tables.kpi_table(runs), waits=waits,
+        regions=tables.region_table(base, first, assumptions.annualisation_days),
+        figures={"utilisation_by_local_hour": figures.utilisation_by_local_hour(base, first),
+                 "spend_by_tier": figures.spend_by_tier(runs, assumptions.annualisation_days),
+                 "waits_by_class": figures.waits_by_class(waits)},
+        assumptions=assumptions, method=method(measured), fidelity=fidelity_note(), assumed=tuple(assumed),
+        headroom=measured, runs=runs)
+
+
+def _range_note(scenario: Scenario, run: Run, days: float | None) -> str:
+    """Which jobs the report covers, in words."""
+    jobs = len(run.result.jobs)
+    if scenario.start_utc is None and scenario.end_utc is None:
+        return f"all {jobs:,} jobs of the dataset"
+    start = "the start" if scenario.start_utc is None else f"{scenario.start_utc:%Y-%m-%d %H:%M}"
+    end = "the end" if scenario.end_utc is None else f"{scenario.end_utc:%Y-%m-%d %H:%M}"
+    first = f"the first {days:g} day{'' if days == 1 else 's'}: " if days else ""
+    return f"{jobs:,} jobs submitted in {first}{start} to {end} UTC"
