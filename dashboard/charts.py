@@ -11,11 +11,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dashboard.charts_base import LEGEND_ABOVE, PALETTE, layout
 from engine.core.escaping import plotly_text as esc
 
-TEMPLATE = "plotly_white"
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
 HEAT_SCALE = "RdYlBu"  # red = idle, blue = busy; readable with red-green colour blindness
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 MIN_WAIT_H = 1 / 60  # waits below one minute are drawn at one minute on the log axis
@@ -23,10 +21,7 @@ WAIT_TICKS = {1 / 60: "1 min", 10 / 60: "10 min", 1: "1 h", 10: "10 h", 100: "10
 
 
 def _layout(fig: go.Figure, title: str, height: int = 380) -> go.Figure:
-    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left"), height=height,
-                      margin=dict(l=10, r=10, t=80, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1.0))
-    return fig
+    return layout(fig, title, height, LEGEND_ABOVE, top=80)
 
 
 def utilisation_timeline(timeline: pd.DataFrame, fleet: pd.DataFrame | None = None,

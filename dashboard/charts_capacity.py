@@ -8,17 +8,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts import MIN_WAIT_H, PALETTE, TEMPLATE, WAIT_TICKS
+from dashboard.charts import MIN_WAIT_H, WAIT_TICKS
+from dashboard.charts_base import LEGEND_RIGHT, PALETTE, layout
 from engine.core.escaping import plotly_text as esc
 
 TIER_COLOURS = {"reserved": "#1f77b4", "spot": "#2ca02c", "on-demand": "#ff7f0e"}
 
 
 def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
-    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left"), height=height,
-                      margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
-    return fig
+    return layout(fig, title, height, LEGEND_RIGHT)
 
 
 def slo_curves(curve: pd.DataFrame, targets: dict[str, float], marks: dict[str, float]) -> go.Figure:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.charts import PALETTE, TEMPLATE
+from dashboard.charts_base import LEGEND_RIGHT, PALETTE, layout
 from engine.core.escaping import plotly_text as esc
 
 # Stacked spend parts: (label, colour). Reserved GPUs are paid whether used or not, so their
@@ -21,11 +21,8 @@ CARBON_SCALE = "YlOrRd"
 
 
 def _layout(fig: go.Figure, title: str, height: int = 400) -> go.Figure:
-    """The shared look; these charts sit two to a row, so the legend goes to the right of the plot."""
-    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left"), height=height,
-                      margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
-    return fig
+    """These charts sit two to a row, so the legend goes to the right of the plot."""
+    return layout(fig, title, height, LEGEND_RIGHT)
 
 
 def spend_parts(spend: pd.DataFrame, key: str) -> pd.DataFrame:

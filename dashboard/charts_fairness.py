@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.charts import PALETTE, TEMPLATE
+from dashboard.charts_base import LEGEND_RIGHT, PALETTE, layout
 from engine.core.escaping import plotly_text as esc
 
 HOUR_S = 3600.0
@@ -16,10 +16,7 @@ SCENARIO_COLOURS = ("#9aa5b1", "#1f77b4")  # baseline grey, scenario blue
 
 
 def _layout(fig: go.Figure, title: str, height: int = 400) -> go.Figure:
-    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left"), height=height,
-                      margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
-    return fig
+    return layout(fig, title, height, LEGEND_RIGHT)
 
 
 def share_vs_entitlement(shares: pd.DataFrame, origin_utc: pd.Timestamp, title: str) -> go.Figure:

@@ -5,7 +5,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard import charts
+from dashboard.charts_base import LEGEND_ABOVE, PALETTE, layout
 from engine.service.experiments import fgd, fidelity, rlscheduler
 
 BACKFILLS = {"none": "no backfilling", "compat": "RLScheduler's backfilling"}
@@ -32,7 +32,7 @@ def rls_figure(rows: pd.DataFrame, title: str) -> go.Figure:
                 fig.add_trace(go.Scatter(
                     x=pts["published"], y=pts["ours"], mode="markers", name=f"{policy}, {BACKFILLS[backfill]}",
                     legendgroup=f"{policy}{backfill}", showlegend=col == 1,
-                    marker=dict(color=charts.PALETTE[i], symbol=symbol, size=8, line=dict(width=0.5, color="white")),
+                    marker=dict(color=PALETTE[i], symbol=symbol, size=8, line=dict(width=0.5, color="white")),
                     customdata=pts[["start", "difference"]],
                     hovertemplate="sequence from job %{customdata[0]}<br>published %{x:.6g}<br>ours %{y:.6g}"
                                   "<br>difference %{customdata[1]:.2g}<extra>" + f"{policy} · {backfill}</extra>"),
@@ -41,7 +41,7 @@ def rls_figure(rows: pd.DataFrame, title: str) -> go.Figure:
     fig.update_yaxes(type="log", row=1, col=1)
     fig.update_xaxes(title_text="published")
     fig.update_yaxes(title_text="ours", row=1, col=1)
-    return legend_below(charts._layout(fig, title, height=520))
+    return legend_below(layout(fig, title, 520, LEGEND_ABOVE, top=80))
 
 
 def legend_below(fig: go.Figure) -> go.Figure:
@@ -58,7 +58,7 @@ def fgd_figure(rows: pd.DataFrame, metric: str, title: str) -> go.Figure:
         pts = part[part["policy"] == policy].sort_values("arrived_pct")
         if pts.empty:
             continue
-        colour, label = charts.PALETTE[i], FGD_LABELS[policy]
+        colour, label = PALETTE[i], FGD_LABELS[policy]
         fig.add_trace(go.Scatter(
             x=pts["arrived_pct"], y=pts["published"], mode="lines", legendgroup=policy, showlegend=False,
             line=dict(color=colour, dash="dash", width=1.5),
@@ -69,7 +69,7 @@ def fgd_figure(rows: pd.DataFrame, metric: str, title: str) -> go.Figure:
             hovertemplate="%{x}% arrived: %{y:.2f} (difference %{customdata:+.2f})<extra>" + label + " ours</extra>"))
     fig.update_xaxes(title_text="GPU requests arrived (% of capacity)", tickvals=list(fgd.LEVELS))
     fig.update_yaxes(title_text=FGD_METRICS[metric])
-    return legend_below(charts._layout(fig, title, height=500))
+    return legend_below(layout(fig, title, 500, LEGEND_ABOVE, top=80))
 
 
 def fgd_seed_figure(alloc: pd.DataFrame, seed: int) -> go.Figure:
@@ -80,7 +80,7 @@ def fgd_seed_figure(alloc: pd.DataFrame, seed: int) -> go.Figure:
     label = FGD_LABELS[pts["policy"].iloc[0]]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, subplot_titles=[
         "GPU allocation ratio (%)", "difference from the published mean (points)"])
-    grey, colour = "rgba(127,127,127,0.25)", charts.PALETTE[list(fgd.POLICIES).index(pts["policy"].iloc[0])]
+    grey, colour = "rgba(127,127,127,0.25)", PALETTE[list(fgd.POLICIES).index(pts["policy"].iloc[0])]
     fig.add_trace(go.Scatter(x=x + back, y=list(pts["published_max"]) + list(pts["published_min"][::-1]),
                              fill="toself", mode="none", fillcolor=grey, name="published range of 10 seeds",
                              hoverinfo="skip"), row=1, col=1)
@@ -98,4 +98,4 @@ def fgd_seed_figure(alloc: pd.DataFrame, seed: int) -> go.Figure:
                              marker=dict(color=colour, size=8), line=dict(color=colour, width=1),
                              hovertemplate="%{x}% arrived: %{y:+.2f} points<extra></extra>"), row=1, col=2)
     fig.update_xaxes(title_text="GPU requests arrived (% of capacity)", tickvals=list(fgd.LEVELS))
-    return legend_below(charts._layout(fig, f"Seed {seed} just now against the published 10-seed mean", 480))
+    return legend_below(layout(fig, f"Seed {seed} just now against the published 10-seed mean", 480, LEGEND_ABOVE, top=80))

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.charts import PALETTE, TEMPLATE
+from dashboard.charts_base import LEGEND_ABOVE, PALETTE, layout
 from engine.core.escaping import plotly_text as esc
 
 RUNTIME_SOURCES = {"model": "model (P50)", "request": "user's request", "last_two": "mean of the user's last two"}
@@ -15,10 +15,7 @@ FAILURE_SOURCES = {"model": "model", "base_rate": "base rate", "user_recent": "u
 
 
 def _layout(fig: go.Figure, title: str, height: int = 380) -> go.Figure:
-    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left"), height=height,
-                      margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
-    return fig
+    return layout(fig, title, height, {**LEGEND_ABOVE, "y": 1.0})
 
 
 def runtime_accuracy(report: dict) -> go.Figure:

@@ -8,10 +8,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts import PALETTE, WEEKDAYS, _layout
+from dashboard.charts import WEEKDAYS
+from dashboard.charts_base import LEGEND_ABOVE, PALETTE, layout
 from engine.core.escaping import plotly_text as esc
 
 BAND_FILL = "rgba(255, 193, 7, 0.22)"  # working hours: a light amber band
+
+
+def _timezone_layout(fig: go.Figure, title: str, height: int = 380) -> go.Figure:
+    return layout(fig, title, height, LEGEND_ABOVE, top=80)
 
 
 def _region_grid(regions: list[str], columns: int, titles: list[str]) -> tuple[go.Figure, int]:
@@ -57,7 +62,7 @@ def utc_hour_profile(profile: pd.DataFrame, key: str, bands: pd.DataFrame, perio
     fig.update_layout(shapes=shapes)
     fig.update_yaxes(rangemode="tozero", ticksuffix="%")
     fig.update_annotations(font_size=12)
-    _layout(fig, title, height=140 + 200 * rows)
+    _timezone_layout(fig, title, height=140 + 200 * rows)
     fig.update_layout(margin=dict(t=90))
     return fig
 
@@ -81,7 +86,7 @@ def work_gantt(bands: pd.DataFrame, week_start: pd.Timestamp) -> go.Figure:
     fig.update_xaxes(range=[week_start, week_start + pd.Timedelta(days=7)], title_text="time (UTC)",
                      dtick=24 * 3600 * 1000, tickformat="%a %d %b 00:00", tickangle=0, gridcolor="#c8c8c8",
                      minor=dict(dtick=6 * 3600 * 1000, showgrid=True, gridcolor="#eeeeee"))
-    return _layout(fig, f"Who is at work, week of {week_start:%a %d %b %Y} (UTC)",
+    return _timezone_layout(fig, f"Who is at work, week of {week_start:%a %d %b %Y} (UTC)",
                    height=120 + 22 * max(len(labels), 4))
 
 
@@ -103,7 +108,7 @@ def daily_with_holidays(daily: pd.DataFrame, holidays: pd.DataFrame) -> go.Figur
                 hovertemplate="%{x|%a %d %b}: %{text}<br>%{y:.1f}%<extra>" + esc(region) + "</extra>"))
     fig.update_yaxes(title_text="utilisation (%)", rangemode="tozero")
     fig.update_xaxes(title_text="day (UTC)")
-    return _layout(fig, "Daily utilisation by region, holidays starred")
+    return _timezone_layout(fig, "Daily utilisation by region, holidays starred")
 
 
 def handoff_matrix(pairs: pd.DataFrame, regions: list[str]) -> go.Figure:
@@ -115,7 +120,7 @@ def handoff_matrix(pairs: pd.DataFrame, regions: list[str]) -> go.Figure:
                                hovertemplate="%{y} → %{x}<br>up to %{z:,.0f} GPU-hours<extra></extra>"))
     fig.update_yaxes(autorange="reversed", title_text="lender (off-hours)")
     fig.update_xaxes(title_text="borrower (flexible work waiting)")
-    return _layout(fig, "Lendable GPU-hours by region pair", height=440)
+    return _timezone_layout(fig, "Lendable GPU-hours by region pair", height=440)
 
 
 def offhours_idle_by_hour(by_hour: pd.DataFrame, fleet: pd.DataFrame) -> go.Figure:
@@ -132,7 +137,7 @@ def offhours_idle_by_hour(by_hour: pd.DataFrame, fleet: pd.DataFrame) -> go.Figu
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title_text="UTC hour of day", tickvals=list(range(0, 24, 3)))
     fig.update_yaxes(title_text="GPUs (mean over the days)")
-    _layout(fig, "Idle GPUs in off-hours regions, by UTC hour", height=440)
+    _timezone_layout(fig, "Idle GPUs in off-hours regions, by UTC hour", height=440)
     fig.update_layout(legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02))
     return fig
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from engine.analysis.catalogue import keys
 from engine.cli.simulate import _fmt
 from engine.service.run import run_scenario
 
@@ -14,28 +15,16 @@ REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "tests" / "data" / "swf" / "small.swf"
 FIFO = REPO / "sample_data" / "scenarios" / "fifo.toml"
 EASY = REPO / "sample_data" / "scenarios" / "easy-backfill.toml"
+# Every key the KPI catalogue names (engine.analysis.catalogue; the README documents the same keys): the
+# fragmentation pair only for runs that sample fragmentation, the world KPIs only for a priced fleet (or
+# --world: an SWF log's processors are not), the headroom ones only for compare (without --no-headroom).
 KPIS = {"utilization", "idle_gpu_hours", "wait_p50_s", "wait_p95_s", "avg_bounded_slowdown", "makespan_s",
         "jobs_completed", "jobs_failed"}
-WORLD_KPIS = {"cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_usd", "cost_burst_usd",
-              "idle_cost_usd", "cost_usd_per_year", "idle_cost_usd_per_year", "effective_usd_per_gpu_hour",
-              "productive_usd_per_gpu_hour", "energy_kwh", "carbon_kg", "carbon_kg_per_year",
-              "residency_violations", "egress_usd"}
-# Every key the README documents; the fragmentation pair only for runs that sample fragmentation, the
-# world KPIs only for a priced fleet (or --world: an SWF log's processors are not), the headroom ones
-# only for compare (without --no-headroom).
-STRANDED = {"stranded_gpu_hours", "stranded_order_gpu_hours", "stranded_elsewhere_gpu_hours",
-            "stranded_fragmented_gpu_hours", "nodes_in_use_mean", "partial_node_idle_gpu_hours"}
-SIM_KPIS = KPIS | STRANDED | {"wait_mean_s", "wait_p99_s", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s",
-                              "jobs_not_run", "jobs_gave_up", "throughput_jobs_per_hour", "served_gpu_hours",
-                              "latency_slo_attainment", "burst_rentals", "burst_gpu_hours"}
-FAIRNESS = {"jain_index", "deadline_hit_rate", "inference_guarantee_violations", "max_wait_sla_attainment",
-            "max_wait_sla_misses", "preemptions", "lost_gpu_hours", "starved_jobs"}
-SIM_KPIS |= FAIRNESS
+WORLD_KPIS = keys("world")
+SIM_KPIS = keys("sim", "stranded", "fairness")
 ALL_KPIS = SIM_KPIS | WORLD_KPIS
-HEADROOM = {"load_headroom", "load_headroom_min", "load_headroom_max", "load_headroom_ratio",
-            "load_headroom_ratio_min", "load_headroom_ratio_max", "needed_gpus", "compaction_gpus",
-            "compaction_usd_per_year", "saved_gpus", "saved_usd_per_year"}
-FRAGMENTATION = {"frag_gpus_mean", "frag_gpu_pct_of_idle"}
+HEADROOM = keys("headroom")
+FRAGMENTATION = keys("fragmentation")
 GROUP_KEYS = ["jobs", "finished", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_p99_s", "jct_mean_s", "jct_p50_s",
               "jct_p95_s", "jct_p99_s", "avg_bounded_slowdown", "gpu_hours"]
 

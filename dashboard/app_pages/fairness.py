@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard import charts_fairness, data
 from dashboard.chart_view import plot
+from engine.analysis import catalogue
 from engine.analysis.job_quota import QUOTA_REASONS, job_quota, quota_text
 from engine.analysis.job_story import factor_table, longest_waiting
 from engine.core.errors import ScenarioError
@@ -15,20 +16,19 @@ from engine.core.reasons import EXPLAINED, REASONS
 BASELINE = "fifo"
 DEFAULT_SCENARIO = "priority-fairshare"
 DEFAULT_DAYS = 3.0  # the page simulates as it opens: a few days of the sample take a few seconds
-# KPI tiles: key -> (label, value format, delta format, higher is better, help)
-TILES = {
-    "jain_index": ("Jain's index", "{:.3f}", "{:+.3f}", True,
-                   "1 = every team got its fair share of what was used (or all it asked for)"),
-    "deadline_hit_rate": ("Deadlines met", "pct", "pts", True, "jobs with a deadline that completed by it"),
-    "inference_guarantee_violations": ("Inference misses", "{:,.0f}", "{:+,.0f}", False,
+# KPI tiles: key -> (value format, delta format, help); label and direction from the KPI catalogue
+_TILE_FORMATS = {
+    "jain_index": ("{:.3f}", "{:+.3f}", "1 = every team got its fair share of what was used (or all it asked for)"),
+    "deadline_hit_rate": ("pct", "pts", "jobs with a deadline that completed by it"),
+    "inference_guarantee_violations": ("{:,.0f}", "{:+,.0f}",
                                        "jobs of guaranteed (production inference) queues that waited past their limit"),
-    "max_wait_sla_attainment": ("Within max wait", "pct", "pts", True,
-                                "jobs that started within their queue's maximum wait"),
-    "preemptions": ("Preemptions", "{:,.0f}", "{:+,.0f}", False, "times a running job was evicted and requeued"),
-    "lost_gpu_hours": ("Lost GPU-hours", "{:,.1f}", "{:+,.1f}", False,
-                       "work since the last checkpoint, lost to evictions"),
-    "starved_jobs": ("Starved jobs", "{:,.0f}", "{:+,.0f}", False, "jobs that waited longer than their queue allows"),
+    "max_wait_sla_attainment": ("pct", "pts", "jobs that started within their queue's maximum wait"),
+    "preemptions": ("{:,.0f}", "{:+,.0f}", "times a running job was evicted and requeued"),
+    "lost_gpu_hours": ("{:,.1f}", "{:+,.1f}", "work since the last checkpoint, lost to evictions"),
+    "starved_jobs": ("{:,.0f}", "{:+,.0f}", "jobs that waited longer than their queue allows"),
 }
+TILES = {key: (catalogue.label(key), value, delta, catalogue.higher_is_better(key), help_text)
+         for key, (value, delta, help_text) in _TILE_FORMATS.items()}
 NOT_STARTED = frozenset(REASONS[1:]) | {"deferred"}  # a status that explains a job never (re)started
 SECONDS = st.column_config.NumberColumn(format="%.0f")
 PERCENT = st.column_config.NumberColumn(format="%.1f%%")

@@ -9,6 +9,7 @@ from dashboard.chart_view import plot
 from dashboard.data import headroom as data_headroom
 from dashboard.data import predict as data_predict
 from dashboard.runtime_choice import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
+from engine.analysis import catalogue
 from engine.analysis.sim_series import (
     fleet_series,
     group_comparison,
@@ -26,14 +27,14 @@ from engine.service.report.headline import capacity_sentences
 CUSTOM = "custom (built below)"
 # KPI tiles: key -> (label, value format, delta format), "duration" for seconds shown in s, min or h;
 # a tile is drawn when the baseline has the KPI (fragmentation KPIs exist only for sampled runs).
-SHOWN = {"utilization": ("Utilisation", lambda v: f"{100 * v:.1f}%", lambda d: f"{100 * d:+.1f} pts"),
-         "wait_p50_s": ("p50 wait", "duration", "duration"),
-         "wait_p95_s": ("p95 wait", "duration", "duration"),
-         "jct_p95_s": ("p95 completion time", "duration", "duration"),
-         "avg_bounded_slowdown": ("Avg bounded slowdown", lambda v: f"{v:,.2f}", lambda d: f"{d:+,.2f}"),
-         "idle_gpu_hours": ("Idle GPU-hours", lambda v: f"{v:,.0f}", lambda d: f"{d:+,.0f}"),
-         "frag_gpu_pct_of_idle": ("Fragmented idle GPUs", lambda v: f"{v:.1f}%", lambda d: f"{d:+.1f} pts")}
-HIGHER_IS_BETTER = {"utilization"}
+_FORMATS = {"utilization": (lambda v: f"{100 * v:.1f}%", lambda d: f"{100 * d:+.1f} pts"),
+            "wait_p50_s": ("duration", "duration"), "wait_p95_s": ("duration", "duration"),
+            "jct_p95_s": ("duration", "duration"),
+            "avg_bounded_slowdown": (lambda v: f"{v:,.2f}", lambda d: f"{d:+,.2f}"),
+            "idle_gpu_hours": (lambda v: f"{v:,.0f}", lambda d: f"{d:+,.0f}"),
+            "frag_gpu_pct_of_idle": (lambda v: f"{v:.1f}%", lambda d: f"{d:+.1f} pts")}
+SHOWN = {key: (catalogue.label(key), *formats) for key, formats in _FORMATS.items()}  # labels: the KPI catalogue
+HIGHER_IS_BETTER = {key for key in SHOWN if catalogue.higher_is_better(key)}
 # Cost and carbon rows (engine.analysis.world_kpis), shown under the KPI table with the same deltas.
 WORLD_SHOWN = ("cost_usd", "idle_cost_usd", "cost_usd_per_year", "effective_usd_per_gpu_hour",
                "productive_usd_per_gpu_hour", "carbon_kg", "residency_violations")

@@ -1,0 +1,115 @@
+"""The KPI catalogue: every key a run's KPI dictionary can hold, with its label, unit, direction and
+display format, in one place. `meridian compare --json`, the What-if and Teams & fairness pages and
+the tests read it; the README's KPI table documents the same keys (a test checks both ways).
+
+Groups: "sim" (engine.analysis.sim_metrics.kpis), "fragmentation" (only runs that sample it),
+"stranded" (engine.analysis.stranded), "fairness" (engine.analysis.fairness.fairness_kpis, part of
+`kpis`), "world" (engine.analysis.world_kpis.KPI_KEYS, for a priced fleet or on request) and
+"headroom" (engine.service.headroom, for compared candidates). `better` says which way is an
+improvement ("higher", "lower", or "" when neither is); `fmt` how a page shows the value: "pct" a
+0-1 share as a percentage, "duration" seconds as s/min/h, "int", "one" (one decimal), "two", "three",
+"usd", "x" (a multiple).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Kpi:
+    key: str
+    label: str
+    unit: str
+    better: str
+    group: str
+    fmt: str
+
+
+def _rows(group: str, *rows: tuple) -> list[Kpi]:
+    return [Kpi(key, label, unit, better, group, fmt) for key, label, unit, better, fmt in rows]
+
+
+CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
+    *_rows("sim",
+           ("utilization", "Utilisation", "0-1", "higher", "pct"),
+           ("idle_gpu_hours", "Idle GPU-hours", "GPU-hours", "lower", "int"),
+           ("served_gpu_hours", "Served GPU-hours", "GPU-hours", "higher", "int"),
+           ("burst_rentals", "Burst rentals", "rentals", "", "int"),
+           ("burst_gpu_hours", "Burst GPU-hours", "GPU-hours", "", "int"),
+           ("latency_slo_attainment", "Latency SLO met", "0-1", "higher", "pct"),
+           ("wait_mean_s", "Mean wait", "s", "lower", "duration"),
+           ("wait_p50_s", "p50 wait", "s", "lower", "duration"),
+           ("wait_p95_s", "p95 wait", "s", "lower", "duration"),
+           ("wait_p99_s", "p99 wait", "s", "lower", "duration"),
+           ("jct_mean_s", "Mean completion time", "s", "lower", "duration"),
+           ("jct_p50_s", "p50 completion time", "s", "lower", "duration"),
+           ("jct_p95_s", "p95 completion time", "s", "lower", "duration"),
+           ("jct_p99_s", "p99 completion time", "s", "lower", "duration"),
+           ("avg_bounded_slowdown", "Avg bounded slowdown", "ratio", "lower", "two"),
+           ("makespan_s", "Makespan", "s", "", "duration"),
+           ("jobs_completed", "Jobs completed", "jobs", "higher", "int"),
+           ("jobs_failed", "Jobs failed", "jobs", "lower", "int"),
+           ("jobs_not_run", "Jobs never run", "jobs", "lower", "int"),
+           ("jobs_gave_up", "Jobs given up on", "jobs", "lower", "int"),
+           ("throughput_jobs_per_hour", "Throughput", "jobs/h", "higher", "one")),
+    *_rows("fragmentation",
+           ("frag_gpus_mean", "Fragmented GPUs", "GPUs", "lower", "one"),
+           ("frag_gpu_pct_of_idle", "Fragmented idle GPUs", "%", "lower", "one")),
+    *_rows("stranded",
+           ("stranded_gpu_hours", "Stranded GPU-hours", "GPU-hours", "lower", "int"),
+           ("stranded_order_gpu_hours", "Stranded by the order", "GPU-hours", "lower", "int"),
+           ("stranded_elsewhere_gpu_hours", "Stranded elsewhere", "GPU-hours", "lower", "int"),
+           ("stranded_fragmented_gpu_hours", "Stranded in fragments", "GPU-hours", "lower", "int"),
+           ("nodes_in_use_mean", "Nodes in use", "nodes", "", "one"),
+           ("partial_node_idle_gpu_hours", "Idle on partly used nodes", "GPU-hours", "lower", "int")),
+    *_rows("fairness",
+           ("jain_index", "Jain's index", "0-1", "higher", "three"),
+           ("deadline_hit_rate", "Deadlines met", "0-1", "higher", "pct"),
+           ("inference_guarantee_violations", "Inference misses", "jobs", "lower", "int"),
+           ("max_wait_sla_attainment", "Within max wait", "0-1", "higher", "pct"),
+           ("max_wait_sla_misses", "Max-wait misses", "jobs", "lower", "int"),
+           ("preemptions", "Preemptions", "evictions", "lower", "int"),
+           ("lost_gpu_hours", "Lost GPU-hours", "GPU-hours", "lower", "one"),
+           ("starved_jobs", "Starved jobs", "jobs", "lower", "int")),
+    *_rows("world",
+           ("cost_usd", "Spend", "USD", "lower", "usd"),
+           ("cost_reserved_usd", "Reserved spend", "USD", "lower", "usd"),
+           ("cost_on_demand_usd", "On-demand spend", "USD", "lower", "usd"),
+           ("cost_spot_usd", "Spot spend", "USD", "lower", "usd"),
+           ("cost_burst_usd", "Burst spend", "USD", "lower", "usd"),
+           ("idle_cost_usd", "Idle reserved cost", "USD", "lower", "usd"),
+           ("cost_usd_per_year", "Spend a year", "USD/year", "lower", "usd"),
+           ("idle_cost_usd_per_year", "Idle cost a year", "USD/year", "lower", "usd"),
+           ("effective_usd_per_gpu_hour", "Effective $/GPU-hour", "USD per GPU-hour", "lower", "two"),
+           ("productive_usd_per_gpu_hour", "Productive $/GPU-hour", "USD per GPU-hour", "lower", "two"),
+           ("energy_kwh", "Energy", "kWh", "lower", "int"),
+           ("carbon_kg", "Carbon", "kgCO2e", "lower", "int"),
+           ("carbon_kg_per_year", "Carbon a year", "kgCO2e/year", "lower", "int"),
+           ("residency_violations", "Residency violations", "jobs", "lower", "int"),
+           ("egress_usd", "Egress", "USD", "lower", "usd")),
+    *_rows("headroom",
+           ("load_headroom", "Load headroom", "x", "higher", "x"),
+           ("load_headroom_min", "Load headroom (lowest seed)", "x", "higher", "x"),
+           ("load_headroom_max", "Load headroom (highest seed)", "x", "higher", "x"),
+           ("load_headroom_ratio", "Load headroom over the baseline's", "x", "higher", "x"),
+           ("load_headroom_ratio_min", "Load headroom ratio (lowest seed)", "x", "higher", "x"),
+           ("load_headroom_ratio_max", "Load headroom ratio (highest seed)", "x", "higher", "x"),
+           ("needed_gpus", "GPUs needed", "GPUs", "lower", "int"),
+           ("compaction_gpus", "GPUs spare at the level", "GPUs", "higher", "int"),
+           ("compaction_usd_per_year", "Spare GPUs a year", "USD/year", "higher", "usd"),
+           ("saved_gpus", "GPUs saved against the baseline", "GPUs", "higher", "int"),
+           ("saved_usd_per_year", "Saved a year", "USD/year", "higher", "usd")),
+]}
+
+
+def keys(*groups: str) -> set[str]:
+    """The keys of the given groups (all keys without any)."""
+    return {k for k, kpi in CATALOGUE.items() if not groups or kpi.group in groups}
+
+
+def label(key: str) -> str:
+    return CATALOGUE[key].label
+
+
+def higher_is_better(key: str) -> bool:
+    return CATALOGUE[key].better == "higher"

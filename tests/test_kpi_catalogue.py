@@ -1,0 +1,59 @@
+"""The KPI catalogue (engine.analysis.catalogue) names exactly the keys the engine computes, and the
+README's KPI table documents exactly the catalogue's keys."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from engine.analysis.catalogue import CATALOGUE, higher_is_better, keys, label
+from engine.analysis.world_kpis import KPI_KEYS
+from engine.scenario.spec import Scenario
+from engine.service.compare import run_one
+from engine.service.headroom.measure import ScenarioHeadroom
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIOS = REPO / "sample_data" / "scenarios"
+FORMATS = {"pct", "duration", "int", "one", "two", "three", "usd", "x"}
+
+
+@pytest.fixture(scope="module")
+def day(sample_tables):
+    jobs, fleet, world = sample_tables
+    start = pd.to_datetime(jobs["submit_utc"]).min()
+    scenario = replace(Scenario.load(SCENARIOS / "fifo.toml"), start_utc=start, end_utc=start + pd.Timedelta(days=1))
+    return run_one(scenario, jobs, fleet, world)
+
+
+def test_every_entry_is_complete():
+    for key, kpi in CATALOGUE.items():
+        assert kpi.key == key and kpi.label and kpi.unit, key
+        assert kpi.better in ("higher", "lower", "") and kpi.fmt in FORMATS, key
+    assert label("utilization") == "Utilisation" and higher_is_better("utilization")
+    assert not higher_is_better("wait_p95_s")
+
+
+def test_a_runs_kpis_are_the_catalogues_sim_fairness_and_stranded_keys(day):
+    computed = set(day.kpis)
+    assert computed - keys("fragmentation") == keys("sim", "fairness", "stranded")
+    assert computed & keys("fragmentation") in (set(), keys("fragmentation"))
+
+
+def test_the_world_and_headroom_groups_are_what_those_layers_compute():
+    assert keys("world") == set(KPI_KEYS)
+    headroom = ScenarioHeadroom("b", 1.25, (1.2, 1.3), 1.15, (1.1, 1.2), 100.0, 80.0, 20.0, 20.0, 2e5, 2e5, True, True,
+                                9, ())
+    assert set(headroom.kpis()) == keys("headroom")
+
+
+def test_the_readme_documents_every_key_and_no_other():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    kpi_table = text[text.index("| key | unit | meaning |"):].split("\n\n", 1)[0]
+    table = {key for row in re.findall(r"^\| (`[a-z_0-9]+`(?:, `[a-z_0-9]+`)*) \|", kpi_table, flags=re.M)
+             for key in re.findall(r"`([a-z_0-9]+)`", row)}
+    assert table == keys("sim", "fragmentation", "stranded", "fairness", "world")
+    for key in keys("headroom"):  # the JSON document's keys, as `meridian headroom --json` prints them
+        assert f'"{key}"' in text, key
