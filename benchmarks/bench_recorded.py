@@ -19,7 +19,7 @@ import pandas as pd
 from engine.scenario.recorded import recorded_baseline, recorded_of, reproduction
 from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
 from engine.service.run import run_scenario
-from engine.sim.world import World
+from engine.sim.state.world import World
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
 from engine.telemetry.sample import read_bundle

@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 
 from engine.policies import registry
-from engine.sim.collector import collector_paused
-from engine.sim.events import FINISH
+from engine.sim.output.collector import collector_paused
 from engine.sim.simulator import Policies, _Run
-from engine.sim.workload import build_workload
+from engine.sim.state.events import FINISH
+from engine.sim.state.workload import build_workload
 
 NODES, GPUS, QUEUED, ENDING = 2_000, 8, 10_000, 64
 T0 = pd.Timestamp("2026-01-01")

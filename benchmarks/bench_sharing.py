@@ -30,7 +30,7 @@ from engine.analysis.held import horizon_s
 from engine.analysis.sim_metrics import kpis
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.world import World
+from engine.sim.state.world import World
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
 from engine.telemetry.sample import ensure_sample

@@ -21,7 +21,7 @@ import pandas as pd
 from engine.analysis.sim_metrics import kpis
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.world import World
+from engine.sim.state.world import World
 from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
 

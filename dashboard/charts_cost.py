@@ -14,7 +14,7 @@ from engine.core.escaping import plotly_text as esc
 
 # Stacked spend parts: (label, colour). Reserved GPUs are paid whether used or not, so their
 # dollars split into the part jobs used and the idle part; on-demand and spot are paid only in use;
-# rented cloud burst nodes from renting to return (engine.sim.burst), shown only when some run rented.
+# rented cloud burst nodes from renting to return (engine.sim.processes.burst), shown only when some run rented.
 SPEND_PARTS = (("reserved, used", "#1f4e79"), ("reserved, idle", "#d9a19a"), ("on-demand", "#ff7f0e"),
                ("spot", "#2ca02c"), ("cloud burst", "#9467bd"))
 CARBON_SCALE = "YlOrRd"

@@ -121,7 +121,7 @@ def sample_db(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def sample_tables(tmp_path_factory):
     """(jobs, fleet, World) of the sample dataset, read from a fresh DuckDB file, one per test module."""
-    from engine.sim.world import World
+    from engine.sim.state.world import World
     from engine.telemetry.sample import ensure_sample
     from engine.telemetry.store import Store
 

@@ -10,7 +10,7 @@ import pandas as pd
 from engine.policies import registry
 from engine.scenario.spec import Scenario
 from engine.sim.simulator import Policies, simulate
-from engine.sim.workload import build_workload
+from engine.sim.state.workload import build_workload
 
 T0 = pd.Timestamp("2026-01-01")
 

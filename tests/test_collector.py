@@ -6,7 +6,7 @@ import gc
 import pytest
 from sim_helpers import fleet, job, run
 
-from engine.sim import collector
+from engine.sim.output import collector
 
 
 def test_a_run_pauses_the_collector_and_turns_it_back_on(monkeypatch):

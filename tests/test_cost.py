@@ -15,7 +15,7 @@ from engine.analysis.cost import CostAssumptions, annualise, cost_report
 from engine.analysis.sim_metrics import kpis
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 from engine.telemetry.sample import SAMPLE_DATASET, SAMPLE_DIR, ensure_sample
 from engine.telemetry.store import Store
 

@@ -134,7 +134,7 @@ def test_an_empty_window_is_refused():
 
 
 def _true_runtime_h(jobs: pd.DataFrame) -> pd.Series:
-    """The simulator's true runtime, written out independently of engine.sim.workload."""
+    """The simulator's true runtime, written out independently of engine.sim.state.workload."""
     submit, start, end = (pd.to_datetime(jobs[c], utc=True) for c in ("submit_utc", "start_utc", "end_utc"))
     observed_end = max(submit.max(), start.max(), end.max())
     running = (jobs["status"] == "running") & start.notna() & end.isna()

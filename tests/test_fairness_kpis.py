@@ -22,7 +22,7 @@ from engine.analysis.fairness import (
     water_fill,
 )
 from engine.analysis.sim_metrics import by_group, kpis
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 
 NAN, INF = np.nan, np.inf
 W = 100.0

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from engine.analysis.fairness import fairness_kpis, team_table
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.world import World
+from engine.sim.state.world import World
 from engine.telemetry.store import Store
 
 REPO = Path(__file__).parents[1]

@@ -17,7 +17,7 @@ from engine.core.fragmentation import TargetWorkload
 from engine.policies.registry import make
 from engine.service.experiments.fgd import LEVELS, POLICIES, SeedTrace, arrival_order, level_values, run_experiment
 from engine.service.experiments.openb_inputs import load_nodes, load_pods
-from engine.sim.fleet_state import FleetState
+from engine.sim.state.fleet_state import FleetState
 from engine.telemetry.errors import ImportRejected
 
 OPENB = TRACES / "alibaba-openb"

@@ -5,7 +5,7 @@ import pytest
 from engine.policies import registry
 from engine.policies.gang import LowestIndexGang, TopologyGang
 from engine.scenario.spec import DEFAULTS, Scenario
-from engine.sim.fleet_state import FleetState
+from engine.sim.state.fleet_state import FleetState
 
 
 def _view(racks):

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from conftest import TRACES, shared
 
-from engine.sim.workload import build_workload
+from engine.sim.state.workload import build_workload
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format

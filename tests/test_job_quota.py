@@ -1,5 +1,5 @@
 """Jobs larger than their quota can ever give them (turned away, "exceeds-quota"), the result's
-quotas table (engine.sim.run_tables) and the quota behind a job's wait (engine.analysis.job_quota),
+quotas table (engine.sim.output.run_tables) and the quota behind a job's wait (engine.analysis.job_quota),
 on one 8-GPU node shared by teams a and b (helpers from test_sharing); figures worked out by hand
 in the comments."""
 import csv

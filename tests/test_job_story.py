@@ -21,7 +21,7 @@ from engine.core.views import QueueView, ShareView
 from engine.policies.priority import MultifactorPriority
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.workload import build_workload
+from engine.sim.state.workload import build_workload
 
 
 def _run(spec: dict, jobs: list[dict], nodes: pd.DataFrame):

@@ -4,8 +4,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.core.views import QueueView
-from engine.sim.order_cache import OrderCache
-from engine.sim.queue import WaitingQueue
+from engine.sim.cycle.order_cache import OrderCache
+from engine.sim.state.queue import WaitingQueue
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from engine.core.fleet_view import Placement, PlacementError, PodRequest
 from engine.core.fragmentation import TargetWorkload
 from engine.policies.registry import families, make
 from engine.scenario.spec import Scenario
-from engine.sim.fleet_state import FleetState
+from engine.sim.state.fleet_state import FleetState
 
 # Tiny fleet: node 0 = 2 x T4 (32 cores), node 1 = 4 x V100 (64 cores), node 2 = CPU only (16 cores),
 # node 3 = 2 x T4 (32 cores). Largest node: 64,000 CPU milli, 4,000 GPU milli.
@@ -257,8 +257,8 @@ def test_kept_answers_match_a_fresh_scan_after_every_change(key, replay, monkeyp
 
     from engine.core import fleet_view
     from engine.core.fleet_view import fits_on
-    from engine.sim import fleet_state
-    from engine.sim.region import GangFleetState
+    from engine.sim.state import fleet_state
+    from engine.sim.state.region import GangFleetState
     monkeypatch.setattr(fleet_view, "REPLAY", replay)
     monkeypatch.setattr(fleet_state, "LARGE_FLEET", 0)  # a small fleet that keeps answers all the same
     rng = np.random.default_rng(5)
@@ -291,7 +291,7 @@ def test_kept_answers_match_a_fresh_scan_after_every_change(key, replay, monkeyp
 
 
 def test_the_write_log_notes_every_row_written_and_restarts_when_long(monkeypatch):
-    from engine.sim import fleet_state
+    from engine.sim.state import fleet_state
     monkeypatch.setattr(fleet_state, "LARGE_FLEET", 6)
     assert FleetState([1000] * 5, [1024] * 5, [1] * 5, ["T4"] * 5).log is None  # below LARGE_FLEET: no log
     state = FleetState([1000] * 6, [1024] * 6, [1] * 6, ["T4"] * 6)

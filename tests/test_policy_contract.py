@@ -14,8 +14,8 @@ from engine.core.views import QueueView, RegionsView, RouteRequest, ShareView, T
 from engine.policies import registry
 from engine.policies.admission import AdmissionRequest
 from engine.policies.ordering import queue_order
-from engine.sim.fleet_state import FleetState
-from engine.sim.region import GangFleetState
+from engine.sim.state.fleet_state import FleetState
+from engine.sim.state.region import GangFleetState
 
 ALL = [(family, key) for family, keys in registry.families().items() for key in keys]
 

@@ -18,7 +18,7 @@ from engine.core.traits import Traits, traits_of
 from engine.policies import registry
 from engine.scenario.spec import Scenario
 from engine.sim.simulator import simulate
-from engine.sim.workload import build_workload
+from engine.sim.state.workload import build_workload
 
 TWO_DAYS = pd.Timedelta(days=2)
 

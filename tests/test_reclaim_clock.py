@@ -1,4 +1,4 @@
-"""Reclaim by the clock (engine.sim.sharing): a quota holder with `reclaim_at_work_start` lends its
+"""Reclaim by the clock (engine.sim.cycle.sharing): a quota holder with `reclaim_at_work_start` lends its
 idle quota only while it is off work; when its working day starts, borrowers are evicted
 (checkpoint-aware, logged "reclaimed-at-work-start") until it has its whole nominal quota back.
 
@@ -8,7 +8,7 @@ Kueue quotas by team, lending_fraction 1 (a holder's whole nominal quota is lent
 preemption; batch jobs are in the default "batch" queue (checkpoint every 3600 s). A batch job
 submitted at 20:10 UTC and reclaimed at 08:00 UTC next morning (09:00 CET) ran 42,600 s: with hourly
 checkpoints it keeps 11 h and loses 3,000 s. Summer time: 09:00 CEST is 07:00 UTC.
-A quota holder exists only when it has jobs in the run (engine.sim.ledger), so `sim` adds a
+A quota holder exists only when it has jobs in the run (engine.sim.state.ledger), so `sim` adds a
 one-minute, one-GPU job ("probe-<team>") ten minutes before the first job for every team with a
 quota entry and no job.
 """
@@ -24,7 +24,7 @@ from sim_helpers import fleet, job
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.world import World
+from engine.sim.state.world import World
 from engine.world.calendar import Calendar
 
 H = 3600.0

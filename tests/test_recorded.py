@@ -1,5 +1,5 @@
 """The recorded baseline: first come, first served per pool (backfill "per-pool"), users who give up
-(engine.sim.patience), the recorded scheduler a dataset's source names, and the sample replayed as
+(engine.sim.cycle.patience), the recorded scheduler a dataset's source names, and the sample replayed as
 its generator scheduled it (engine.scenario.recorded)."""
 import numpy as np
 import pandas as pd

@@ -36,7 +36,7 @@ COUNTS = {"inference_guarantee_violations", "preemptions", "starved_jobs", "expr
 # Measured on commit 57749f2 (multifactor recalc_s 300 s), re-checked at 24b87fb (2026-11-30); quotas-preemption
 # re-measured when a small parked job stopped waiting behind a larger one parked before it (2026-11-30). All
 # re-measured on 2026-12-02, when users began to give up on the jobs the telemetry cancelled before they
-# started (engine.sim.patience) and the 7 days began to be measured over their own 168 h (fifo's week:
+# started (engine.sim.cycle.patience) and the 7 days began to be measured over their own 168 h (fifo's week:
 # utilisation 28.9 % -> 45.5 %); every claim below still holds. priority-fairshare re-measured on 2026-12-03,
 # when the dynamic queue path stopped skipping a backfill that EASY allows after a new arrival becomes the head
 # (issue 21: 7,919 of 92,340 starts moved over the whole sample).

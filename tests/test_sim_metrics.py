@@ -166,7 +166,7 @@ def _scenario(name, **workload):
 # the frag_*, served_gpu_hours and latency_slo_attainment keys, then the fairness ones (jain_index to
 # starved_jobs: engine.analysis.fairness), then burst_rentals and burst_gpu_hours (0 without [[burst]]
 # pools) were added later, the other figures unchanged. Re-measured on 2026-12-02 when users began
-# to give up on the jobs the telemetry cancelled before they started (engine.sim.patience; fifo on
+# to give up on the jobs the telemetry cancelled before they started (engine.sim.cycle.patience; fifo on
 # the whole sample: 1,297 of them, p95 wait 59.6 h -> 38.7 h) and a slice began to be measured over
 # its own span (the 3 days: utilisation 25.8 % -> 39.2 %, no longer diluted by the drain to 214 h);
 # jobs_gave_up and max_wait_sla_misses added.

@@ -8,7 +8,7 @@ from sim_helpers import fleet, job, run, starts
 
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.events import ARRIVAL, DEFERRED, FAILURE, FINISH, TIMER, EventQueue
+from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, TIMER, EventQueue
 
 
 def test_event_queue_orders_finishes_failures_timers_deferred_then_arrivals():
@@ -239,7 +239,7 @@ def test_timer_passes_stop_once_nothing_runs_and_nothing_else_can_happen():
     # at 100 x 60 s) timers stop, and j0 stays waiting.
     from engine.policies import registry
     from engine.sim.simulator import IDLE_TIMERS, Policies, simulate
-    from engine.sim.workload import build_workload
+    from engine.sim.state.workload import build_workload
 
     policies = Policies(registry.make("order", "fcfs"), _NeverRoom(), registry.make("backfill", "none"),
                         registry.make("admission", "accept-all"))

@@ -1,5 +1,5 @@
 """Spot interruptions whose rate varies by the local hour ([spot] hourly_factor and
-[spot.region_hourly_factor], engine.sim.spot): the tables' validation, the constant-rate draws kept
+[spot.region_hourly_factor], engine.sim.processes.spot): the tables' validation, the constant-rate draws kept
 exactly when every factor is 1, no interruption in a local hour whose factor is 0 (daylight-saving
 changes included), the count over a long run against the integrated rate, and determinism.
 Times are seconds of run time; a clock's run time 0 is its `origin`."""
@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from sim_helpers import job
 
-import engine.sim.sharing
+import engine.sim.cycle.sharing
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.events import SPOT
-from engine.sim.spot import FLAT, HOUR_S, HourlyClock, SpotModel, SpotReclaimer
-from engine.sim.world import World
+from engine.sim.processes.spot import FLAT, HOUR_S, HourlyClock, SpotModel, SpotReclaimer
+from engine.sim.state.events import SPOT
+from engine.sim.state.world import World
 
 DAY = 86_400.0
 OFF_9_TO_17 = [1.0] * 9 + [0.0] * 8 + [1.0] * 7  # no interruption 09:00-17:00 local
@@ -161,7 +161,7 @@ def interruptions(monkeypatch):
             log.append((self.nodes[i][0], self.nodes[i][1], now))
             return super().interrupt(i, now)
 
-    monkeypatch.setattr(engine.sim.sharing, "SpotReclaimer", Recording)
+    monkeypatch.setattr(engine.sim.cycle.sharing, "SpotReclaimer", Recording)
     return log
 
 
@@ -186,12 +186,12 @@ def test_simulated_interruptions_with_all_factors_one_are_the_constant_rate_ones
     hourly = list(interruptions)
     interruptions.clear()
 
-    class ConstantRate(engine.sim.sharing.SpotReclaimer):  # recording, with the rule before hourly factors
+    class ConstantRate(engine.sim.cycle.sharing.SpotReclaimer):  # recording, with the rule before hourly factors
         def _next(self, i, now):
             rate = self.nodes[i][2].rate_s
             self.run.events.push(now + float(self.rng.exponential(1.0 / rate)), SPOT, i)
 
-    monkeypatch.setattr(engine.sim.sharing, "SpotReclaimer", ConstantRate)
+    monkeypatch.setattr(engine.sim.cycle.sharing, "SpotReclaimer", ConstantRate)
     constant_result = spot_run(flat)
     assert len(hourly) > 50 and hourly == interruptions
     pd.testing.assert_frame_equal(hourly_result.jobs, constant_result.jobs)

@@ -13,8 +13,8 @@ from engine.scenario.spec import Scenario
 from engine.service.compare import first_days
 from engine.service.run import run_scenario
 from engine.sim.simulator import Policies, simulate
-from engine.sim.workload import build_workload
-from engine.sim.world import World
+from engine.sim.state.workload import build_workload
+from engine.sim.state.world import World
 from engine.telemetry.sample import SAMPLE_DIR, read_bundle
 
 HOUR = 3600.0

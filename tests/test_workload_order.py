@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from engine.sim.workload import build_workload
+from engine.sim.state.workload import build_workload
 from tests.sim_helpers import fleet, job
 
 

@@ -33,9 +33,9 @@ from engine.analysis.timezones import TimeZones, build_timezones
 from engine.analysis.world_kpis import WorldReport
 from engine.scenario.spec import Scenario
 from engine.service.compare import Run, first_days, run_one, with_world
-from engine.sim.result import SimulationResult
-from engine.sim.workload import build_workload
-from engine.sim.world import World
+from engine.sim.output.result import SimulationResult
+from engine.sim.state.workload import build_workload
+from engine.sim.state.world import World
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.columns import COLUMN_ALIASES, normalise_header, resolve_columns
 from engine.telemetry.importers.common import ImportOptions

@@ -1,4 +1,4 @@
-"""Cloud burst capacity in a finished run's figures (the rentals of engine.sim.burst).
+"""Cloud burst capacity in a finished run's figures (the rentals of engine.sim.processes.burst).
 
 A rented node is billed from `rented_s` (cloud instances bill while they boot) and usable from
 `up_s`, both until `returned_s` (NaN: still rented when the run ended, so to the window's end W).
@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.sim.burst import BURST_TIER
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
+from engine.sim.processes.burst import BURST_TIER
 
 NODE_COLUMNS = ["region", "node", "gpu_type", "gpus", "tier"]
 

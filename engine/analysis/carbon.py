@@ -37,7 +37,7 @@ import pandas as pd
 from engine.analysis.cost import HOUR_S, CostAssumptions, annualise, holdings, run_nodes, window_s
 from engine.analysis.intervals import integrate
 from engine.analysis.local_hours import local_hour_bins
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 from engine.world.grid import hourly_intensity
 
 _SUMS = ["gpu_hours", "kwh", "kg_co2e"]

@@ -53,8 +53,8 @@ from engine.analysis.held import holding as held_pieces
 from engine.analysis.idle import price_table
 from engine.analysis.offpeak import off_peak_share
 from engine.core.vocabulary import TIERS
-from engine.sim.burst import BURST_TIER
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
+from engine.sim.processes.burst import BURST_TIER
 from engine.world.grid import DEFAULT_G_CO2E_PER_KWH
 
 HOUR_S = 3600.0

@@ -43,7 +43,7 @@ import pandas as pd
 
 from engine.analysis.held import holding, horizon_s
 from engine.analysis.intervals import integrate
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 
 HOUR_S = 3600.0
 SAMPLE_S = 600.0  # fair shares are sampled at least every 10 minutes ...

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 
 
 def finished_jobs(jobs: pd.DataFrame) -> pd.DataFrame:

@@ -1,11 +1,11 @@
 """The quota behind a job's wait: its quota holder's limits in the region where it waits or runs
-(the result's `quotas` table, engine.sim.result), to answer "why is my job waiting" when the
+(the result's `quotas` table, engine.sim.output.result), to answer "why is my job waiting" when the
 reason is its quota ("blocked-by-quota", "blocked-by-team-limit", "exceeds-quota")."""
 from __future__ import annotations
 
 import math
 
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 
 QUOTA_REASONS = ("blocked-by-quota", "blocked-by-team-limit", "exceeds-quota")
 

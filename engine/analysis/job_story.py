@@ -20,7 +20,7 @@
 The order is evaluated on the state rebuilt exactly from the result at that moment t:
 - running per team in the job's region: the GPUs of the pieces (segments) with start < t < end (a
   piece ending at t has been released; one starting at t starts in the pass being explained);
-- decayed usage per team, user and project, fleet-wide, as the ledger keeps it (engine.sim.ledger):
+- decayed usage per team, user and project, fleet-wide, as the ledger keeps it (engine.sim.state.ledger):
   U(t) = sum over the entity's pieces of g x integral over [start, min(end, t)] of 2^(-(t-u)/h) du
        = g h / ln 2 x (2^(-(t - min(end, t))/h) - 2^(-(t - start)/h)),
   h = the order's `half_life_s` (the ledger's default without one);
@@ -31,7 +31,7 @@ The order is evaluated on the state rebuilt exactly from the result at that mome
 Team weights come from the result's teams table, queue tiers from its queue_classes table.
 The factors and the order are computed at t itself. An order with `recalc_s` (multifactor priority:
 Slurm's PriorityCalcPeriod) is keyed by the simulator at most every recalc_s, a newcomer when it is
-first seen (engine.sim.order_cache): at a job's submit that is the same moment, at a later moment
+first seen (engine.sim.cycle.order_cache): at a job's submit that is the same moment, at a later moment
 the simulator's keys may be up to recalc_s older (a little less age, a little more usage decay).
 `StoryContext` carries what the result does not record: the order policy, the run's seed (lottery),
 team organisations (fair-tree), and per job the requested runtime (deadline urgency, WFQ costs), CPU
@@ -50,8 +50,8 @@ import pandas as pd
 from engine.analysis.held import horizon_s
 from engine.core.views import QueueView, ShareView
 from engine.policies.ordering import queue_order
-from engine.sim.ledger import DEFAULT_HALF_LIFE_S, codes
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
+from engine.sim.state.ledger import DEFAULT_HALF_LIFE_S, codes
 
 LN2 = math.log(2.0)
 TURNED_AWAY = ("rejected-by-admission", "rejected-by-forecast", "never-fits", "exceeds-quota")
@@ -79,7 +79,7 @@ class StoryContext:
     @classmethod
     def of(cls, scenario, workload=None) -> "StoryContext":
         """The context of a run of `scenario` (engine.scenario.spec.Scenario) over `workload`
-        (engine.sim.workload.Workload: the scenario's jobs and fleet as it ran them), or None."""
+        (engine.sim.state.workload.Workload: the scenario's jobs and fleet as it ran them), or None."""
         order = scenario.build_policies().order
         if workload is None:
             return cls(order, scenario.seed, dict(scenario.team_orgs))

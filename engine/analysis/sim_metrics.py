@@ -1,4 +1,4 @@
-"""KPIs of a `SimulationResult` (engine.sim.result), for the whole run and per group of jobs.
+"""KPIs of a `SimulationResult` (engine.sim.output.result), for the whole run and per group of jobs.
 
 Utilisation is allocation-based: GPU-seconds held by jobs inside the measurement window / (fleet
 GPUs x window), 0-1, summed over the pieces of running that `SimulationResult.held()` gives (one per
@@ -33,7 +33,7 @@ import pandas as pd
 from engine.analysis import burst
 from engine.analysis.fairness import fairness_kpis
 from engine.analysis.held import finished_jobs, holding, window_end_s
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 
 DEFAULT_TAU_S = 10.0
 GROUP_COLUMNS = ("jobs", "finished", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_p99_s", "jct_mean_s",

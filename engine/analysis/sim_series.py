@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.sim_metrics import GROUP_COLUMNS, by_group
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 
 DEFAULT_POINTS = 600
 

@@ -43,8 +43,8 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.held import horizon_s
-from engine.sim.result import SimulationResult
-from engine.sim.workload import normalise_fleet
+from engine.sim.output.result import SimulationResult
+from engine.sim.state.workload import normalise_fleet
 from engine.world.residency import allowed_mask
 
 TURNED_AWAY = ("never-fits", "rejected-by-admission", "rejected-by-forecast", "exceeds-quota")
@@ -69,7 +69,7 @@ class JobRequests:
 
 
 def requests_of(workload) -> JobRequests:
-    """The requests of an engine.sim.workload.Workload. simulate() keeps the workload's job order
+    """The requests of an engine.sim.state.workload.Workload. simulate() keeps the workload's job order
     (index = stable job id) in result.jobs, so the arrays align with its rows as they are."""
     return JobRequests(workload.gpu_type, workload.num_gpu, workload.nodes, workload.gpu_milli, workload.residency)
 

@@ -35,7 +35,7 @@ import pandas as pd
 
 from engine.analysis.carbon import CarbonReport, carbon_report
 from engine.analysis.cost import CostAssumptions, CostReport, annualise, cost_report, fleet_nodes
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 from engine.world import residency
 
 KPI_KEYS = ("cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_usd", "cost_burst_usd", "idle_cost_usd",

@@ -4,7 +4,7 @@
 Units: CPU in milli-cores, memory in MiB, GPU capacity in milli-GPU (1000 = one whole GPU). Nodes
 are indexed 0..n-1, the GPUs of a node 0..gpu_count-1; the per-GPU free array is nodes x max_gpus
 with -1 in the slots of absent GPUs. The view's arrays are non-writeable numpy views of the live
-state (engine.sim.fleet_state.FleetState owns and changes it). In a large fleet the state notes
+state (engine.sim.state.fleet_state.FleetState owns and changes it). In a large fleet the state notes
 the rows it writes (`WriteLog`), so an answer over all nodes that depends only on their rows is
 cached on the view and kept current by recomputing just the nodes written since (`FleetView.kept`).
 """

@@ -19,7 +19,7 @@ policy objects themselves are frozen and stateless.
 Units are resource units of the head job's resource pool (milli-GPU of the GPU models the head
 may use; processors in SWF replays; a candidate from another pool counts 0); `pools` are the
 candidates' pools and `head_pool` the head's (0: any GPU model of the region; m + 1: the nodes of
-the region's m-th model; engine.sim.region); `running_end_s` are the running jobs' expected ends,
+the region's m-th model; engine.sim.state.region); `running_end_s` are the running jobs' expected ends,
 start + requested runtime (never the true runtime), seconds from time 0; `head_requested_s` is the
 head job's requested runtime in s (+inf when unknown: its reservation then never ends). "none" and
 "easy" ignore it. A policy whose window is always None registers with the trait `inert=True`
@@ -190,7 +190,7 @@ class PoolWindow:
     blocks the skipped candidate's pool."""
 
     sequential: ClassVar[bool] = True
-    by_pool: ClassVar[bool] = True  # the simulator walks the candidates pool by pool (engine.sim.backfill_pass)
+    by_pool: ClassVar[bool] = True  # the simulator walks the candidates pool by pool (engine.sim.cycle.backfill_pass)
     blocked: set = field(default_factory=set)
     limit: int = 0
 

@@ -2,7 +2,7 @@
 
 Every policy has one method, `choose(request: PreemptRequest, running: RunningView) -> np.ndarray`:
 the positions in `running` of the jobs it would evict for `request`, most willingly evicted first
-(empty: none). The simulator (engine.sim.preempt) then evicts the fewest of them, in that order,
+(empty: none). The simulator (engine.sim.cycle.preempt) then evicts the fewest of them, in that order,
 that make room for the waiting job on some node (whole nodes for a gang job). An evicted job loses
 the work since its last checkpoint (the queue class's `checkpoint_s`, or the policy's
 `checkpoint_s` when >= 0), goes back to its queue with the rest of its work, and keeps its place
@@ -11,7 +11,7 @@ wants its lent quota back (`request.reclaim`), and for jobs of guaranteed queues
 any non-guaranteed job whatever its runtime or preemption count (the capacity guarantee).
 A policy may also have `time_key(now_s, starts) -> hashable` (starts: the running jobs' start
 times, ascending, a list): for the same request and the same running jobs, two moments with equal
-keys get the same choice, so the simulator reuses its last one (engine.sim.running_view); without
+keys get the same choice, so the simulator reuses its last one (engine.sim.state.running_view); without
 it, every question is asked.
 
 - "none": never evicts (jobs of guaranteed queues then wait like any other).

@@ -23,12 +23,12 @@ fairness orders (engine.policies.fairness) share `starving`, `boost_first` and `
 
 Like Slurm, priorities are recomputed every `recalc_s` seconds (PriorityCalcPeriod, 5 minutes by
 default): between two recalculations the simulator keeps each waiting job's priority and gives a
-job that arrives in between its priority at arrival (engine.sim.order_cache); 0 recomputes at
+job that arrives in between its priority at arrival (engine.sim.cycle.order_cache); 0 recomputes at
 every scheduling pass.
 
 All times are seconds; `half_life_s` is the decay the simulator's usage ledger applies.
 
-`keyer(queue)` prepares `keys` over subsets of one view of a run's every job (engine.sim.order_cache
+`keyer(queue)` prepares `keys` over subsets of one view of a run's every job (engine.sim.cycle.order_cache
 keys the few jobs that join a queue at a time): the same keys, bit for bit, without building a view.
 """
 from __future__ import annotations

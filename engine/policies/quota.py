@@ -4,7 +4,7 @@ Every policy has one method, `book(holders, weights, capacity_gpus, entries) -> 
 once per region at the start of a run: `holders` are the quota holders (teams, or queue classes),
 `weights` their share weights, `capacity_gpus` the region's GPUs and `entries` the scenario's
 [[quota]] entries for that region by holder (`QuotaEntry`). The simulator then gates every start
-through the book (engine.sim.quota_gate): a job that would take its holder past its limits is held
+through the book (engine.sim.cycle.quota_gate): a job that would take its holder past its limits is held
 back ("blocked-by-quota" or "blocked-by-team-limit") without blocking the jobs behind it.
 
 - "none": no limits.
@@ -21,7 +21,7 @@ back ("blocked-by-quota" or "blocked-by-team-limit") without blocking the jobs b
   work. From `reclaim_lead_min` minutes before each of the holder's working days starts until the
   day ends (its calendar: a team's from the teams table, the region's for a queue or a team the
   table lacks; engine.world.calendar) the holder lends nothing, and at that instant borrowers are
-  evicted until the holder has its whole nominal quota back (engine.sim.sharing). At night, on
+  evicted until the holder has its whole nominal quota back (engine.sim.cycle.sharing). At night, on
   weekends and on holidays it lends as above.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ submitted at or after `cut` the model's runtime at `quantile` (P10, P50 or P90) 
 the cut keep their requests (they are the model's past). Features are submit-time only
 (engine.predict.features), so no prediction sees a job that had not finished when it was made.
 
-Policies read `requested_runtime_s` and nothing else about a job's length (engine.sim.workload),
+Policies read `requested_runtime_s` and nothing else about a job's length (engine.sim.state.workload),
 so orders (SJF, WFP3, ...) and backfilling use the predictions; the simulator still runs each job
 for its true runtime and never kills one that outlives its prediction: backfilling treats a
 running job past its expected end as ending now, so reservations are re-planned at every pass.

@@ -12,13 +12,13 @@
     cpus_per_node = 96          # optional: else the fleet's last node of the type (16 per GPU without one)
     memory_gib_per_node = 1024  # optional: likewise (128 GiB per GPU without one)
 
-Semantics in engine.sim.burst. Errors name the entry and the valid keys.
+Semantics in engine.sim.processes.burst. Errors name the entry and the valid keys.
 """
 from __future__ import annotations
 
 from engine.core.errors import ScenarioError
 from engine.scenario.checks import number
-from engine.sim.burst import BurstPool
+from engine.sim.processes.burst import BurstPool
 
 _KEYS = ("region", "gpu_type", "max_nodes", "gpus_per_node", "provision_min", "trigger_wait_min", "idle_release_min",
          "usd_per_gpu_hour", "cpus_per_node", "memory_gib_per_node")

@@ -1,6 +1,6 @@
 """A scenario's sharing tables: [[queue]] classes, [[quota]] entries and [[team]] weights.
 
-    [[queue]]                       # replaces the default queue classes (engine.sim.queue_classes)
+    [[queue]]                       # replaces the default queue classes (engine.sim.state.queue_classes)
     name = "reserved"
     priority = 1.0                  # tier 0-1
     classes = ["inference"]         # rules, all optional: classes, qos, min_gpus, max_gpus,
@@ -20,7 +20,7 @@
     team = "foundation"
     weight = 3
     org = "research"
-    [spot]                          # spot reclamation (engine.sim.spot): interruptions of spot-tier nodes
+    [spot]                          # spot reclamation (engine.sim.processes.spot): interruptions of spot-tier nodes
     interruptions_per_node_hour = 0.01
     region_rate = { "us-east" = 0.03 }   # optional, per region
     fallback_after = 2              # optional: after 2 interruptions a job keeps to on-demand nodes
@@ -36,8 +36,8 @@ import math
 from engine.core.errors import ScenarioError
 from engine.policies.quota import QuotaEntry
 from engine.scenario.checks import number
-from engine.sim.queue_classes import FIELDS, QueueClass
-from engine.sim.spot import FLAT, HOURS, SpotModel
+from engine.sim.processes.spot import FLAT, HOURS, SpotModel
+from engine.sim.state.queue_classes import FIELDS, QueueClass
 
 _QUOTA = {"holder", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cohort", "region",
           "reclaim_at_work_start", "reclaim_lead_min"}

@@ -28,13 +28,13 @@
     [[queue]], [[quota]], [[team]]  # optional sharing tables: queue classes, quotas, share weights,
     [spot]                          # and spot interruptions: a rate per node-hour, per region, x a factor
                                     # per local hour (engine.scenario.sharing)
-    [[outage]]                      # optional: a region's fleet is down (disaster recovery, engine.sim.outage)
+    [[outage]]                      # optional: a region's fleet is down (disaster recovery, engine.sim.processes.outage)
     region = "us-east"
     start_utc = "2026-08-05T12:00:00"
     end_utc = "2026-08-06T00:00:00"
     [[burst]]                       # optional: cloud nodes a region rents when its queue backs up
     region = "us-east"              # gpu_type, max_nodes, provision_min, trigger_wait_min, ...
-    gpu_type = "H100"               # (engine.scenario.burst, engine.sim.burst)
+    gpu_type = "H100"               # (engine.scenario.burst, engine.sim.processes.burst)
     [data]                          # optional: a job away from its input data waits for it to move
     transfer_gbps = 10              # data_size_gb x 8 / transfer_gbps seconds (0, the default: instant)
     [runtime]                       # optional: what the scheduler knows of runtimes and failures
@@ -73,11 +73,11 @@ from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
 from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
 from engine.scenario.sharing import parse_queues, parse_quotas, parse_spot, parse_teams
 from engine.scenario.world import RegionEdit, edit_world, parse_outages, parse_region_edits
-from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass
-from engine.sim.sharing import SharingSetup
+from engine.sim.cycle.sharing import SharingSetup
+from engine.sim.processes.spot import SpotModel
 from engine.sim.simulator import Policies
-from engine.sim.spot import SpotModel
-from engine.sim.world import World
+from engine.sim.state.queue_classes import DEFAULT_QUEUES, QueueClass
+from engine.sim.state.world import World
 from engine.world.latency import Latency, parse_latency
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",

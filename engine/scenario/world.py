@@ -1,4 +1,4 @@
-"""Region edits a scenario applies to a dataset's world (engine.sim.world.World): prices, carbon, calendars.
+"""Region edits a scenario applies to a dataset's world (engine.sim.state.world.World): prices, carbon, calendars.
 
     [[region]]                          # any number of entries, one region each
     region = "eu-west"                  # a region of the dataset (its regions table or its fleet)
@@ -35,7 +35,7 @@ import pandas as pd
 
 from engine.core.errors import ScenarioError
 from engine.scenario.checks import number
-from engine.sim.world import World
+from engine.sim.state.world import World
 from engine.telemetry.batch import TABLE_COLUMNS
 from engine.world.calendar import parse_holiday_spec, parse_working_days
 from engine.world.pricebook import TIER_MULTIPLIER, default_price_rows
@@ -242,7 +242,7 @@ def _off_peak(regions: pd.DataFrame | None, edit: RegionEdit) -> pd.DataFrame:
 
 def parse_outages(entries: object, source: str) -> tuple:
     """The [[outage]] list: region, start_utc, end_utc (UTC unless the time says otherwise)."""
-    from engine.sim.outage import Outage
+    from engine.sim.processes.outage import Outage
 
     if not isinstance(entries, list):
         raise ScenarioError(f"{source}: outage must be a list of [[outage]] tables")

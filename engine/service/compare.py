@@ -26,9 +26,9 @@ from engine.analysis.world_kpis import WorldReport, world_report
 from engine.predict.features import zones_of
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.result import SimulationResult
-from engine.sim.workload import build_workload
-from engine.sim.world import World
+from engine.sim.output.result import SimulationResult
+from engine.sim.state.workload import build_workload
+from engine.sim.state.world import World
 
 WORLD_TABLES = ("prices", "regions", "carbon", "teams")
 UNPRICED_TYPES = frozenset({"cpu"})  # an SWF log's processors: no GPU prices, no GPU power

@@ -70,8 +70,8 @@ from engine.predict.runtime_source import MIN_TRAIN_JOBS, QUANTILES, NotEnoughHi
 from engine.scenario.edits import edit_fleet
 from engine.scenario.spec import Scenario
 from engine.sim.simulator import simulate
-from engine.sim.workload import build_workload
-from engine.sim.world import World
+from engine.sim.state.workload import build_workload
+from engine.sim.state.world import World
 
 LEVEL = 0.8
 SAMPLES = 40

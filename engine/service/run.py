@@ -14,10 +14,10 @@ import pandas as pd
 
 from engine.predict.features import zones_of
 from engine.scenario.spec import Scenario
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 from engine.sim.simulator import simulate
-from engine.sim.workload import Workload, build_workload
-from engine.sim.world import World
+from engine.sim.state.workload import Workload, build_workload
+from engine.sim.state.world import World
 
 
 def run_scenario(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame,

@@ -1,1 +1,3 @@
-"""The simulator: fleet state and read-only views handed to policies (pure, deterministic, no I/O)."""
+"""The discrete-event simulator: pure, deterministic, no I/O. `simulator.py` is the loop (its numbered
+steps in the docstring); `state/` what it holds, `cycle/` the scheduling cycle, `processes/` the
+world's processes it reacts to, `output/` what a run produces."""

@@ -6,41 +6,41 @@ what is known at submit time (requested runtime, request, priority, deadline); t
 runtime decides only when the simulator ends a job. The loop never asks a policy its name: it
 calls the one method of each family and checks every placement through `FleetState`.
 
-Every job belongs to a queue class (engine.sim.queue_classes). The ledger (engine.sim.ledger)
+Every job belongs to a queue class (engine.sim.state.queue_classes). The ledger (engine.sim.state.ledger)
 tracks who holds what and decayed usage for fairness orders, quotas and preemption.
 
-Loop, per batch of events at the same time t (engine.sim.events gives the tie order):
+Loop, per batch of events at the same time t (engine.sim.state.events gives the tie order):
   1. Finishes and failures: release the job's pods (a failed job ends at its recorded duration of
      work); a finish left over from before an eviction is ignored.
   2. Timers (every `timer_s` while jobs wait, when > 0): every region with waiting jobs gets a pass,
      so time-dependent orders re-rank even when nothing arrives or ends (until IDLE_TIMERS passes in
      a row found nothing running and no other event to come).
   3. Arrivals: the timing policy may hold a flexible job back (a deferred arrival later; load
-     shifting, engine.sim.holder); the router picks its region (engine.sim.router); a job its
+     shifting, engine.sim.processes.holder); the router picks its region (engine.sim.processes.router); a job its
      region can never hold is recorded "never-fits"; otherwise the admission policy admits it to
      the region's queue (perhaps with fewer nodes, "degraded") or rejects it with its reason.
   4. Scheduling pass, per region touched by the batch:
      o. when preemption is on, jobs of guaranteed queues start first, evicting other work if they
-        must (engine.sim.preempt);
+        must (engine.sim.cycle.preempt);
      a. order the queue with the order policy (time-independent orders are ranked once, and the
         queue is a mask over ranks; time-dependent ones are re-keyed over the queue, at most every
-        `recalc_s` when the policy has one, newcomers keyed on arrival: engine.sim.order_cache);
+        `recalc_s` when the policy has one, newcomers keyed on arrival: engine.sim.cycle.order_cache);
         with nothing freed, no arrival that fits and no preemption, nothing can start: no pass;
-     b. start jobs from the front while they fit (engine.sim.starts: placement policy; gang jobs
+     b. start jobs from the front while they fit (engine.sim.cycle.starts: placement policy; gang jobs
         take whole free nodes chosen by the gang policy, all or nothing); the first that does not
         fit is the blocked head; a job its quota holds back is parked out of the queue instead
-        (engine.sim.quota_gate) and the next one is tried; the preemption policy may evict jobs
+        (engine.sim.cycle.quota_gate) and the next one is tried; the preemption policy may evict jobs
         for the blocked head (then the pass starts again);
      c. ask the backfill policy for a window (None: stop) and start, in queue order, the
         candidates that fit now and that the window allows, updating the window after each
-        (engine.sim.backfill_pass).
-  A job whose user gives up before it starts leaves wherever it waits (engine.sim.patience).
+        (engine.sim.cycle.backfill_pass).
+  A job whose user gives up before it starts leaves wherever it waits (engine.sim.cycle.patience).
   5. Record the timeline sample (busy GPUs, queue length) of each touched region.
 An evicted job loses the work since its last checkpoint, rejoins its queue with the rest, and its
 old finish is ignored; each piece of running is a segment of the result.
 A region with [[burst]] pools rents cloud nodes when its queue's head has waited long enough, and
-returns them when idle (engine.sim.burst: checked after each pass of the region).
-Before each batch, the fragmentation sampler (engine.sim.frag_sampler) records the grid times the
+returns them when idle (engine.sim.processes.burst: checked after each pass of the region).
+Before each batch, the fragmentation sampler (engine.sim.output.frag_sampler) records the grid times the
 clock passed.
 """
 from __future__ import annotations
@@ -59,12 +59,22 @@ from engine.core.views import QueueView
 from engine.core.vocabulary import FLEXIBLE_CLASSES
 from engine.policies.ordering import queue_order
 from engine.policies.registry import make
-from engine.sim.arrivals import WEEK_S, Arrivals
-from engine.sim.backfill_pass import backfill
-from engine.sim.burst import Bursts, burst_nodes
-from engine.sim.collector import collector_paused
-from engine.sim.decision_log import DecisionLog
-from engine.sim.events import (
+from engine.sim.cycle.arrivals import WEEK_S, Arrivals
+from engine.sim.cycle.backfill_pass import backfill
+from engine.sim.cycle.order_cache import OrderCache
+from engine.sim.cycle.patience import Patience
+from engine.sim.cycle.sharing import Sharing, SharingSetup
+from engine.sim.cycle.starts import Starts
+from engine.sim.output.collector import collector_paused
+from engine.sim.output.decision_log import DecisionLog
+from engine.sim.output.frag_sampler import FragmentationSampler, workload_target
+from engine.sim.output.result import SimulationResult
+from engine.sim.output.run_tables import run_tables
+from engine.sim.processes.burst import Bursts, burst_nodes
+from engine.sim.processes.holder import Holder
+from engine.sim.processes.outage import Outages
+from engine.sim.processes.router import Router
+from engine.sim.state.events import (
     ARRIVAL,
     BURST_UP,
     CLOCK,
@@ -78,21 +88,11 @@ from engine.sim.events import (
     TIMER,
     EventQueue,
 )
-from engine.sim.frag_sampler import FragmentationSampler, workload_target
-from engine.sim.holder import Holder
-from engine.sim.order_cache import OrderCache
-from engine.sim.outage import Outages
-from engine.sim.patience import Patience
-from engine.sim.queue import WaitingQueue
-from engine.sim.region import RegionFleet
-from engine.sim.result import SimulationResult
-from engine.sim.router import Router
-from engine.sim.run_tables import run_tables
-from engine.sim.shapes import job_shapes
-from engine.sim.sharing import Sharing, SharingSetup
-from engine.sim.starts import Starts
-from engine.sim.workload import Workload
-from engine.sim.world import RegionFacts, World
+from engine.sim.state.queue import WaitingQueue
+from engine.sim.state.region import RegionFleet
+from engine.sim.state.shapes import job_shapes
+from engine.sim.state.workload import Workload
+from engine.sim.state.world import RegionFacts, World
 from engine.world.latency import Latency
 
 IDLE_TIMERS = 100  # timer passes in a row with nothing running and nothing else to come before timers stop
@@ -126,7 +126,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         pools = tuple(world.bursts) if world is not None else ()
         fleet = pd.concat([w.fleet, burst_nodes(w.fleet, pools)], ignore_index=True) if pools else w.fleet
         self.regions = {r: RegionFleet(fleet[fleet["region"] == r]) for r in names}
-        self.bursts = Bursts(self, pools, world.prices if world is not None else None)  # engine.sim.burst
+        self.bursts = Bursts(self, pools, world.prices if world is not None else None)  # engine.sim.processes.burst
         self.region_index = {r: i for i, r in enumerate(names)}
         self.region_of = [self.regions[r] for r in w.region]
         self.units = (w.nodes * w.num_gpu * w.gpu_milli).astype(np.float64)
@@ -142,7 +142,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.transferred = [False] * len(w)  # its data was moved (the transfer delay is behind it)
         self.pool = self.shape_pools[self.shape, home] if len(w) else np.zeros(0, np.int64)
         self.never = (~self.shape_fits[self.shape, home]).tolist() if len(w) else []
-        self.requested_s = w.requested_s.astype(np.float64)  # longer for a degraded job (engine.sim.arrivals)
+        self.requested_s = w.requested_s.astype(np.float64)  # longer for a degraded job (engine.sim.cycle.arrivals)
         self.view = QueueView(index=np.arange(len(w)), submit_s=w.submit_s, requested_s=self.requested_s,
                               size=w.gpus, priority=w.priority, deadline_s=w.deadline_s, fail_prob=w.fail_prob)
         self.static = not traits_of(policies.order).time_dependent
@@ -157,7 +157,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.start = np.full(len(w), np.nan)
         self.end = np.full(len(w), np.nan)
         self.reason = np.full(len(w), WAITING, np.int8)
-        self.parked = np.zeros(len(w), bool)  # held back by its quota (engine.sim.quota_gate)
+        self.parked = np.zeros(len(w), bool)  # held back by its quota (engine.sim.cycle.quota_gate)
         self.pods: dict[int, tuple | np.ndarray] = {}  # (placement, request), or whole gang nodes
         self.slot = np.zeros(len(w), np.int64)
         self.alloc_gpus = np.zeros(len(w))
@@ -193,13 +193,13 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.router = Router(self, routing, facts) if routes else None
         self.holder = Holder(self, timing, facts) if holds else None
         self.outage_list = tuple(world.outages) if world is not None else ()
-        self.world = world  # its regions' time zones set the spot interruptions' local hours (engine.sim.spot)
+        self.world = world  # its regions' time zones set the spot interruptions' local hours (engine.sim.processes.spot)
         self.outages = Outages(self, self.outage_list)
         self.sharing = Sharing(self, sharing or SharingSetup(), world)
         self.orders = OrderCache(policies.order, len(w))
         self.remaining = list(self.run_s)  # work left per job, s (less after checkpointed evictions)
         self.n_jobs = max(len(w), 1)
-        self.spot_ok = [True] * len(w)  # False once a job fell back to on-demand (engine.sim.spot)
+        self.spot_ok = [True] * len(w)  # False once a job fell back to on-demand (engine.sim.processes.spot)
         self.generation = [0] * len(w)  # evictions so far: a finish event carries the one it was planned in
         self.queued_gpu_s = dict.fromkeys(names, 0.0)
         self.sampler = FragmentationSampler(workload_target(w.num_gpu, w.gpu_milli, w.cpu_milli, w.gpu_type),
@@ -358,7 +358,7 @@ class _Run(Arrivals, Starts, DecisionLog):
                 return False
             shares = lambda: self.sharing.shares(region, now)  # noqa: E731 (asked only when jobs are keyed)
             # without evictions (no planner) or a quota gate, a started job never comes back and a failed
-            # try changes no ledger: a lone job is keyed only if it does not start (engine.sim.order_cache)
+            # try changes no ledger: a lone job is keyed only if it does not start (engine.sim.cycle.order_cache)
             defer = self.sharing.planner is None and not self.sharing.gated
             order = self.orders.order(self.view, shares, region, queue, now, defer)
             if stuck and order[0] == blocked:  # the head did not change: the static path's answer too

@@ -29,7 +29,7 @@ from engine.core.fleet_view import MILLI
 from engine.core.fragmentation import TargetWorkload
 from engine.policies.registry import make
 from engine.service.experiments.openb_inputs import PodList, load_nodes, load_pods
-from engine.sim.fleet_state import FleetState
+from engine.sim.state.fleet_state import FleetState
 
 POLICIES = {"random": "random", "dotprod": "dot-product", "clustering": "gpu-clustering",
             "packing": "gpu-packing", "bestfit": "best-fit", "fgd": "fgd"}

@@ -22,7 +22,7 @@ import pandas as pd
 from engine.analysis.fairness import fairness_kpis
 from engine.analysis.slo import class_waits
 from engine.core.toml_file import read_toml
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
 
 FLOOR_H = 0.1
 

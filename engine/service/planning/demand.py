@@ -3,7 +3,7 @@
 Demand, not history: every job is placed as if it had started at its submit time, so queueing in
 the recorded schedule does not hide what was asked for. A job holds `gpus` (GPUs in total, 0.5 =
 half a GPU) over [submit, submit + true runtime) in its home (region, gpu_type) pool; the true
-runtime is the simulator's (`engine.sim.workload.build_workload`: end - start when recorded, up to
+runtime is the simulator's (`engine.sim.state.workload.build_workload`: end - start when recorded, up to
 the data's end for jobs still running, else the requested runtime; jobs with none of these are
 skipped and counted in `notes`).
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.sim.workload import build_workload
+from engine.sim.state.workload import build_workload
 
 HOURS = 168  # hour of week, 0 = Monday 00:00 UTC
 _COLUMNS = ("submit_utc", "start_utc", "end_utc", "gpus", "region", "gpu_type", "workload_class",

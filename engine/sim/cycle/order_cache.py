@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.core.views import QueueView
-from engine.sim.queue import WaitingQueue
+from engine.sim.state.queue import WaitingQueue
 
 _NONE = np.zeros(0, np.int64)  # no job
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from engine.core.views import RouteRequest, TimingView
-from engine.sim.world import QUARTER_S, RegionFacts
+from engine.sim.state.world import QUARTER_S, RegionFacts
 
 HORIZON_QUARTERS = 7 * 96   # a week of candidate starts
 MAX_RUN_QUARTERS = 96       # the intensity a start would run under: over at most a day

@@ -2,14 +2,14 @@
 
 `Sharing` is the part of the simulator's state that decides who may hold what (engine.sim.simulator
 calls it at every start, stop and pass):
-- queue classes: each job's queue class (engine.sim.queue_classes), its tier and checkpoint interval;
-- the ledger (engine.sim.ledger): holdings per region and team, decayed usage; kept only when a
+- queue classes: each job's queue class (engine.sim.state.queue_classes), its tier and checkpoint interval;
+- the ledger (engine.sim.state.ledger): holdings per region and team, decayed usage; kept only when a
   policy reads it (a time-dependent order, a quota or preemption);
-- the quota gate (engine.sim.quota_gate): parks jobs over quota, returns them as room frees;
-- preemption (engine.sim.preempt with the preemption policy): evictions for a blocked head, for a
+- the quota gate (engine.sim.cycle.quota_gate): parks jobs over quota, returns them as room frees;
+- preemption (engine.sim.cycle.preempt with the preemption policy): evictions for a blocked head, for a
   quota owner reclaiming lent quota, and for jobs of guaranteed queues (scheduled first); spot
-  reclamation (engine.sim.spot) evicts the jobs of interrupted spot nodes;
-- reclaim by the clock (engine.sim.reclaim_clock): quota holders that lend only outside their
+  reclamation (engine.sim.processes.spot) evicts the jobs of interrupted spot nodes;
+- reclaim by the clock (engine.sim.processes.reclaim_clock): quota holders that lend only outside their
   working windows and take their quota back at each window's start;
 - segments: every piece of running, with the work lost when a piece ends in an eviction.
 Evicted work: with checkpoint interval c > 0, a piece that ran p seconds keeps floor(p / c) x c
@@ -26,15 +26,15 @@ from engine.core.reasons import CAPACITY, NEVER, PREEMPTED, QUOTA, WAITING
 from engine.core.traits import traits_of
 from engine.policies.preemption import NoPreemption, PreemptRequest
 from engine.policies.quota import NoQuota
-from engine.sim.events import REPASS
-from engine.sim.ledger import DEFAULT_HALF_LIFE_S, Ledger
-from engine.sim.preempt import Planner
-from engine.sim.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
-from engine.sim.quota_gate import OK, RECLAIM, QuotaGate
-from engine.sim.reclaim_clock import ClockReclaim, clocks
-from engine.sim.running_view import RunningViews
-from engine.sim.spot import SpotModel, SpotReclaimer
-from engine.sim.world import World
+from engine.sim.cycle.preempt import Planner
+from engine.sim.cycle.quota_gate import OK, RECLAIM, QuotaGate
+from engine.sim.processes.reclaim_clock import ClockReclaim, clocks
+from engine.sim.processes.spot import SpotModel, SpotReclaimer
+from engine.sim.state.events import REPASS
+from engine.sim.state.ledger import DEFAULT_HALF_LIFE_S, Ledger
+from engine.sim.state.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
+from engine.sim.state.running_view import RunningViews
+from engine.sim.state.world import World
 
 PREEMPTED_OUTCOME, RUNNING_OUTCOME = "preempted", "running"
 
@@ -43,7 +43,7 @@ PREEMPTED_OUTCOME, RUNNING_OUTCOME = "preempted", "running"
 class SharingSetup:
     """What a scenario says about sharing: queue classes, quota entries (engine.policies.quota
     QuotaEntry), team share weights and organisations (team -> org), and the spot interruption model
-(engine.sim.spot)."""
+(engine.sim.processes.spot)."""
 
     queues: tuple[QueueClass, ...] = DEFAULT_QUEUES
     quotas: tuple = ()

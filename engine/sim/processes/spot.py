@@ -18,7 +18,7 @@ factors are equal no candidate is ever dropped, so with all factors 1 the draws 
 constant-rate model: each interruption comes `rng.exponential(1 / rate)` seconds after the last.
 Every draw comes from one generator seeded with the scenario's seed, in event order, so a run is
 reproducible. An interruption evicts every job on the node (checkpoint-aware, like any eviction:
-engine.sim.sharing), and a replacement node is there at once (the fleet's size does not change).
+engine.sim.cycle.sharing), and a replacement node is there at once (the fleet's size does not change).
 A job interrupted `fallback_after` times (0: never) falls back to on-demand: from then on it is
 kept off spot nodes; when the region's other nodes could never hold it (a region of spot nodes
 only, say), it leaves the queue recorded "never-fits". Interruptions stop being drawn once one
@@ -36,7 +36,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from engine.core.errors import ScenarioError
-from engine.sim.events import SPOT
+from engine.sim.state.events import SPOT
 
 HOUR_S = 3600.0
 HOURS = 24

@@ -1,5 +1,5 @@
 """Tables of a finished simulation run: the per-job table, the timeline, the decision log, the
-segments and the fragmentation samples, as a `SimulationResult` (engine.sim.result describes every
+segments and the fragmentation samples, as a `SimulationResult` (engine.sim.output.result describes every
 column).
 
 Text columns are built as pandas' `str` columns by pyarrow's `take` of a few names by integer
@@ -14,8 +14,8 @@ import pandas as pd
 import pyarrow as pa
 
 from engine.core.reasons import DECISIONS, REASONS
-from engine.sim.queue_classes import queue_table
-from engine.sim.result import SimulationResult
+from engine.sim.output.result import SimulationResult
+from engine.sim.state.queue_classes import queue_table
 
 QUOTA_COLUMNS = ["region", "holder", "by", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cap_gpus",
                  "most_gpus"]

@@ -1,7 +1,7 @@
 """Job shapes: jobs that ask for the same resources fit alike, so fit facts are computed per shape.
 
 A shape is (GPU model, GPUs per node, milli per GPU, CPU milli, memory MiB, nodes). For every shape
-and region: the shape's resource pool in the region (engine.sim.region.RegionFleet: 0 for
+and region: the shape's resource pool in the region (engine.sim.state.region.RegionFleet: 0 for
 CPU-only jobs, -1 when the region lacks the GPU model) and whether it fits the region's fleet
 when empty. The simulator uses them for "never fits", for its per-shape "no room" memo, and the
 router for where a job could go.

@@ -20,7 +20,7 @@ than the prediction: what the scheduler expects of a job once it outlives its pr
 Etsion and Feitelson's correction), NaN elsewhere. A `fail_prob` column (engine.predict.failure_source)
 becomes `fail_prob`, what failure-aware orders read. Patience: a job recorded as cancelled before it
 started (status cancelled, no start, an end) waited end - submit seconds before its user withdrew it;
-`patience_s` holds that (NaN elsewhere), and the simulator lets it give up then (engine.sim.patience).
+`patience_s` holds that (NaN elsewhere), and the simulator lets it give up then (engine.sim.cycle.patience).
 `notes` counts each case.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ The routing policy (engine.policies.routing) scores every region for the job fro
 `RegionsView` (engine.core.views); the router sends the job to the best-scoring region that could
 hold it (`fits`), ties to the home region first, then the lowest index; when every score is -inf
 the job stays home, unless the regions that could hold it are all down (an outage:
-engine.sim.outage): then it waits in one of them, home first. Facts that do not change during a
+engine.sim.processes.outage): then it waits in one of them, home first. Facts that do not change during a
 run are computed once per job shape (GPU model, GPUs, CPU, memory, nodes) and region: the job's
 resource pool there, whether it fits there, and its GPU model's on-demand price there.
 """
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.views import RegionsView, RouteRequest
-from engine.sim.world import RegionFacts
+from engine.sim.state.world import RegionFacts
 
 
 class Router:

@@ -1,17 +1,17 @@
-"""Reclaim by the clock, a part of engine.sim.sharing.Sharing kept in its own file.
+"""Reclaim by the clock, a part of engine.sim.cycle.sharing.Sharing kept in its own file.
 
 A quota holder whose [[quota]] entry has `reclaim_at_work_start` lends nothing during its working
 windows (each working day of its calendar, from `reclaim_lead_min` before the day starts to its end;
 overlapping windows merge). One CLOCK event is pending at a time, at the next window edge of any
 such holder (from the calendar: no polling). At a window's start the gate withholds the holder's
-lent quota (engine.sim.quota_gate) and, when a preemption policy is on, borrowers are evicted until
+lent quota (engine.sim.cycle.quota_gate) and, when a preemption policy is on, borrowers are evicted until
 the holder has its whole nominal quota back: running jobs of other holders of its cohort that hold
 more than their nominal quota, in the policy's order for a guaranteed job (the working day's
 capacity is a guarantee: min_runtime_s and max_preemptions do not protect a borrower), each logged
 "reclaimed-at-work-start" before its eviction; never the holder's own jobs, nor jobs of guaranteed
 queues. At a window's end the holder lends again and parked jobs are let back. The holder's calendar
 is its teams-table row when the holder is a team listed there, else the region's
-(engine.sim.world.region_calendar). The clock stops when nothing runs, waits or is still to come
+(engine.sim.state.world.region_calendar). The clock stops when nothing runs, waits or is still to come
 (parked jobs aside: it runs on for at most IDLE_S while only parked jobs are left, for a window's
 end that lets them back).
 """
@@ -24,8 +24,8 @@ import numpy as np
 
 from engine.core.reasons import RECLAIMED
 from engine.policies.preemption import PreemptRequest
-from engine.sim.events import CLOCK
-from engine.sim.world import World, region_calendar
+from engine.sim.state.events import CLOCK
+from engine.sim.state.world import World, region_calendar
 from engine.world.calendar import DAY_S, Calendar
 
 IDLE_S = 8 * DAY_S  # the clock's run-on with only parked jobs left: a working week and a day

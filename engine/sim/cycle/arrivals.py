@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from engine.core.reasons import DEGRADED, EXCEEDS, FORECAST, NEVER, REJECTED, TRANSFERRING
 from engine.policies.admission import AdmissionRequest
-from engine.sim.events import DEFERRED
+from engine.sim.state.events import DEFERRED
 
 WEEK_S = 7 * 86_400.0  # the longest request the admission forecast counts
 
@@ -17,7 +17,7 @@ class Arrivals:
 
     def _arrive(self, j: int, now: float) -> str:
         """Route job j (when a router runs), then queue it or record why not (never fits, refused by
-        admission, more than its quota can ever give: engine.sim.quota_gate); returns its region. A
+        admission, more than its quota can ever give: engine.sim.cycle.quota_gate); returns its region. A
         job away from its input data waits for the data first (data_gb x 8 / transfer_gbps s). A job
         whose user gave up while it was held back or its data moved is not queued."""
         if self.patience.left(j):

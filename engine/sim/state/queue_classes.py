@@ -92,7 +92,7 @@ def assign_queues(queues: tuple[QueueClass, ...], workload_class, qos, gpus, req
 
 
 def queue_table(queues: tuple[QueueClass, ...]) -> pd.DataFrame:
-    """The queue classes as the result's queue_classes table (engine.sim.result)."""
+    """The queue classes as the result's queue_classes table (engine.sim.output.result)."""
     keep = ("priority", "max_wait_s", "starve_after_s", "guaranteed", "preemptible", "checkpoint_s")
     return pd.DataFrame([{"queue": q.name, **{f: getattr(q, f) for f in keep}} for q in queues])
 

@@ -2,7 +2,7 @@
 
 Per region, the quota policy's `QuotaBook` (engine.policies.quota) gives every holder a nominal
 quota, a borrowing limit, a lending limit, a cohort and a cap, in GPUs. With u the GPUs holders
-hold now (engine.sim.ledger) and G = nominal - lending limit the guaranteed, unlent part, a job of
+hold now (engine.sim.state.ledger) and G = nominal - lending limit the guaranteed, unlent part, a job of
 holder h asking for g GPUs may start when:
   u_h + g <= cap_h                                         (else "blocked-by-team-limit")
   u_h + g <= nominal_h + borrowing limit_h, and
@@ -154,7 +154,7 @@ class QuotaGate:
         self.count[region] += 1
 
     def withdraw(self, region: int, j: int) -> None:
-        """Take parked job j out of the gate (its user gave up, engine.sim.patience)."""
+        """Take parked job j out of the gate (its user gave up, engine.sim.cycle.patience)."""
         sizes = self.parked[region].get(self.holder[j], {})
         for gpus, heap in list(sizes.items()):
             kept = [entry for entry in heap if entry[1] != j]

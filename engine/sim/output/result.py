@@ -21,7 +21,7 @@ class SimulationResult:
     gpus (asked for), gpus_allocated (held; gang jobs hold whole nodes), failed, started,
     nodes (node names joined by ';'; "" never started), reason (why it waited), latency_ms (round-trip time from the
     job's home region, where its users are, to the region it ran in; 0 at home), user, project,
-    queue (its queue class: engine.sim.queue_classes), priority (the recorded field), deadline_s
+    queue (its queue class: engine.sim.state.queue_classes), priority (the recorded field), deadline_s
     (+inf: none), preemptions (times evicted and requeued), lost_gpu_hours (GPU-hours of work lost to
     those evictions: the work since each last checkpoint), spot_interruptions (of those evictions, how
     many were spot reclamations). start_s is the first start and end_s the
@@ -44,13 +44,13 @@ class SimulationResult:
     window_s: end of the measurement window in seconds from time 0 (the input data's observed end),
     0 = none (KPIs then measure up to the makespan).
     fragmentation: time_s, region, idle_gpus, frag_gpus (FGD's fragmentation amount for the
-    workload's typical pod shapes, GPUs), sampled on a grid of at least an hour (engine.sim.frag_sampler);
+    workload's typical pod shapes, GPUs), sampled on a grid of at least an hour (engine.sim.output.frag_sampler);
     None when not sampled.
     latency_slo_ms: the inference latency SLO the run was given (engine.world.latency).
-    burst: one row per cloud node rented (engine.sim.burst): region, node, gpu_type, gpus,
+    burst: one row per cloud node rented (engine.sim.processes.burst): region, node, gpu_type, gpus,
     usd_per_gpu_hour, rented_s, up_s, returned_s (NaN: still rented at the end), trigger_job_id;
     None when the scenario had no [[burst]] pools. Burst GPUs are not in capacity_gpus.
-    quotas: one row per region and quota holder (engine.sim.quota_gate): region, holder (a team or
+    quotas: one row per region and quota holder (engine.sim.cycle.quota_gate): region, holder (a team or
     queue class), by ("team" or "queue"), nominal_gpus, borrowing_limit_gpus, lending_limit_gpus,
     cap_gpus (inf: none; without kueue quotas nominal and borrowing are inf, lending 0) and most_gpus
     (the most the holder can ever hold there: a job asking more is turned away, "exceeds-quota");

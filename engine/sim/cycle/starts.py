@@ -3,7 +3,7 @@ placement or gang choice, the checked allocation and the bookkeeping of a start.
 
 A job starts only if all its pods fit now (a gang job takes whole free nodes chosen by the gang
 policy, all or none). Before asking a policy, cheap refusals: the quota gate, the free units of
-the job's pool, and the per-shape "no room" memo (engine.sim.region: a shape that found no room
+the job's pool, and the per-shape "no room" memo (engine.sim.state.region: a shape that found no room
 still has none until a node released since has room for it). A started job takes a running-job
 slot in its region, leaves the waiting counts, is logged STARTED or BACKFILLED, and its finish
 (or failure) is scheduled after its remaining work.
@@ -16,8 +16,8 @@ import numpy as np
 
 from engine.core.fleet_view import PodRequest, fits_on
 from engine.core.reasons import BACKFILLED, STARTED
-from engine.sim.events import FAILURE, FINISH
-from engine.sim.region import RegionFleet
+from engine.sim.state.events import FAILURE, FINISH
+from engine.sim.state.region import RegionFleet
 
 AVOIDS_SPOT = 1 << 40  # added to a shape id for jobs kept off spot nodes
 

@@ -1,13 +1,13 @@
 """Region outages (disaster recovery): a region's whole fleet goes down for a while.
 
 A scenario's [[outage]] entries name a region and a UTC time range. When an outage starts, every
-job running in the region is evicted (checkpoint-aware, engine.sim.sharing) and the region stops
+job running in the region is evicted (checkpoint-aware, engine.sim.cycle.sharing) and the region stops
 scheduling until the outage ends. With a router (any routing policy but home-only), the region's
 waiting and evicted jobs are routed again at once and new arrivals are routed as if the region's
 fleet could not hold them, so critical work moves to the other regions its data may go to
 (inflexible work too: the routing policies' fallback when home is not eligible); without one they
 wait for the region to come back, as does a job that no region still up could hold
-(engine.sim.router). Overlapping outages of a region merge.
+(engine.sim.processes.router). Overlapping outages of a region merge.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from engine.sim.events import OUTAGE_END, OUTAGE_START
+from engine.sim.state.events import OUTAGE_END, OUTAGE_START
 
 
 @dataclass(frozen=True)

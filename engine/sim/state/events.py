@@ -4,9 +4,9 @@ Kinds, in tie order at equal times: finishes and failures first (a job that ends
 resources for a job arriving at t), then timers, then deferred arrivals (jobs a timing policy held
 back), then arrivals, then re-passes (another scheduling pass of one region, after evictions put
 jobs back in its queue), then spot interruptions, then region outages starting and ending, then
-clock edges of quota lending (engine.sim.sharing), then cloud burst nodes coming up, burst
-trigger checks and idle burst nodes going back (engine.sim.burst), then users giving up on jobs
-that have not started (engine.sim.patience); within a kind, insertion order. Every event of a batch
+clock edges of quota lending (engine.sim.cycle.sharing), then cloud burst nodes coming up, burst
+trigger checks and idle burst nodes going back (engine.sim.processes.burst), then users giving up on jobs
+that have not started (engine.sim.cycle.patience); within a kind, insertion order. Every event of a batch
 is handled before any scheduling pass, so a job whose user gives up at t never starts at t.
 Arrivals are known up front and sorted by submit time, so they never enter the heap: `pop_batch`
 merges the next arrivals with the heap's earliest events.

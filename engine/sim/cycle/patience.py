@@ -1,6 +1,6 @@
 """Users who give up: a job that has not started when its user's patience runs out leaves the queue.
 
-A job's patience comes from the telemetry (engine.sim.workload: a job recorded as cancelled before
+A job's patience comes from the telemetry (engine.sim.state.workload: a job recorded as cancelled before
 it ever started waited end - submit seconds, then its user withdrew it; the sample's autoscaler
 withdraws an inference replica not placed within an hour). Under any scenario the job gives up at
 submit + patience if it has not started by then, wherever it waits (its region's queue, the
@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from engine.core.reasons import GAVE_UP, TURNED_AWAY
-from engine.sim.events import GIVEUP
+from engine.sim.state.events import GIVEUP
 
 
 class Patience:

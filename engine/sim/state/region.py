@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.fleet_view import MILLI, TIER_RANK, Placement, PlacementError, PodRequest
-from engine.sim.fleet_state import FleetState
+from engine.sim.state.fleet_state import FleetState
 
 
 class GangFleetState(FleetState):

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.sim.events import BURST_CHECK, BURST_IDLE, BURST_UP
-from engine.sim.world import on_demand_prices, region_on_demand_price
+from engine.sim.state.events import BURST_CHECK, BURST_IDLE, BURST_UP
+from engine.sim.state.world import on_demand_prices, region_on_demand_price
 
 BURST_TIER = "burst"
 
@@ -57,14 +57,14 @@ class BurstPool:
 
 def burst_price(pool: BurstPool, prices: dict[tuple, float]) -> float:
     """The pool's USD per GPU-hour: its own, else the region's on-demand price (`prices` from
-    engine.sim.world.on_demand_prices), else the price book's."""
+    engine.sim.state.world.on_demand_prices), else the price book's."""
     if pool.usd_per_gpu_hour is not None:
         return float(pool.usd_per_gpu_hour)
     return region_on_demand_price(prices, pool.region, pool.gpu_type)
 
 
 def burst_nodes(fleet: pd.DataFrame, pools: tuple[BurstPool, ...]) -> pd.DataFrame:
-    """Rows to append to a normalised fleet (engine.sim.workload.normalise_fleet) for every pool's
+    """Rows to append to a normalised fleet (engine.sim.state.workload.normalise_fleet) for every pool's
     nodes, named burst-<region>-<gpu type>-<k>, each pool on a rack of its own. A pool whose region
     is not in the fleet is an error that lists the fleet's regions."""
     regions = set(fleet["region"])
