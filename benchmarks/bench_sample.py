@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.telemetry.sample import SAMPLE_DATASET, ensure_sample  # noqa: E402
 from engine.telemetry.store import Store  # noqa: E402
-from engine.telemetry.synth import generate_sample  # noqa: E402
+from engine.telemetry.synth.generate import generate_sample  # noqa: E402
 
 
 def generate(scale: float) -> None:

@@ -20,7 +20,7 @@ import pytest
 from engine.analysis import handoff, workhours
 from engine.analysis.overview import build_overview
 from engine.analysis.timezones import build_timezones
-from engine.core.vocabulary import WORKLOAD_CLASSES
+from engine.core.vocabulary import FLEXIBLE_CLASSES, WORKLOAD_CLASSES
 from engine.telemetry.sample import read_bundle
 
 T = pd.Timestamp
@@ -184,7 +184,7 @@ def test_missing_calendars_and_no_jobs_are_explained():
 def test_working_days_text_and_flexible_classes():
     assert [workhours.days_text(d) for d in [(0, 1, 2, 3, 4), (0, 1, 2, 3, 6), (0, 1, 2, 5, 6), (0, 2, 4)]] == [
         "Mon-Fri", "Sun-Thu", "Sat-Wed", "Mon,Wed,Fri"]
-    assert set(handoff.FLEXIBLE_CLASSES) <= set(WORKLOAD_CLASSES)
+    assert set(FLEXIBLE_CLASSES) <= set(WORKLOAD_CLASSES)
 
 
 def test_sample_dataset_is_consistent():

@@ -5,8 +5,9 @@ import streamlit as st
 from dashboard import data
 from dashboard.chart_view import plot
 from engine.analysis import scaling
-from engine.analysis.handoff import FLEXIBLE_CLASSES, describe
+from engine.analysis.handoff import describe
 from engine.core.escaping import markdown_text as md
+from engine.core.vocabulary import FLEXIBLE_CLASSES
 
 TOP_PAIRS = 5
 METHODS = f"""

@@ -27,8 +27,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.core.vocabulary import FLEXIBLE_CLASSES  # noqa: F401  (re-exported: the pages read it from here)
-
 OFF_REASONS = ("after hours", "weekend", "holiday")
 PAIR_COLUMNS = ["from_region", "to_region", "lendable_gpu_hours", "hours", "after_hours_pct", "weekend_pct",
                 "holiday_pct", "peak_utc_hour", "from_local_hour", "to_local_hour"]

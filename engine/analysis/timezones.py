@@ -28,7 +28,7 @@ from engine.analysis import activity, handoff, workhours
 from engine.analysis import capacity as cap_mod
 from engine.analysis.intervals import integrate
 from engine.analysis.timeline import utilisation_pct
-from engine.core.vocabulary import DEFAULT_REGION
+from engine.core.vocabulary import DEFAULT_REGION, FLEXIBLE_CLASSES
 from engine.world import residency
 
 HOURLY_COLUMNS = ["region", "bin_start_utc", "capacity_gpus", "busy_gpu_hours", "queued_gpu_hours",
@@ -197,7 +197,7 @@ def build_timezones(jobs: pd.DataFrame, fleet: pd.DataFrame, regions: pd.DataFra
     gpus = jobs["gpus"].to_numpy(dtype=float)
     waits = (wait_end > submit_h) & (gpus > 0)
     queued = _per_region(names, job_region[waits], submit_h[waits], wait_end[waits], gpus[waits], edges)
-    flexible = waits & jobs["workload_class"].isin(handoff.FLEXIBLE_CLASSES).to_numpy()
+    flexible = waits & jobs["workload_class"].isin(FLEXIBLE_CLASSES).to_numpy()
     flex_queued = _per_region(names, job_region[flexible], submit_h[flexible], wait_end[flexible], gpus[flexible],
                               edges)
     submit_bin = np.clip(np.floor(submit_h).astype(np.int64), 0, n_hours - 1)
