@@ -26,8 +26,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
-from engine.analysis import activity, busy, capacity  # noqa: E402
-from engine.analysis.overview import build_overview
+from engine.analysis.telemetry import activity, busy, capacity  # noqa: E402
+from engine.analysis.telemetry.overview import build_overview
 from engine.telemetry.sample import SAMPLE_DATASET, ensure_sample  # noqa: E402
 from engine.telemetry.store import Store  # noqa: E402
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.analysis.sim_metrics import kpis
+from engine.analysis.runs.sim_metrics import kpis
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
 from engine.telemetry.importers.common import ImportOptions

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.analysis.sim_metrics import kpis
+from engine.analysis.runs.sim_metrics import kpis
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
 from engine.sim.state.world import World

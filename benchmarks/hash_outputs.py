@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.analysis.sim_metrics import kpis
+from engine.analysis.runs.sim_metrics import kpis
 from engine.scenario.recorded import recorded_baseline
 from engine.scenario.spec import Scenario
 from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT

@@ -113,7 +113,7 @@ def job_mix(mix: pd.DataFrame) -> go.Figure:
 
 
 def overview_figures(overview) -> dict[str, go.Figure]:
-    """Every Overview chart of an `engine.analysis.overview.Overview` (kind 'jobs' or 'samples'), by name.
+    """Every Overview chart of an `engine.analysis.telemetry.overview.Overview` (kind 'jobs' or 'samples'), by name.
 
     Names: timeline_daily, timeline_hourly, heatmap, idle_hours, and where the data allows
     idle_usd (capacity priced in GPUs), waits and mix (job records).
@@ -214,7 +214,7 @@ STRANDED_PARTS = (("order", "in its region (order, no backfilling)", "#d62728"),
 
 
 def stranded_parts(kpis: dict[str, dict]) -> go.Figure:
-    """Per scenario (name -> KPIs), its stranded GPU-hours stacked by part (engine.analysis.stranded)."""
+    """Per scenario (name -> KPIs), its stranded GPU-hours stacked by part (engine.analysis.runs.stranded)."""
     names = list(kpis)
     fig = go.Figure()
     for part, label, colour in STRANDED_PARTS:

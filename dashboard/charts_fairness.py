@@ -20,7 +20,7 @@ def _layout(fig: go.Figure, title: str, height: int = 400) -> go.Figure:
 
 
 def share_vs_entitlement(shares: pd.DataFrame, origin_utc: pd.Timestamp, title: str) -> go.Figure:
-    """One solid line per team: its share of the GPUs held in each step (engine.analysis.fairness
+    """One solid line per team: its share of the GPUs held in each step (engine.analysis.runs.fairness
     share_over_time), and a dotted line of the same colour at its entitlement."""
     fig = go.Figure()
     time_utc = origin_utc + pd.to_timedelta(shares["time_s"].to_numpy(), unit="s")
@@ -41,7 +41,7 @@ def share_vs_entitlement(shares: pd.DataFrame, origin_utc: pd.Timestamp, title: 
 
 
 def team_waits(tables: dict[str, pd.DataFrame]) -> go.Figure:
-    """p95 wait per team (engine.analysis.fairness team_table), one bar group per team and one bar per
+    """p95 wait per team (engine.analysis.runs.fairness team_table), one bar group per team and one bar per
     scenario (baseline first), hours."""
     fig = go.Figure()
     for i, (name, table) in enumerate(tables.items()):
@@ -58,7 +58,7 @@ def team_waits(tables: dict[str, pd.DataFrame]) -> go.Figure:
 
 
 def factor_bars(factors: pd.DataFrame) -> go.Figure:
-    """The weighted priority factors of one job (engine.analysis.job_story factor_table, without its
+    """The weighted priority factors of one job (engine.analysis.runs.job_story factor_table, without its
     "total" row), one bar group per factor and one bar per moment (submitted, started, ...)."""
     fig = go.Figure()
     parts = factors[factors["factor"] != "total"]

@@ -1,4 +1,4 @@
-"""Charts of the Time zones page (DataFrames of engine.analysis.timezones -> plotly Figures; no
+"""Charts of the Time zones page (DataFrames of engine.analysis.telemetry.timezones -> plotly Figures; no
 streamlit), in the style of dashboard.charts."""
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def offhours_idle_by_hour(by_hour: pd.DataFrame, fleet: pd.DataFrame) -> go.Figu
 
 
 def timezone_figures(tz, week_start: pd.Timestamp) -> dict[str, go.Figure]:
-    """Every Time zones chart of an `engine.analysis.timezones.TimeZones` (kind 'jobs') for one reference
+    """Every Time zones chart of an `engine.analysis.telemetry.timezones.TimeZones` (kind 'jobs') for one reference
     week: profile_day, profile_week, gantt, daily, handoff_hours, handoff_matrix."""
     bands = tz.bands(week_start)
     day = tz.day_bands(week_start).rename(columns={"start_hour_utc": "x0", "end_hour_utc": "x1"})

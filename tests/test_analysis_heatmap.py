@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from engine.analysis.overview import build_overview
+from engine.analysis.telemetry.overview import build_overview
 
 NO_ROWS = pd.DataFrame()
 FLEET = pd.DataFrame({"region": ["eu"], "node": ["n"], "gpu_type": ["H100"], "gpus": [1], "tier": ["reserved"]})

@@ -4,8 +4,8 @@ import math
 import pandas as pd
 import pytest
 
-from engine.analysis.kpis import per_month
-from engine.analysis.overview import build_overview
+from engine.analysis.telemetry.kpis import per_month
+from engine.analysis.telemetry.overview import build_overview
 
 T = pd.Timestamp
 NO_ROWS = pd.DataFrame()

@@ -7,7 +7,7 @@ import pytest
 from conftest import OPENB_INPUTS, shared, shown
 from streamlit.testing.v1 import AppTest
 
-from engine.analysis.overview import build_overview
+from engine.analysis.telemetry.overview import build_overview
 from engine.service.run import run_scenario
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.sample import read_bundle
@@ -277,8 +277,8 @@ def test_fidelity_page_replays_the_recorded_baseline_and_shows_how_far_it_is_fro
 
 
 def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
-    from engine.analysis.handoff import describe
-    from engine.analysis.timezones import build_timezones
+    from engine.analysis.telemetry.handoff import describe
+    from engine.analysis.telemetry.timezones import build_timezones
 
     bundle = read_bundle().tables
     expected = build_timezones(bundle["jobs"], bundle["fleet"], bundle["regions"], bundle["teams"])
@@ -293,7 +293,7 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
     text = " ".join(shown(m) for m in app.markdown)
     assert describe(expected.pairs.iloc[0]) in text and "Lendable GPU-hours** from region A" in text
     assert any("ran in a region their tag allows" in shown(s) for s in app.success)
-    from engine.analysis.scaling import suggestions
+    from engine.analysis.telemetry.scaling import suggestions
     scaling = suggestions(expected.hourly)
     assert len(scaling) and all(sentence in text for sentence in scaling["sentence"])
     suggested = next(d.value for d in app.dataframe if "action" in d.value.columns)
@@ -312,7 +312,7 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
 
 
 def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
-    from engine.analysis.world_kpis import world_kpis
+    from engine.analysis.runs.world_kpis import world_kpis
     from engine.scenario.spec import Scenario
     _select(app, "tiny")
     app.switch_page("app_pages/costcarbon.py").run()

@@ -9,8 +9,8 @@ import pytest
 from conftest import shown
 from sim_helpers import fleet, job
 
-from engine.analysis.cost import cost_report
-from engine.analysis.sim_metrics import kpis
+from engine.analysis.runs.cost import cost_report
+from engine.analysis.runs.sim_metrics import kpis
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
@@ -169,7 +169,7 @@ def test_burst_to_cloud_on_the_sample_week_halves_the_p95_wait_for_its_bill(samp
     # 2026-12-02: users now give up on the scale-out inference replicas the telemetry withdrew (they
     # used to wait for their 24 h requests and trigger rentals: 96 -> 25), and the week is measured
     # over its own 168 h (dollars inside it).
-    from engine.analysis.world_kpis import world_kpis
+    from engine.analysis.runs.world_kpis import world_kpis
 
     jobs, fleet_table, world = sample_tables
     start = pd.Timestamp(jobs["submit_utc"].min())

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from test_cost import H, node, result, sample_fifo
 
-from engine.analysis.carbon import carbon_report
-from engine.analysis.cost import CostAssumptions, cost_report
-from engine.analysis.local_hours import local_hour_bins
+from engine.analysis.runs.carbon import carbon_report
+from engine.analysis.runs.cost import CostAssumptions, cost_report
+from engine.analysis.telemetry.local_hours import local_hour_bins
 
 FALL_BACK = pd.Timestamp("2026-11-01 04:00")      # 00:00 EDT; clocks go back at 06:00 UTC (02:00 EDT)
 FLEET = pd.DataFrame([node("a", 8, "reserved", region="ny"), node("b", 4, "reserved", "A100", region="in")])

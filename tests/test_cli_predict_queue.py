@@ -9,7 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from engine.analysis.rightsize import RightSizeOptions, rightsize
+from engine.analysis.telemetry.rightsize import RightSizeOptions, rightsize
 from engine.cli.main import main
 from engine.core.reasons import SHORT as WHY_WORDS
 from engine.predict.failure import FailureSettings

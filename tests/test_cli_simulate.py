@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.analysis.catalogue import keys
+from engine.analysis.runs.catalogue import keys
 from engine.cli.simulate import _fmt
 from engine.service.run import run_scenario
 
@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "tests" / "data" / "swf" / "small.swf"
 FIFO = REPO / "sample_data" / "scenarios" / "fifo.toml"
 EASY = REPO / "sample_data" / "scenarios" / "easy-backfill.toml"
-# Every key the KPI catalogue names (engine.analysis.catalogue; the README documents the same keys): the
+# Every key the KPI catalogue names (engine.analysis.runs.catalogue; the README documents the same keys): the
 # fragmentation pair only for runs that sample fragmentation, the world KPIs only for a priced fleet (or
 # --world: an SWF log's processors are not), the headroom ones only for compare (without --no-headroom).
 KPIS = {"utilization", "idle_gpu_hours", "wait_p50_s", "wait_p95_s", "avg_bounded_slowdown", "makespan_s",
@@ -128,11 +128,11 @@ def test_simulate_table_lists_groups_and_written_files(tmp_path):
     assert lines[-1] == f"wrote {', '.join(files)} to {tmp_path}/"
 
 
-# --- Cost, carbon and residency KPIs (engine.analysis.world_kpis) -------------------------------
+# --- Cost, carbon and residency KPIs (engine.analysis.runs.world_kpis) -------------------------------
 
 
 def test_trace_world_kpis_use_the_defaults_and_reconcile_with_the_engine():
-    from engine.analysis.world_kpis import KPI_KEYS, world_kpis
+    from engine.analysis.runs.world_kpis import KPI_KEYS, world_kpis
     from engine.scenario.spec import Scenario
     from engine.telemetry.importers import parser_for
     from engine.telemetry.importers.common import ImportOptions

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.analysis.cost import CostAssumptions, annualise, cost_report
-from engine.analysis.sim_metrics import kpis
+from engine.analysis.runs.cost import CostAssumptions, annualise, cost_report
+from engine.analysis.runs.sim_metrics import kpis
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
 from engine.sim.output.result import SimulationResult

@@ -1,5 +1,5 @@
-"""Fairness and service-level KPIs (engine.analysis.fairness) and the segment-aware busy GPU-hours
-(engine.analysis.sim_metrics) on a hand-built run with three teams, a guaranteed queue, deadlines
+"""Fairness and service-level KPIs (engine.analysis.runs.fairness) and the segment-aware busy GPU-hours
+(engine.analysis.runs.sim_metrics) on a hand-built run with three teams, a guaranteed queue, deadlines
 and a job preempted once, every figure worked out by hand."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.analysis.fairness import (
+from engine.analysis.runs.fairness import (
     QUEUE_COLUMNS,
     SHARE_COLUMNS,
     TEAM_COLUMNS,
@@ -21,7 +21,7 @@ from engine.analysis.fairness import (
     team_table,
     water_fill,
 )
-from engine.analysis.sim_metrics import by_group, kpis
+from engine.analysis.runs.sim_metrics import by_group, kpis
 from engine.sim.output.result import SimulationResult
 
 NAN, INF = np.nan, np.inf

@@ -8,7 +8,7 @@ import pytest
 from conftest import open_page, shown
 from streamlit.testing.v1 import AppTest
 
-from engine.analysis.fairness import fairness_kpis, team_table
+from engine.analysis.runs.fairness import fairness_kpis, team_table
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
 from engine.sim.state.world import World

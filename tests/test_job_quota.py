@@ -1,5 +1,5 @@
 """Jobs larger than their quota can ever give them (turned away, "exceeds-quota"), the result's
-quotas table (engine.sim.output.run_tables) and the quota behind a job's wait (engine.analysis.job_quota),
+quotas table (engine.sim.output.run_tables) and the quota behind a job's wait (engine.analysis.runs.job_quota),
 on one 8-GPU node shared by teams a and b (helpers from test_sharing); figures worked out by hand
 in the comments."""
 import csv
@@ -9,7 +9,7 @@ import pytest
 from sim_helpers import fleet
 from test_sharing import B_LATE, by_id, peak_gpus, row, sim, team
 
-from engine.analysis.job_quota import job_quota, quota_text
+from engine.analysis.runs.job_quota import job_quota, quota_text
 
 JOBS = [row(0, 0, 100, 4, team="a"), row(1, 1, 100, 6, team="a"), row(2, 2, 100, 2, team="b")]
 

@@ -1,4 +1,4 @@
-"""A job's story (engine.analysis.job_story) on tiny simulations whose every figure is worked out by hand."""
+"""A job's story (engine.analysis.runs.job_story) on tiny simulations whose every figure is worked out by hand."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from sim_helpers import fleet, job
 
-from engine.analysis.job_story import (
+from engine.analysis.runs.job_story import (
     FACTOR_COLUMNS,
     StoryContext,
     factor_table,

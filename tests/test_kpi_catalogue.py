@@ -1,4 +1,4 @@
-"""The KPI catalogue (engine.analysis.catalogue) names exactly the keys the engine computes, and the
+"""The KPI catalogue (engine.analysis.runs.catalogue) names exactly the keys the engine computes, and the
 README's KPI table documents exactly the catalogue's keys."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.analysis.catalogue import CATALOGUE, higher_is_better, keys, label
-from engine.analysis.world_kpis import KPI_KEYS
+from engine.analysis.runs.catalogue import CATALOGUE, higher_is_better, keys, label
+from engine.analysis.runs.world_kpis import KPI_KEYS
 from engine.scenario.spec import Scenario
 from engine.service.compare import run_one
 from engine.service.headroom.measure import ScenarioHeadroom

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.analysis.slo import class_waits, slo_table
+from engine.analysis.runs.slo import class_waits, slo_table
 from engine.cli.main import main
 from engine.service.planning.fleet_build import fleet_gpus, gpu_pools, planned_fleet, tier_ordered
 from engine.service.planning.fleet_milp import FleetPlan

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.analysis.sim_metrics import kpis
+from engine.analysis.runs.sim_metrics import kpis
 from engine.core.errors import ScenarioError
 from engine.predict.runtime_source import MIN_TRAIN_JOBS, with_predicted_runtimes
 from engine.scenario.spec import Scenario

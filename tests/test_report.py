@@ -182,7 +182,7 @@ def test_local_hour_utilisation_averages_back_to_the_region_utilisation(report):
     # Weighted by the hours the window spends at each local hour, the hours give back the region's figure.
     import numpy as np
 
-    from engine.analysis.local_hours import local_hour_bins
+    from engine.analysis.telemetry.local_hours import local_hour_bins
 
     zones = dict(zip(run.world.carbon.by_region["region"], run.world.carbon.by_region["timezone"]))
     for region, rows in hourly.groupby("region"):

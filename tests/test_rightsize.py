@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.analysis.rightsize import GROUP_COLUMNS, JOB_COLUMNS, RightSizeOptions, rightsize
+from engine.analysis.telemetry.rightsize import GROUP_COLUMNS, JOB_COLUMNS, RightSizeOptions, rightsize
 from engine.telemetry.sample import SAMPLE_DIR, read_bundle
 
 T0 = pd.Timestamp("2026-01-05 00:00")

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_helpers import T0, job
 
-from engine.analysis.sim_metrics import kpis
+from engine.analysis.runs.sim_metrics import kpis
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario

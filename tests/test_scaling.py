@@ -3,7 +3,7 @@ in one region and idle nights in another."""
 import numpy as np
 import pandas as pd
 
-from engine.analysis.scaling import COLUMNS, suggestions
+from engine.analysis.telemetry.scaling import COLUMNS, suggestions
 
 
 def _hourly(region, days, queued, idle, offset=0):

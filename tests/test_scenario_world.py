@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sim_helpers import T0, fleet, job
 
-from engine.analysis.cost import cost_report
+from engine.analysis.runs.cost import cost_report
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.scenario.world import RegionEdit, edit_world

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from sim_helpers import fleet, job
 
-from engine.analysis.fairness import fairness_kpis
+from engine.analysis.runs.fairness import fairness_kpis
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario

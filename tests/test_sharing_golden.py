@@ -20,9 +20,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.analysis.fairness import queue_sla_table
-from engine.analysis.held import horizon_s
-from engine.analysis.sim_metrics import kpis
+from engine.analysis.runs.fairness import queue_sla_table
+from engine.analysis.runs.held import horizon_s
+from engine.analysis.runs.sim_metrics import kpis
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
 

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_helpers import fleet, job, sweep
 
-from engine.analysis.fairness import fairness_kpis
+from engine.analysis.runs.fairness import fairness_kpis
 from engine.policies import registry
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario

@@ -6,8 +6,8 @@ import pytest
 from sim_helpers import T0, fleet, job, run
 from test_scenario import SCENARIOS
 
-from engine.analysis.overview import build_overview
-from engine.analysis.sim_metrics import GROUP_COLUMNS, by_group, fragmentation_kpis, kpis, wait_reasons
+from engine.analysis.runs.sim_metrics import GROUP_COLUMNS, by_group, fragmentation_kpis, kpis, wait_reasons
+from engine.analysis.telemetry.overview import build_overview
 from engine.scenario.recorded import recorded_baseline
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
@@ -164,7 +164,7 @@ def _scenario(name, **workload):
 
 # Golden KPIs, recorded from this implementation; a change here must be explained. The jct_*, then
 # the frag_*, served_gpu_hours and latency_slo_attainment keys, then the fairness ones (jain_index to
-# starved_jobs: engine.analysis.fairness), then burst_rentals and burst_gpu_hours (0 without [[burst]]
+# starved_jobs: engine.analysis.runs.fairness), then burst_rentals and burst_gpu_hours (0 without [[burst]]
 # pools) were added later, the other figures unchanged. Re-measured on 2026-12-02 when users began
 # to give up on the jobs the telemetry cancelled before they started (engine.sim.cycle.patience; fifo on
 # the whole sample: 1,297 of them, p95 wait 59.6 h -> 38.7 h) and a slice began to be measured over

@@ -1,8 +1,8 @@
-"""Censored waits per class and the SLO table (engine.analysis.slo)."""
+"""Censored waits per class and the SLO table (engine.analysis.runs.slo)."""
 import pandas as pd
 import pytest
 
-from engine.analysis.slo import class_waits, slo_table
+from engine.analysis.runs.slo import class_waits, slo_table
 from tests.sim_helpers import fleet, job, run
 
 

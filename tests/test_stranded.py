@@ -1,12 +1,12 @@
-"""Stranded capacity (engine.analysis.stranded): hand-computed runs, one part each, bounds on random
+"""Stranded capacity (engine.analysis.runs.stranded): hand-computed runs, one part each, bounds on random
 runs, and determinism on the bundled sample's first week."""
 import numpy as np
 import pandas as pd
 import pytest
 from sim_helpers import fleet, job
 
-from engine.analysis.sim_metrics import kpis
-from engine.analysis.stranded import COLUMNS, Stranded, requests_of, stranded, stranded_kpis, stranded_table
+from engine.analysis.runs.sim_metrics import kpis
+from engine.analysis.runs.stranded import COLUMNS, Stranded, requests_of, stranded, stranded_kpis, stranded_table
 from engine.policies import registry
 from engine.predict.features import zones_of
 from engine.scenario.spec import Scenario

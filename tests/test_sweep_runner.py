@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.analysis.world_kpis import KPI_KEYS
+from engine.analysis.runs.world_kpis import KPI_KEYS
 from engine.cli.common import tables
 from engine.service.compare import run_scenarios
 from engine.service.sweep.backends import DASK_MISSING, SweepUnavailable

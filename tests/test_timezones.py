@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.analysis import handoff, workhours
-from engine.analysis.overview import build_overview
-from engine.analysis.timezones import build_timezones
+from engine.analysis.telemetry import handoff, workhours
+from engine.analysis.telemetry.overview import build_overview
+from engine.analysis.telemetry.timezones import build_timezones
 from engine.core.vocabulary import FLEXIBLE_CLASSES, WORKLOAD_CLASSES
 from engine.telemetry.sample import read_bundle
 

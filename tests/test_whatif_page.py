@@ -7,8 +7,8 @@ import pytest
 from conftest import shown
 from streamlit.testing.v1 import AppTest
 
-from engine.analysis.sim_metrics import kpis
-from engine.analysis.sim_series import (
+from engine.analysis.runs.sim_metrics import kpis
+from engine.analysis.runs.sim_series import (
     fleet_series,
     group_comparison,
     kpi_comparison,
@@ -16,7 +16,7 @@ from engine.analysis.sim_series import (
     wait_ecdf,
     why_waited,
 )
-from engine.analysis.stranded import stranded_kpis
+from engine.analysis.runs.stranded import stranded_kpis
 from engine.policies import registry
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
@@ -172,8 +172,8 @@ def test_an_invalid_custom_scenario_is_an_error_message(app):
 
 def test_whatif_shows_cost_idle_cost_and_carbon_with_deltas(app):
     from dashboard.data import assumptions_text
-    from engine.analysis.cost import CostAssumptions
-    from engine.analysis.world_kpis import world_kpis
+    from engine.analysis.runs.cost import CostAssumptions
+    from engine.analysis.runs.world_kpis import world_kpis
 
     app.number_input(key="wi_days").set_value(1.0)
     app.button(key="wi_run").click().run()

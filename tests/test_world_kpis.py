@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from test_cost import FLEET, JOBS, PRICES, H, node, result, sample_fifo
 
-from engine.analysis.carbon import carbon_report
-from engine.analysis.cost import CostAssumptions, cost_report
-from engine.analysis.world_kpis import KPI_KEYS, world_kpis, world_report
+from engine.analysis.runs.carbon import carbon_report
+from engine.analysis.runs.cost import CostAssumptions, cost_report
+from engine.analysis.runs.world_kpis import KPI_KEYS, world_kpis, world_report
 from engine.telemetry.sample import read_bundle
 from engine.world import residency
 

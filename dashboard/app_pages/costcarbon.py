@@ -5,7 +5,7 @@ import streamlit as st
 
 from dashboard import charts_cost, data
 from dashboard.chart_view import plot
-from engine.analysis.cost import CostAssumptions
+from engine.analysis.runs.cost import CostAssumptions
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_code, markdown_text
 

@@ -6,9 +6,9 @@ import streamlit as st
 
 from dashboard import charts_fairness, data
 from dashboard.chart_view import plot
-from engine.analysis import catalogue
-from engine.analysis.job_quota import QUOTA_REASONS, job_quota, quota_text
-from engine.analysis.job_story import factor_table, longest_waiting
+from engine.analysis.runs import catalogue
+from engine.analysis.runs.job_quota import QUOTA_REASONS, job_quota, quota_text
+from engine.analysis.runs.job_story import factor_table, longest_waiting
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text as md
 from engine.core.reasons import EXPLAINED, REASONS

@@ -4,8 +4,8 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.chart_view import plot
-from engine.analysis import scaling
-from engine.analysis.handoff import describe
+from engine.analysis.telemetry import scaling
+from engine.analysis.telemetry.handoff import describe
 from engine.core.escaping import markdown_text as md
 from engine.core.vocabulary import FLEXIBLE_CLASSES
 

@@ -9,8 +9,8 @@ from dashboard.chart_view import plot
 from dashboard.data import headroom as data_headroom
 from dashboard.data import predict as data_predict
 from dashboard.runtime_choice import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
-from engine.analysis import catalogue
-from engine.analysis.sim_series import (
+from engine.analysis.runs import catalogue
+from engine.analysis.runs.sim_series import (
     fleet_series,
     group_comparison,
     kpi_comparison,
@@ -35,7 +35,7 @@ _FORMATS = {"utilization": (lambda v: f"{100 * v:.1f}%", lambda d: f"{100 * d:+.
             "frag_gpu_pct_of_idle": (lambda v: f"{v:.1f}%", lambda d: f"{d:+.1f} pts")}
 SHOWN = {key: (catalogue.label(key), *formats) for key, formats in _FORMATS.items()}  # labels: the KPI catalogue
 HIGHER_IS_BETTER = {key for key in SHOWN if catalogue.higher_is_better(key)}
-# Cost and carbon rows (engine.analysis.world_kpis), shown under the KPI table with the same deltas.
+# Cost and carbon rows (engine.analysis.runs.world_kpis), shown under the KPI table with the same deltas.
 WORLD_SHOWN = ("cost_usd", "idle_cost_usd", "cost_usd_per_year", "effective_usd_per_gpu_hour",
                "productive_usd_per_gpu_hour", "carbon_kg", "residency_violations")
 GROUP_TABS = (("By workload class", "workload_class", "wi_by_class"), ("By team", "team", "wi_by_team"))

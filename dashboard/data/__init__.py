@@ -23,14 +23,20 @@ import streamlit as st
 from plotly.graph_objects import Figure
 
 from dashboard import charts, charts_timezones
-from engine.analysis.cost import CostAssumptions
-from engine.analysis.fairness import fairness_kpis, queue_sla_table, share_over_time, starvation_by_team, team_table
-from engine.analysis.held import horizon_s
-from engine.analysis.job_story import JobStory, StoryContext, job_story
-from engine.analysis.overview import Overview, build_overview
-from engine.analysis.stranded import Stranded
-from engine.analysis.timezones import TimeZones, build_timezones
-from engine.analysis.world_kpis import WorldReport
+from engine.analysis.runs.cost import CostAssumptions
+from engine.analysis.runs.fairness import (
+    fairness_kpis,
+    queue_sla_table,
+    share_over_time,
+    starvation_by_team,
+    team_table,
+)
+from engine.analysis.runs.held import horizon_s
+from engine.analysis.runs.job_story import JobStory, StoryContext, job_story
+from engine.analysis.runs.stranded import Stranded
+from engine.analysis.runs.world_kpis import WorldReport
+from engine.analysis.telemetry.overview import Overview, build_overview
+from engine.analysis.telemetry.timezones import TimeZones, build_timezones
 from engine.scenario.spec import Scenario
 from engine.service.compare import Run, first_days, run_one, with_world
 from engine.sim.output.result import SimulationResult
@@ -182,7 +188,7 @@ def bundled_scenarios() -> dict[str, dict]:
 class WhatIfRun:
     """One scenario's run: its KPIs (the simulation's, then its stranded capacity's), the full result,
     the submit window simulated (UTC, end exclusive), the number of jobs simulated, its stranded
-    capacity over time and by region (engine.analysis.stranded), and the service's Run it came from
+    capacity over time and by region (engine.analysis.runs.stranded), and the service's Run it came from
     (engine.service.compare.run_one: the CLI's, the report's and the pages' one code path)."""
 
     name: str
@@ -222,7 +228,7 @@ def _timezones(path: str, dataset: str, fingerprint: str) -> TimeZones:
 
 
 def timezones(dataset: str) -> TimeZones:
-    """The Time zones analysis of `dataset` (engine.analysis.timezones), computed once per content of the
+    """The Time zones analysis of `dataset` (engine.analysis.telemetry.timezones), computed once per content of the
     database."""
     return _timezones(str(db_path()), dataset, store().fingerprint())
 
@@ -237,7 +243,7 @@ def timezone_figures(dataset: str, week: pd.Timestamp) -> dict[str, Figure]:
     return _timezone_figures(str(db_path()), dataset, store().fingerprint(), pd.Timestamp(week))
 
 
-# --- Cost & carbon (engine.analysis.world_kpis) --------------------------------------------------
+# --- Cost & carbon (engine.analysis.runs.world_kpis) --------------------------------------------------
 WORLD_TABLES = ("prices", "regions", "carbon")
 
 
@@ -284,7 +290,7 @@ def _whatif_world(path: str, dataset: str, content: str, days: float, assumption
 
 def whatif_world(dataset: str, scenario: dict, days: float,
                  assumptions: CostAssumptions | None = None) -> WorldReport:
-    """Cost, carbon and residency (engine.analysis.world_kpis.world_report) of `whatif_run(dataset,
+    """Cost, carbon and residency (engine.analysis.runs.world_kpis.world_report) of `whatif_run(dataset,
     scenario, days)`, on the fleet the scenario ran on, with the dataset's world tables; cached per
     (dataset, scenario content, window, assumptions, store fingerprint) and sharing whatif_run's run."""
     content = json.dumps(scenario, sort_keys=True, default=str)
@@ -292,7 +298,7 @@ def whatif_world(dataset: str, scenario: dict, days: float,
                          assumptions_text(assumptions or CostAssumptions()), store().fingerprint())
 
 
-# --- Teams & fairness (engine.analysis.fairness, engine.analysis.job_story) -----------------------
+# --- Teams & fairness (engine.analysis.runs.fairness, engine.analysis.runs.job_story) -----------------------
 SHARE_POINTS = 200  # at most this many steps in a share-over-time series
 
 
@@ -308,7 +314,7 @@ def teams_table(dataset: str) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class FairnessReport:
-    """The fairness figures of one run (engine.analysis.fairness): kpis (fairness_kpis), teams
+    """The fairness figures of one run (engine.analysis.runs.fairness): kpis (fairness_kpis), teams
     (team_table), shares (share_over_time, steps of whole hours, at most SHARE_POINTS), starvation
     (starvation_by_team) and queues (queue_sla_table)."""
 
@@ -341,7 +347,7 @@ def _story_context(path: str, dataset: str, content: str, days: float, fingerpri
 
 
 def story(dataset: str, scenario: dict, days: float, row: int) -> JobStory:
-    """The story (engine.analysis.job_story) of the job at `row` of `whatif_run(dataset, scenario,
+    """The story (engine.analysis.runs.job_story) of the job at `row` of `whatif_run(dataset, scenario,
     days)`'s jobs, on the scenario's order policy and the workload it ran."""
     content = json.dumps(scenario, sort_keys=True, default=str)
     args = (str(db_path()), dataset, content, float(days), store().fingerprint())

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.data import _connection, db_path, store
-from engine.analysis.rightsize import RightSizing, rightsize
+from engine.analysis.telemetry.rightsize import RightSizing, rightsize
 from engine.scenario.runtime import TRAIN_SHARE
 
 ETA_SNAPSHOTS = 16  # backtest instants on the page (the benchmark uses 40)
@@ -95,7 +95,7 @@ def _rightsizing(path: str, dataset: str, fingerprint: str) -> RightSizing:
 
 
 def rightsizing(dataset: str) -> RightSizing:
-    """engine.analysis.rightsize over the dataset's jobs at its prices (on-demand tier)."""
+    """engine.analysis.telemetry.rightsize over the dataset's jobs at its prices (on-demand tier)."""
     return _rightsizing(str(db_path()), dataset, store().fingerprint())
 
 

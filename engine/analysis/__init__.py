@@ -1,8 +1,9 @@
-"""Analysis of telemetry: utilisation, idle GPU-hours and dollars, queue waits, the job mix.
+"""Analysis, in two rooms: `telemetry/`, the telemetry as it is (below), and `runs/`, a simulation's
+result (its KPIs and the KPI catalogue, fairness, stranded capacity, cost and carbon, job stories).
 
 Pure pandas/numpy: DataFrames in (as the telemetry store returns them), DataFrames out, units
-in column names. `build_overview` computes everything the Overview page shows; the modules
-below document each formula:
+in column names. `telemetry.overview.build_overview` computes everything the Overview page shows;
+the telemetry modules below document each formula:
 
   window     the whole-UTC-hour analysis window and local-hour bin edges
   intervals  exact integrals of weighted intervals over bins, peak concurrency

@@ -25,7 +25,7 @@ backtest's coverage closer to the level than the raw interval (stderr gives both
 and MALE (mean absolute error of ln(remaining wait + 60 s)) of the raw, calibrated and learned
 intervals and of the recent-waits baseline, scored on the later half of the snapshots.
 
-`rightsize` is engine.analysis.rightsize over the dataset's jobs at its prices (completed from the
+`rightsize` is engine.analysis.telemetry.rightsize over the dataset's jobs at its prices (completed from the
 default price book): totals and the `--top` rows (0: all) of the per-job (default), per-team or
 per-user table, most freed GPU-hours first; `--csv` writes the whole chosen table as
 spreadsheet-safe CSV (engine.core.escaping; UTF-8 with a BOM). A dataset without per-job GPU use
@@ -113,7 +113,7 @@ def cmd_backtest(args) -> int:
 
 @guarded
 def cmd_rightsize(args) -> int:
-    from engine.analysis.rightsize import RightSizeOptions, rightsize
+    from engine.analysis.telemetry.rightsize import RightSizeOptions, rightsize
 
     if args.top < 0:
         raise BadInput(f"--top must be 0 (all rows) or more, got {args.top}")

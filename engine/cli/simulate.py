@@ -4,8 +4,8 @@ The jobs and fleet come from the Store (--dataset NAME) or from a trace parsed i
 its importer (--trace FILE; no database involved). Output is a KPI table and per-group tables (by
 workload class and by team), or JSON: simulate -> {"scenario": name, "kpis": {...},
 "by_workload_class": [{...}, ...], "by_team": [{...}, ...]}; compare -> a list of those, the first
-the baseline. Keys and units: engine.analysis.sim_metrics (kpis, by_group),
-engine.analysis.world_kpis (cost, carbon, residency: KPI_KEYS) and the README. The world KPIs use the
+the baseline. Keys and units: engine.analysis.runs.sim_metrics (kpis, by_group),
+engine.analysis.runs.world_kpis (cost, carbon, residency: KPI_KEYS) and the README. The world KPIs use the
 dataset's prices, regions and carbon tables with --dataset, and the defaults (price book, world-average
 grid intensity, UTC) with --trace; the defaults relied on are printed after the KPIs ("assumed: ..."),
 on stderr with --json so that stdout stays one JSON document. The runs and their KPIs come from
@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import math
 
-from engine.analysis.fairness import queue_sla_table, team_table
-from engine.analysis.sim_metrics import by_group
-from engine.analysis.sim_series import group_comparison
+from engine.analysis.runs.fairness import queue_sla_table, team_table
+from engine.analysis.runs.sim_metrics import by_group
+from engine.analysis.runs.sim_series import group_comparison
 from engine.cli.common import (
     add_headroom_options,
     add_source,

@@ -7,7 +7,7 @@
 `sweep` prints one progress line per point on stderr as it finishes ("[3/32] name: ok 2.1 s" or
 "[4/32] name: failed: ScenarioError: ..."), then a table, one row per point: its axis values,
 status, utilisation (0-1), p95 wait of started jobs (hours), the p95 censored wait of each workload
-class (hours; engine.analysis.slo.class_waits) and cost (USD); or with --json one document
+class (hours; engine.analysis.runs.slo.class_waits) and cost (USD); or with --json one document
 {"sweep_id": ..., "name": ..., "outcomes": [SweepOutcome.record(), ...]}. The sweep and each outcome
 are stored in the database as they arrive (engine.telemetry.sweeps) unless --no-store (sweep_id is
 then null); only this process opens the database. Exit codes: 0 every point ok, 1 some point failed

@@ -24,7 +24,7 @@ Carbon: `carbon_scale` needs a profile in the dataset (a region without one runs
 is not the data's; give `g_co2e_per_kwh` instead), `g_co2e_per_kwh` replaces the profile by 24
 equal hours. Calendars go to `World.calendars`, which the router's `RegionFacts` reads. Off-peak
 windows go to the regions table (columns off_peak_start_hour, off_peak_end_hour, off_peak_discount;
-a region missing from it gets a row on UTC), which the cost report (engine.analysis.offpeak) and the
+a region missing from it gets a row on UTC), which the cost report (engine.analysis.telemetry.offpeak) and the
 router's prices read.
 """
 from __future__ import annotations

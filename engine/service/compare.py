@@ -2,11 +2,11 @@
 
 One code path for `meridian simulate`, `meridian compare` and the executive report
 (engine.service.report), so that their numbers reconcile. Per scenario: the simulation result, its KPIs
-(engine.analysis.sim_metrics.kpis, with fairness), and, when the fleet is priced (any GPU type but
+(engine.analysis.runs.sim_metrics.kpis, with fairness), and, when the fleet is priced (any GPU type but
 "cpu", the processors of an SWF log) or asked for, the cost, carbon and residency KPIs
-(engine.analysis.world_kpis.world_report on the fleet the scenario ran on and the dataset's world
+(engine.analysis.runs.world_kpis.world_report on the fleet the scenario ran on and the dataset's world
 tables with the scenario's region edits), and its stranded capacity: GPU-hours idle while a waiting
-job could have used them, in the same region, elsewhere, or in fragments (engine.analysis.stranded).
+job could have used them, in the same region, elsewhere, or in fragments (engine.analysis.runs.stranded).
 engine.service.headroom.measure.with_headroom adds each run's load headroom and fleet compaction against the
 first run's service level.
 
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from engine.analysis.cost import CostAssumptions
-from engine.analysis.sim_metrics import kpis
-from engine.analysis.stranded import Stranded, stranded
-from engine.analysis.world_kpis import WorldReport, world_report
+from engine.analysis.runs.cost import CostAssumptions
+from engine.analysis.runs.sim_metrics import kpis
+from engine.analysis.runs.stranded import Stranded, stranded
+from engine.analysis.runs.world_kpis import WorldReport, world_report
 from engine.predict.features import zones_of
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario

@@ -2,7 +2,7 @@
 inference guarantee.
 
 By default the level is what the baseline achieves on the dataset as it is (scale 1): each class's
-p95 wait (censored, engine.analysis.slo: a job that never starts waits until the run's end; one whose
+p95 wait (censored, engine.analysis.runs.slo: a job that never starts waits until the run's end; one whose
 user gave up, until it left), never below FLOOR_H (a class the baseline serves at once, such as
 production inference at p95 0 h, may wait up to 6 minutes), and the baseline's guaranteed-inference
 misses (jobs of guaranteed queues that waited past their limit). From a file, the classes' targets
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.analysis.fairness import fairness_kpis
-from engine.analysis.slo import class_waits
+from engine.analysis.runs.fairness import fairness_kpis
+from engine.analysis.runs.slo import class_waits
 from engine.core.toml_file import read_toml
 from engine.sim.output.result import SimulationResult
 

@@ -2,7 +2,7 @@
 
 A pool is a (region, gpu_type) of the fleet. Its node shape (GPUs, CPUs, memory per node) is the
 most common one among today's nodes of the pool; prices come from the dataset's prices table,
-completed from the default price book (engine.analysis.idle.price_table). A planned fleet is
+completed from the default price book (engine.analysis.telemetry.idle.price_table). A planned fleet is
 built from today's nodes of each pool as templates: per pool its reserved nodes first, then spot,
 then on-demand (so the lowest-index gang placement, like cheapest-tier placement, uses committed
 capacity first), named `<cluster>-plan-<tier>-<n>`, in racks of four.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.idle import price_table
+from engine.analysis.telemetry.idle import price_table
 from engine.core.fleet_view import TIER_RANK
 from engine.service.planning.fleet_milp import FleetPlan, PoolOptions
 from engine.service.planning.settings import PlanSettings

@@ -9,7 +9,7 @@
    the least weekly cost that serve the profile x each pool's headroom (1 at first).
 4. Check: the window replayed on that fleet under the plan's scenario (default FCFS + EASY +
    cheapest-tier placement, spot reclaimed at the plan's rate) and each class's p95 wait
-   (censored: never-started jobs wait to the end, engine.analysis.slo) set against its target.
+   (censored: never-started jobs wait to the end, engine.analysis.runs.slo) set against its target.
 5. Refine: every pool where some class's p95 wait misses its target gets headroom x (1 + step);
    back to 3. Once a fleet meets every target, up to TRIM_ROUNDS more rounds trim it: each pool's
    headroom goes to the geometric mean of the cheapest passing round's and the last failing
@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from engine.analysis.slo import class_waits, slo_table
+from engine.analysis.runs.slo import class_waits, slo_table
 from engine.scenario.edits import edit_fleet, scaled_fleet_edits
 from engine.service.compare import run_scenarios
 from engine.service.headroom.search import Point, largest_passing
@@ -52,7 +52,7 @@ COMPACT_TOLERANCE = 0.02  # the compaction's bisection stops when its bracket is
 
 @dataclass(frozen=True)
 class FleetCheck:
-    """One fleet replayed on the plan's window: slo (engine.analysis.slo.slo_table), waits per class
+    """One fleet replayed on the plan's window: slo (engine.analysis.runs.slo.slo_table), waits per class
     and per (home_region, gpu_type, workload_class) pool, the run's KPIs (sim and world, `meridian
     compare`'s keys) and the fleet's GPUs per pool and tier."""
 

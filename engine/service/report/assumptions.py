@@ -1,6 +1,6 @@
 """The editable assumptions behind the report's dollar and carbon figures, each stated in the report.
 
-The cost and carbon ones are engine.analysis.cost.CostAssumptions' (what `meridian compare` uses at
+The cost and carbon ones are engine.analysis.runs.cost.CostAssumptions' (what `meridian compare` uses at
 their defaults); the report adds what turns capacity into dollars: the purchase price of one GPU
 and the years it is amortised over.
 """
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 
-from engine.analysis.cost import DEFAULT_KW_OTHER, DEFAULT_KW_PER_GPU, DEFAULT_PUE, CostAssumptions
+from engine.analysis.runs.cost import DEFAULT_KW_OTHER, DEFAULT_KW_PER_GPU, DEFAULT_PUE, CostAssumptions
 from engine.world.grid import DEFAULT_G_CO2E_PER_KWH
 
 

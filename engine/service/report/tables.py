@@ -11,16 +11,16 @@ W is a run's measurement window (seconds), H = W / 3600, N_r the GPUs installed 
   local-hour utilisation  U_r(h) = GPU-hours held in r while r's wall clock showed hour h /
                           (N_r x hours of the window at local hour h in r); exact over the
                           pieces carbon_report cuts at every local-hour change (DST-aware)
-  p95 wait by class       engine.analysis.sim_metrics.by_group's wait_p95_s (started jobs)
+  p95 wait by class       engine.analysis.runs.sim_metrics.by_group's wait_p95_s (started jobs)
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from engine.analysis.cost import DAY_S, HOUR_S
-from engine.analysis.local_hours import local_hour_bins
-from engine.analysis.sim_metrics import by_group
+from engine.analysis.runs.cost import DAY_S, HOUR_S
+from engine.analysis.runs.sim_metrics import by_group
+from engine.analysis.telemetry.local_hours import local_hour_bins
 from engine.service.compare import Run
 
 REGION_COLUMNS = ["region", "gpus_baseline", "gpus_candidate", "util_baseline", "util_candidate",

@@ -58,7 +58,7 @@ class GridError(ValueError):
 class Point:
     """One scenario of a sweep: its position, name, axis label -> value, and the scenario to run;
     score_from_utc (None: all jobs) leaves the jobs submitted before it out of the per-class waits
-    (a warm-up that loads the fleet but is not scored: engine.analysis.slo.class_waits since_s)."""
+    (a warm-up that loads the fleet but is not scored: engine.analysis.runs.slo.class_waits since_s)."""
 
     index: int
     name: str

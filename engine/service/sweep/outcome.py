@@ -4,7 +4,7 @@
 the code path of `meridian compare`, so `kpis` holds the same KPIs in the same order and units
 (sim_metrics.kpis and, for a priced fleet, the world KPIs: cost, carbon, residency, egress; a sweep
 measures no headroom: each of its points is one run). `classes` holds
-one row per workload class of engine.analysis.slo.class_waits (jobs, started, censored wait
+one row per workload class of engine.analysis.runs.slo.class_waits (jobs, started, censored wait
 mean/p50/p95/p99 in seconds: a job that never started waits until the run's end), over the jobs
 submitted from the point's score_from_utc on (all without one). Any exception a
 point raises becomes a failed outcome with a one-line error; the other points are not affected.
@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
-from engine.analysis.slo import class_waits
+from engine.analysis.runs.slo import class_waits
 from engine.service.compare import run_scenarios
 
 OK, FAILED = "ok", "failed"

@@ -17,12 +17,12 @@ the last lost_s seconds before each eviction, clipped to the window). When every
 served GPU-hours are set by the demand, not by the scheduler: how much more work a fleet serves at
 the same service level is engine.service.headroom's load headroom. Latency SLO attainment: the share of
 started inference jobs that ran within the SLO's
-round-trip time of their home region. Cloud burst (engine.analysis.burst): rented GPUs count as
+round-trip time of their home region. Cloud burst (engine.analysis.runs.burst): rented GPUs count as
 capacity while up, so utilisation and idle GPU-hours include them; `burst_rentals` counts the
 rentals and `burst_gpu_hours` the GPU-hours billed inside the window. Fragmentation (only when the
 result carries its sampled table): the fleet's fragmented GPUs (FGD's fragmentation amount, summed
 over regions) and their share of the idle GPUs, each sample holding until the next one,
-time-weighted over the measurement window. The fairness and service-level KPIs (engine.analysis.fairness) join the dictionary `kpis`
+time-weighted over the measurement window. The fairness and service-level KPIs (engine.analysis.runs.fairness) join the dictionary `kpis`
 returns.
 """
 from __future__ import annotations
@@ -30,9 +30,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis import burst
-from engine.analysis.fairness import fairness_kpis
-from engine.analysis.held import finished_jobs, holding, window_end_s
+from engine.analysis.runs import burst
+from engine.analysis.runs.fairness import fairness_kpis
+from engine.analysis.runs.held import finished_jobs, holding, window_end_s
 from engine.sim.output.result import SimulationResult
 
 DEFAULT_TAU_S = 10.0
@@ -68,7 +68,7 @@ def _job_measures(jobs: pd.DataFrame, pieces: pd.DataFrame, tau_s: float) -> dic
 def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, float]:
     """The KPI dictionary `meridian simulate --json` prints; units in the names. utilization,
     idle_gpu_hours and the fragmentation KPIs are over the measurement window [0, window_s]; the
-    rest over all started (waits) or finished jobs; then engine.analysis.fairness.fairness_kpis.
+    rest over all started (waits) or finished jobs; then engine.analysis.runs.fairness.fairness_kpis.
     frag_gpus_mean and frag_gpu_pct_of_idle come last, present only when the result has a
     fragmentation table."""
 

@@ -1,5 +1,5 @@
 """What jobs held inside a run's measurement window: the window's end and each piece of running's
-GPU-seconds inside it, the ground every run-result KPI stands on (engine.analysis.sim_metrics,
+GPU-seconds inside it, the ground every run-result KPI stands on (engine.analysis.runs.sim_metrics,
 fairness, cost, stranded capacity).
 """
 from __future__ import annotations

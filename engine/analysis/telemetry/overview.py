@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from engine.analysis import activity, busy, heatmap, idle, kpis, mix, timeline, waits
-from engine.analysis import capacity as cap_mod
-from engine.analysis.window import Window
+from engine.analysis.telemetry import activity, busy, heatmap, idle, kpis, mix, timeline, waits
+from engine.analysis.telemetry import capacity as cap_mod
+from engine.analysis.telemetry.window import Window
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,14 @@ engine.scenario.world): off_peak_start_hour and off_peak_end_hour (0-23, local; 
 midnight) and off_peak_discount (0-1). A GPU-hour held in those local hours on on-demand or spot
 capacity costs price x (1 - discount); reserved capacity is paid by commitment and gets nothing.
 `off_peak_share` gives, per held piece, the share of its time inside its region's window, exact to
-the local-hour changes (DST included, through engine.analysis.local_hours.local_hour_bins).
+the local-hour changes (DST included, through engine.analysis.telemetry.local_hours.local_hour_bins).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from engine.analysis.local_hours import local_hour_bins
+from engine.analysis.telemetry.local_hours import local_hour_bins
 from engine.world.offpeak import in_window, windows
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.activity import normalise_keys
-from engine.analysis.timeline import utilisation_pct
+from engine.analysis.telemetry.activity import normalise_keys
+from engine.analysis.telemetry.timeline import utilisation_pct
 from engine.world.pricebook import default_price_rows
 
 TIER_IDLE_COLUMNS = ["region", "gpu_type", "tier", "capacity_gpus", "idle_gpu_hours",

@@ -7,11 +7,11 @@
   eviction ("preempted") to its next start. While it waits its reason is the last one logged, and
   "waiting-in-queue" (not yet at the front) after its submit or an eviction until another is logged;
   "deferred" while the timing policy holds it back. A job never started (rejected by admission, never
-  fits) waits from its submit to the window's end W (engine.analysis.fairness), under that reason;
+  fits) waits from its submit to the window's end W (engine.analysis.runs.fairness), under that reason;
 - its simulated start: the answer to "when will it start" under the scenario (the simulator runs
   every admitted job to its end, so the start may lie after W);
 - its queue class and that class's maximum-wait SLA, judged on the wait before its first start as
-  engine.analysis.fairness does: "met", "missed", "pending" (not started, within the SLA so far) or
+  engine.analysis.runs.fairness does: "met", "missed", "pending" (not started, within the SLA so far) or
   "none" (the class has no maximum wait);
 - at its submit time, at each start, or at W when it never started (its `moments`): the order
   policy's priority factors (`factors(queue, now_s)`, sprio-like, when the order has them), and its
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.analysis.held import horizon_s
+from engine.analysis.runs.held import horizon_s
 from engine.core.views import QueueView, ShareView
 from engine.policies.ordering import queue_order
 from engine.sim.output.result import SimulationResult
@@ -320,7 +320,7 @@ def _status(jobs: pd.DataFrame, row: int, running: bool) -> str:
 
 
 def _sla(result: SimulationResult, queue: str, wait: float, started: bool) -> tuple[float, str, bool]:
-    """(max_wait_s, verdict, starved) of a wait in `queue` (engine.analysis.fairness's rules)."""
+    """(max_wait_s, verdict, starved) of a wait in `queue` (engine.analysis.runs.fairness's rules)."""
     classes = result.queue_classes
     max_wait, starve_after = math.inf, math.inf
     if classes is not None and queue in set(classes["queue"].astype(str)):

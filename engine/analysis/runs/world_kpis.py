@@ -1,6 +1,6 @@
 """A finished simulation's dollars, emissions and residency as flat KPIs (CLI `kpis`, What-if, reports).
 
-Every figure comes from `engine.analysis.cost.cost_report` and `engine.analysis.carbon.carbon_report`
+Every figure comes from `engine.analysis.runs.cost.cost_report` and `engine.analysis.runs.carbon.carbon_report`
 (their docstrings give the formulas); W is the measurement window in seconds, as there:
 
   cost_usd                     all spend over the window: reserved GPUs paid every hour, on-demand
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from engine.analysis.carbon import CarbonReport, carbon_report
-from engine.analysis.cost import CostAssumptions, CostReport, annualise, cost_report, fleet_nodes
+from engine.analysis.runs.carbon import CarbonReport, carbon_report
+from engine.analysis.runs.cost import CostAssumptions, CostReport, annualise, cost_report, fleet_nodes
 from engine.sim.output.result import SimulationResult
 from engine.world import residency
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.held import horizon_s
+from engine.analysis.runs.held import horizon_s
 from engine.sim.output.result import SimulationResult
 
 WAIT_COLUMNS = ("jobs", "started", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_p99_s")

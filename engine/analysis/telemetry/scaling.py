@@ -1,7 +1,7 @@
 """Where predictive scaling would have helped: per region and local hour of the day, capacity that
 was short on most days, or idle on almost all of them.
 
-Input: the Time zones analysis's hourly table (engine.analysis.timezones: per region and whole UTC
+Input: the Time zones analysis's hourly table (engine.analysis.telemetry.timezones: per region and whole UTC
 hour, capacity_gpus, queued_gpu_hours, idle_gpu_hours, local_hour). Each hour bin is given its
 region's local day. For every region and local hour h:
   short_days   = share of the local days on which GPUs waited in the queue during hour h;

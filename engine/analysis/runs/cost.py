@@ -18,12 +18,12 @@ measures utilisation); H = W / 3600 hours. Prices p(region, gpu_type, tier) are 
                                              is paid every hour of the window, used or not)
                                   on-demand, spot:  P = U  (billed only while a job holds the GPU;
                                              each at its own price)
-                                  burst (cloud nodes a [[burst]] pool rented, engine.analysis.burst):
+                                  burst (cloud nodes a [[burst]] pool rented, engine.analysis.runs.burst):
                                              P = the GPU-hours billed, from renting to return,
                                              at the rental's price; installed GPUs 0
   usd = P x p                     idle_usd = (P - U) x p   (non-zero only for reserved and burst GPUs); on-demand
                                   and spot GPU-hours held in their region's local off-peak hours cost
-                                  p x (1 - discount) (engine.analysis.offpeak; none by default)
+                                  p x (1 - discount) (engine.analysis.telemetry.offpeak; none by default)
   job usd = sum over j's nodes of g_jn x t_j / 3600 x p(node's region, type, tier)
             so that  sum of job usd + idle_usd = total usd  (the reconciliation)
   effective $/GPU-hour  = total usd / total U
@@ -47,11 +47,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.analysis import burst
-from engine.analysis.activity import normalise_keys
-from engine.analysis.held import holding as held_pieces
-from engine.analysis.idle import price_table
-from engine.analysis.offpeak import off_peak_share
+from engine.analysis.runs import burst
+from engine.analysis.runs.held import holding as held_pieces
+from engine.analysis.telemetry.activity import normalise_keys
+from engine.analysis.telemetry.idle import price_table
+from engine.analysis.telemetry.offpeak import off_peak_share
 from engine.core.vocabulary import TIERS
 from engine.sim.output.result import SimulationResult
 from engine.sim.processes.burst import BURST_TIER
@@ -171,7 +171,7 @@ def fleet_nodes(fleet: pd.DataFrame, result: SimulationResult) -> pd.DataFrame:
 
 def run_nodes(fleet: pd.DataFrame, result: SimulationResult, installed: pd.DataFrame | None = None) -> pd.DataFrame:
     """`fleet_nodes` (or `installed`, when already computed) and the cloud nodes the run rented (tier
-    "burst", engine.analysis.burst): every node a job of the run can have held."""
+    "burst", engine.analysis.runs.burst): every node a job of the run can have held."""
     installed = fleet_nodes(fleet, result) if installed is None else installed
     rented = burst.nodes(result)
     return pd.concat([installed, rented], ignore_index=True) if len(rented) else installed
@@ -252,7 +252,7 @@ def _summed(spend: pd.DataFrame, key: str) -> pd.DataFrame:
 def cost_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataFrame,
                 assumptions: CostAssumptions | None = None, regions: pd.DataFrame | None = None) -> CostReport:
     """Spend of `result` on `fleet` at `prices` (the schema's tables; see the module docstring).
-    `regions` (the regions table) gives off-peak windows and discounts (engine.analysis.offpeak):
+    `regions` (the regions table) gives off-peak windows and discounts (engine.analysis.telemetry.offpeak):
     on-demand and spot GPU-hours held in them cost price x (1 - discount).
 
     totals: usd, usd_reserved, usd_on_demand, usd_spot, usd_burst, idle_usd, gpu_hours_used, gpu_hours_paid,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.sim_metrics import GROUP_COLUMNS, by_group
+from engine.analysis.runs.sim_metrics import GROUP_COLUMNS, by_group
 from engine.sim.output.result import SimulationResult
 
 DEFAULT_POINTS = 600

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.waits import class_order
+from engine.analysis.telemetry.waits import class_order
 
 MIX_COLUMNS = ["workload_class", "jobs", "jobs_pct", "gpu_hours", "gpu_hours_pct"]
 

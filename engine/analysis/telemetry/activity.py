@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.window import Window
+from engine.analysis.telemetry.window import Window
 from engine.core.vocabulary import DEFAULT_REGION
 
 UNKNOWN_GPU = "unknown"

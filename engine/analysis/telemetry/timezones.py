@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.analysis import activity, handoff, workhours
-from engine.analysis import capacity as cap_mod
-from engine.analysis.intervals import integrate
-from engine.analysis.timeline import utilisation_pct
+from engine.analysis.telemetry import activity, handoff, workhours
+from engine.analysis.telemetry import capacity as cap_mod
+from engine.analysis.telemetry.intervals import integrate
+from engine.analysis.telemetry.timeline import utilisation_pct
 from engine.core.vocabulary import DEFAULT_REGION, FLEXIBLE_CLASSES
 from engine.world import residency
 

@@ -8,8 +8,8 @@ Inside the measurement window [0, W] seconds:
   usable GPU-seconds  = sum of gpus x (min(returned, W) - max(up, 0)), at least 0
 
 Utilisation counts usable burst GPU-seconds as capacity next to the installed fleet's
-(engine.analysis.sim_metrics); cost bills the billed ones at the rental's price
-(engine.analysis.cost), so a burst node's idle dollars are billed minus used GPU-hours x price.
+(engine.analysis.runs.sim_metrics); cost bills the billed ones at the rental's price
+(engine.analysis.runs.cost), so a burst node's idle dollars are billed minus used GPU-hours x price.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 queue SLAs, deadlines, starvation and preemption.
 
 Times are seconds from the run's time 0. The window is [0, W], W = `SimulationResult.window_s`, or
-the makespan without one (as `engine.analysis.sim_metrics` measures utilisation). A job's wait is
+the makespan without one (as `engine.analysis.runs.sim_metrics` measures utilisation). A job's wait is
 its wait before its first start; for a job that never started, the time from its submit to W (0
 if submitted after W), so a job still waiting at the window's end counts as late once that exceeds
 the threshold. Runs without the jobs' queue, deadline_s, preemptions or lost_gpu_hours columns, or
@@ -41,8 +41,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.held import holding, horizon_s
-from engine.analysis.intervals import integrate
+from engine.analysis.runs.held import holding, horizon_s
+from engine.analysis.telemetry.intervals import integrate
 from engine.sim.output.result import SimulationResult
 
 HOUR_S = 3600.0

@@ -1,6 +1,6 @@
 """Emissions of a finished simulation: kgCO2e by region, workload class, team, local hour and job.
 
-With g_jn, t_j and the window [0, W] as in `engine.analysis.cost`, kW(type) from
+With g_jn, t_j and the window [0, W] as in `engine.analysis.runs.cost`, kW(type) from
 `CostAssumptions.kw_for` and I_r(h) the grid intensity of region r at local hour h (gCO2e/kWh,
 the dataset's carbon table):
 
@@ -17,7 +17,7 @@ Asia/Kolkata). Daylight-saving changes come out right: a fall-back day has 25 lo
 twice), a spring-forward day 23 (no hour 2). Intensity is constant on each piece, so its running
 integral C(t) is piecewise linear with knots at the cuts, and C(end) - C(start), by linear
 interpolation, is the exact integral for every job in one vectorised step. `by_local_hour`
-integrates the held GPUs and power over the same pieces (`engine.analysis.intervals.integrate`).
+integrates the held GPUs and power over the same pieces (`engine.analysis.telemetry.intervals.integrate`).
 The simulator's timeline is not used: the job intervals are exact.
 
 Counted: the GPUs jobs hold, at board power while held (allocation-based, not measured load);
@@ -34,9 +34,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from engine.analysis.cost import HOUR_S, CostAssumptions, annualise, holdings, run_nodes, window_s
-from engine.analysis.intervals import integrate
-from engine.analysis.local_hours import local_hour_bins
+from engine.analysis.runs.cost import HOUR_S, CostAssumptions, annualise, holdings, run_nodes, window_s
+from engine.analysis.telemetry.intervals import integrate
+from engine.analysis.telemetry.local_hours import local_hour_bins
 from engine.sim.output.result import SimulationResult
 from engine.world.grid import hourly_intensity
 

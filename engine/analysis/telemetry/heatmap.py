@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pandas as pd
 
-from engine.analysis.timeline import utilisation_pct
+from engine.analysis.telemetry.timeline import utilisation_pct
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 HEATMAP_COLUMNS = ["region", "timezone", "weekday", "weekday_name", "local_hour",

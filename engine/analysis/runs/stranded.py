@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.analysis.held import horizon_s
+from engine.analysis.runs.held import horizon_s
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import normalise_fleet
 from engine.world.residency import allowed_mask

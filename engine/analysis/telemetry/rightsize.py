@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.analysis.activity import job_window, normalise_keys
-from engine.analysis.idle import price_table
+from engine.analysis.telemetry.activity import job_window, normalise_keys
+from engine.analysis.telemetry.idle import price_table
 from engine.core.vocabulary import TIERS
 
 HOUR = pd.Timedelta(hours=1)

@@ -2,9 +2,9 @@
 display format, in one place. `meridian compare --json`, the What-if and Teams & fairness pages and
 the tests read it; the README's KPI table documents the same keys (a test checks both ways).
 
-Groups: "sim" (engine.analysis.sim_metrics.kpis), "fragmentation" (only runs that sample it),
-"stranded" (engine.analysis.stranded), "fairness" (engine.analysis.fairness.fairness_kpis, part of
-`kpis`), "world" (engine.analysis.world_kpis.KPI_KEYS, for a priced fleet or on request) and
+Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only runs that sample it),
+"stranded" (engine.analysis.runs.stranded), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
+`kpis`), "world" (engine.analysis.runs.world_kpis.KPI_KEYS, for a priced fleet or on request) and
 "headroom" (engine.service.headroom, for compared candidates). `better` says which way is an
 improvement ("higher", "lower", or "" when neither is); `fmt` how a page shows the value: "pct" a
 0-1 share as a percentage, "duration" seconds as s/min/h, "int", "one" (one decimal), "two", "three",
