@@ -7,6 +7,7 @@ import pytest
 from conftest import shown
 from streamlit.testing.v1 import AppTest
 
+from engine.analysis.runs.catalogue import CATALOGUE
 from engine.analysis.runs.sim_metrics import kpis
 from engine.analysis.runs.sim_series import (
     fleet_series,
@@ -52,7 +53,11 @@ def _engine_runs():
 
 
 def _kpi_table(at):
-    return [d.value for d in at.dataframe if "fifo" in d.value.columns][0]
+    """The What-if KPI table's figures (its label and unit columns, from the KPI catalogue, checked and dropped)."""
+    table = [d.value for d in at.dataframe if "fifo" in d.value.columns][0]
+    assert list(table.columns[:2]) == ["what", "unit"]
+    assert all(table.loc[key, "what"] == CATALOGUE[key].label for key in table.index if key in CATALOGUE)
+    return table.drop(columns=["what", "unit"])
 
 
 @pytest.fixture
@@ -179,6 +184,8 @@ def test_whatif_shows_cost_idle_cost_and_carbon_with_deltas(app):
     app.button(key="wi_run").click().run()
     assert not app.exception, app.exception
     table = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
+    assert table.loc["cost_usd", "what"] == "Spend" and table.loc["cost_usd", "unit"] == "USD"  # the catalogue's
+    table = table.drop(columns=["what", "unit"])
     assert list(table.columns) == ["fifo", "easy-backfill", "easy-backfill Δ", "easy-backfill Δ%"]
     jobs, fleet = QUEUE.tables["jobs"], QUEUE.tables["fleet"]
     expected = {name: world_kpis(run, fleet, pd.DataFrame(), QUEUE.tables["regions"], None, jobs=jobs)
@@ -194,6 +201,8 @@ def test_whatif_shows_cost_idle_cost_and_carbon_with_deltas(app):
     app.session_state["cost_assumptions"] = assumptions_text(CostAssumptions(pue=1.5))   # set on Cost & carbon
     app.run()
     table = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
+    assert table.loc["cost_usd", "what"] == "Spend" and table.loc["cost_usd", "unit"] == "USD"  # the catalogue's
+    table = table.drop(columns=["what", "unit"])
     assert table.loc["carbon_kg", "fifo"] == pytest.approx(9 * 0.7 * 1.5 * 0.48)
 
 

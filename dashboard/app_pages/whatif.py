@@ -191,8 +191,17 @@ def _kpis(runs: list[data.WhatIfRun]) -> None:
                 delta, colour = _fmt_delta(key, diff), "off" if diff == 0 else colour
             value = _fmt(key, run.kpis[key]) if key in run.kpis else "n/a"
             col.metric(SHOWN[key][0], value, delta, delta_color=colour)
-    st.dataframe(table, height=35 * (len(table) + 1) + 3, key="wi_kpis",  # units in the KPI names (README, CLI)
+    st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_kpis",
                  column_config={c: st.column_config.NumberColumn(format="%,.3f") for c in table.columns})
+
+
+def _described(table):
+    """The KPI table with each key's label and unit from the KPI catalogue in front (the key stays the
+    index: the name `meridian compare --json` and the README use)."""
+    known = [key in catalogue.CATALOGUE for key in table.index]
+    labels = [catalogue.label(k) if ok else k for k, ok in zip(table.index, known)]
+    units = [catalogue.CATALOGUE[k].unit if ok else "" for k, ok in zip(table.index, known)]
+    return table.assign(what=labels, unit=units)[["what", "unit", *table.columns]]
 
 
 def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dict]], days: float) -> None:
@@ -208,7 +217,7 @@ def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dic
         if any(report.kpis["cost_burst_usd"] for report in reports) else WORLD_SHOWN
     table = kpi_comparison([(name, {key: report.kpis[key] for key in shown})
                             for name, report in zip(_labels(runs), reports)])
-    st.dataframe(table, height=35 * (len(table) + 1) + 3, key="wi_world_kpis",
+    st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_world_kpis",
                  column_config={c: st.column_config.NumberColumn(format="%,.2f") for c in table.columns})
     notes = list(dict.fromkeys(note for report in reports for note in report.assumed))
     st.caption("Cost in USD over the measured window: reserved GPUs paid every hour, on-demand and spot while "
