@@ -23,9 +23,8 @@ from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.sim_metrics import kpis
 from engine.analysis.runs.stranded import Stranded, stranded
 from engine.analysis.runs.world_kpis import WorldReport, world_report
-from engine.predict.features import zones_of
 from engine.scenario.spec import Scenario
-from engine.service.run import run_scenario
+from engine.service.run import prepared, run_prepared
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import build_workload
 from engine.sim.state.world import World
@@ -105,11 +104,11 @@ def run_one(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame, tables:
             strand: bool = True) -> Run:
     """One scenario's run with its simulation KPIs and (`strand`) its stranded capacity; no world KPIs
     (`with_world` adds them)."""
-    result = run_scenario(scenario, jobs, fleet, tables)
+    edited, ran_jobs, ran_fleet = prepared(scenario, jobs, fleet, tables)
+    workload = build_workload(ran_jobs, ran_fleet)
+    result = run_prepared(scenario, edited, workload)
     values = kpis(result)
-    edited = scenario.world(tables, fleet)
-    ran_jobs, ran_fleet = scenario.apply(jobs, fleet, zones_of(edited.regions))
-    idle = stranded(result, build_workload(ran_jobs, ran_fleet), edited.regions) if strand else None
+    idle = stranded(result, workload, edited.regions) if strand else None
     if idle is not None:
         values = {**values, **idle.kpis()}
     return Run(scenario, values, result, None, ran_fleet, idle, jobs=ran_jobs)

@@ -24,11 +24,22 @@ def run_scenario(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame,
                  world: World | None = None) -> SimulationResult:
     """Simulate the dataset's jobs and fleet (schema tables) under `scenario`; `world` (the dataset's
     regions, prices and carbon tables, unedited) informs routing, with the scenario's region edits."""
-    world = scenario.world(world or World(), fleet)
-    jobs, fleet = scenario.apply(jobs, fleet, zones_of(world.regions))
-    workload = measured(scenario, build_workload(jobs, fleet))
-    return simulate(workload, scenario.build_policies(), scenario.seed, scenario.name, scenario.timer_s, world,
-                    scenario.sharing(world))
+    edited, jobs, fleet = prepared(scenario, jobs, fleet, world)
+    return run_prepared(scenario, edited, build_workload(jobs, fleet))
+
+
+def prepared(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame,
+             world: World | None = None) -> tuple[World, pd.DataFrame, pd.DataFrame]:
+    """(the world with the scenario's region edits, the jobs and the fleet it runs): what a run and the
+    analysis of it (stranded capacity, cost) both need, prepared once (predictions included)."""
+    edited = scenario.world(world or World(), fleet)
+    return edited, *scenario.apply(jobs, fleet, zones_of(edited.regions))
+
+
+def run_prepared(scenario: Scenario, world: World, workload: Workload) -> SimulationResult:
+    """Simulate `workload` (built from `prepared`'s tables) under `scenario` in its edited `world`."""
+    return simulate(measured(scenario, workload), scenario.build_policies(), scenario.seed, scenario.name,
+                    scenario.timer_s, world, scenario.sharing(world))
 
 
 def measured(scenario: Scenario, workload: Workload) -> Workload:
