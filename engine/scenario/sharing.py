@@ -35,7 +35,7 @@ import math
 
 from engine.core.errors import ScenarioError
 from engine.policies.quota import QuotaEntry
-from engine.scenario.checks import number
+from engine.scenario.checks import known_keys, number
 from engine.sim.processes.spot import FLAT, HOURS, SpotModel
 from engine.sim.state.queue_classes import FIELDS, QueueClass
 
@@ -49,10 +49,7 @@ _FLAGS = {"guaranteed", "preemptible"}
 def _table(entry, valid: set, source: str, what: str) -> dict:
     if not isinstance(entry, dict):
         raise ScenarioError(f"{source}: each {what} entry must be a table")
-    extra = sorted(set(entry) - valid)
-    if extra:
-        raise ScenarioError(f"{source}: unknown {what} key {', '.join(extra)}; valid: {', '.join(sorted(valid))}")
-    return entry
+    return known_keys(entry, valid, source, f"{what} key")
 
 
 def _number(entry: dict, key: str, source: str, what: str, minimum: float = 0.0) -> float | None:
