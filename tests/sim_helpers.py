@@ -9,7 +9,8 @@ import pandas as pd
 
 from engine.policies import registry
 from engine.scenario.spec import Scenario
-from engine.sim.simulator import Policies, simulate
+from engine.sim.simulator import simulate
+from engine.sim.state.policies import Policies
 from engine.sim.state.workload import build_workload
 
 T0 = pd.Timestamp("2026-01-01")

@@ -8,7 +8,7 @@ from sim_helpers import T0, fleet, job
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import FleetEdit, Scenario
 from engine.service.run import run_scenario
-from engine.sim.simulator import Policies
+from engine.sim.state.policies import Policies
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 

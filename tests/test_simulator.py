@@ -238,7 +238,8 @@ def test_timer_passes_stop_once_nothing_runs_and_nothing_else_can_happen():
     # each find nothing running and no other event to come: after IDLE_TIMERS + 1 of them (the last
     # at 100 x 60 s) timers stop, and j0 stays waiting.
     from engine.policies import registry
-    from engine.sim.simulator import IDLE_TIMERS, Policies, simulate
+    from engine.sim.simulator import IDLE_TIMERS, simulate
+    from engine.sim.state.policies import Policies
     from engine.sim.state.workload import build_workload
 
     policies = Policies(registry.make("order", "fcfs"), _NeverRoom(), registry.make("backfill", "none"),

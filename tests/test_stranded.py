@@ -12,7 +12,8 @@ from engine.predict.features import zones_of
 from engine.scenario.spec import Scenario
 from engine.service.compare import first_days
 from engine.service.run import run_scenario
-from engine.sim.simulator import Policies, simulate
+from engine.sim.simulator import simulate
+from engine.sim.state.policies import Policies
 from engine.sim.state.workload import build_workload
 from engine.sim.state.world import World
 from engine.telemetry.sample import SAMPLE_DIR, read_bundle

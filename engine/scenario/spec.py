@@ -75,7 +75,7 @@ from engine.scenario.sharing import parse_queues, parse_quotas, parse_spot, pars
 from engine.scenario.world import RegionEdit, edit_world, parse_outages, parse_region_edits
 from engine.sim.cycle.sharing import SharingSetup
 from engine.sim.processes.spot import SpotModel
-from engine.sim.simulator import Policies
+from engine.sim.state.policies import Policies
 from engine.sim.state.queue_classes import DEFAULT_QUEUES, QueueClass
 from engine.sim.state.world import World
 from engine.world.latency import Latency, parse_latency

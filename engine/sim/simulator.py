@@ -46,7 +46,6 @@ clock passed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -88,6 +87,7 @@ from engine.sim.state.events import (
     TIMER,
     EventQueue,
 )
+from engine.sim.state.policies import Policies
 from engine.sim.state.queue import WaitingQueue
 from engine.sim.state.region import RegionFleet
 from engine.sim.state.shapes import job_shapes
@@ -96,21 +96,6 @@ from engine.sim.state.world import RegionFacts, World
 from engine.world.latency import Latency
 
 IDLE_TIMERS = 100  # timer passes in a row with nothing running and nothing else to come before timers stop
-
-
-@dataclass(frozen=True)
-class Policies:
-    """One policy per family, as built by `registry.make`."""
-
-    order: object
-    placement: object
-    backfill: object
-    admission: object
-    gang: object = None
-    routing: object = None
-    timing: object = None
-    quota: object = None
-    preemption: object = None
 
 
 class _Run(Arrivals, Starts, DecisionLog):
@@ -354,7 +339,7 @@ class _Run(Arrivals, Starts, DecisionLog):
             # unless an arrival became the head (its reservation differs from the blocked head's)
             stuck = not fresh and not self.sharing.preempts and self._none_fit(new, fleet)
             if stuck and (not self.backfills or queue.count == 1):
-                self._stuck(new, now)
+                self.wait_for_capacity(new, now)
                 return False
             shares = lambda: self.sharing.shares(region, now)  # noqa: E731 (asked only when jobs are keyed)
             # without evictions (no planner) or a quota gate, a started job never comes back and a failed
@@ -363,7 +348,7 @@ class _Run(Arrivals, Starts, DecisionLog):
             order = self.orders.order(self.view, shares, region, queue, now, defer)
             if stuck and order[0] == blocked:  # the head did not change: the static path's answer too
                 self.orders.settle(self.view, shares, queue, now)
-                self._stuck(new, now)
+                self.wait_for_capacity(new, now)
                 return False
             ordered = order.tolist()
             k = 0
@@ -389,14 +374,6 @@ class _Run(Arrivals, Starts, DecisionLog):
         if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
             backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
         return False
-
-    def _stuck(self, new: list[int], now: float) -> None:
-        """A pass in which no job can start: the new arrivals wait for capacity."""
-        if len(new) == 1:  # mark's scalar case (most passes), without numpy
-            if not self.parked[new[0]]:
-                self.block(now, new[0], CAPACITY)
-        else:
-            self.mark(now, np.asarray(new, np.int64), CAPACITY)
 
     def _none_fit(self, new: list[int], fleet: RegionFleet) -> bool:
         units, pools, free = self.units_list, self.pool_list, fleet.pool_free

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.core.reasons import CAPACITY
+
 
 class DecisionLog:
     """Logging steps of a run (mixed into engine.sim.simulator._Run)."""
@@ -36,3 +38,11 @@ class DecisionLog:
             self.log_t.extend([now] * len(changed))
             self.log_j.extend(changed.tolist())
             self.log_c.extend([reason] * len(changed))
+
+    def wait_for_capacity(self, new: list[int], now: float) -> None:
+        """A pass in which no job can start: the new arrivals wait for capacity."""
+        if len(new) == 1:  # mark's scalar case (most passes), without numpy
+            if not self.parked[new[0]]:
+                self.block(now, new[0], CAPACITY)
+        else:
+            self.mark(now, np.asarray(new, np.int64), CAPACITY)
