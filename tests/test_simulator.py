@@ -8,7 +8,8 @@ from sim_helpers import fleet, job, run, starts
 
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, TIMER, EventQueue
+from engine.sim.processes.timer import TIMER
+from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, EventQueue
 
 
 def test_event_queue_orders_finishes_failures_timers_deferred_then_arrivals():
@@ -238,7 +239,8 @@ def test_timer_passes_stop_once_nothing_runs_and_nothing_else_can_happen():
     # each find nothing running and no other event to come: after IDLE_TIMERS + 1 of them (the last
     # at 100 x 60 s) timers stop, and j0 stays waiting.
     from engine.policies import registry
-    from engine.sim.simulator import IDLE_TIMERS, simulate
+    from engine.sim.processes.timer import IDLE_TIMERS
+    from engine.sim.simulator import simulate
     from engine.sim.state.policies import Policies
     from engine.sim.state.workload import build_workload
 

@@ -10,12 +10,11 @@ import pandas as pd
 import pytest
 from sim_helpers import job
 
-import engine.sim.cycle.sharing
+import engine.sim.processes.table
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.processes.spot import FLAT, HOUR_S, HourlyClock, SpotModel, SpotReclaimer
-from engine.sim.state.events import SPOT
+from engine.sim.processes.spot import FLAT, HOUR_S, SPOT, HourlyClock, SpotModel, SpotReclaimer
 from engine.sim.state.world import World
 
 DAY = 86_400.0
@@ -161,7 +160,8 @@ def interruptions(monkeypatch):
             log.append((self.nodes[i][0], self.nodes[i][1], now))
             return super().interrupt(i, now)
 
-    monkeypatch.setattr(engine.sim.cycle.sharing, "SpotReclaimer", Recording)
+    table = engine.sim.processes.table
+    monkeypatch.setattr(table, "PROCESSES", [Recording if p is SpotReclaimer else p for p in table.PROCESSES])
     return log
 
 
@@ -186,12 +186,15 @@ def test_simulated_interruptions_with_all_factors_one_are_the_constant_rate_ones
     hourly = list(interruptions)
     interruptions.clear()
 
-    class ConstantRate(engine.sim.cycle.sharing.SpotReclaimer):  # recording, with the rule before hourly factors
+    table = engine.sim.processes.table
+    recording = next(p for p in table.PROCESSES if issubclass(p, SpotReclaimer))
+
+    class ConstantRate(recording):  # recording, with the rule before hourly factors
         def _next(self, i, now):
             rate = self.nodes[i][2].rate_s
             self.run.events.push(now + float(self.rng.exponential(1.0 / rate)), SPOT, i)
 
-    monkeypatch.setattr(engine.sim.cycle.sharing, "SpotReclaimer", ConstantRate)
+    monkeypatch.setattr(table, "PROCESSES", [ConstantRate if p is recording else p for p in table.PROCESSES])
     constant_result = spot_run(flat)
     assert len(hourly) > 50 and hourly == interruptions
     pd.testing.assert_frame_equal(hourly_result.jobs, constant_result.jobs)

@@ -9,17 +9,21 @@ calls the one method of each family and checks every placement through `FleetSta
 Every job belongs to a queue class (engine.sim.state.queue_classes). The ledger (engine.sim.state.ledger)
 tracks who holds what and decayed usage for fairness orders, quotas and preemption.
 
-Loop, per batch of events at the same time t (engine.sim.state.events gives the tie order):
+The loop knows arrivals, finishes and the scheduling pass; every other process of the world (timers,
+load-shifting holds, spot interruptions, outages, reclaims by the clock, cloud bursts, users giving up,
+fragmentation samples) is a world process (engine.sim.processes.base) listed in the registration table
+(engine.sim.processes.table): it declares its event kinds and the hooks it needs, and the loop calls
+them. Per batch of events at the same time t (engine.sim.state.events gives the tie order):
+  0. before_batch hooks (the fragmentation sampler records the grid times the clock passed).
   1. Finishes and failures: release the job's pods (a failed job ends at its recorded duration of
      work); a finish left over from before an eviction is ignored.
-  2. Timers (every `timer_s` while jobs wait, when > 0): every region with waiting jobs gets a pass,
-     so time-dependent orders re-rank even when nothing arrives or ends (until IDLE_TIMERS passes in
-     a row found nothing running and no other event to come).
-  3. Arrivals: the timing policy may hold a flexible job back (a deferred arrival later; load
-     shifting, engine.sim.processes.holder); the router picks its region (engine.sim.processes.router); a job its
-     region can never hold is recorded "never-fits"; otherwise the admission policy admits it to
-     the region's queue (perhaps with fewer nodes, "degraded") or rejects it with its reason.
-  4. Scheduling pass, per region touched by the batch:
+  2. Arrivals: an on_arrival hook may take the job (the timing policy holds a flexible job back: a
+     deferred arrival later, engine.sim.processes.holder); the router picks its region
+     (engine.sim.processes.router); a job its region can never hold is recorded "never-fits"; otherwise
+     the admission policy admits it to the region's queue (perhaps with fewer nodes, "degraded") or
+     rejects it with its reason. Re-passes ask for a pass of a region; every other event goes to the
+     process that declared its kind, which returns the regions that need a pass.
+  3. Scheduling pass, per region touched by the batch (none while a process holds the region: an outage):
      o. when preemption is on, jobs of guaranteed queues start first, evicting other work if they
         must (engine.sim.cycle.preempt);
      a. order the queue with the order policy (time-independent orders are ranked once, and the
@@ -33,15 +37,13 @@ Loop, per batch of events at the same time t (engine.sim.state.events gives the 
         for the blocked head (then the pass starts again);
      c. ask the backfill policy for a window (None: stop) and start, in queue order, the
         candidates that fit now and that the window allows, updating the window after each
-        (engine.sim.cycle.backfill_pass).
-  A job whose user gives up before it starts leaves wherever it waits (engine.sim.cycle.patience).
-  5. Record the timeline sample (busy GPUs, queue length) of each touched region.
+        (engine.sim.cycle.backfill_pass);
+     then the after_pass hooks (a region with [[burst]] pools rents cloud nodes when its queue's head
+     has waited long enough, and returns them when idle).
+  4. Record the timeline sample (busy GPUs, queue length) of each touched region; after_batch hooks
+     (the timer pushes the next timer pass while jobs wait).
 An evicted job loses the work since its last checkpoint, rejoins its queue with the rest, and its
 old finish is ignored; each piece of running is a segment of the result.
-A region with [[burst]] pools rents cloud nodes when its queue's head has waited long enough, and
-returns them when idle (engine.sim.processes.burst: checked after each pass of the region).
-Before each batch, the fragmentation sampler (engine.sim.output.frag_sampler) records the grid times the
-clock passed.
 """
 from __future__ import annotations
 
@@ -52,7 +54,6 @@ import pandas as pd
 
 from engine.core.fleet_view import PodRequest
 from engine.core.reasons import CAPACITY, FAILED, WAITING
-from engine.core.reasons import DEFERRED as DEFERRED_CODE
 from engine.core.traits import traits_of
 from engine.core.views import QueueView
 from engine.core.vocabulary import FLEXIBLE_CLASSES
@@ -66,27 +67,11 @@ from engine.sim.cycle.sharing import Sharing, SharingSetup
 from engine.sim.cycle.starts import Starts
 from engine.sim.output.collector import collector_paused
 from engine.sim.output.decision_log import DecisionLog
-from engine.sim.output.frag_sampler import FragmentationSampler, workload_target
 from engine.sim.output.result import SimulationResult
 from engine.sim.output.run_tables import run_tables
-from engine.sim.processes.burst import Bursts, burst_nodes
-from engine.sim.processes.holder import Holder
-from engine.sim.processes.outage import Outages
+from engine.sim.processes import table
 from engine.sim.processes.router import Router
-from engine.sim.state.events import (
-    ARRIVAL,
-    BURST_UP,
-    CLOCK,
-    DEFERRED,
-    FAILURE,
-    GIVEUP,
-    OUTAGE_END,
-    OUTAGE_START,
-    REPASS,
-    SPOT,
-    TIMER,
-    EventQueue,
-)
+from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, REPASS, EventQueue
 from engine.sim.state.policies import Policies
 from engine.sim.state.queue import WaitingQueue
 from engine.sim.state.region import RegionFleet
@@ -94,8 +79,6 @@ from engine.sim.state.shapes import job_shapes
 from engine.sim.state.workload import Workload
 from engine.sim.state.world import RegionFacts, World
 from engine.world.latency import Latency
-
-IDLE_TIMERS = 100  # timer passes in a row with nothing running and nothing else to come before timers stop
 
 
 class _Run(Arrivals, Starts, DecisionLog):
@@ -108,10 +91,9 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.rng = np.random.default_rng(seed)
         self.seed = seed
         names = sorted(set(w.fleet["region"]) | set(w.region))
-        pools = tuple(world.bursts) if world is not None else ()
-        fleet = pd.concat([w.fleet, burst_nodes(w.fleet, pools)], ignore_index=True) if pools else w.fleet
+        added = table.fleet_rows(w.fleet, world)  # a world process's nodes (cloud bursts)
+        fleet = pd.concat([w.fleet, *added], ignore_index=True) if added else w.fleet
         self.regions = {r: RegionFleet(fleet[fleet["region"] == r]) for r in names}
-        self.bursts = Bursts(self, pools, world.prices if world is not None else None)  # engine.sim.processes.burst
         self.region_index = {r: i for i, r in enumerate(names)}
         self.region_of = [self.regions[r] for r in w.region]
         self.units = (w.nodes * w.num_gpu * w.gpu_milli).astype(np.float64)
@@ -152,7 +134,6 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.log_c: list[int] = []
         self.timeline: list[tuple[float, str, float, int]] = []
         self.events = EventQueue(w.submit_s)
-        self.timer_pending, self.idle_timers = False, 0
         self.backfills = not traits_of(policies.backfill).inert
         self.admits_all = traits_of(policies.admission).inert  # admits every job as asked: not asked
         self.requests: dict[tuple, PodRequest] = {}
@@ -170,78 +151,66 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.queued_gpus = dict.fromkeys(names, 0.0)
         self.latency_ms = np.zeros(len(w))  # from the job's home to where it runs (engine.world.latency)
         self.latency_slo_ms = ((world.latency if world else None) or Latency()).slo_ms
-        routing, timing = policies.routing, policies.timing
-        routes = not traits_of(routing).inert
-        holds = not traits_of(timing).inert
-        span = (float(w.submit_s.max()) if len(w) else 0.0) + 8 * 86_400.0  # + a week of holds and a day of run
-        facts = RegionFacts(world or World(), names, w.origin_utc, span) if routes or holds else None
-        self.router = Router(self, routing, facts) if routes else None
-        self.holder = Holder(self, timing, facts) if holds else None
-        self.outage_list = tuple(world.outages) if world is not None else ()
         self.world = world  # its regions' time zones set the spot interruptions' local hours (engine.sim.processes.spot)
-        self.outages = Outages(self, self.outage_list)
-        self.sharing = Sharing(self, sharing or SharingSetup(), world)
+        self._facts: RegionFacts | None = None
+        routing = policies.routing
+        self.router = None if traits_of(routing).inert else Router(self, routing, self.region_facts())
+        self.sharing_setup = sharing or SharingSetup()
+        self.sharing = Sharing(self, self.sharing_setup, world)
         self.orders = OrderCache(policies.order, len(w))
         self.remaining = list(self.run_s)  # work left per job, s (less after checkpointed evictions)
         self.n_jobs = max(len(w), 1)
         self.spot_ok = [True] * len(w)  # False once a job fell back to on-demand (engine.sim.processes.spot)
         self.generation = [0] * len(w)  # evictions so far: a finish event carries the one it was planned in
         self.queued_gpu_s = dict.fromkeys(names, 0.0)
-        self.sampler = FragmentationSampler(workload_target(w.num_gpu, w.gpu_milli, w.cpu_milli, w.gpu_type),
-                                            self.regions, w.observed_end_s)
         self.patience = Patience(self, w.patience_s)  # users who give up on jobs not started in time
+        self.processes = table.attach(self, [self.patience])  # engine.sim.processes.table
+
+    def region_facts(self) -> RegionFacts:
+        """The regions' calendars, prices and carbon over the run's span (built once, when asked)."""
+        if self._facts is None:
+            w = self.w
+            span = (float(w.submit_s.max()) if len(w) else 0.0) + 8 * 86_400.0  # + a week of holds and a day of run
+            self._facts = RegionFacts(self.world or World(), list(self.regions), w.origin_utc, span)
+        return self._facts
+
+    def down(self, region: str) -> bool:
+        """Whether a world process holds `region` from scheduling now (an outage)."""
+        return any(holds(region) for holds in self.processes.holds)
 
     def run(self) -> None:
-        events, queues = self.events, self.queues
-        sampler, last = self.sampler, 0.0
+        events, hooks, last = self.events, self.processes, 0.0
+        handler, on_arrival, before_batch = hooks.handler, hooks.on_arrival, hooks.before_batch
         names = list(self.regions)
         while True:
             now, batch = events.pop_batch()
             if not batch:
                 break
-            sampler.before_batch(now)
+            for hook in before_batch:
+                hook(now)
             last = now
             touched = {}
             for kind, j in batch:
-                if kind == ARRIVAL and self.holder is not None and (held := self.holder.delay(j, now)) > 0:
-                    events.push(now + held, DEFERRED, j)
-                    self.log(now, j, DEFERRED_CODE)
+                if kind <= FAILURE:
+                    if (j := self._current(j)) >= 0:
+                        touched[self.region_name[j]] = True
+                        self._finish(j, now, kind == FAILURE)
                 elif kind == ARRIVAL or kind == DEFERRED:
-                    touched[self._arrive(j, now)] = True
-                elif kind == TIMER:
-                    self.timer_pending = False
-                    touched.update((r, True) for r, q in queues.items() if q.count)
+                    if kind == DEFERRED or not any(hook(j, now) for hook in on_arrival):
+                        touched[self._arrive(j, now)] = True
                 elif kind == REPASS:
                     touched[names[j]] = True
-                elif kind == SPOT:
-                    touched[self.sharing.spot.interrupt(j, now)] = True
-                elif kind == OUTAGE_START:
-                    touched.update(dict.fromkeys(self.outages.start(j, now), True))
-                elif kind == OUTAGE_END:
-                    touched[self.outages.end(j)] = True
-                elif kind == CLOCK:
-                    touched.update(dict.fromkeys(self.sharing.clock(now), True))
-                elif kind == GIVEUP:
-                    if (region := self.patience.expire(j, now)) is not None:
-                        touched[region] = True
-                elif kind >= BURST_UP:
-                    touched.update(dict.fromkeys(self.bursts.event(kind, j, now), True))
-                elif (j := self._current(j)) >= 0:
-                    region = self.region_name[j]
-                    touched[region] = True
-                    self._finish(j, now, kind == FAILURE)
+                else:
+                    touched.update(dict.fromkeys(handler[kind](kind, j, now), True))
+            queues = self.queues
             for region in touched:
                 self._schedule(region, now)
                 fleet = self.regions[region]
                 self.timeline.append((now, region, fleet.busy_milli / 1000.0, queues[region].count))
-            if self.timer_s > 0:
-                # nothing running and no event left (a pending timer is one): only timers can come; after
-                # IDLE_TIMERS such batches in a row the jobs still waiting never start (they stay waiting)
-                self.idle_timers = self.idle_timers + 1 if not self.pods and not len(events) else 0
-                if not self.timer_pending and self.idle_timers <= IDLE_TIMERS and any(q.count for q in queues.values()):
-                    events.push(now + self.timer_s, TIMER, -1)
-                    self.timer_pending = True
-        sampler.finish(last)
+            for hook in hooks.after_batch:
+                hook(now)
+        for hook in hooks.finish:
+            hook(last)
 
     def _current(self, payload: int) -> int:
         """The job of a finish event, or -1 for a finish planned before the job was evicted."""
@@ -301,15 +270,16 @@ class _Run(Arrivals, Starts, DecisionLog):
         return ";".join([names[k] for k in (held.tolist() if isinstance(held, np.ndarray) else held)])
 
     def _schedule(self, region: str, now: float) -> None:
-        if self.outages.down(region):
+        hooks = self.processes
+        if hooks.holds and self.down(region):
             return
         sharing = self.sharing
         if sharing.vip[region]:
             sharing.schedule_vip(region, self.regions[region], now)
         while self._pass(region, now):
             pass
-        if self.bursts.any:
-            self.bursts.after_pass(region, now)
+        for hook in hooks.after_pass:
+            hook(region, now)
 
     def _pass(self, region: str, now: float) -> bool:
         """One scheduling pass of `region`; True when it evicted jobs for the head (pass again)."""

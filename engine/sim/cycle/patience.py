@@ -16,11 +16,20 @@ import math
 import numpy as np
 
 from engine.core.reasons import GAVE_UP, TURNED_AWAY
-from engine.sim.state.events import GIVEUP
+from engine.sim.processes.base import WorldProcess
+
+GIVEUP = 13
 
 
-class Patience:
-    """The give-up events of one run (`_Run.patience`); `gave_up_s[j]` is when job j left (NaN: never)."""
+class Patience(WorldProcess):
+    """The give-up events of one run (`_Run.patience`, a process of every run: the per-job table's
+    wait_s reads it); `gave_up_s[j]` is when job j left (NaN: never)."""
+
+    kinds = (GIVEUP,)
+
+    def on_event(self, kind: int, payload: int, now: float) -> list[str]:
+        region = self.expire(payload, now)
+        return [] if region is None else [region]
 
     def __init__(self, run, patience_s: np.ndarray | None) -> None:
         self.run = run

@@ -29,7 +29,7 @@ from engine.policies.quota import NoQuota
 from engine.sim.cycle.preempt import Planner
 from engine.sim.cycle.quota_gate import OK, RECLAIM, QuotaGate
 from engine.sim.processes.reclaim_clock import ClockReclaim, clocks
-from engine.sim.processes.spot import SpotModel, SpotReclaimer
+from engine.sim.processes.spot import SpotModel
 from engine.sim.state.events import REPASS
 from engine.sim.state.ledger import DEFAULT_HALF_LIFE_S, Ledger
 from engine.sim.state.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
@@ -103,14 +103,13 @@ class Sharing(ClockReclaim):
             entries = {r: {e.holder: e for e in setup.quotas if e.region in (None, r)} for r in self.names}
             self.gate = QuotaGate(quota, self.holder, holders, weights, list(run.regions.items()), entries)
             self.reclaims = self.preempts and bool(getattr(self.policy, "reclaim", False))
-        self.planner = Planner(run.regions) if self.preempts or setup.spot.enabled or run.outage_list else None
+        self.planner = Planner(run.regions) if self.preempts else None  # or when a process evicts (need_planner)
         self.running_views = RunningViews(self)
         self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
         self.seg_start = np.full(n, math.nan)  # start of each job's current (or last) piece
         self.preemptions = np.zeros(n, np.int64)
         self.lost_gpu_s = np.zeros(n)
         self.segments: list[tuple] = []  # evicted pieces: job, region, nodes, start, end, gpus, lost_s
-        self.spot = SpotReclaimer(run, setup.spot, run.seed) if setup.spot.enabled else None
         self.clocks = clocks(self, world or World()) if self.gated else []
         self.idle_since = math.inf
         if self.clocks:
@@ -119,6 +118,11 @@ class Sharing(ClockReclaim):
                     self.gate.withhold(c.region, c.holder)
                     c.withheld = True
             self._next_clock(0.0)
+
+    def need_planner(self) -> None:
+        """A world process evicts jobs (spot interruptions, outages): keep the planner's occupants."""
+        if self.planner is None:
+            self.planner = Planner(self.run.regions)
 
     # -- holdings -----------------------------------------------------------------------------
 

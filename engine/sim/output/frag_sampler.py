@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.fragmentation import FragmentationIndex, TargetWorkload
+from engine.sim.processes.base import WorldProcess
 
 HOUR_S = 3600.0
 MAX_SAMPLES = 1000
@@ -35,8 +36,18 @@ def workload_target(num_gpu: np.ndarray, gpu_milli: np.ndarray, cpu_milli: np.nd
     return TargetWorkload.most_popular(counts)
 
 
-class FragmentationSampler:
+class FragmentationSampler(WorldProcess):
     """Collects (time_s, region, idle_gpus, frag_gpus) rows; `table()` returns them."""
+
+    result_fields = ("fragmentation",)
+
+    @classmethod
+    def attach(cls, run) -> FragmentationSampler:
+        w = run.w
+        return cls(workload_target(w.num_gpu, w.gpu_milli, w.cpu_milli, w.gpu_type), run.regions, w.observed_end_s)
+
+    def result(self) -> dict[str, object]:
+        return {"fragmentation": self.table()}
 
     def __init__(self, target: TargetWorkload | None, regions: dict, end_s: float) -> None:
         """`end_s`: the measurement window's end (0: unknown, then the last event's time)."""

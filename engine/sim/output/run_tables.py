@@ -42,7 +42,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
         "queue": labels(sharing.qclass, [q.name for q in sharing.queues]),
         "priority": w.priority, "deadline_s": w.deadline_s,
         "preemptions": sharing.preemptions, "lost_gpu_hours": sharing.lost_gpu_s / 3600.0,
-        "spot_interruptions": sharing.spot.interruptions if sharing.spot else np.zeros(len(w), np.int64)})
+        **run.processes.job_columns(len(w))})
     timeline = _timeline(run, regions)
     logged = np.asarray(run.log_j, np.int64)
     decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "row": logged, "job_id": w.job_id[logged],
@@ -50,9 +50,9 @@ def run_tables(run, scenario: str) -> SimulationResult:
                               "decision": labels(np.asarray(run.log_c, np.int64), DECISIONS)})
     capacity = {r: f.capacity_gpus for r, f in run.regions.items()}
     return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
-                            w.observed_end_s, run.sampler.table(), run.latency_slo_ms,
-                            segments=_segments(run, jobs), teams=_teams(run), queue_classes=queue_table(sharing.queues),
-                            burst=run.bursts.table(), quotas=_quotas(run))
+                            w.observed_end_s, latency_slo_ms=run.latency_slo_ms, segments=_segments(run, jobs),
+                            teams=_teams(run), queue_classes=queue_table(sharing.queues), quotas=_quotas(run),
+                            **run.processes.result())
 
 
 def labels(codes, names) -> pd.api.extensions.ExtensionArray:

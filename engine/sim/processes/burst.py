@@ -30,10 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.sim.state.events import BURST_CHECK, BURST_IDLE, BURST_UP
+from engine.sim.processes.base import WorldProcess
 from engine.sim.state.world import on_demand_prices, region_on_demand_price
 
 BURST_TIER = "burst"
+BURST_UP = 10
+BURST_CHECK = 11
+BURST_IDLE = 12
 
 
 @dataclass(frozen=True)
@@ -87,14 +90,28 @@ def burst_nodes(fleet: pd.DataFrame, pools: tuple[BurstPool, ...]) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-class Bursts:
+class Bursts(WorldProcess):
     """The burst pools of one run (engine.sim.simulator._Run): rentals, returns and their record.
     Burst nodes are numbered b = 0, 1, ... over all pools; `node[b]` is b's index in its region's
     fleet."""
 
+    kinds = (BURST_UP, BURST_CHECK, BURST_IDLE)
+    result_fields = ("burst",)
+
+    @classmethod
+    def fleet_rows(cls, fleet: pd.DataFrame, world) -> pd.DataFrame | None:
+        pools = tuple(world.bursts) if world is not None else ()
+        return burst_nodes(fleet, pools) if pools else None
+
+    @classmethod
+    def attach(cls, run) -> Bursts | None:
+        world = run.world
+        if world is None or not world.bursts:
+            return None
+        return cls(run, tuple(world.bursts), world.prices)
+
     def __init__(self, run, pools: tuple[BurstPool, ...], prices: pd.DataFrame | None) -> None:
         self.run, self.pools = run, pools
-        self.any = bool(pools)
         on_demand = on_demand_prices(prices)
         self.price = [burst_price(pool, on_demand) for pool in pools]
         self.members: list[list[int]] = []  # per pool: its burst nodes
@@ -153,7 +170,7 @@ class Bursts:
                     self.idle_since[b] = now
                     run.events.push(now + self.pools[p].idle_release_min * 60.0, BURST_IDLE, b)
         head, queue = run.blocked_head[region], run.queues[region]
-        if not queue.count or run.outages.down(region) or head < 0 or not queue.mask[run.key_of[head]]:
+        if not queue.count or run.down(region) or head < 0 or not queue.mask[run.key_of[head]]:
             return  # no blocked head still waiting in the queue (an evicted, requeued head is one)
         for p in pools:
             if self._fits(head, p):
@@ -190,7 +207,7 @@ class Bursts:
         return bool(w.num_gpu[j] <= state.gpu_count[node] and w.cpu_milli[j] <= state.cpu_total[node]
                     and w.memory_mib[j] <= state.memory_total[node])
 
-    def event(self, kind: int, payload: int, now: float) -> list[str]:
+    def on_event(self, kind: int, payload: int, now: float) -> list[str]:
         """Handle a burst event (payload: a region index for BURST_CHECK, else a burst node);
         returns the regions that need a scheduling pass."""
         run = self.run
@@ -214,9 +231,10 @@ class Bursts:
         self.current[b] = None
         return [pool.region]
 
-    def table(self) -> pd.DataFrame | None:
-        """One row per rental (see the module docstring); None when the run had no burst pools."""
-        if not self.any:
-            return None
+    def result(self) -> dict[str, object]:
+        return {"burst": self.table()}
+
+    def table(self) -> pd.DataFrame:
+        """One row per rental (see the module docstring)."""
         return pd.DataFrame(self.rentals, columns=["region", "node", "gpu_type", "gpus", "usd_per_gpu_hour",
                                                    "rented_s", "up_s", "returned_s", "trigger_job_id"])

@@ -13,15 +13,20 @@ import math
 
 import numpy as np
 
+from engine.core.reasons import DEFERRED as DEFERRED_CODE
+from engine.core.traits import traits_of
 from engine.core.views import RouteRequest, TimingView
+from engine.sim.processes.base import WorldProcess
+from engine.sim.state.events import DEFERRED
 from engine.sim.state.world import QUARTER_S, RegionFacts
 
 HORIZON_QUARTERS = 7 * 96   # a week of candidate starts
 MAX_RUN_QUARTERS = 96       # the intensity a start would run under: over at most a day
 
 
-class Holder:
-    """Delays of one run's jobs; `delay(j, now)` in seconds (0: queue now)."""
+class Holder(WorldProcess):
+    """Delays of one run's jobs; `delay(j, now)` in seconds (0: queue now). A held job arrives
+    again later as a deferred arrival (logged "deferred" now)."""
 
     def __init__(self, run, policy, facts: RegionFacts) -> None:
         w = run.w
@@ -31,6 +36,18 @@ class Holder:
         zero = np.zeros((len(facts.names), 1))
         self.cum = np.concatenate([zero, np.cumsum(facts.g_co2e, axis=1)], axis=1)
         self.cum_price = np.concatenate([zero, np.cumsum(facts.price_factor, axis=1)], axis=1)
+
+    @classmethod
+    def attach(cls, run) -> Holder | None:
+        timing = run.p.timing
+        return None if traits_of(timing).inert else cls(run, timing, run.region_facts())
+
+    def on_arrival(self, j: int, now: float) -> bool:
+        held = self.delay(j, now)
+        if held > 0:
+            self.run.events.push(now + held, DEFERRED, j)
+            self.run.log(now, j, DEFERRED_CODE)
+        return held > 0
 
     def delay(self, j: int, now_s: float) -> float:
         if not self.flexible[j]:

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from engine.sim.state.events import OUTAGE_END, OUTAGE_START
+from engine.sim.processes.base import WorldProcess
+
+OUTAGE_START = 7
+OUTAGE_END = 8
 
 
 @dataclass(frozen=True)
@@ -27,8 +30,18 @@ class Outage:
     end_utc: pd.Timestamp
 
 
-class Outages:
-    """The outages of one run: their events, and which regions are down now."""
+class Outages(WorldProcess):
+    """The outages of one run: their events, and which regions are down now (`holds`)."""
+
+    kinds = (OUTAGE_START, OUTAGE_END)
+
+    @classmethod
+    def attach(cls, run) -> Outages | None:
+        outages = tuple(run.world.outages) if run.world is not None else ()
+        if not outages:
+            return None
+        run.sharing.need_planner()  # an outage evicts the region's running jobs
+        return cls(run, outages)
 
     def __init__(self, run, outages: tuple[Outage, ...]) -> None:
         self.run = run
@@ -44,8 +57,11 @@ class Outages:
                 run.events.push(start, OUTAGE_START, r)
                 run.events.push(end, OUTAGE_END, r)
 
-    def down(self, region: str) -> bool:
+    def holds(self, region: str) -> bool:
         return self.depth[region] > 0
+
+    def on_event(self, kind: int, payload: int, now: float) -> list[str]:
+        return self.start(payload, now) if kind == OUTAGE_START else [self.end(payload)]
 
     def start(self, r: int, now: float) -> list[str]:
         """Region r goes down: evict its running jobs and route its waiting ones away (with a

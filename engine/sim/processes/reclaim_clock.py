@@ -24,10 +24,11 @@ import numpy as np
 
 from engine.core.reasons import RECLAIMED
 from engine.policies.preemption import PreemptRequest
-from engine.sim.state.events import CLOCK
+from engine.sim.processes.base import WorldProcess
 from engine.sim.state.world import World, region_calendar
 from engine.world.calendar import DAY_S, Calendar
 
+CLOCK = 9
 IDLE_S = 8 * DAY_S  # the clock's run-on with only parked jobs left: a working week and a day
 
 
@@ -79,7 +80,7 @@ class ClockReclaim:
         """Push the next window edge of any clocked holder while the run has anything left to do."""
         run = self.run
         events = run.events
-        busy = (len(events) > events.spot_pending or run.pods or any(q.count for q in run.queues.values())
+        busy = (len(events) > events.background_pending or run.pods or any(q.count for q in run.queues.values())
                 or any(self.vip.values()))
         if busy:
             self.idle_since = math.inf
@@ -90,6 +91,23 @@ class ClockReclaim:
         edge = min(c.windows.next_edge(now) for c in self.clocks)
         if math.isfinite(edge):
             events.push(edge, CLOCK, -1)
+
+
+class ClockEdges(WorldProcess):
+    """The CLOCK events of a run whose quota holders reclaim by the clock (the first was pushed when
+    the run's sharing state was built, engine.sim.cycle.sharing)."""
+
+    kinds = (CLOCK,)
+
+    def __init__(self, sharing) -> None:
+        self.sharing = sharing
+
+    @classmethod
+    def attach(cls, run) -> ClockEdges | None:
+        return cls(run.sharing) if run.sharing.clocks else None
+
+    def on_event(self, kind: int, payload: int, now: float) -> list[str]:
+        return self.sharing.clock(now)
 
 
 @dataclass

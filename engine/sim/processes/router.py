@@ -52,14 +52,14 @@ class Router:
                            self.facts.g_co2e[:, q],
                            self.allowed[j], self.fits_in[shape], self.facts.latency_ms[home],
                            self.facts.latency.slo_ms, self.facts.egress_usd_per_gb)
-        if run.outage_list:  # a region that is down cannot hold anything now
-            view = replace(view, fits=view.fits & ~np.array([run.outages.down(n) for n in self.names]))
+        if run.processes.holds:  # a region that is down cannot hold anything now
+            view = replace(view, fits=view.fits & ~np.array([run.down(n) for n in self.names]))
         job = RouteRequest(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j], run.submit[j],
                            self.data_region[j], run.data_gb[j])
         raw = np.asarray(self.policy.scores(job, view, now_s), np.float64)
         scores = np.where(view.fits, raw, -np.inf)
         best = scores.max() if len(scores) else -np.inf
-        if not np.isfinite(best) and run.outage_list:
+        if not np.isfinite(best) and run.processes.holds:
             return self._while_down(j, shape, home, raw)
         if not np.isfinite(best) or scores[home] == best:
             return home

@@ -36,7 +36,9 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from engine.core.errors import ScenarioError
-from engine.sim.state.events import SPOT
+from engine.sim.processes.base import WorldProcess
+
+SPOT = 6
 
 HOUR_S = 3600.0
 HOURS = 24
@@ -111,8 +113,25 @@ def region_zones(world) -> dict[str, str]:
     return dict(zip(known["region"].astype(str), known["timezone"].astype(str)))
 
 
-class SpotReclaimer:
+class SpotReclaimer(WorldProcess):
     """Draws the spot nodes' interruptions of one run and evicts their jobs."""
+
+    kinds = background = (SPOT,)
+    job_columns = {"spot_interruptions": np.int64}
+
+    @classmethod
+    def attach(cls, run) -> SpotReclaimer | None:
+        model = run.sharing_setup.spot
+        if not model.enabled:
+            return None
+        run.sharing.need_planner()  # an interruption evicts the node's jobs
+        return cls(run, model, run.seed)
+
+    def on_event(self, kind: int, payload: int, now: float) -> list[str]:
+        return [self.interrupt(payload, now)]
+
+    def columns(self) -> dict[str, np.ndarray]:
+        return {"spot_interruptions": self.interruptions}
 
     def __init__(self, run, model: SpotModel, seed: int) -> None:
         self.run, self.rng, self.model = run, np.random.default_rng([seed, 0x5B07]), model
@@ -163,6 +182,6 @@ class SpotReclaimer:
             if self.fruitless[j] >= FRUITLESS_MAX:
                 raise ScenarioError(self._unending(j, region))
         events = run.events
-        if len(events) > events.spot_pending or run.pods or evicted:
+        if len(events) > events.background_pending or run.pods or evicted:
             self._next(i, now)
         return region

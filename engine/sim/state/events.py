@@ -1,15 +1,17 @@
 """The simulator's event queue: arrivals from a sorted array, everything else from a heap.
 
-Kinds, in tie order at equal times: finishes and failures first (a job that ends at t frees its
-resources for a job arriving at t), then timers, then deferred arrivals (jobs a timing policy held
-back), then arrivals, then re-passes (another scheduling pass of one region, after evictions put
-jobs back in its queue), then spot interruptions, then region outages starting and ending, then
-clock edges of quota lending (engine.sim.cycle.sharing), then cloud burst nodes coming up, burst
-trigger checks and idle burst nodes going back (engine.sim.processes.burst), then users giving up on jobs
-that have not started (engine.sim.cycle.patience); within a kind, insertion order. Every event of a batch
-is handled before any scheduling pass, so a job whose user gives up at t never starts at t.
-Arrivals are known up front and sorted by submit time, so they never enter the heap: `pop_batch`
-merges the next arrivals with the heap's earliest events.
+An event is (time, kind, payload). The loop's own kinds are below: finishes and failures, deferred
+arrivals (a job held back by the timing policy or moving its data), arrivals, and re-passes
+(another scheduling pass of one region, after evictions put jobs back in its queue). Every other
+kind belongs to the world process that declares it (engine.sim.processes.table lists them all). The
+kind's number is its tie order at equal times: finishes and failures first (a job that ends at t
+frees its resources for a job arriving at t), then timers (2), deferred arrivals, arrivals,
+re-passes, spot interruptions (6), outages starting and ending (7, 8), clock edges of quota
+lending (9), cloud burst nodes coming up, burst trigger checks and idle burst nodes going back
+(10-12), users giving up (13); within a kind, insertion order. Every event of a batch is handled
+before any scheduling pass, so a job whose user gives up at t never starts at t. Arrivals are
+known up front and sorted by submit time, so they never enter the heap: `pop_batch` merges the
+next arrivals with the heap's earliest events.
 """
 from __future__ import annotations
 
@@ -20,18 +22,9 @@ import numpy as np
 
 FINISH = 0
 FAILURE = 1
-TIMER = 2
 DEFERRED = 3
 ARRIVAL = 4
 REPASS = 5
-SPOT = 6
-OUTAGE_START = 7
-OUTAGE_END = 8
-CLOCK = 9
-BURST_UP = 10
-BURST_CHECK = 11
-BURST_IDLE = 12
-GIVEUP = 13
 
 
 class EventQueue:
@@ -46,15 +39,16 @@ class EventQueue:
         self._next = 0
         self._heap: list[tuple[float, int, int, int]] = []
         self._seq = 0
-        self.spot_pending = 0  # SPOT events in the heap
+        self.background_kinds: frozenset[int] = frozenset()  # kinds that alone do not keep a run going
+        self.background_pending = 0  # events of those kinds in the heap
 
     def push(self, time_s: float, kind: int, payload: int) -> None:
-        """Add an event of `kind` about `payload` (a job index, also for GIVEUP; a region index for REPASS, the
-        outage kinds and BURST_CHECK, a spot node for SPOT, a burst node for BURST_UP and BURST_IDLE)
-        at `time_s`."""
+        """Add an event of `kind` about `payload` (a job index; a region index for REPASS; what a world
+        process's own kinds carry, its module says) at `time_s`."""
         heapq.heappush(self._heap, (time_s, kind, self._seq, payload))
         self._seq += 1
-        self.spot_pending += kind == SPOT
+        if kind in self.background_kinds:
+            self.background_pending += 1
 
     def __len__(self) -> int:
         return len(self._heap) + len(self._arrivals) - self._next
@@ -77,7 +71,8 @@ class EventQueue:
             time_s = arrivals[j]
         while heap and heap[0][0] == time_s:
             _, kind, _, payload = heapq.heappop(heap)
-            self.spot_pending -= kind == SPOT
+            if kind in self.background_kinds:
+                self.background_pending -= 1
             batch.append((kind, payload))
         while j < len(arrivals) and arrivals[j] == time_s:
             batch.append((ARRIVAL, j))

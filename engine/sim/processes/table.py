@@ -1,0 +1,90 @@
+"""The registration table of world processes, and the hooks of one run's attached processes.
+
+`PROCESSES` lists every world process class (engine.sim.processes.base.WorldProcess) in the order
+the loop calls their hooks; a run attaches each (its `attach` may decline). Event kinds, in tie
+order at equal times (the loop's own kinds are engine.sim.state.events'):
+
+  2  TIMER         timer passes                     engine.sim.processes.timer
+  6  SPOT          spot node interruptions          engine.sim.processes.spot
+  7, 8             region outages start, end        engine.sim.processes.outage
+  9  CLOCK         reclaim by the clock             engine.sim.processes.reclaim_clock
+  10, 11, 12       burst node up, trigger, idle     engine.sim.processes.burst
+  13 GIVEUP        users giving up                  engine.sim.cycle.patience (every run's)
+
+The load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
+loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches.
+A new process: its module, and a line here (or `register` from outside the engine, as a test does).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.sim.output.frag_sampler import FragmentationSampler
+from engine.sim.processes.base import WorldProcess
+from engine.sim.processes.burst import Bursts
+from engine.sim.processes.holder import Holder
+from engine.sim.processes.outage import Outages
+from engine.sim.processes.reclaim_clock import ClockEdges
+from engine.sim.processes.spot import SpotReclaimer
+from engine.sim.processes.timer import Timer
+from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
+
+LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
+
+PROCESSES: list[type[WorldProcess]] = [Timer, Holder, SpotReclaimer, Outages, ClockEdges, Bursts,
+                                       FragmentationSampler]
+
+
+def register(process: type[WorldProcess]) -> None:
+    """Add a world process class to the table (after the others); its kinds must be new."""
+    taken = {k: p.__name__ for p in PROCESSES for k in p.kinds} | dict.fromkeys(LOOP_KINDS, "the loop")
+    for kind in process.kinds:
+        if kind in taken:
+            raise ValueError(f"{process.__name__}: event kind {kind} is {taken[kind]}'s")
+    PROCESSES.append(process)
+
+
+def unregister(process: type[WorldProcess]) -> None:
+    PROCESSES.remove(process)
+
+
+def _overrides(process: WorldProcess, hook: str) -> bool:
+    return getattr(type(process), hook) is not getattr(WorldProcess, hook)
+
+
+class Attached:
+    """The processes one run attached, and for each hook the bound methods of those that override it."""
+
+    def __init__(self, processes: list[WorldProcess], classes: list[type[WorldProcess]]) -> None:
+        self.processes, self.classes = processes, classes
+        self.handler = {kind: p.on_event for p in processes for kind in p.kinds}
+        hooks = {hook: [getattr(p, hook) for p in processes if _overrides(p, hook)]
+                 for hook in ("on_arrival", "before_batch", "after_pass", "after_batch", "holds", "finish")}
+        self.on_arrival, self.before_batch = hooks["on_arrival"], hooks["before_batch"]
+        self.after_pass, self.after_batch = hooks["after_pass"], hooks["after_batch"]
+        self.holds, self.finish = hooks["holds"], hooks["finish"]
+
+    def job_columns(self, n: int) -> dict:
+        """Every registered class's per-job columns, in table order (zeros where a run did not attach it)."""
+        attached = {type(p): p.columns() for p in self.processes}
+        return {name: attached[cls][name] if cls in attached else np.zeros(n, dtype)
+                for cls in self.classes for name, dtype in cls.job_columns.items()}
+
+    def result(self) -> dict[str, object]:
+        """Every registered class's SimulationResult fields (None where a run did not attach it)."""
+        fields = {name: None for cls in self.classes for name in cls.result_fields}
+        for p in self.processes:
+            fields.update(p.result())
+        return fields
+
+
+def fleet_rows(fleet, world) -> list:
+    """The nodes the registered processes add to the fleet (frames; none when no process adds any)."""
+    return [rows for cls in PROCESSES if (rows := cls.fleet_rows(fleet, world)) is not None]
+
+
+def attach(run, first: list[WorldProcess]) -> Attached:
+    """Attach every registered process to `run` after `first` (the run's own: its patience)."""
+    classes = [type(p) for p in first] + list(PROCESSES)
+    run.events.background_kinds = frozenset(kind for cls in classes for kind in cls.background)  # before any push
+    return Attached(first + [p for cls in PROCESSES if (p := cls.attach(run)) is not None], classes)
