@@ -179,8 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     db_help = f"DuckDB file (default {DEFAULT_DB_PATH})"
 
-    p = sub.add_parser("ingest", help="import a telemetry file (CSV, SWF, sacct, openb, utilisation)")
-    p.add_argument("path")
+    p = sub.add_parser("ingest", help="import a telemetry file (CSV, SWF, sacct, openb, utilisation), or a folder "
+                                      "written by `meridian sample` as one dataset")
+    p.add_argument("path", help="a file, or a folder written by `meridian sample` (its fleet, prices, regions, "
+                                "carbon, teams, utilisation and jobs become one dataset)")
     p.add_argument("--format", default="auto", choices=["auto", *FORMATS])
     p.add_argument("--dataset", help="dataset to add to (default: named after the file)")
     p.add_argument("--tz", help="IANA time zone of naive timestamps, e.g. Europe/Berlin")

@@ -1,4 +1,5 @@
-"""Import one file into the store: read, detect, parse, complete, insert atomically.
+"""Import one file, or a folder written by `meridian sample`, into the store: read, detect, parse,
+complete, insert atomically.
 
 The only entry point the CLI and the dashboard use to add telemetry.
 """
@@ -17,6 +18,7 @@ from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers import FORMATS, parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
+from engine.telemetry.sample import BUNDLE_FILES, bundle_digest, read_bundle
 from engine.telemetry.store import Store
 from engine.world.pricebook import default_price_rows
 
@@ -41,6 +43,10 @@ def dataset_name_for(source: str) -> str:
 
 def ingest_path(store: Store, path: str | Path, **kwargs) -> IngestResult:
     path = Path(path)
+    if path.is_dir():
+        if kwargs.get("format", "auto") not in ("auto", "sample"):
+            raise ImportRejected.whole_file(str(path), f"a folder is read as a sample bundle, not as {kwargs['format']}")
+        return ingest_folder(store, path, kwargs.get("dataset"))
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -74,6 +80,27 @@ def ingest_bytes(
     complete_world(store, name, batch, options)
     import_id = store.add_import(name, batch, Path(source).name, sha)
     return IngestResult(name, fmt, batch.row_count, import_id, notes=tuple(batch.notes))
+
+
+def ingest_folder(store: Store, folder: Path, dataset: str | None = None) -> IngestResult:
+    """A folder written by `meridian sample` as one new dataset: its jobs, fleet, prices, regions,
+    carbon, teams and utilisation, in one transaction (the recorded scheduler: per-pool FIFO)."""
+    missing = [name for name in BUNDLE_FILES.values() if not (folder / name).is_file()]
+    if missing:
+        raise ImportRejected.whole_file(str(folder), "a folder must be one written by `meridian sample`; this one "
+                                                     f"lacks {', '.join(missing)}")
+    digest = bundle_digest(folder)
+    earlier = store.find_import(digest)
+    if earlier is not None:
+        return IngestResult(earlier[0], "sample", 0, None, duplicate_of=earlier[0],
+                            notes=(f"identical content was already imported from {earlier[1]}",))
+    if dataset is not None and store.dataset_exists(dataset):
+        raise ImportRejected.whole_file(str(folder), f"dataset {dataset!r} exists already; a folder becomes a dataset "
+                                                     "of its own (name another, or delete that one first)")
+    batch = read_bundle(folder)
+    name = dataset or _free_name(store, dataset_name_for(folder.name))
+    import_id = store.add_import(name, batch, folder.name, digest)
+    return IngestResult(name, "sample", batch.row_count, import_id, notes=tuple(batch.notes))
 
 
 def _free_name(store: Store, base: str) -> str:
