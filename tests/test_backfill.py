@@ -6,7 +6,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_helpers import fleet, job, run, starts
 
-from engine.policies import profile as profile_module
 from engine.policies import registry
 from engine.policies.backfill import ConservativeBackfill, EasyBackfill, NoBackfill, ProfileWindow, Window
 from engine.policies.profile import Profile
@@ -201,31 +200,44 @@ def test_profile_gap_before_an_endless_reservation():
     assert profile.earliest(6.0, 50.0) == 50.0
 
 
-def _random_profile_run(seed):
-    rng = np.random.default_rng(seed)
+def _lowest_by_definition(times, free, now, length):
+    """The fewest units over the steps overlapping [now, now + length), the one holding now included."""
+    ends = times[1:] + [float("inf")]
+    return float(min(f for s, f, nxt in zip(times, free, ends) if nxt > now and s < now + length or s <= now < nxt))
+
+
+def _reserve_by_definition(times, free, at, need, length):
+    if at == float("inf"):
+        return
+    for edge in (at, at + max(length, 0.0)):
+        if edge != float("inf") and edge not in times:
+            i = next((k for k, s in enumerate(times) if s > edge), len(times))
+            times.insert(i, edge)
+            free.insert(i, free[i - 1])
+    for k, s in enumerate(times):
+        if at <= s < at + max(length, 0.0):
+            free[k] -= need
+
+
+def test_400_random_reservations_match_the_definitions():
+    rng = np.random.default_rng(4)
     profile = Profile.expected(0.0, 2.0, rng.uniform(0, 500, 40).round(), rng.integers(1, 4, 40).astype(float))
-    answers = []
+    times, free = profile.times.tolist(), profile.free.tolist()
     needs = rng.integers(0, 12, 400).astype(float)
     needs[::50] = 1e6                                   # more than the pool ever has
+    answers = []
     for need, length in zip(needs, rng.uniform(0, 300, 400).round()):
         at = profile.earliest(need, length)
-        answers.append((at, profile.lowest(0.0, np.array([length, length / 2])).tolist(),
-                        profile.lowest(length / 3, np.array([length])).tolist()))
+        assert at == _earliest_by_definition(times, free, need, length)
+        assert profile.lowest(0.0, np.array([length, length / 2])).tolist() == [
+            _lowest_by_definition(times, free, 0.0, length), _lowest_by_definition(times, free, 0.0, length / 2)]
+        assert profile.lowest_one(length / 3, length) == _lowest_by_definition(times, free, length / 3, length)
         profile.reserve(at, need, length)
-    return profile, answers
-
-
-def test_large_profiles_switch_to_arrays_and_give_the_same_answers(monkeypatch):
-    small, small_answers = _random_profile_run(4)
-    assert type(small) is profile_module._ArrayProfile     # 400 reservations pass LARGE_STEPS
-    monkeypatch.setattr(profile_module, "LARGE_STEPS", 10**9)
-    lists, list_answers = _random_profile_run(4)
-    assert type(lists) is Profile and isinstance(lists.times, list)
-    assert list_answers == small_answers and lists == small
-    monkeypatch.setattr(profile_module, "LARGE_STEPS", 1)
-    arrays, array_answers = _random_profile_run(4)
-    assert type(arrays) is profile_module._ArrayProfile and array_answers == list_answers and arrays == lists
-    assert any(at == float("inf") for at, *_ in list_answers) and any(at > 0 for at, *_ in list_answers)
+        _reserve_by_definition(times, free, at, need, length)
+        assert profile == Profile(times, free)
+        answers.append(at)
+    assert len(times) > 256  # the arrays grew many times over
+    assert any(at == float("inf") for at in answers) and any(at > 0 for at in answers)
 
 
 def _earliest_by_definition(times, free, need, length_s):

@@ -11,7 +11,11 @@ and the window `allows` it. Every window class has:
   stays queued this pass (not allowed, or allowed but it fit on no node);
 - `sequential`: False when `after_skip` changes nothing, so `allows` may be evaluated over all
   candidates at once; True when the loop must visit the candidates one by one in queue order,
-  asking `allows` for that one candidate then calling `after_start` or `after_skip`.
+  asking `allows` for that one candidate then calling `after_start` or `after_skip`. A sequential
+  window walked one candidate at a time (not `by_pool`) also has `scan(now_s, requested_s, units,
+  fits, refused, start, stop) -> int`: that walk from candidate `start` up to the first whose units
+  are free now (`fits`) and that it allows, skipping the others (marking in `refused` those it
+  refused), in one call (the simulator then tries to place that one).
 Windows are per-pass scratch objects built by `window()`: `after_start` / `after_skip` may update
 the window in place and return it (`ProfileWindow` does), so use only the returned window. The
 policy objects themselves are frozen and stateless.
@@ -88,8 +92,12 @@ class ProfileWindow:
 
     def after_skip(self, now_s: float, requested_s: float, units: float, pool: int = 0) -> "ProfileWindow":
         """The skipped candidate reserves at the earliest time it fits (never, if it never fits)."""
-        self.profile.reserve(self.profile.earliest(units, requested_s), units, requested_s)
+        self.profile.reserve_earliest(units, requested_s)
         return self
+
+    def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
+             start: int, stop: int) -> int:
+        return self.profile.scan(now_s, requested_s, units, fits, refused, start, stop)
 
 
 @register(FAMILY, "none", inert=True)

@@ -185,31 +185,40 @@ def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:
         queue.remove_many(run.job_key[rest[started]])
 
 
-def _last_free(cand_units, cand_pool, pool_free, start: int) -> int:
-    """Index of the last candidate from `start` on whose units are free now (-1: none)."""
-    free = np.flatnonzero(cand_units[start:] <= np.array(pool_free)[cand_pool[start:]])
-    return start + int(free[-1]) if len(free) else -1
+def _fits_now(cand_units, cand_pool, pool_free) -> np.ndarray:
+    """Which candidates' units are free now."""
+    return cand_units <= np.array(pool_free)[cand_pool]
 
 
 def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool):
-    """Sequential windows: returns (started, refused by the window) masks over `rest`."""
+    """Sequential windows: returns (started, refused by the window) masks over `rest`. The window's
+    `scan` walks the candidates up to the next one whose units are free now and that it allows; that
+    one is tried. The walk stops after the last candidate whose units were free after the latest start."""
     started, refused = np.zeros(len(rest), bool), np.zeros(len(rest), bool)
     dead: set[int] = set()
-    shape, pool_free = run.shape[rest].tolist(), fleet.pool_free
-    last = _last_free(cand_units, cand_pool, pool_free, 0)
-    for i, j in enumerate(rest[:last + 1].tolist()):
+    shape = run.shape[rest].tolist()
+    req, in_pool = np.asarray(req, np.float64), np.asarray(in_pool, np.float64)
+    fits = _fits_now(cand_units, cand_pool, fleet.pool_free)
+    free_at = np.flatnonzero(fits)
+    last = bound = int(free_at[-1]) if len(free_at) else -1  # never past the first last (as in a plain scan)
+    i = 0
+    while i <= last:
+        i = window.scan(now, req, in_pool, fits, refused, i, last + 1)
         if i > last:
             break
-        if cand_units[i] <= pool_free[cand_pool[i]]:
-            if not window.allows(now, req[i:i + 1], in_pool[i:i + 1], cand_pool[i:i + 1])[0]:
-                refused[i] = True
-            elif shape[i] not in dead:
-                if run.try_start(j, now, fleet, True):
-                    window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
-                    started[i] = True
-                    last = _last_free(cand_units, cand_pool, pool_free, i + 1)
-                    continue
-                if not run.parked[j]:
-                    dead.add(shape[i])
+        j = int(rest[i])
+        if shape[i] not in dead:
+            began = run.try_start(j, now, fleet, True)
+            fits = _fits_now(cand_units, cand_pool, fleet.pool_free)  # a try may free units (a reclaim) or take them
+            if began:
+                window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
+                started[i] = True
+                free_at = np.flatnonzero(fits[i + 1:])
+                last = min(i + 1 + int(free_at[-1]), bound) if len(free_at) else -1
+                i += 1
+                continue
+            if not run.parked[j]:
+                dead.add(shape[i])
         window = window.after_skip(now, req[i], in_pool[i], cand_pool[i])
+        i += 1
     return started, refused

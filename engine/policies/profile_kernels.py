@@ -1,0 +1,112 @@
+"""The availability profile's searches and updates, compiled with numba (engine.policies.profile).
+
+Each kernel works on a profile's step arrays `t` (start times, ascending) and `f` (free units from
+each start), of which the first `n` entries are in use; the arrays have room for at least two more
+steps (a reservation splits at most two). Arithmetic is float64 throughout, as in Python, so the
+answers are the same bit for bit. Compiled on first use and cached on disk beside this file
+(numba's `cache=True`), so a new process does not pay the compile again.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+
+@njit(cache=True)
+def earliest(t, f, n, need, length):
+    """The earliest step start from which `need` units stay free for `length` (>= 0) seconds; +inf
+    when there is none. Only the first step of each run of steps with enough units can be the
+    answer: a later start in the run meets the same next short step sooner."""
+    i = 0
+    while i < n:
+        if f[i] >= need:
+            k = i + 1
+            while k < n and f[k] >= need:
+                k += 1
+            if k == n or t[k] >= t[i] + length:
+                return t[i]
+            i = k + 1
+        else:
+            i += 1
+    return math.inf
+
+
+@njit(cache=True)
+def _bisect(t, n, x, right):
+    """bisect.bisect_right (right) or bisect_left of x in t[:n]."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x < t[mid] or (not right and x == t[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True)
+def _breakpoint(t, f, n, at):
+    """(index of the step starting at `at`, steps in use), splitting the step holding `at` if needed."""
+    lo = _bisect(t, n, at, True)
+    if t[lo - 1] == at:
+        return lo - 1, n
+    for k in range(n, lo, -1):
+        t[k] = t[k - 1]
+        f[k] = f[k - 1]
+    t[lo] = at
+    f[lo] = f[lo - 1]
+    return lo, n + 1
+
+
+@njit(cache=True)
+def reserve(t, f, n, at, need, length):
+    """Take `need` units from `at` (a step start or later) for `length` (>= 0) seconds; nothing when
+    `at` is +inf. Returns the steps in use."""
+    if math.isinf(at):
+        return n
+    end = at + length
+    lo, n = _breakpoint(t, f, n, at)
+    if math.isinf(end):
+        hi = n
+    else:
+        hi, n = _breakpoint(t, f, n, end)
+    for k in range(lo, hi):
+        f[k] = f[k] - need
+    return n
+
+
+@njit(cache=True)
+def reserve_earliest(t, f, n, need, length):
+    """`reserve` at `earliest`: a skipped candidate's reservation (conservative backfilling)."""
+    return reserve(t, f, n, earliest(t, f, n, need, length), need, length)
+
+
+@njit(cache=True)
+def scan(t, f, n, now, req, units, fits, refused, start, stop):
+    """Conservative backfilling's walk over candidates start..stop-1 in queue order: one whose units
+    are not free now (`fits` False) reserves at its earliest; one whose units are free but would dip
+    below a reservation during [now, now + req) is marked `refused` and reserves at its earliest;
+    the first the profile allows stops the walk. Returns (steps in use, that candidate's index or
+    `stop`); room for two steps per candidate."""
+    for k in range(start, stop):
+        length = max(req[k], 0.0)
+        if fits[k]:
+            if units[k] <= lowest(t, f, n, now, length):
+                return n, k
+            refused[k] = True
+        n = reserve(t, f, n, earliest(t, f, n, units[k], length), units[k], length)
+    return n, stop
+
+
+@njit(cache=True)
+def lowest(t, f, n, now, length):
+    """The fewest units free over [now, now + length) (length >= 0), the step holding `now` included
+    (a zero length looks at that step only)."""
+    first = max(_bisect(t, n, now, True) - 1, 0)
+    last = max(_bisect(t, n, now + length, False) - 1, first)
+    least = f[first]
+    for k in range(first + 1, last + 1):
+        if f[k] < least:
+            least = f[k]
+    return least
