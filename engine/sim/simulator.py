@@ -71,6 +71,7 @@ from engine.sim.output.result import SimulationResult
 from engine.sim.output.run_tables import run_tables
 from engine.sim.processes import table
 from engine.sim.processes.router import Router
+from engine.sim.state.compact import shared_list
 from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, REPASS, EventQueue
 from engine.sim.state.policies import Policies
 from engine.sim.state.queue import WaitingQueue
@@ -104,7 +105,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.flexible = np.isin(w.workload_class, FLEXIBLE_CLASSES).tolist()
         located, where = pd.factorize(w.data_location if w.data_location is not None else np.full(len(w), None))
         self.data_region = np.array([self.region_index.get(r, -1) for r in where] + [-1], np.int64)[located].tolist()
-        self.data_gb = (w.data_size_gb if w.data_size_gb is not None else np.zeros(len(w))).tolist()
+        self.data_gb = shared_list(w.data_size_gb if w.data_size_gb is not None else np.zeros(len(w)))
         self.transfer_gbps = float(world.transfer_gbps) if world is not None else 0.0
         self.transferred = [False] * len(w)  # its data was moved (the transfer delay is behind it)
         self.pool = self.shape_pools[self.shape, home] if len(w) else np.zeros(0, np.int64)
@@ -138,20 +139,22 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.admits_all = traits_of(policies.admission).inert  # admits every job as asked: not asked
         self.requests: dict[tuple, PodRequest] = {}
         # Python copies of the per-job figures the loop reads one at a time (cheaper than numpy scalars)
-        self.width, self.pool_list, self.units_list = w.nodes.tolist(), self.pool.tolist(), self.units.tolist()
-        self.submit, self.requested = w.submit_s.tolist(), self.requested_s.tolist()
+        self.width, self.pool_list = shared_list(w.nodes), shared_list(self.pool)
+        self.units_list = shared_list(self.units)
+        self.submit, self.requested = w.submit_s.tolist(), shared_list(self.requested_s)
         self.overrun = w.overrun_s.tolist() if w.overrun_s is not None else [math.nan] * len(w)
         self.run_s, self.region_name = w.run_s.astype(np.float64).tolist(), list(w.region)
         self.failed = w.failed.astype(bool).tolist()
         self.shape_list = self.shape.tolist()
-        self.gpus = w.gpus.tolist()
-        self.num_gpu, self.cpu_milli, self.memory_mib = w.num_gpu.tolist(), w.cpu_milli.tolist(), w.memory_mib.tolist()
-        self.gpu_milli, self.gpu_type = w.gpu_milli.tolist(), list(w.gpu_type)
+        self.gpus = shared_list(w.gpus)
+        self.num_gpu, self.cpu_milli = shared_list(w.num_gpu), shared_list(w.cpu_milli)
+        self.memory_mib, self.gpu_milli = shared_list(w.memory_mib), shared_list(w.gpu_milli)
+        self.gpu_type = list(w.gpu_type)
         self.key_of, self.job_at = self.job_key.tolist(), self.key_job.tolist()  # job_key and key_job as lists
         self.queued_gpus = dict.fromkeys(names, 0.0)
         self.latency_ms = np.zeros(len(w))  # from the job's home to where it runs (engine.world.latency)
         self.latency_slo_ms = ((world.latency if world else None) or Latency()).slo_ms
-        self.world = world  # its regions' time zones set the spot interruptions' local hours (engine.sim.processes.spot)
+        self.world = world  # its regions' zones set the spot interruptions' local hours (engine.sim.processes.spot)
         self._facts: RegionFacts | None = None
         routing = policies.routing
         self.router = None if traits_of(routing).inert else Router(self, routing, self.region_facts())

@@ -30,6 +30,7 @@ from engine.sim.cycle.preempt import Planner
 from engine.sim.cycle.quota_gate import OK, RECLAIM, QuotaGate
 from engine.sim.processes.reclaim_clock import ClockReclaim, clocks
 from engine.sim.processes.spot import SpotModel
+from engine.sim.state.compact import shared_list
 from engine.sim.state.events import REPASS
 from engine.sim.state.ledger import DEFAULT_HALF_LIFE_S, Ledger
 from engine.sim.state.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
@@ -73,7 +74,7 @@ class Sharing(ClockReclaim):
         ckpt = np.array([q.checkpoint_s for q in classes])[self.qclass] if n else np.zeros(0)
         if self.policy.checkpoint_s >= 0:
             ckpt = np.full(n, float(self.policy.checkpoint_s))
-        self.checkpoint = ckpt.tolist()
+        self.checkpoint = shared_list(ckpt)
         self.class_max = [q.max_queued for q in classes]
         self.class_count = {r: [0] * len(classes) for r in run.regions}
         self.names = list(run.regions)
@@ -83,8 +84,8 @@ class Sharing(ClockReclaim):
         self.on = self.gated or self.preempts or traits_of(p.order).time_dependent
         half_life = float(getattr(p.order, "half_life_s", DEFAULT_HALF_LIFE_S))
         self.members = traits_of(p.order).reads_members
-        self.cpus = (w.cpu_milli * w.nodes / 1000.0).tolist()
-        self.memory = (w.memory_mib * w.nodes / 1024.0).tolist()
+        self.cpus = shared_list(w.cpu_milli * w.nodes / 1000.0)
+        self.memory = shared_list(w.memory_mib * w.nodes / 1024.0)
         self.ledger = Ledger(w.team, w.user if w.user is not None else empty,
                              w.project if w.project is not None else empty, self.qclass, len(classes),
                              list(run.regions.values()), setup.weights, setup.orgs, half_life, run.seed,
@@ -95,8 +96,8 @@ class Sharing(ClockReclaim):
                            memory_gib=w.memory_mib * w.nodes / 1024.0)
         self.by_queue = getattr(quota, "by", "team") == "queue"
         self.holder = self.qclass if self.by_queue else lg.team
-        self.holder_list, self.tier_list = self.holder.tolist(), self.tier.tolist()
-        self.priority_list = w.priority.astype(np.float64).tolist()
+        self.holder_list, self.tier_list = self.holder.tolist(), shared_list(self.tier)
+        self.priority_list = shared_list(w.priority.astype(np.float64))
         if self.gated:
             holders = tuple(q.name for q in classes) if self.by_queue else lg.teams
             weights = np.ones(len(holders)) if self.by_queue else lg.weight

@@ -131,8 +131,9 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
                      "recorded wait unless they start sooner")
     if (~keep).sum():
         notes.append(f"{int((~keep).sum())} jobs without a recorded start and end or a requested runtime skipped")
-    jobs, submit, run, requested, asked, patience = (jobs[keep].reset_index(drop=True), submit[keep], run[keep],
-                                                     requested[keep], asked[keep], patience[keep])
+    if not keep.all():  # (a filter copies the whole table)
+        jobs, submit, run, requested, asked, patience = (jobs[keep].reset_index(drop=True), submit[keep], run[keep],
+                                                         requested[keep], asked[keep], patience[keep])
 
     nodes = np.maximum(_col(jobs, "nodes", 1).fillna(1).to_numpy(np.int64), 1)
     gpus = jobs["gpus"].fillna(0).to_numpy(np.float64)
@@ -150,26 +151,26 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         requested_s=np.where(np.isfinite(requested) & (requested > 0), requested, np.inf),
         priority=_col(jobs, "priority", 0.0).fillna(0).to_numpy(np.float64),
         deadline_s=deadline_s.astype(np.float64),
-        region=_col(jobs, "region", DEFAULT_REGION).fillna(DEFAULT_REGION).astype(str).to_numpy(),
+        region=_labels(_col(jobs, "region", DEFAULT_REGION), DEFAULT_REGION),
         nodes=nodes,
         num_gpu=num_gpu.astype(np.int64),
         gpu_milli=gpu_milli.astype(np.int64),
         cpu_milli=np.rint(_col(jobs, "cpus", 0.0).fillna(0).to_numpy(np.float64) * 1000 / nodes).astype(np.int64),
         memory_mib=np.rint(_col(jobs, "memory_gib", 0.0).fillna(0).to_numpy(np.float64) * 1024 / nodes
                            ).astype(np.int64),
-        gpu_type=_col(jobs, "gpu_type", None).where(lambda s: s.notna(), None).to_numpy(object),
+        gpu_type=_labels(_col(jobs, "gpu_type", None), None, as_text=False),
         failed=(_col(jobs, "status", "completed") == "failed").to_numpy(bool),
-        workload_class=_col(jobs, "workload_class", "unknown").fillna("unknown").astype(str).to_numpy(),
-        team=_col(jobs, "team", "").fillna("").astype(str).to_numpy(),
+        workload_class=_labels(_col(jobs, "workload_class", "unknown"), "unknown"),
+        team=_labels(_col(jobs, "team", ""), ""),
         fleet=normalise_fleet(fleet),
         origin_utc=origin,
         notes=tuple(notes),
         observed_end_s=observed_end,
-        residency=_col(jobs, "residency", None).where(lambda s: s.notna(), None).to_numpy(object),
+        residency=_labels(_col(jobs, "residency", None), None, as_text=False),
         user=_text(jobs, "user_name"),
         project=_text(jobs, "project"),
         qos=_text(jobs, "qos"),
-        data_location=_col(jobs, "data_location", None).where(lambda s: s.notna(), None).to_numpy(object),
+        data_location=_labels(_col(jobs, "data_location", None), None, as_text=False),
         data_size_gb=pd.to_numeric(_col(jobs, "data_size_gb", 0.0), errors="coerce").fillna(0.0).to_numpy(np.float64),
         overrun_s=np.where(np.isfinite(asked) & (asked > requested), asked, np.nan)
         if "user_requested_runtime_s" in jobs else None,
@@ -194,4 +195,13 @@ def _in_submit_order(jobs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _text(jobs: pd.DataFrame, name: str) -> np.ndarray:
-    return _col(jobs, name, "").fillna("").astype(str).to_numpy(object)
+    return _labels(_col(jobs, name, ""), "")
+
+
+def _labels(values: pd.Series, missing, as_text: bool = True) -> np.ndarray:
+    """`values` as an object array in which equal values are one Python object (a million jobs
+    name a few regions, classes and teams: one str each, not a million), missing ones `missing`;
+    `as_text`: every value as str."""
+    codes, uniques = pd.factorize(values)
+    names = [*map(str, uniques)] if as_text else list(uniques)
+    return np.array([*names, missing], dtype=object)[codes]  # code -1 (missing) -> the last
