@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.policies import profile_kernels as kernels
+# engine.policies.profile_kernels, imported with the first Profile: numba costs a process about 0.2 s
+# and 100 MB, which runs without a profile (most of them) need not pay
+kernels = None
 
 
 class Profile:
@@ -23,6 +25,8 @@ class Profile:
     when their steps are equal."""
 
     def __init__(self, times, free):
+        if kernels is None:
+            _load_kernels()
         kept_t, kept_f = [], []
         for t, f in zip(times, free):      # keep the last value at each distinct time
             if kept_t and kept_t[-1] == t:
@@ -107,3 +111,9 @@ class Profile:
             grow = max(len(self._t), steps)
             self._t = np.concatenate((self._t, np.zeros(grow)))
             self._f = np.concatenate((self._f, np.zeros(grow)))
+
+
+def _load_kernels() -> None:
+    global kernels
+    from engine.policies import profile_kernels
+    kernels = profile_kernels
