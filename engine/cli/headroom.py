@@ -18,32 +18,33 @@ import json
 import sys
 
 from engine.cli.common import (
-    EXIT_BAD_INPUT,
     RECORDED,
     add_headroom_options,
     add_source,
     check_days,
+    guarded,
     load_scenario,
     print_progress,
     source,
 )
-from engine.core.errors import ScenarioError
-from engine.service.compare import Unusable, first_days
+from engine.service.compare import first_days
 from engine.service.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD, HeadroomError, HeadroomReport, measure
 from engine.service.headroom.service import ServiceLevelError
 
 
+def _guarded(command):
+    """engine.cli.common.guarded, a search's own errors (no level to hold, a bad --slo file) user errors too."""
+    return guarded(command, lambda: (HeadroomError, ServiceLevelError))
+
+
+@_guarded
 def cmd_headroom(args) -> int:
-    try:
-        data = source(args)
-        scenarios = [load_scenario(f, data.scheduler) for f in [args.baseline, *args.scenario]]
-        scenarios = first_days(scenarios, data.jobs, check_days(args.days))
-        report = measure(scenarios[0], scenarios[1:], data.jobs, data.fleet, data.world, seeds=args.seeds,
-                         slo_file=args.slo, workers=args.workers, dask=args.dask, progress=print_progress,
-                         gpu_capex_usd=args.gpu_capex_usd, amortisation_years=args.amortisation_years)
-    except (ScenarioError, Unusable, HeadroomError, ServiceLevelError) as exc:
-        print(f"meridian: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    data = source(args)
+    scenarios = [load_scenario(f, data.scheduler) for f in [args.baseline, *args.scenario]]
+    scenarios = first_days(scenarios, data.jobs, check_days(args.days))
+    report = measure(scenarios[0], scenarios[1:], data.jobs, data.fleet, data.world, seeds=args.seeds,
+                     slo_file=args.slo, workers=args.workers, dask=args.dask, progress=print_progress,
+                     gpu_capex_usd=args.gpu_capex_usd, amortisation_years=args.amortisation_years)
     if args.json:
         print(json.dumps(record(report)))
     else:

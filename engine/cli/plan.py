@@ -12,29 +12,28 @@ import json
 import sys
 from dataclasses import replace
 
-from engine.service.compare import Unusable
+from engine.cli.common import guarded, tables
 from engine.service.planning.plan import PlanResult, plan_fleet
 from engine.service.planning.settings import PlanError, load_settings
 from engine.service.planning.summary import fleet_comparison, plan_record
 
-EXIT_BAD_INPUT = 2
+
+def _guarded(command):
+    """engine.cli.common.guarded, a bad plan file or --days a user error too."""
+    return guarded(command, lambda: (PlanError,))
 
 
+@_guarded
 def cmd_plan(args) -> int:
-    from engine.cli.common import tables
-    try:
-        settings = load_settings(args.slo)
-        if args.days is not None:
-            if not 0.5 <= args.days <= 366:
-                raise PlanError(f"--days must be between 0.5 and 366, got {args.days:g}")
-            settings = replace(settings, days=args.days)
-        args.trace = None
-        jobs, fleet, world_tables = tables(args)
-        result = plan_fleet(jobs, fleet, world_tables, settings, args.growth,
-                            progress=lambda message: print(message, file=sys.stderr, flush=True))
-    except (PlanError, Unusable) as exc:
-        print(f"meridian: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    settings = load_settings(args.slo)
+    if args.days is not None:
+        if not 0.5 <= args.days <= 366:
+            raise PlanError(f"--days must be between 0.5 and 366, got {args.days:g}")
+        settings = replace(settings, days=args.days)
+    args.trace = None
+    jobs, fleet, world_tables = tables(args)
+    result = plan_fleet(jobs, fleet, world_tables, settings, args.growth,
+                        progress=lambda message: print(message, file=sys.stderr, flush=True))
     if args.json:
         print(json.dumps(plan_record(result)))
     else:

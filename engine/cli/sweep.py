@@ -24,27 +24,21 @@ import time
 
 import pandas as pd
 
-from engine.cli.common import EXIT_BAD_INPUT, tables
-from engine.core.errors import ScenarioError
+from engine.cli.common import guarded, tables
 from engine.service.compare import Unusable
 from engine.service.sweep.backends import SweepUnavailable
 from engine.service.sweep.grid import GridError, load_grid
 from engine.service.sweep.outcome import OK
 from engine.service.sweep.runner import default_workers, run_sweep
-from engine.telemetry.store import Store, StoreLocked
+from engine.telemetry.store import Store
 from engine.telemetry.sweeps import SweepRecord, append_outcome, finish_sweep, list_sweeps, load_sweep, save_sweep
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def _guarded(command):
-    def wrapped(args) -> int:
-        try:
-            return command(args)
-        except (GridError, ScenarioError, Unusable, SweepUnavailable, StoreLocked) as exc:
-            print(f"meridian: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    return wrapped
+    """engine.cli.common.guarded, a bad grid and a missing Dask user errors too."""
+    return guarded(command, lambda: (GridError, SweepUnavailable))
 
 
 def _backend(args) -> tuple[str, int | None]:
