@@ -12,6 +12,7 @@ from engine.analysis.runs.job_story import factor_table, longest_waiting
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text as md
 from engine.core.reasons import EXPLAINED, REASONS
+from engine.core.text import hours_minutes
 
 BASELINE = "fifo"
 DEFAULT_SCENARIO = "priority-fairshare"
@@ -33,17 +34,6 @@ NOT_STARTED = frozenset(REASONS[1:]) | {"deferred"}  # a status that explains a 
 SECONDS = st.column_config.NumberColumn(format="%.0f")
 PERCENT = st.column_config.NumberColumn(format="%.1f%%")
 HOURS = st.column_config.NumberColumn(format="%.1f")
-
-
-def _duration(seconds: float) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "no limit" if seconds == math.inf else "n/a"
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    if seconds >= 100 * 3600:
-        return f"{seconds / 3600:,.0f} h"
-    hours, minutes = divmod(round(seconds / 60), 60)
-    return (f"{hours} h {minutes} min" if minutes else f"{hours} h") if hours else f"{minutes} min"
 
 
 def _tile(key: str, value: float, base: float | None) -> tuple[str, str | None, str]:
@@ -104,7 +94,7 @@ def _teams(name: str, run: data.WhatIfRun, report: data.FairnessReport, base: da
 def _queues(report: data.FairnessReport) -> None:
     st.subheader("Service levels by queue")
     table = report.queues.assign(attainment=100 * report.queues["attainment"],
-                                 max_wait=report.queues["max_wait_s"].map(_duration))
+                                 max_wait=report.queues["max_wait_s"].map(hours_minutes))
     st.dataframe(table[["queue", "jobs", "max_wait", "attainment", "wait_p95_s", "preemptions"]], hide_index=True,
                  key="fair_queues", column_config={"attainment": PERCENT, "wait_p95_s": SECONDS,
                                                    "max_wait": "max wait (SLA)"})
@@ -114,7 +104,7 @@ def _queues(report: data.FairnessReport) -> None:
 
 def _job_label(waits: pd.DataFrame):
     """Job id and wait, for the job picker's rows."""
-    labels = dict(zip(waits["row"], waits["job_id"] + " · waited " + waits["wait_s"].map(_duration)))
+    labels = dict(zip(waits["row"], waits["job_id"] + " · waited " + waits["wait_s"].map(hours_minutes)))
     return lambda row: labels.get(row, str(row))
 
 
@@ -157,7 +147,7 @@ def _story(story, run: data.WhatIfRun) -> None:
             f"{_when(run, story.submit_s)}")
     if started:
         head += (f" and **starts {_when(run, story.start_s)}** in this scenario, after waiting "
-                 f"**{_duration(story.wait_s)}**.")
+                 f"**{hours_minutes(story.wait_s)}**.")
         if story.status in NOT_STARTED:
             head += f" It was evicted and never starts again: {EXPLAINED[story.status]}."
         elif story.status == "waiting at the end":
@@ -165,17 +155,17 @@ def _story(story, run: data.WhatIfRun) -> None:
     elif story.status in NOT_STARTED:
         head += f" and never starts: {EXPLAINED[story.status]}."
     else:
-        head += f" and is still waiting at the end of the window, {_duration(story.wait_s)} later."
+        head += f" and is still waiting at the end of the window, {hours_minutes(story.wait_s)} later."
     st.markdown(head)
     if not story.reasons.empty:
-        parts = [f"{100 * share:.0f}% {md(EXPLAINED.get(reason, reason))} ({_duration(seconds)})"
+        parts = [f"{100 * share:.0f}% {md(EXPLAINED.get(reason, reason))} ({hours_minutes(seconds)})"
                  for reason, seconds, share in story.reasons.itertuples(index=False)]
         st.markdown("Why it waited: " + "; ".join(parts) + ".")
     quota = job_quota(run.result, story.row)
     if quota is not None and (story.status in QUOTA_REASONS or story.reasons["reason"].isin(QUOTA_REASONS).any()):
         st.markdown(md(f"{quota_text(quota)} It asks for {story.gpus:g} GPUs."))
     sla = {"met": "met", "missed": "**missed**", "pending": "not yet decided", "none": "no limit"}[story.sla]
-    lines = [f"Its queue *{md(story.queue)}* promises a start within {_duration(story.max_wait_s)}: {sla}."]
+    lines = [f"Its queue *{md(story.queue)}* promises a start within {hours_minutes(story.max_wait_s)}: {sla}."]
     if story.starved:
         lines.append("It waited long enough to count as **starved**.")
     if story.preemptions:
@@ -186,7 +176,7 @@ def _story(story, run: data.WhatIfRun) -> None:
     columns = st.columns(4)
     columns[0].metric("Starts (UTC)", f"{run.result.origin_utc + pd.Timedelta(seconds=story.start_s):%b %d, %H:%M}"
                       if started else "never")
-    columns[1].metric("Waited", _duration(story.wait_s))
+    columns[1].metric("Waited", hours_minutes(story.wait_s))
     columns[2].metric("Max-wait SLA", story.sla)
     columns[3].metric("Jobs ahead at submit", f"{story.moments[0].jobs_ahead:,}",
                       help=f"of {story.moments[0].waiting:,} jobs waiting in {md(story.region)} then, itself included")

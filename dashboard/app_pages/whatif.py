@@ -1,5 +1,4 @@
 """What-if: replay the dataset's workload under other scheduling scenarios and compare the outcomes."""
-import math
 
 import pandas as pd
 import streamlit as st
@@ -21,6 +20,7 @@ from engine.analysis.runs.sim_series import (
 )
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
+from engine.core.text import hours_minutes
 from engine.service.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD, HeadroomError
 from engine.service.report.headline import capacity_sentences
 
@@ -42,17 +42,6 @@ GROUP_TABS = (("By workload class", "workload_class", "wi_by_class"), ("By team"
 SECONDS = st.column_config.NumberColumn(format="%.0f")
 GROUP_FORMATS = {"avg_bounded_slowdown": st.column_config.NumberColumn(format="%.2f"),
                  "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f")}
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None or math.isnan(seconds):
-        return "n/a"
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    if seconds >= 100 * 3600:
-        return f"{seconds / 3600:,.0f} h"
-    hours, minutes = divmod(round(seconds / 60), 60)
-    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
 def _compact(seconds: float) -> str:
@@ -295,7 +284,7 @@ def _lookup(runs: list[data.WhatIfRun]) -> None:
     start = "never started" if info["start_utc"] is None else f"{info['start_utc']:%Y-%m-%d %H:%M:%S} UTC"
     st.markdown(f"Job **{markdown_text(info['job_id'])}** ({markdown_text(info['workload_class'])}, {info['gpus']:g} "
                 f"GPUs, {markdown_text(info['region'])}): submitted {submit} UTC, started {start}, waited "
-                f"**{_duration(info['wait_s'])}**. Reason: **{markdown_text(info['reason'])}**.")
+                f"**{hours_minutes(info['wait_s'])}**. Reason: **{markdown_text(info['reason'])}**.")
     log = info["decisions"]
     if not log.empty:
         counts = log["decision"].value_counts()
