@@ -320,7 +320,7 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     assert app.multiselect(key="cc_scenarios").value == ["easy-backfill"] and app.number_input(key="cc_days").value == 7
     # 4 reserved H100s x 2 h at $3 = $24, 2 idle GPU-hours = $6, 6 GPU-hours held: $4 per GPU-hour;
     # 6 GPU-h x 0.7 kW x PUE 1.2 x 480 g/kWh (no carbon table) = 2.42 kg
-    assert _metrics(app) == {"Spend": "$24.00", "Idle spend (reserved)": "$6.00", "Effective $/GPU-hour": "$4.00",
+    assert _metrics(app) == {"Spend": "$24.00", "Idle reserved cost": "$6.00", "Effective $/GPU-hour": "$4.00",
                              "Productive $/GPU-hour": "$4.00", "Carbon": "2.42 kg CO2e"}
     table = app.dataframe[0].value.set_index("scenario")
     jobs, fleet = TINY.tables["jobs"], TINY.tables["fleet"]

@@ -96,7 +96,7 @@ def test_timezones_page_draws_bands_handoff_and_holidays(database, tmp_path):
 def test_cost_and_carbon_page_on_a_week_of_the_sample(database, tmp_path):
     with _opened(database, tmp_path, "/cost", 3000, 5, timeout_ms=180_000) as page:
         assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
-        assert set(_metrics(page)) == {"Spend", "Idle spend (reserved)", "Effective $/GPU-hour",
+        assert set(_metrics(page)) == {"Spend", "Idle reserved cost", "Effective $/GPU-hour",
                                        "Productive $/GPU-hour", "Carbon"}
         body = page.inner_text("body")
         assert "Trade-off across scenarios" in body and "none was assumed" in body

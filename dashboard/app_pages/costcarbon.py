@@ -5,6 +5,7 @@ import streamlit as st
 
 from dashboard import charts_cost, data
 from dashboard.chart_view import plot
+from engine.analysis.runs.catalogue import CATALOGUE
 from engine.analysis.runs.cost import CostAssumptions
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_code, markdown_text
@@ -17,7 +18,7 @@ METHODS = """
   price). Prices are per region, GPU type and tier: the dataset's prices table, else the default price book.
 - **Cloud burst** (scenarios with `[[burst]]` pools): a rented cloud node is paid from the moment it is rented
   (boot time included) until it is handed back, used or not, at the pool's price.
-- **Idle spend** = reserved and rented burst GPU-hours no job held x their price (on-demand and spot idle GPUs
+- **Idle reserved cost** = reserved and rented burst GPU-hours no job held x their price (on-demand and spot idle GPUs
   cost nothing).
 - **Per year** = spend x annualisation days / W in days.
 - **Effective $/GPU-hour** = all spend / GPU-hours allocated to jobs. **Productive $/GPU-hour** = all spend /
@@ -81,14 +82,14 @@ def _run(dataset: str, chosen: list[tuple[str, dict]], days: float, assumptions:
 def _metrics(runs, detail: str) -> None:
     base = runs[0][2].kpis
     label, run, world = next(r for r in runs if r[0] == detail)
-    shown = (("Spend", "cost_usd", _usd), ("Idle spend (reserved)", "idle_cost_usd", _usd),
-             ("Effective $/GPU-hour", "effective_usd_per_gpu_hour", lambda v: f"${v:,.2f}"),
-             ("Productive $/GPU-hour", "productive_usd_per_gpu_hour", lambda v: f"${v:,.2f}"),
-             ("Carbon", "carbon_kg", _kg))
-    for col, (name, key, fmt) in zip(st.columns(len(shown)), shown):
-        diff = world.kpis[key] - base[key]
+    rate = lambda v: f"${v:,.2f}"  # noqa: E731
+    shown = (("cost_usd", _usd), ("idle_cost_usd", _usd), ("effective_usd_per_gpu_hour", rate),
+             ("productive_usd_per_gpu_hour", rate), ("carbon_kg", _kg))
+    for col, (key, fmt) in zip(st.columns(len(shown)), shown):
+        kpi, diff = CATALOGUE[key], world.kpis[key] - base[key]  # the tile's label and direction: the catalogue's
         delta = None if label == BASELINE else ("+" if diff >= 0 else "-") + fmt(abs(diff)).lstrip("-")
-        col.metric(name, fmt(world.kpis[key]), delta, delta_color="inverse" if diff else "off")
+        colour = ("inverse" if kpi.better == "lower" else "normal") if diff else "off"
+        col.metric(kpi.label, fmt(world.kpis[key]), delta, delta_color=colour)
     window_days = world.cost.totals["window_days"]
     st.caption(f"**{markdown_text(label)}**, over the simulated window of {window_days:,.1f} days: "
                f"{_usd(world.kpis['cost_usd'])} "
