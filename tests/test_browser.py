@@ -96,6 +96,8 @@ def test_timezones_page_draws_bands_handoff_and_holidays(database, tmp_path):
 def test_cost_and_carbon_page_on_a_week_of_the_sample(database, tmp_path):
     with _opened(database, tmp_path, "/cost", 3000, 5, timeout_ms=180_000) as page:
         assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
+        days = page.get_by_role("spinbutton", name="Simulate the first N days (0 = all)")
+        assert days.input_value() == "7"  # not "7.00"
         assert set(_metrics(page)) == {"Spend", "Idle reserved cost", "Effective $/GPU-hour",
                                        "Productive $/GPU-hour", "Carbon"}
         body = page.inner_text("body")

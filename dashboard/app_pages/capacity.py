@@ -42,9 +42,9 @@ def _form(dataset: str) -> tuple[dict, float] | None:
         growth = top[0].slider("Demand growth", 1.0, 2.5, 1.3, 0.05, key="cap_growth",
                                help="jobs next quarter against the planning window: 1.3 = 30 % more (seeded copies "
                                     "of random jobs of the same region, hour of the week, class and team)")
-        days = top[1].number_input("Plan on the last N days", 1.0, 60.0, 7.0, 1.0, key="cap_days",
+        days = top[1].number_input("Plan on the last N days", 1.0, 60.0, 7.0, 1.0, key="cap_days", format="%g",
                                    help="the demand window: the most recent days of the dataset")
-        warmup = top[2].number_input("Warm-up days", 0.0, 14.0, 2.0, 1.0, key="cap_warmup",
+        warmup = top[2].number_input("Warm-up days", 0.0, 14.0, 2.0, 1.0, key="cap_warmup", format="%g",
                                      help="simulated before the window so queues are not empty; not scored")
         rounds = top[3].number_input("Rounds at most", 1, 12, 6, 1, key="cap_rounds",
                                      help="integer program -> simulation -> more headroom where a target is missed")

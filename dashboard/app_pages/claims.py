@@ -56,7 +56,7 @@ st.caption(f"Figures reported in industry write-ups about GPU scheduling, tested
            "claim holds here.")
 left, right = st.columns(2)
 days = left.number_input("Test on the first N days of the dataset (0 = all)", min_value=0.0, value=7.0, step=1.0,
-                         key="cl_days", help="a week of the sample takes about a minute and a half")
+                         key="cl_days", format="%g", help="a week of the sample takes about a minute and a half")
 seeds = right.number_input("Demand resamplings (seeds)", min_value=1, max_value=9, value=3, step=1, key="cl_seeds")
 key = (dataset, data.store().fingerprint(), float(days), int(seeds))
 if st.button("Test the claims", type="primary", key="cl_run"):

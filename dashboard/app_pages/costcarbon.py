@@ -221,7 +221,8 @@ left, right = st.columns([3, 1])
 picked = left.multiselect("Scenarios to compare with FIFO", others, key="cc_scenarios",
                           default=["easy-backfill"] if "easy-backfill" in others else others[:1])
 days = right.number_input("Simulate the first N days (0 = all)", min_value=0.0, value=7.0, step=1.0,
-                          key="cc_days", help="The whole sample takes tens of seconds to simulate; a week a few")
+                          format="%g", key="cc_days",
+                          help="The whole sample takes tens of seconds to simulate; a week a few")
 assumptions = _assumptions(list(world_tables["gpu_types"]["gpu_type"]))
 st.session_state["cost_assumptions"] = data.assumptions_text(assumptions)
 runs = _run(dataset, [(name, bundled[name]) for name in [BASELINE, *picked]], days, assumptions)

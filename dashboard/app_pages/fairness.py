@@ -54,7 +54,8 @@ def _choose() -> tuple[str, dict, float]:
     left, right = st.columns([2, 1])
     name = left.selectbox("Scenario to inspect", names, key="fair_scenario",
                           help="the example scenarios in sample_data/scenarios/; compared with fifo")
-    days = right.number_input("First N days of the dataset (0 = all)", min_value=0.0, step=1.0, key="fair_days",
+    days = right.number_input("First N days of the dataset (0 = all)", min_value=0.0, step=1.0, format="%g",
+                              key="fair_days",
                               help="as on the What-if page; a week of the sample takes several seconds")
     return name, bundled, days
 

@@ -46,7 +46,8 @@ def _choose(names: list[str]) -> tuple[str, list[str], float]:
     candidates = middle.multiselect("Candidates", names, key="rp_candidates",
                                     help="the policies proposed instead; the first one gets the region table and "
                                          "the heat maps")
-    days = right.number_input("First N days of the dataset (0 = all)", min_value=0.0, step=1.0, key="rp_days",
+    days = right.number_input("First N days of the dataset (0 = all)", min_value=0.0, step=1.0, format="%g",
+                              key="rp_days",
                               help="a week of the sample takes about half a minute per scenario (the headroom "
                                    "searches); all of it several minutes")
     return baseline, candidates, days

@@ -77,7 +77,7 @@ def _choose(dataset: str) -> tuple[list[tuple[str, dict]], float, int] | None:
     with st.expander("Custom scenario", expanded=CUSTOM in [baseline, *candidates]):
         custom = widgets.scenario_form("custom")
     days = st.number_input("Simulate the jobs submitted in the first N days of the dataset (0 = all)",
-                           min_value=0.0, value=7.0, step=1.0, key="wi_days",
+                           min_value=0.0, value=7.0, step=1.0, key="wi_days", format="%g",
                            help="The whole sample takes tens of seconds to simulate; a week takes a few. With "
                                 "predictions the N days start where the models' training data ends.")
     left, right = st.columns(2)
