@@ -68,7 +68,9 @@ def test_compare_json_is_a_list_in_scenario_order():
     assert out[0]["kpis"]["load_headroom_ratio"] == 1.0 and out[0]["kpis"]["saved_gpus"] == 0.0
     assert out[1]["headroom"]["seeds"] == [0, 1] and len(out[1]["headroom"]["load_headroom_by_seed"]) == 2
     assert "p95 wait at most unknown" in out[0]["headroom"]["service_level"]
-    assert len([line for line in done.stderr.splitlines() if line.startswith("[")]) == 6   # 2 x (2 seeds + fleet)
+    progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert [line.split(" ran in ")[0] for line in progress if " ran in " in line] == ["[1/2] fifo:", "[2/2] easy-backfill:"]
+    assert len([line for line in progress if " ran in " not in line]) == 6   # 2 x (2 seeds + fleet)
     assert [r["jct_mean_s"] for o in out for r in o["by_workload_class"]] == [
         o["kpis"]["jct_mean_s"] for o in out]   # one class ("unknown") in an SWF trace
     assert out[1]["kpis"]["wait_p95_s"] <= out[0]["kpis"]["wait_p95_s"]
@@ -77,6 +79,7 @@ def test_compare_json_is_a_list_in_scenario_order():
 def test_compare_table_shows_deltas():
     done = meridian("compare", "--trace", SMALL, "--scenario", FIFO, "--scenario", EASY, "--no-headroom")
     assert done.returncode == 0, done.stderr
+    assert [line.split(" ran in ")[0] for line in done.stderr.splitlines()] == ["[1/2] fifo:", "[2/2] easy-backfill:"]
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["kpi", "fifo", "easy-backfill"]
     assert any(line.startswith("wait_mean_s") and "(-" in line for line in lines)

@@ -15,6 +15,8 @@ first run's service level.
 """
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -77,20 +79,25 @@ def priced(fleet: pd.DataFrame) -> bool:
 
 def run_scenarios(scenarios: list[Scenario], jobs: pd.DataFrame, fleet: pd.DataFrame,
                   world_tables: dict[str, pd.DataFrame], assumptions: CostAssumptions | None = None,
-                  world: bool | None = None, strand: bool = True) -> tuple[list[Run], list[str]]:
+                  world: bool | None = None, strand: bool = True,
+                  progress: Callable[[int, int, Run, float], None] | None = None) -> tuple[list[Run], list[str]]:
     """([Run per scenario, in order], the defaults the world KPIs relied on, each once).
     `world_tables`: {prices, regions, carbon, teams} (empty tables allowed); `world`: compute the cost,
-    carbon and residency KPIs (None: when the fleet is priced); `strand`: the stranded capacity.
+    carbon and residency KPIs (None: when the fleet is priced); `strand`: the stranded capacity;
+    `progress(done, total, run, seconds)` after each scenario.
     Raises Unusable when the world KPIs cannot be computed, ScenarioError for a scenario that cannot run."""
     tables = world_of(world_tables)
     costed = priced(fleet) if world is None else world
     out, assumed = [], {}
     for scenario in scenarios:
+        began = time.perf_counter()
         run = run_one(scenario, jobs, fleet, tables, strand)
         if costed:
             run = with_world(run, fleet, tables, assumptions)
             assumed.update(dict.fromkeys(run.world.assumed))
         out.append(run)
+        if progress is not None:
+            progress(len(out), len(scenarios), run, time.perf_counter() - began)
     return out, list(assumed)
 
 
