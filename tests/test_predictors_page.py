@@ -107,3 +107,7 @@ def test_a_dataset_without_a_model_offers_training(db, monkeypatch):
     at = _page(db, monkeypatch, "fresh")
     assert any("No model for **fresh** yet" in shown(i) for i in at.info)
     assert at.button(key="pr_train").label == "Train the models"
+    at.button(key="pr_train").click().run()
+    assert not at.exception, at.exception
+    assert not any("No model for" in shown(i) for i in at.info)  # the banner is the new model's, not a stale one
+    assert any(m.value.startswith("**Model v1**") for m in at.markdown)

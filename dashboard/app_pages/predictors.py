@@ -27,21 +27,29 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{seconds / 86_400:.1f} days"
 
 
-def _model(dataset: str):
-    """The model status line and the train button; the latest version (None before any)."""
-    version = data_predict.latest_model(dataset)
+def _describe(where, dataset: str, version) -> None:
+    """The model status line (`where`: a container): the latest version, or that there is none yet."""
     if version is None:
-        st.info(f"No model for **{md(dataset)}** yet. Training fits the runtime and failure models on every finished "
-                "job, then scores the same kind of model trained on the first 70 % of submits against the rest.")
-    else:
-        meta, current = version.meta, data_predict.trained_on_current_data(dataset, version)
-        data = meta["data"]
-        st.markdown(f"**Model v{version.number}**, trained {meta['created_utc'][:16].replace('T', ' ')} UTC on "
-                    f"{data['runtime_rows']:,} finished jobs submitted {data['first_submit_utc'][:10]} to "
-                    f"{data['last_submit_utc'][:10]} (training took {meta['seconds']['total']:.0f} s). "
-                    + ("" if current else ":orange[The dataset has changed since: retrain to include the new jobs.]"))
-        st.caption(f"Stored in {markdown_code(version.path)} with its figures (meta.json); scikit-learn "
-                   f"{meta['software']['scikit_learn']}.")
+        where.info(f"No model for **{md(dataset)}** yet. Training fits the runtime and failure models on every "
+                   "finished job, then scores the same kind of model trained on the first 70 % of submits against "
+                   "the rest.")
+        return
+    meta, current = version.meta, data_predict.trained_on_current_data(dataset, version)
+    data = meta["data"]
+    where.markdown(f"**Model v{version.number}**, trained {meta['created_utc'][:16].replace('T', ' ')} UTC on "
+                   f"{data['runtime_rows']:,} finished jobs submitted {data['first_submit_utc'][:10]} to "
+                   f"{data['last_submit_utc'][:10]} (training took {meta['seconds']['total']:.0f} s). "
+                   + ("" if current else ":orange[The dataset has changed since: retrain to include the new jobs.]"))
+    where.caption(f"Stored in {markdown_code(version.path)} with its figures (meta.json); scikit-learn "
+                  f"{meta['software']['scikit_learn']}.")
+
+
+def _model(dataset: str):
+    """The model status line and the train button; the latest version (None before any). After training
+    the status line shows the new version (not the "no model yet" it showed before the click)."""
+    version = data_predict.latest_model(dataset)
+    banner = st.empty()
+    _describe(banner.container(), dataset, version)
     if st.button("Train a new model version" if version else "Train the models", key="pr_train",
                  type="secondary" if version else "primary"):
         with st.status("Training...", expanded=True) as status:
@@ -52,6 +60,8 @@ def _model(dataset: str):
                 st.error(md(exc))
                 return None
             status.update(label=f"Trained model v{version.number}", state="complete", expanded=False)
+        banner.empty()
+        _describe(banner.container(), dataset, version)
     return version
 
 
