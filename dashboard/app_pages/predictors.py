@@ -13,7 +13,7 @@ from engine.core.escaping import markdown_code
 from engine.core.escaping import markdown_text as md
 from engine.predict.registry import ModelError
 
-RUNTIME_ROWS = {"model": "Model (P50)", "request": "User's request", "last_two": "Mean of the user's last two runtimes"}
+RUNTIME_ROWS = {"model": "Model (P50)", "request": "User's request", "last_two": "User's last two (mean)"}
 FAILURE_ROWS = {"model": "Model (calibrated)", "base_rate": "Base rate", "user_recent": "User's recent failure rate"}
 
 
@@ -75,13 +75,17 @@ def _runtime(report: dict) -> None:
                     f"{100 * (model['accuracy'] - report['request']['accuracy']):+.1f} pts vs requests")
     tiles[2].metric("Outlive their P50", f"{model['underestimate_rate']:.1%}")
     tiles[3].metric("Inside P10-P90", f"{model['coverage']:.1%}", help="nominally 80 %")
-    table = pd.DataFrame([{"runtime from": label, "mean abs. log error": report[key]["male"],
-                           "accuracy": report[key]["accuracy"], "underestimated": report[key]["underestimate_rate"]}
-                          for key, label in RUNTIME_ROWS.items()])
+    # short headers (the column is two fifths wide) and the tiles' units: percentages as on the tiles
+    table = pd.DataFrame([{"runtime from": label, "log error": report[key]["male"],
+                           "accuracy": 100 * report[key]["accuracy"],
+                           "outlive": 100 * report[key]["underestimate_rate"]} for key, label in RUNTIME_ROWS.items()])
     left, right = st.columns([3, 2])
     plot(left, charts_predict.runtime_accuracy(report), width="stretch", key="pr_runtime_chart")
-    right.dataframe(table, hide_index=True, key="pr_runtime_table",
-                    column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns[1:]})
+    column = st.column_config.NumberColumn
+    right.dataframe(table, hide_index=True, key="pr_runtime_table", column_config={
+        "log error": column(format="%.3f", help="mean absolute log error"),
+        "accuracy": column(format="%.1f%%", help="the mean of min(predicted, actual) / max(predicted, actual)"),
+        "outlive": column(format="%.1f%%", help="jobs that ran longer than the predicted P50")})
     right.caption(f"Scored on the {report['jobs_test']:,} jobs submitted after {report['cutoff_utc'][:16]} UTC by a "
                   f"model trained on the {report['jobs_train']:,} that had ended by then. Mean absolute log error: "
                   "0 is perfect, 0.69 is off by 2x on average; accuracy = min(pred, actual) / max(pred, actual).")
