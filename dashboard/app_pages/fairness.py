@@ -31,9 +31,7 @@ _TILE_FORMATS = {
 TILES = {key: (catalogue.label(key), value, delta, catalogue.higher_is_better(key), help_text)
          for key, (value, delta, help_text) in _TILE_FORMATS.items()}
 NOT_STARTED = frozenset(REASONS[1:]) | {"deferred"}  # a status that explains a job never (re)started
-SECONDS = st.column_config.NumberColumn(format="%.0f")
 PERCENT = st.column_config.NumberColumn(format="%.1f%%")
-HOURS = st.column_config.NumberColumn(format="%.1f")
 
 
 def _tile(key: str, value: float, base: float | None) -> tuple[str, str | None, str]:
@@ -78,16 +76,21 @@ def _teams(name: str, run: data.WhatIfRun, report: data.FairnessReport, base: da
     plot(st, charts_fairness.team_waits(tables), theme=None)
     table = report.teams.merge(report.starvation[["team", "longest_wait_s"]], on="team", how="left")
     table = table.assign(team=table["team"].replace("", "(none)"), entitlement=100 * table["entitlement"],
-                         share=100 * table["share"], deadline_hit_rate=100 * table["deadline_hit_rate"])
-    shown = ["team", "weight", "entitlement", "share", "gpu_hours", "fair_gpu_hours", "jobs", "wait_mean_s",
-             "wait_p95_s", "longest_wait_s", "starved_jobs", "preemptions", "lost_gpu_hours", "deadline_hit_rate"]
+                         share=100 * table["share"], deadline_hit_rate=100 * table["deadline_hit_rate"],
+                         wait_mean_h=table["wait_mean_s"] / 3600, wait_p95_h=table["wait_p95_s"] / 3600,
+                         longest_wait_h=table["longest_wait_s"] / 3600)
+    shown = ["team", "weight", "entitlement", "share", "gpu_hours", "fair_gpu_hours", "jobs", "wait_mean_h",
+             "wait_p95_h", "longest_wait_h", "starved_jobs", "preemptions", "lost_gpu_hours", "deadline_hit_rate"]
+    number = st.column_config.NumberColumn
     st.dataframe(table[shown], hide_index=True, key="fair_teams", column_config={
-        "entitlement": PERCENT, "share": PERCENT, "deadline_hit_rate": PERCENT,
-        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
-        "fair_gpu_hours": st.column_config.NumberColumn("fair GPU-hours", format="%.1f"),
-        "lost_gpu_hours": HOURS, "wait_mean_s": SECONDS, "wait_p95_s": SECONDS, "longest_wait_s": SECONDS})
+        "entitlement": PERCENT, "share": PERCENT,
+        "deadline_hit_rate": number("deadlines met", format="%.1f%%"),
+        "gpu_hours": number("GPU-hours", format="%.1f"), "fair_gpu_hours": number("fair GPU-hours", format="%.1f"),
+        "lost_gpu_hours": number("lost GPU-hours", format="%.1f"), "starved_jobs": "starved",
+        "wait_mean_h": number("mean wait (h)", format="%.1f"), "wait_p95_h": number("p95 wait (h)", format="%.1f"),
+        "longest_wait_h": number("longest wait (h)", format="%.1f")})
     st.caption("Share and GPU-hours count what each team held inside the window; fair GPU-hours split the same "
-               "total by weight, no team getting more than it asked for. Waits in seconds, before the first "
+               "total by weight, no team getting more than it asked for. Waits in hours, before the first "
                "start; longest wait counts jobs still waiting at the window's end. Starved: waited longer than "
                "its queue allows before it counts as starved.")
 
@@ -95,9 +98,10 @@ def _teams(name: str, run: data.WhatIfRun, report: data.FairnessReport, base: da
 def _queues(report: data.FairnessReport) -> None:
     st.subheader("Service levels by queue")
     table = report.queues.assign(attainment=100 * report.queues["attainment"],
-                                 max_wait=report.queues["max_wait_s"].map(hours_minutes))
-    st.dataframe(table[["queue", "jobs", "max_wait", "attainment", "wait_p95_s", "preemptions"]], hide_index=True,
-                 key="fair_queues", column_config={"attainment": PERCENT, "wait_p95_s": SECONDS,
+                                 max_wait=report.queues["max_wait_s"].map(hours_minutes),
+                                 wait_p95=report.queues["wait_p95_s"].map(hours_minutes))
+    st.dataframe(table[["queue", "jobs", "max_wait", "attainment", "wait_p95", "preemptions"]], hide_index=True,
+                 key="fair_queues", column_config={"attainment": PERCENT, "wait_p95": "p95 wait",
                                                    "max_wait": "max wait (SLA)"})
     st.caption("Attainment: jobs that started within their queue's maximum wait, of those decided (started, or "
                "already past the limit).")
