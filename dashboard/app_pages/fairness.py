@@ -208,9 +208,10 @@ def _factors(story) -> None:
                                         if any(m.boosted for m in story.moments) else ""))
     left, right = st.columns([3, 2])
     plot(left, charts_fairness.factor_bars(table), theme=None)
-    right.dataframe(table, hide_index=True, key="fair_factors",
+    shown = table.assign(weight=table["weight"].map(lambda w: "" if pd.isna(w) else f"{w:,g}"))  # the total has none
+    right.dataframe(shown, hide_index=True, key="fair_factors",
                     column_config={c: st.column_config.NumberColumn(format="%.1f") for c in table.columns
-                                   if c != "factor"})
+                                   if c not in ("factor", "weight")})
 
 
 st.title("Teams & fairness")
