@@ -182,7 +182,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         return any(holds(region) for holds in self.processes.holds)
 
     def run(self) -> None:
-        events, hooks, last = self.events, self.processes, 0.0
+        events, queues, hooks, last = self.events, self.queues, self.processes, 0.0
         handler, on_arrival, before_batch = hooks.handler, hooks.on_arrival, hooks.before_batch
         names = list(self.regions)
         while True:
@@ -199,13 +199,12 @@ class _Run(Arrivals, Starts, DecisionLog):
                         touched[self.region_name[j]] = True
                         self._finish(j, now, kind == FAILURE)
                 elif kind == ARRIVAL or kind == DEFERRED:
-                    if kind == DEFERRED or not any(hook(j, now) for hook in on_arrival):
+                    if kind == DEFERRED or not on_arrival or not any(hook(j, now) for hook in on_arrival):
                         touched[self._arrive(j, now)] = True
                 elif kind == REPASS:
                     touched[names[j]] = True
                 else:
                     touched.update(dict.fromkeys(handler[kind](kind, j, now), True))
-            queues = self.queues
             for region in touched:
                 self._schedule(region, now)
                 fleet = self.regions[region]
