@@ -13,6 +13,7 @@ from dashboard import charts_predict
 from dashboard.chart_view import plot
 from dashboard.data import predict as data_predict
 from engine.core.escaping import markdown_text as md
+from engine.core.text import hours
 from engine.predict.runtime_source import NotEnoughHistory
 
 SHOWN = {"job_id": "job", "region": "region", "gpus": "GPUs", "waited_s": "waited (h)", "jobs_ahead": "jobs ahead",
@@ -63,7 +64,7 @@ def _coverage(report: dict) -> None:
     tiles[0].metric(f"Raw {level:.0%} interval holds the start", f"{raw['coverage']:.0%}")
     tiles[1].metric("Calibrated", f"{calibrated['coverage']:.0%}", f"{100 * (calibrated['coverage'] - level):+.0f} pts "
                     f"vs {level:.0%}", delta_color="off")
-    tiles[2].metric("Median interval width", f"{calibrated['width_h']:.1f} h")
+    tiles[2].metric("Median interval width", hours(calibrated["width_h"] * 3600))
     tiles[3].metric("Point error (MALE)", f"{calibrated['male']:.2f}", f"{calibrated['male'] - baseline['male']:+.2f} vs "
                     "recent waits", delta_color="inverse")
     st.caption(f"Backtest: {report['jobs_scored']:,} waits of {report['distinct_jobs_scored']:,} jobs at "

@@ -15,7 +15,6 @@ from engine.scenario.spec import Scenario
 from engine.service.eta import (
     Calibration,
     draw_remaining,
-    duration_text,
     eta,
     eta_text,
     fit_runtime_model,
@@ -228,17 +227,16 @@ def test_conformal_offsets_reach_the_level_on_the_calibration_rows():
 
 @pytest.mark.parametrize("lo, p50, hi, text", [
     (0, 0, 30, "now"),
-    (0, 600, 3000, "in 0 min to 50 min, most likely 10 min"),
-    (3 * 3600, 5 * 3600, 7 * 3600, "in 3.0 h to 7.0 h, most likely 5.0 h"),
-    (3600, 86_400, np.inf, "in 1.0 h to never, most likely 24.0 h"),
+    (0, 600, 3000, "within 50 min, most likely 10 min"),
+    (0, 30, 3000, "within 50 min, most likely now"),
+    (3 * 3600, 5 * 3600, 7 * 3600, "in 3 h to 7 h, most likely 5 h"),
+    (3600, 86_400, np.inf, "in 1 h to never, most likely 24 h"),
+    (0, 86_400, np.inf, "from now to never, most likely 24 h"),
+    (5400, 3 * 86_400, 4 * 86_400, "in 1 h 30 min to 96 h, most likely 72 h"),
     (np.inf, np.inf, np.inf, "never (turned away)"),
 ])
 def test_eta_text(lo, p50, hi, text):
     assert eta_text(lo, p50, hi) == text
-
-
-def test_duration_text_switches_to_days_after_two():
-    assert duration_text(3 * 86_400) == "3.0 d"
 
 
 def test_the_backtest_is_deterministic_and_scores_only_jobs_that_started(queued):

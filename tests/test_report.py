@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from engine.cli.common import tables
+from engine.core.text import hours
 from engine.scenario.spec import Scenario
 from engine.service.compare import Unusable, first_days
 from engine.service.headroom.measure import HeadroomOptions
@@ -101,7 +102,7 @@ def test_headline_states_the_numbers_as_printed(report):
                              f"{fmt.usd(s.hardware_usd_per_year)} a year of hardware")
     for shown in (fmt.pct(s.util_baseline), fmt.pct(s.util_candidate), fmt.usd(s.idle_usd_per_year_baseline),
                   fmt.usd(abs(s.idle_usd_per_year_recovered)), fmt.usd(s.hardware_usd_per_year),
-                  fmt.hours(k.loc["wait_p95_s", "fifo"]), fmt.hours(k.loc["wait_p95_s", "follow-the-sun"]),
+                  hours(k.loc["wait_p95_s", "fifo"]), hours(k.loc["wait_p95_s", "follow-the-sun"]),
                   fmt.pct(k.loc["max_wait_sla_attainment", "follow-the-sun"]),
                   fmt.pct(k.loc["deadline_hit_rate", "follow-the-sun"]),
                   fmt.usd(k.loc["cost_usd_per_year", "follow-the-sun"]), fmt.signed_usd(s.spend_usd_per_year_change),

@@ -9,6 +9,7 @@ import pytest
 from conftest import CHROMIUM, CHROMIUM_ARGS
 
 from engine.cli.common import tables
+from engine.core.text import hours
 from engine.scenario.spec import Scenario
 from engine.service.report import fmt
 from engine.service.report.builder import build_report
@@ -44,8 +45,8 @@ def test_pdf_text_holds_the_engines_numbers(report, pdf):
     assert pdf.stat().st_size < 1_000_000   # vector text and charts, not 5 MB of script
     s, k = report.savings["follow-the-sun"], report.kpis.set_index("kpi")
     for shown in (fmt.pct(s.util_baseline), fmt.pct(s.util_candidate), fmt.usd(s.idle_usd_per_year_baseline),
-                  fmt.usd(abs(s.idle_usd_per_year_recovered)), fmt.hours(k.loc["wait_p95_s", "fifo"]),
-                  fmt.hours(k.loc["wait_p95_s", "follow-the-sun"]), fmt.usd(k.loc["cost_usd_per_year", "fifo"]),
+                  fmt.usd(abs(s.idle_usd_per_year_recovered)), hours(k.loc["wait_p95_s", "fifo"]),
+                  hours(k.loc["wait_p95_s", "follow-the-sun"]), fmt.usd(k.loc["cost_usd_per_year", "fifo"]),
                   fmt.tonnes(k.loc["carbon_kg_per_year", "follow-the-sun"]),
                   *(fmt.number(v) for v in k["follow-the-sun"]),
                   *(cell for row in region_rows(report.regions) for cell in row[2:4])):

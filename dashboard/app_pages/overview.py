@@ -6,6 +6,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.chart_view import plot
 from engine.core.escaping import markdown_text
+from engine.core.text import hours
 
 METHODS = """
 - **Busy GPU-hours** of an hour = the integral over that hour of the GPUs allocated to running jobs: a job
@@ -24,11 +25,6 @@ METHODS = """
 """
 
 
-def _hours(value: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    return f"{value:.1f} h" if value >= 1 else f"{value * 60:.0f} min"
-
 
 def _usd(value: float) -> str:
     return "n/a" if math.isnan(value) else f"${value:,.0f}"
@@ -42,7 +38,7 @@ def _kpis(k) -> None:
     cols[1].metric(f"Idle {unit}-hours", f"{k.idle_unit_hours:,.0f}", help="Capacity not allocated to any job")
     cols[2].metric("Idle $ / month", _usd(k.idle_usd_per_month),
                    help=f"Idle dollars scaled to a 30.44-day month; prices: {markdown_text(k.price_source)}")
-    cols[3].metric("p95 queue wait", _hours(k.p95_wait_h), help="95% of started jobs waited at most this long")
+    cols[3].metric("p95 queue wait", hours(k.p95_wait_h * 3600), help="95% of started jobs waited at most this long")
     source = {"fleet": "from the fleet table", "inferred": "inferred from peak allocation",
               "mixed": "fleet table, partly inferred", "samples": "time-averaged from samples"}[k.capacity_source]
     jobs = f"{k.jobs:,} jobs · " if k.jobs else ""

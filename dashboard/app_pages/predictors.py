@@ -11,20 +11,12 @@ from dashboard.data import predict as data_predict
 from dashboard.eta_view import eta_section
 from engine.core.escaping import markdown_code
 from engine.core.escaping import markdown_text as md
+from engine.core.text import duration
 from engine.predict.registry import ModelError
 
 RUNTIME_ROWS = {"model": "Model (P50)", "request": "User's request", "last_two": "User's last two (mean)"}
 FAILURE_ROWS = {"model": "Model (calibrated)", "base_rate": "Base rate", "user_recent": "User's recent failure rate"}
 
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "unknown"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{seconds / 86_400:.1f} days"
 
 
 def _describe(where, dataset: str, version) -> None:
@@ -132,12 +124,12 @@ def _job(dataset: str, version) -> None:
     job = table.loc[[job_id]].iloc[0]
     row = {"p10_s": job["p10_s"], "p50_s": job["p50_s"], "p90_s": job["p90_s"],
            "request_s": job.get("requested_runtime_s"), "actual_s": job["actual_s"]}
+    said = {key: duration(value, "unknown") for key, value in row.items()}
     st.markdown(f"**{md(job_id)}** ({md(job.get('workload_class', '') or 'job')}, {job.get('gpus', float('nan')):g} "
                 f"GPUs, {md(job.get('user_name', '') or 'unknown user')}, {md(job.get('status', ''))}): the model "
-                f"expects it to run **{_duration(job['p50_s'])}** (80 % between {_duration(job['p10_s'])} and "
-                f"{_duration(job['p90_s'])}); "
-                f"its user asked for {_duration(row['request_s'])}"
-                + (f" and it ran {_duration(row['actual_s'])}" if math.isfinite(row["actual_s"]) else "")
+                f"expects it to run **{said['p50_s']}** (80 % between {said['p10_s']} and {said['p90_s']}); "
+                f"its user asked for {said['request_s']}"
+                + (f" and it ran {said['actual_s']}" if math.isfinite(row["actual_s"]) else "")
                 + f". Chance it fails or is cancelled: **{job['fail_prob']:.0%}**.")
     plot(st, charts_predict.job_interval(row), width="stretch", key="pr_job_chart")
 

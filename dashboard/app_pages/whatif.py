@@ -20,7 +20,7 @@ from engine.analysis.runs.sim_series import (
 )
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
-from engine.core.text import hours_minutes
+from engine.core.text import hours, hours_minutes
 from engine.service.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD, HeadroomError
 from engine.service.report.headline import capacity_sentences
 
@@ -44,23 +44,15 @@ GROUP_FORMATS = {"avg_bounded_slowdown": st.column_config.NumberColumn(format="%
                  "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f")}
 
 
-def _compact(seconds: float) -> str:
-    """A duration short enough for a KPI tile: s, min, or hours with one decimal below 100 h."""
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h" if seconds < 100 * 3600 else f"{seconds / 3600:,.0f} h"
-
 
 def _fmt(key: str, value: float) -> str:
     fmt = SHOWN[key][1]
-    return _compact(value) if fmt == "duration" else fmt(value)
+    return hours(value) if fmt == "duration" else fmt(value)
 
 
 def _fmt_delta(key: str, diff: float) -> str:
     fmt = SHOWN[key][2]
-    return ("+" if diff >= 0 else "-") + _compact(abs(diff)) if fmt == "duration" else fmt(diff)
+    return ("+" if diff >= 0 else "-") + hours(abs(diff)) if fmt == "duration" else fmt(diff)
 
 
 def _choose(dataset: str) -> tuple[list[tuple[str, dict]], float, int] | None:

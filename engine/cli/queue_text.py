@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from engine.cli.common import BadInput
-from engine.core.text import duration, minute, number, stamp
+from engine.core.text import duration, hours, minute, number, stamp
 
 
 def job_sentence(record: dict) -> str:
@@ -54,7 +54,7 @@ def print_backtest(dataset: str, report: dict) -> None:
     for key in ("raw", "calibrated", "learned", "baseline"):
         m = report[key]
         rows.append([key] + (["-", "-", "-", "-"] if m is None else
-                             [pct(m["coverage"]), hours(m["width_h"]), number(m["male"], 3), f"{m['never_fits']:,}"]))
+                             [pct(m["coverage"]), hours(m["width_h"] * 3600, infinite="unbounded"), number(m["male"], 3), f"{m['never_fits']:,}"]))
     print_table(["interval", "coverage", "median width", "MALE", "never fits"], rows, right={1, 2, 3, 4})
     if report["learned"] is None:
         print("  learned: not fitted (fewer than 100 calibration waits)")
@@ -119,11 +119,6 @@ def gpus(value: float) -> str:
     """A GPU count: whole numbers without decimals, shares as they are (0.5)."""
     return "-" if not math.isfinite(value) else f"{value:g}"
 
-
-def hours(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return "-"
-    return "unbounded" if math.isinf(value) else f"{value:.2f} h"
 
 
 def plain(value):

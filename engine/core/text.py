@@ -1,5 +1,11 @@
-"""Plain-text formatting: the predictors' figures for the terminal (numbers, minutes, durations and
-timestamps, "-" for a value that is missing), and a wait in hours and minutes for the pages."""
+"""Plain-text formatting, the one place durations become words. Three styles, each for one purpose:
+
+- `duration`: three significant digits in the unit that fits ("45 s", "3.3 min", "5.5 h", "3.2 d"), for the
+  predictors' figures in the terminal and on the Predictors page;
+- `hours_minutes`: a wait as people say it ("3 h 20 min"), for waits on the pages and in the ETA sentence;
+- `hours`: hours to one decimal, minutes below an hour ("16.1 h", "42 min"), for KPI tiles and the report.
+
+Besides: numbers and timestamps with "-" for a value that is missing."""
 from __future__ import annotations
 
 import math
@@ -16,9 +22,9 @@ def minute(iso: str | None) -> str:
     return "-" if not iso else iso.replace("T", " ")[:16]
 
 
-def duration(value: float | None) -> str:
-    if value is None:
-        return "-"
+def duration(value: float | None, missing: str = "-") -> str:
+    if value is None or not math.isfinite(value):
+        return missing
     for limit, unit, size in ((120, "s", 1), (7200, "min", 60), (172_800, "h", 3600)):
         if value < limit:
             return f"{value / size:.3g} {unit}"
@@ -40,3 +46,18 @@ def hours_minutes(seconds: float | None) -> str:
         return f"{seconds / 3600:,.0f} h"
     hours, minutes = divmod(round(seconds / 60), 60)
     return (f"{hours} h {minutes} min" if minutes else f"{hours} h") if hours else f"{minutes} min"
+
+
+def hours(seconds: float | None, infinite: str = "n/a") -> str:
+    """A duration short enough for a KPI tile or a report sentence: seconds below a minute, minutes below
+    an hour, hours with one decimal below 100 h, whole hours with separators from there; "n/a" when unknown,
+    `infinite` for +inf."""
+    if seconds == math.inf:
+        return infinite
+    if seconds is None or not math.isfinite(seconds):
+        return "n/a"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 100 * 3600 else f"{seconds / 3600:,.0f} h"

@@ -52,7 +52,7 @@ ahead, its user's), user_running (its user's running jobs), requested_s (the use
 runtime_p50_s (the model's median runtime), wait_lo_s / wait_p50_s / wait_hi_s (remaining wait
 from `at`, seconds; +inf: never starts), never_share (share of draws in which it never started),
 start_lo_utc / start_p50_utc / start_hi_utc (NaT: never), calibrated (bool: a correction moved the
-interval), eta_text ("in 3.0 h to 7.0 h, most likely 5.0 h"), why (a REASONS name, or "started"),
+interval), eta_text ("in 3 h to 7 h, most likely 5 h"), why (a REASONS name, or "started"),
 why_text (engine.core.reasons.SHORT of it: "no room yet", "would delay the job at the front", ...).
 """
 from __future__ import annotations
@@ -64,6 +64,7 @@ import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from engine.core.reasons import REASONS, SHORT
+from engine.core.text import hours_minutes
 from engine.predict.features import features, has_outcome, runtime_s, seconds
 from engine.predict.runtime import RuntimeModel, RuntimeSettings
 from engine.predict.runtime_source import MIN_TRAIN_JOBS, QUANTILES, NotEnoughHistory
@@ -319,20 +320,18 @@ def _ahead(region: np.ndarray, gpus: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def eta_text(lo_s: float, p50_s: float, hi_s: float) -> str:
-    """'in 3-7 h, most likely 5 h'; 'never (turned away)' when even the point is +inf (the job is
-    larger than the fleet, or than its quota can ever give it)."""
+    """'in 3 h to 7 h, most likely 5 h' ('within 50 min, ...' when it may start now); 'never (turned
+    away)' when even the point is +inf (the job is larger than the fleet, or than its quota can ever
+    give it)."""
     if not np.isfinite(p50_s):
         return "never (turned away)"
     if hi_s < 60.0:
         return "now"
-    high = duration_text(hi_s) if np.isfinite(hi_s) else "never"
-    return f"in {duration_text(lo_s)} to {high}, most likely {duration_text(p50_s)}"
+    most = f"most likely {hours_minutes(p50_s) if p50_s >= 60.0 else 'now'}"
+    if not np.isfinite(hi_s):
+        start = "from now" if lo_s < 60.0 else f"in {hours_minutes(lo_s)}"
+        return f"{start} to never, {most}"
+    if lo_s < 60.0:
+        return f"within {hours_minutes(hi_s)}, {most}"
+    return f"in {hours_minutes(lo_s)} to {hours_minutes(hi_s)}, {most}"
 
-
-def duration_text(seconds_: float) -> str:
-    """A wait in words: '0 min', '45 min', '5.5 h', '3.2 d'."""
-    if seconds_ < 3600:
-        return f"{seconds_ / 60:.0f} min"
-    if seconds_ < 2 * 86_400:
-        return f"{seconds_ / 3600:.1f} h"
-    return f"{seconds_ / 86_400:.1f} d"

@@ -21,6 +21,7 @@ import pandas as pd
 
 from engine.analysis.runs.fairness import fairness_kpis
 from engine.analysis.runs.slo import class_waits
+from engine.core.text import hours
 from engine.core.toml_file import read_toml
 from engine.sim.output.result import SimulationResult
 
@@ -52,7 +53,7 @@ class ServiceLevel:
 
     def describe(self) -> str:
         """The level in words: its targets and where they come from."""
-        targets = ", ".join(f"{c} {_hours(t)}" for c, t in sorted(self.p95_wait_h.items()))
+        targets = ", ".join(f"{c} {hours(t * 3600)}" for c, t in sorted(self.p95_wait_h.items()))
         return (f"p95 wait at most {targets} (every job counted: one that never started waits until its "
                 f"user gave up or the run ended); at most {self.max_guarantee_misses:,} guaranteed-inference "
                 f"misses ({self.source})")
@@ -103,6 +104,3 @@ def from_file(path: str | Path, baseline: SimulationResult) -> ServiceLevel:
     misses = int(fairness_kpis(baseline)["inference_guarantee_violations"])
     return ServiceLevel(targets, misses, f"the targets of {path.name}")
 
-
-def _hours(value: float) -> str:
-    return f"{value * 60:.0f} min" if value < 1 else f"{value:,.1f} h"

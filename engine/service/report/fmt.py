@@ -24,13 +24,6 @@ def pct(share: float) -> str:
     return f"{100.0 * float(share):.1f}%"
 
 
-def hours(seconds: float) -> str:
-    """A duration in hours (minutes below one hour): 16.1 h, 42 min."""
-    s = float(seconds)
-    if not math.isfinite(s):
-        return "n/a"
-    return f"{s / 3600.0:,.1f} h" if s >= 3600.0 else f"{s / 60.0:,.0f} min"
-
 
 def tonnes(kg: float) -> str:
     """kgCO2e as tonnes: 1,234.5 t."""

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from engine.core.text import hours
 from engine.service.compare import Run
 from engine.service.report import fmt
 from engine.service.report.assumptions import ReportAssumptions
@@ -126,11 +127,11 @@ def sentences(s: Savings, baseline: Run, candidate: Run, waits: pd.DataFrame,
     out = list(capacity_sentences(base, baseline.headroom, candidate.headroom, assumptions.gpu_capex_usd,
                                   assumptions.amortisation_years))
     classes = waits.pivot(index="workload_class", columns="scenario", values="wait_p95_s")
-    per_class = "; ".join(f"{cls} {fmt.hours(row[base])} to {fmt.hours(row[name])}"
+    per_class = "; ".join(f"{cls} {hours(row[base])} to {hours(row[name])}"
                           for cls, row in classes.iterrows())
     out.append(f"Service levels on the data as it is, over the jobs that started: p95 queue wait "
-               f"{fmt.hours(b['wait_p95_s'])} to "
-               f"{fmt.hours(c['wait_p95_s'])} ({per_class}); max-wait SLA met {fmt.pct(b['max_wait_sla_attainment'])} "
+               f"{hours(b['wait_p95_s'])} to "
+               f"{hours(c['wait_p95_s'])} ({per_class}); max-wait SLA met {fmt.pct(b['max_wait_sla_attainment'])} "
                f"to {fmt.pct(c['max_wait_sla_attainment'])}; deadlines met {fmt.pct(b['deadline_hit_rate'])} to "
                f"{fmt.pct(c['deadline_hit_rate'])}.")
     same = fmt.pct(s.util_baseline) == fmt.pct(s.util_candidate)
