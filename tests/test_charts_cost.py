@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboard import charts_cost
+from dashboard.charts import cost as charts_cost
 
 
 def spend(tiers: dict[str, float]) -> pd.DataFrame:

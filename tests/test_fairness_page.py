@@ -110,9 +110,9 @@ def test_a_job_held_back_by_its_quota_shows_its_teams_quota(app, engine_runs):
 def _form():
     import streamlit as st
 
-    from dashboard import widgets
+    from dashboard.forms.scenario import scenario_form
 
-    st.session_state["scenario"] = widgets.scenario_form("custom")
+    st.session_state["scenario"] = scenario_form("custom")
 
 
 def test_the_default_form_adds_no_sharing_tables_and_an_edited_quota_table_reaches_the_scenario():

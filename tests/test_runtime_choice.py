@@ -1,4 +1,4 @@
-"""The What-if page's runtime choices (dashboard.runtime_choice) and the page running them."""
+"""The What-if page's runtime choices (dashboard.forms.runtimes) and the page running them."""
 import sys
 from pathlib import Path
 
@@ -7,7 +7,7 @@ import pytest
 from conftest import shown
 from streamlit.testing.v1 import AppTest
 
-from dashboard.runtime_choice import AS_SCENARIO, after_training, with_runtimes
+from dashboard.forms.runtimes import AS_SCENARIO, after_training, with_runtimes
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.store import Store
 from tests.predict_helpers import synthetic

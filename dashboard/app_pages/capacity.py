@@ -5,8 +5,9 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts_capacity, data
-from dashboard.chart_view import plot
+from dashboard import data
+from dashboard.charts import capacity as charts_capacity
+from dashboard.charts.view import plot
 from dashboard.data import planning as data_planning
 from engine.core.escaping import markdown_text as md
 from engine.service.planning.plan import PlanResult

@@ -3,8 +3,9 @@ with the trade-off between cost, waits and carbon, under editable assumptions.""
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts_cost, data
-from dashboard.chart_view import plot
+from dashboard import data
+from dashboard.charts import cost as charts_cost
+from dashboard.charts.view import plot
 from engine.analysis.runs.catalogue import CATALOGUE
 from engine.analysis.runs.cost import CostAssumptions
 from engine.core.errors import ScenarioError

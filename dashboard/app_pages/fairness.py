@@ -4,8 +4,9 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts_fairness, data
-from dashboard.chart_view import plot
+from dashboard import data
+from dashboard.charts import fairness as charts_fairness
+from dashboard.charts.view import plot
 from engine.analysis.runs import catalogue
 from engine.analysis.runs.job_quota import QUOTA_REASONS, job_quota, quota_text
 from engine.analysis.runs.job_story import factor_table, longest_waiting

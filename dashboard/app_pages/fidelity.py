@@ -4,9 +4,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts_fidelity
-from dashboard.chart_view import plot
-from dashboard.charts_fidelity import BACKFILLS, FGD_LABELS, FGD_METRICS, RLS_METRICS
+from dashboard.charts import fidelity as charts_fidelity
+from dashboard.charts.fidelity import BACKFILLS, FGD_LABELS, FGD_METRICS, RLS_METRICS
+from dashboard.charts.view import plot
 from dashboard.data import fidelity as data_fidelity
 from dashboard.data import headroom as data_headroom
 from engine.core.escaping import markdown_code, markdown_text

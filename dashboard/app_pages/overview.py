@@ -4,7 +4,7 @@ import math
 import streamlit as st
 
 from dashboard import data
-from dashboard.chart_view import plot
+from dashboard.charts.view import plot
 from engine.core.escaping import markdown_text
 from engine.core.text import hours
 

@@ -3,7 +3,7 @@ the follow-the-sun hand-off, and the residency audit, from the dataset's recorde
 import streamlit as st
 
 from dashboard import data
-from dashboard.chart_view import plot
+from dashboard.charts.view import plot
 from engine.analysis.telemetry import scaling
 from engine.analysis.telemetry.handoff import describe
 from engine.core.escaping import markdown_text as md

@@ -3,11 +3,13 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, data, widgets
-from dashboard.chart_view import plot
+from dashboard import data
+from dashboard.charts import whatif as charts
+from dashboard.charts.view import plot
 from dashboard.data import headroom as data_headroom
 from dashboard.data import predict as data_predict
-from dashboard.runtime_choice import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
+from dashboard.forms.runtimes import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
+from dashboard.forms.scenario import scenario_form
 from engine.analysis.runs import catalogue
 from engine.analysis.runs.sim_series import (
     fleet_series,
@@ -67,7 +69,7 @@ def _choose(dataset: str) -> tuple[list[tuple[str, dict]], float, int] | None:
     default = ["easy-backfill"] if "easy-backfill" in others else [n for n in others if n != CUSTOM][:1]
     candidates = right.multiselect("Candidates", others, default=default, key="wi_candidates")
     with st.expander("Custom scenario", expanded=CUSTOM in [baseline, *candidates]):
-        custom = widgets.scenario_form("custom")
+        custom = scenario_form("custom")
     days = st.number_input("Simulate the jobs submitted in the first N days of the dataset (0 = all)",
                            min_value=0.0, value=7.0, step=1.0, key="wi_days", format="%g",
                            help="The whole sample takes tens of seconds to simulate; a week takes a few. With "

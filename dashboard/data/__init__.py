@@ -22,7 +22,8 @@ import pandas as pd
 import streamlit as st
 from plotly.graph_objects import Figure
 
-from dashboard import charts, charts_timezones
+from dashboard.charts import overview as overview_charts
+from dashboard.charts import timezones as charts_timezones
 from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.fairness import (
     fairness_kpis,
@@ -115,11 +116,11 @@ def overview(dataset: str) -> Overview:
 def _figures(path: str, dataset: str, fingerprint: str) -> dict[str, Figure]:
     # cache_resource, not cache_data: figures are shared read-only, and unpickling a plotly
     # Figure costs as much as building it.
-    return charts.overview_figures(_overview(path, dataset, fingerprint))
+    return overview_charts.overview_figures(_overview(path, dataset, fingerprint))
 
 
 def overview_figures(dataset: str) -> dict[str, Figure]:
-    """The Overview's charts of `dataset` (see charts.overview_figures), built once per content."""
+    """The Overview's charts of `dataset` (see dashboard.charts.overview), built once per content."""
     return _figures(str(db_path()), dataset, store().fingerprint())
 
 

@@ -5,7 +5,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts_base import LEGEND_ABOVE, PALETTE, layout
+from dashboard.charts.base import LEGEND_ABOVE, PALETTE, layout
 from engine.service.experiments import fgd, fidelity, rlscheduler
 
 BACKFILLS = {"none": "no backfilling", "compat": "RLScheduler's backfilling"}

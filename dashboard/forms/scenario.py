@@ -11,7 +11,7 @@ nothing. A "Queues & quotas" expander holds three tables (engine.scenario.sharin
 prefilled from the dataset's teams table); a table reaches the scenario as "queue", "quota" or "team"
 only once it differs from its prefill. A "Runtimes & failures" expander sets the [runtime] table
 (engine.scenario.runtime): "{prefix}:runtime_source" and "{prefix}:failure". A "Cloud burst" expander
-holds the [[burst]] pools (dashboard.burst_form, "{prefix}:burst"). The form returns the scenario as
+holds the [[burst]] pools (dashboard.forms.burst, "{prefix}:burst"). The form returns the scenario as
 the dict Scenario.from_dict reads.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data
-from dashboard.burst_form import burst_section
-from dashboard.runtime_choice import RUNTIME_LABELS
+from dashboard.forms.burst import burst_section
+from dashboard.forms.runtimes import RUNTIME_LABELS
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.policies import registry

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.charts_base import LEGEND_ABOVE, PALETTE, layout
+from dashboard.charts.base import LEGEND_ABOVE, PALETTE, layout
 from engine.core.escaping import plotly_text as esc
 
 RUNTIME_SOURCES = {"model": "model (P50)", "request": "user's request", "last_two": "mean of the user's last two"}

@@ -8,8 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts import WEEKDAYS
-from dashboard.charts_base import LEGEND_ABOVE, PALETTE, layout
+from dashboard.charts.base import LEGEND_ABOVE, PALETTE, WEEKDAYS, layout
 from engine.core.escaping import plotly_text as esc
 
 BAND_FILL = "rgba(255, 193, 7, 0.22)"  # working hours: a light amber band

@@ -8,8 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts import MIN_WAIT_H, WAIT_TICKS
-from dashboard.charts_base import LEGEND_RIGHT, PALETTE, layout
+from dashboard.charts.base import LEGEND_RIGHT, MIN_WAIT_H, PALETTE, WAIT_TICKS, layout
 from engine.core.escaping import plotly_text as esc
 
 TIER_COLOURS = {"reserved": "#1f77b4", "spot": "#2ca02c", "on-demand": "#ff7f0e"}

@@ -1,4 +1,5 @@
-"""The look every chart shares: template, palette, title at the left, and where the legend goes."""
+"""The look every chart shares: template, palette, title at the left, where the legend goes, and the
+axes several pages draw (weekday names, the log wait axis)."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
@@ -8,6 +9,9 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#bcbd22", "#17becf")
 LEGEND_ABOVE = dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1.0)
 LEGEND_RIGHT = dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02)  # charts two to a row
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+MIN_WAIT_H = 1 / 60  # waits below one minute are drawn at one minute on the log axis
+WAIT_TICKS = {1 / 60: "1 min", 10 / 60: "10 min", 1: "1 h", 10: "10 h", 100: "100 h", 1000: "1000 h"}
 
 
 def layout(fig: go.Figure, title: str, height: int, legend: dict = LEGEND_ABOVE, top: int = 60) -> go.Figure:

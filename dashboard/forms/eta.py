@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts_predict
-from dashboard.chart_view import plot
+from dashboard.charts import predict as charts_predict
+from dashboard.charts.view import plot
 from dashboard.data import predict as data_predict
 from engine.core.escaping import markdown_text as md
 from engine.core.text import hours

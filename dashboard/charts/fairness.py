@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.charts_base import LEGEND_RIGHT, PALETTE, layout
+from dashboard.charts.base import LEGEND_RIGHT, PALETTE, layout
 from engine.core.escaping import plotly_text as esc
 
 HOUR_S = 3600.0

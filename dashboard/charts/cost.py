@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.charts_base import LEGEND_RIGHT, PALETTE, layout
+from dashboard.charts.base import LEGEND_RIGHT, PALETTE, layout
 from engine.core.escaping import plotly_text as esc
 
 # Stacked spend parts: (label, colour). Reserved GPUs are paid whether used or not, so their
