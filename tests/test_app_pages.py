@@ -326,9 +326,9 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     jobs, fleet = TINY.tables["jobs"], TINY.tables["fleet"]
     fifo = Scenario.load(Path(APP).parents[1] / "sample_data" / "scenarios" / "fifo.toml")
     expected = world_kpis(run_scenario(fifo, jobs, fleet), fleet, TINY.tables["prices"], TINY.tables["regions"], None)
-    assert table.loc["fifo", "spend (USD)"] == expected["cost_usd"] == 24.0
-    assert table.loc["fifo", "carbon (kgCO2e)"] == pytest.approx(expected["carbon_kg"])
-    assert table.loc["easy-backfill", "spend per year (USD)"] == pytest.approx(24.0 * 365 * 12)
+    assert table.loc["fifo", "Spend (USD)"] == expected["cost_usd"] == 24.0
+    assert table.loc["fifo", "Carbon (kgCO2e)"] == pytest.approx(expected["carbon_kg"])
+    assert table.loc["easy-backfill", "Spend a year (USD)"] == pytest.approx(24.0 * 365 * 12)
     assert list(table.index) == ["fifo", "easy-backfill"] and len(app.get("plotly_chart")) == 5
     assert any("eu: no carbon profile; 480 gCO2e/kWh assumed" in shown(w) for w in app.warning)
     prices = [d.value for d in app.dataframe if "source" in d.value.columns][0]
@@ -341,7 +341,7 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     app.number_input(key="cc_year_days").set_value(360.0).run()
     assert not app.exception, app.exception
     assert _metrics(app)["Carbon"] == "4.32 kg CO2e"                      # 6 GPU-h x 1 kW x 1.5 x 0.48
-    assert app.dataframe[0].value.set_index("scenario").loc["fifo", "spend per year (USD)"] == pytest.approx(
+    assert app.dataframe[0].value.set_index("scenario").loc["fifo", "Spend a year (USD)"] == pytest.approx(
         24.0 * 360 * 12)
     app.radio(key="cc_detail").set_value("easy-backfill").run()
     assert [(m.label, m.delta) for m in app.metric][0] == ("Spend", "+$0.00")   # same fleet, same GPU-hours

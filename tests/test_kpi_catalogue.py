@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.analysis.runs.catalogue import CATALOGUE, higher_is_better, keys, label
+from engine.analysis.runs.catalogue import CATALOGUE, heading, higher_is_better, keys, label, shown
 from engine.analysis.runs.world_kpis import KPI_KEYS
 from engine.scenario.spec import Scenario
 from engine.service.compare import run_one
@@ -57,3 +57,25 @@ def test_the_readme_documents_every_key_and_no_other():
     assert table == keys("sim", "fragmentation", "stranded", "fairness", "world")
     for key in keys("headroom"):  # the JSON document's keys, as `meridian headroom --json` prints them
         assert f'"{key}"' in text, key
+
+
+@pytest.mark.parametrize("key, value, text", [
+    ("utilization", 0.6114, "61.1 %"), ("wait_p95_s", 57_960, "16.1 h"), ("cost_usd", 1234.4, "$1,234"),
+    ("cost_usd", -50.0, "-$50"), ("effective_usd_per_gpu_hour", 2.345, "$2.35"), ("jain_index", 0.98765, "0.988"),
+    ("load_headroom_ratio", 1.25, "x1.250"), ("frag_gpu_pct_of_idle", 12.34, "12.3 %"),
+    ("idle_gpu_hours", 12_345.6, "12,346"), ("jobs_completed", float("nan"), "n/a"), ("wait_p95_s", None, "n/a")])
+def test_shown_formats_a_value_by_its_keys_format(key, value, text):
+    assert shown(key, value) == text
+
+
+def test_heading_names_the_unit_only_where_the_value_and_label_do_not():
+    assert heading("throughput_jobs_per_hour") == "Throughput (jobs/h)"
+    assert heading("carbon_kg") == "Carbon (kgCO2e)"
+    assert heading("idle_gpu_hours") == "Idle GPU-hours"            # the label says it
+    assert heading("wait_p95_s") == "p95 wait"                      # the shown value says it ("16.1 h")
+    assert heading("wait_p95_s", "h") == "p95 wait (h)" and heading("cost_usd", "") == "Spend"
+
+
+def test_every_key_has_a_heading_and_a_shown_value():
+    for key in CATALOGUE:
+        assert heading(key) and shown(key, 1.0) != "n/a", key

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import CHROMIUM, CHROMIUM_ARGS
 
+from engine.analysis.runs import catalogue
 from engine.cli.common import tables
 from engine.core.text import hours
 from engine.scenario.spec import Scenario
@@ -48,7 +49,8 @@ def test_pdf_text_holds_the_engines_numbers(report, pdf):
                   fmt.usd(abs(s.idle_usd_per_year_recovered)), hours(k.loc["wait_p95_s", "fifo"]),
                   hours(k.loc["wait_p95_s", "follow-the-sun"]), fmt.usd(k.loc["cost_usd_per_year", "fifo"]),
                   fmt.tonnes(k.loc["carbon_kg_per_year", "follow-the-sun"]),
-                  *(fmt.number(v) for v in k["follow-the-sun"]),
+                  *(catalogue.shown(key, v) for key, v in k["follow-the-sun"].items()),
+                  *(catalogue.heading(key) for key in k.index),
                   *(cell for row in region_rows(report.regions) for cell in row[2:4])):
         assert shown in text, shown
     for words in ("Engine fidelity", "Method", "Assumptions", "Price of one GPU", "$30,000", "first 2 days"):

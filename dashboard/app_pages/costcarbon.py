@@ -6,7 +6,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.charts import cost as charts_cost
 from dashboard.charts.view import plot
-from engine.analysis.runs.catalogue import CATALOGUE
+from engine.analysis.runs.catalogue import CATALOGUE, heading
 from engine.analysis.runs.cost import CostAssumptions
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_code, markdown_text
@@ -101,21 +101,20 @@ def _metrics(runs, detail: str) -> None:
                "on average.")
 
 
+# The comparison table's columns: KPI key -> (unit shown, scale, Streamlit number format); headings from
+# the KPI catalogue, so the table names a figure as the tiles and the report do.
+_TABLE = {"cost_usd": ("USD", 1, "$%,.0f"), "idle_cost_usd": ("USD", 1, "$%,.0f"),
+          "cost_usd_per_year": ("USD", 1, "$%,.0f"), "effective_usd_per_gpu_hour": ("", 1, "$%.2f"),
+          "productive_usd_per_gpu_hour": ("", 1, "$%.2f"), "carbon_kg": ("kgCO2e", 1, "%,.0f"),
+          "wait_p95_s": ("h", 1 / 3600, "%.2f"), "utilization": ("%", 100, "%.1f"),
+          "residency_violations": ("jobs", 1, "%,.0f")}
+
+
 def _table(runs) -> None:
-    rows = [{"scenario": label, "spend (USD)": w.kpis["cost_usd"], "idle spend (USD)": w.kpis["idle_cost_usd"],
-             "spend per year (USD)": w.kpis["cost_usd_per_year"],
-             "effective $/GPU-h": w.kpis["effective_usd_per_gpu_hour"],
-             "productive $/GPU-h": w.kpis["productive_usd_per_gpu_hour"], "carbon (kgCO2e)": w.kpis["carbon_kg"],
-             "p95 wait (h)": run.kpis["wait_p95_s"] / 3600, "utilisation (%)": 100 * run.kpis["utilization"],
-             "residency violations": int(w.kpis["residency_violations"])} for label, run, w in runs]
-    money = st.column_config.NumberColumn(format="$%,.0f")
-    rate = st.column_config.NumberColumn(format="$%.2f")
+    rows = [{"scenario": label, **{heading(key, unit): scale * (w if CATALOGUE[key].group == "world" else run).kpis[key]
+                                   for key, (unit, scale, _) in _TABLE.items()}} for label, run, w in runs]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cc_table", column_config={
-        "spend (USD)": money, "idle spend (USD)": money, "spend per year (USD)": money,
-        "effective $/GPU-h": rate, "productive $/GPU-h": rate,
-        "carbon (kgCO2e)": st.column_config.NumberColumn(format="%,.0f"),
-        "p95 wait (h)": st.column_config.NumberColumn(format="%.2f"),
-        "utilisation (%)": st.column_config.NumberColumn(format="%.1f")})
+        heading(key, unit): st.column_config.NumberColumn(format=number) for key, (unit, _, number) in _TABLE.items()})
 
 
 def _charts(runs, detail: str) -> None:

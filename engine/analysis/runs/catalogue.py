@@ -8,11 +8,15 @@ Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only run
 "headroom" (engine.service.headroom, for compared candidates). `better` says which way is an
 improvement ("higher", "lower", or "" when neither is); `fmt` how a page shows the value: "pct" a
 0-1 share as a percentage, "duration" seconds as s/min/h, "int", "one" (one decimal), "two", "three",
-"usd", "x" (a multiple).
+"usd", "x" (a multiple). `heading` and `shown` turn a key and its value into the words a table prints,
+so the report's appendix and the pages' tables name and format a KPI the same way.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+from engine.core.text import hours
 
 
 @dataclass(frozen=True)
@@ -113,3 +117,37 @@ def label(key: str) -> str:
 
 def higher_is_better(key: str) -> bool:
     return CATALOGUE[key].better == "higher"
+
+
+_DECIMALS = {"int": 0, "one": 1, "two": 2, "three": 3}
+_UNITLESS = {"0-1", "ratio", "x"}
+
+
+def heading(key: str, unit: str | None = None) -> str:
+    """The key's label with the unit a table shows in brackets: `unit` when given (a page that shows
+    seconds as hours passes "h"; "" for none), else the catalogue's unit when the shown value does not carry it and
+    the label does not already say it: "Throughput (jobs/h)", "Carbon (kgCO2e)", "Idle GPU-hours"."""
+    kpi = CATALOGUE[key]
+    if unit is not None:
+        return f"{kpi.label} ({unit})" if unit else kpi.label
+    carried = kpi.fmt in ("pct", "duration", "usd", "x") or kpi.unit in _UNITLESS or kpi.unit == "%" \
+        or kpi.unit.startswith("USD") or kpi.unit.lower() in kpi.label.lower()
+    return kpi.label if carried else f"{kpi.label} ({kpi.unit})"
+
+
+def shown(key: str, value: float | None) -> str:
+    """`value` of `key` as a table prints it, by the key's format: "61.1 %", "16.1 h", "$1,234", "x0.826",
+    "12,345", "1.23"; a unit of "%" follows the number, dollars lead it; "n/a" when missing."""
+    kpi = CATALOGUE[key]
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if kpi.fmt == "pct":
+        return f"{100 * value:.1f} %"
+    if kpi.fmt == "duration":
+        return hours(value)
+    if kpi.fmt == "x":
+        return f"x{value:.3f}"
+    if kpi.fmt == "usd":
+        return f"-${-value:,.0f}" if value < 0 else f"${value:,.0f}"
+    text = f"{value:,.{_DECIMALS[kpi.fmt]}f}"
+    return f"${text}" if kpi.unit.startswith("USD") else (f"{text} %" if kpi.unit == "%" else text)

@@ -1,8 +1,6 @@
 """How the report prints numbers: one function per kind, so tests can look for the same strings."""
 from __future__ import annotations
 
-import math
-
 
 def usd(value: float) -> str:
     """Dollars: $1.23M, $456K, $789 (sign in front: -$1.2M)."""
@@ -34,13 +32,3 @@ def gpus(count: float) -> str:
     """A GPU count to one decimal: 12.3 GPUs."""
     return f"{float(count):,.1f} GPUs"
 
-
-def number(value: float) -> str:
-    """A KPI value as the KPI table prints it: integers and values from 1,000 up with separators and no
-    decimals, from 100 up with one decimal, else 4 significant digits."""
-    v = float(value)
-    if not math.isfinite(v):
-        return "n/a"
-    if v.is_integer() or abs(v) >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.4g}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from engine.analysis.runs import catalogue
 from engine.core.escaping import html_text as escape
 from engine.core.escaping import plotly_figure, script_json
 from engine.service.report import fmt
@@ -77,7 +78,7 @@ def render_html(report: Report) -> str:
     start, end = report.range_utc
     base, cand = report.baseline, report.candidate
     others = report.scenarios[2:]
-    kpi_rows = [[row.kpi, *(fmt.number(row[n]) for n in report.scenarios)]
+    kpi_rows = [[catalogue.heading(row.kpi), *(catalogue.shown(row.kpi, row[n]) for n in report.scenarios)]
                 for _, row in report.kpis.iterrows()]
     extra = "".join(f"<h2>{escape(n)} against {escape(base)}</h2><ul class='headline'>"
                     + "".join(f"<li>{escape(s)}</li>" for s in report.headlines[n]) + "</ul>" for n in others)
@@ -101,7 +102,7 @@ def render_html(report: Report) -> str:
 <section class="appendix">
 <h2>Appendix</h2>
 <div class="cols"><div>
-<h2>KPIs per scenario (as <code>meridian compare</code> computes them)</h2>
+<h2>KPIs per scenario (as <code>meridian compare</code> computes them, named and rounded as the KPI catalogue says)</h2>
 {_table(["KPI", *report.scenarios], kpi_rows)}
 </div><div>
 {extra}
