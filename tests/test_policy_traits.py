@@ -3,7 +3,9 @@
 A time-independent order gives the same keys at two instants; an order that needs failure
 predictions reads them; an inert policy does nothing (no backfill window, every job admitted as
 asked, every job home, no delay, no quota, no eviction). Registration rejects an unknown trait or
-one its family does not have.
+one its family does not have. The settings the simulator reads from some policies of a family
+(an order's half_life_s and recalc_s, a quota's holder, a preemption's time_key) have the type of
+their declared stand-in wherever a policy has them.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 import pytest
 from test_policy_contract import ALL, _queue, _regions, _route_requests, _timing_view
 
-from engine.core.traits import DEFAULT, FAMILY_TRAITS, INERT, Traits, traits_of
+from engine.core.traits import DEFAULT, FAMILY_SETTINGS, FAMILY_TRAITS, INERT, Traits, setting, traits_of
 from engine.policies import registry
 from engine.policies.admission import AdmissionRequest
 from engine.policies.preemption import PreemptRequest, RunningView
@@ -135,3 +137,30 @@ def test_traits_of_a_missing_policy_is_inert_and_an_unregistered_one_needs_decla
 
     with pytest.raises(AttributeError):
         traits_of(Loose())
+
+
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in ALL if f in FAMILY_SETTINGS])
+def test_a_policy_that_has_a_setting_gives_it_the_declared_kind_of_value(family, key):
+    policy = registry.policy_class(family, key)()
+    for name, stand_in in FAMILY_SETTINGS[family].items():
+        value = setting(policy, family, name)
+        if stand_in is None:
+            assert value is None or callable(value), (family, key, name)
+        else:
+            assert isinstance(value, type(stand_in)), (family, key, name, value)
+            if isinstance(stand_in, float):
+                assert value >= 0.0, (family, key, name, value)
+
+
+def test_the_stand_in_reads_for_a_policy_without_the_setting_and_a_typo_is_an_error():
+    assert setting(None, "order", "half_life_s") == 7 * 86_400.0 and setting(object(), "quota", "by") == "team"
+    assert setting(object(), "preemption", "time_key") is None
+    with pytest.raises(KeyError):
+        setting(object(), "order", "half_life")
+    with pytest.raises(KeyError):
+        setting(object(), "backfill", "recalc_s")
+
+
+def test_the_quota_holders_are_the_two_the_gate_knows():
+    for family, key in [(f, k) for f, k in ALL if f == "quota"]:
+        assert setting(registry.policy_class(family, key)(), family, "by") in ("team", "queue"), key

@@ -13,6 +13,12 @@ are always safe: an order's keys may change with time, a policy does something.
   ledger keeps those as well as the per-team usage.
 - `inert`: the policy changes nothing, so the simulator skips its family: no backfilling, every job
   admitted as asked, every job stays home, no delays, no quota gate, no preemption.
+
+Settings are the few parameters the simulator reads from the policies of a family that have them,
+declared here with the value that stands for a policy without one (`setting`): an order's
+`half_life_s` (of the decayed usage its ledger keeps) and `recalc_s` (how often its keys are
+recomputed; 0: at every pass), a quota's holder `by` ("team" or "queue"), and a preemption policy's
+`time_key(now_s, starts)` (a method: what of the clock its choice depends on; None: nothing).
 """
 from __future__ import annotations
 
@@ -39,6 +45,13 @@ class Traits:
     inert: bool = False
 
 
+DEFAULT_HALF_LIFE_S = 7 * 86_400.0
+FAMILY_SETTINGS: dict[str, dict[str, object]] = {
+    "order": {"half_life_s": DEFAULT_HALF_LIFE_S, "recalc_s": 0.0},
+    "quota": {"by": "team"},
+    "preemption": {"time_key": None},
+}
+
 NAMES = frozenset(f.name for f in fields(Traits))
 DEFAULT = Traits()
 
@@ -64,3 +77,11 @@ def traits_of(policy) -> Traits:
 
 
 INERT = Traits(inert=True)
+
+
+def setting(policy, family: str, name: str):
+    """The declared setting `name` of a `family` policy: its own attribute when it has one, else the
+    family's stand-in value; a name not declared for the family is a KeyError (a typo must not read
+    the default silently)."""
+    default = FAMILY_SETTINGS[family][name]
+    return default if policy is None else getattr(policy, name, default)

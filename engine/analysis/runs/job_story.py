@@ -48,10 +48,11 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs.held import horizon_s
+from engine.core.traits import setting
 from engine.core.views import QueueView, ShareView
 from engine.policies.ordering import queue_order
 from engine.sim.output.result import SimulationResult
-from engine.sim.state.ledger import DEFAULT_HALF_LIFE_S, codes
+from engine.sim.state.ledger import codes
 
 LN2 = math.log(2.0)
 TURNED_AWAY = ("rejected-by-admission", "rejected-by-forecast", "never-fits", "exceeds-quota")
@@ -213,7 +214,7 @@ def share_view(result: SimulationResult, region: str, t: float, context: StoryCo
     weight = np.array([float(weights.get(name, 1.0)) for name in teams])
     weight = np.where(weight > 0, weight, 1.0)
     org, orgs = codes([context.orgs.get(name, "all") for name in teams])
-    h = float(getattr(context.order, "half_life_s", DEFAULT_HALF_LIFE_S))
+    h = float(setting(context.order, "order", "half_life_s"))
 
     row = pieces["row"].to_numpy(np.int64)
     start, end = pieces["start_s"].to_numpy(np.float64), pieces["end_s"].to_numpy(np.float64)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.core.traits import setting
 from engine.core.views import QueueView
 from engine.sim.state.queue import WaitingQueue
 
@@ -29,7 +30,7 @@ class OrderCache:
 
     def __init__(self, policy, n_jobs: int) -> None:
         self.policy = policy
-        self.every_s = float(getattr(policy, "recalc_s", 0.0) or 0.0)
+        self.every_s = float(setting(policy, "order", "recalc_s") or 0.0)
         self.known = np.zeros(n_jobs, bool)  # in some region's cache
         self.cached: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
         self.view: QueueView | None = None

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from engine.core.reasons import CAPACITY, NEVER, PREEMPTED, QUOTA, WAITING
-from engine.core.traits import traits_of
+from engine.core.traits import setting, traits_of
 from engine.policies.preemption import NoPreemption, PreemptRequest
 from engine.policies.quota import NoQuota
 from engine.sim.cycle.preempt import Planner
@@ -32,7 +32,7 @@ from engine.sim.processes.reclaim_clock import ClockReclaim, clocks
 from engine.sim.processes.spot import SpotModel
 from engine.sim.state.compact import shared_list
 from engine.sim.state.events import REPASS
-from engine.sim.state.ledger import DEFAULT_HALF_LIFE_S, Ledger
+from engine.sim.state.ledger import Ledger
 from engine.sim.state.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
 from engine.sim.state.running_view import RunningViews
 from engine.sim.state.world import World
@@ -82,7 +82,7 @@ class Sharing(ClockReclaim):
         quota = p.quota or NoQuota()
         self.gated = not traits_of(quota).inert
         self.on = self.gated or self.preempts or traits_of(p.order).time_dependent
-        half_life = float(getattr(p.order, "half_life_s", DEFAULT_HALF_LIFE_S))
+        half_life = float(setting(p.order, "order", "half_life_s"))
         self.members = traits_of(p.order).reads_members
         self.cpus = shared_list(w.cpu_milli * w.nodes / 1000.0)
         self.memory = shared_list(w.memory_mib * w.nodes / 1024.0)
@@ -94,7 +94,7 @@ class Sharing(ClockReclaim):
         run.view = replace(run.view, team=lg.team, user=lg.user, project=lg.project, queue_class=self.qclass,
                            qos=self.tier, cpus=w.cpu_milli * w.nodes / 1000.0,
                            memory_gib=w.memory_mib * w.nodes / 1024.0)
-        self.by_queue = getattr(quota, "by", "team") == "queue"
+        self.by_queue = setting(quota, "quota", "by") == "queue"
         self.holder = self.qclass if self.by_queue else lg.team
         self.holder_list, self.tier_list = self.holder.tolist(), shared_list(self.tier)
         self.priority_list = shared_list(w.priority.astype(np.float64))

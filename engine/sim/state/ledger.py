@@ -23,7 +23,6 @@ import pandas as pd
 
 from engine.core.views import ShareView
 
-DEFAULT_HALF_LIFE_S = 7 * 86_400.0
 LN2 = math.log(2.0)
 SCALAR_MAX = 16  # up to this many entities, `_Decayed.at` works on Python floats (numpy's cost per call dominates)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.core.traits import setting
 from engine.policies.preemption import PreemptRequest, RunningView
 
 
@@ -28,7 +29,7 @@ class RunningViews:
     def __init__(self, sharing) -> None:
         self.sharing = sharing
         self.cached: dict[str, tuple] = {}
-        self.time_key = getattr(sharing.policy, "time_key", None)
+        self.time_key = setting(sharing.policy, "preemption", "time_key")
         self.last: dict[str, tuple] = {}  # region -> (version, request, holder, time key, choice)
 
     def _figures(self, region: str) -> tuple:
