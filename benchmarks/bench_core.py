@@ -121,8 +121,8 @@ def one_pass(base: float) -> None:
 def whole_sample(base: float) -> None:
     from engine.scenario.spec import Scenario
     from engine.service.run import run_scenario
-    from engine.sim.state.world import World
     from engine.telemetry.sample import read_bundle
+    from engine.world.facts import World
     bundle = read_bundle().tables
     jobs, fleet = bundle["jobs"], bundle["fleet"]
     world = World(bundle["regions"], bundle["prices"], bundle["carbon"], teams=bundle["teams"])

@@ -19,10 +19,10 @@ import pandas as pd
 from engine.scenario.recorded import recorded_baseline, recorded_of, reproduction
 from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
 from engine.service.run import run_scenario
-from engine.sim.state.world import World
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
 from engine.telemetry.sample import read_bundle
+from engine.world.facts import World
 
 LOGS = ("CTC-SP2-1996-3.1-cln.swf.gz", "KTH-SP2-1996-2.2.swf.gz", "HPC2N-2002-2.2-cln.swf.gz",
         "SDSC-BLUE-2000-4.2-cln.swf.gz")

@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 
 from engine.policies import registry
+from engine.policies.bundle import Policies
 from engine.sim.output.collector import collector_paused
 from engine.sim.simulator import _Run
 from engine.sim.state.events import FINISH
-from engine.sim.state.policies import Policies
 from engine.sim.state.workload import build_workload
 
 NODES, GPUS, QUEUED, ENDING = 2_000, 8, 10_000, 64

@@ -30,11 +30,11 @@ from engine.analysis.runs.held import horizon_s
 from engine.analysis.runs.sim_metrics import kpis
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.state.world import World
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
 from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
+from engine.world.facts import World
 
 REPO = Path(__file__).resolve().parents[1]
 HPC2N = REPO.parent / "shared" / "traces" / "swf" / "HPC2N-2002-2.2-cln.swf.gz"

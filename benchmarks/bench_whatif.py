@@ -21,9 +21,9 @@ import pandas as pd
 from engine.analysis.runs.sim_metrics import kpis
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.state.world import World
 from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
+from engine.world.facts import World
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 

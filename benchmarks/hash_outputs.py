@@ -26,10 +26,10 @@ from engine.scenario.recorded import recorded_baseline
 from engine.scenario.spec import Scenario
 from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
 from engine.service.run import run_scenario
-from engine.sim.state.world import World
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
 from engine.telemetry.sample import read_bundle
+from engine.world.facts import World
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "sample_data" / "scenarios"

@@ -121,9 +121,9 @@ def sample_db(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def sample_tables(tmp_path_factory):
     """(jobs, fleet, World) of the sample dataset, read from a fresh DuckDB file, one per test module."""
-    from engine.sim.state.world import World
     from engine.telemetry.sample import ensure_sample
     from engine.telemetry.store import Store
+    from engine.world.facts import World
 
     store = Store.open(tmp_path_factory.mktemp("sample-tables") / "m.duckdb")
     ensure_sample(store)

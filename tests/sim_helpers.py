@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 
 from engine.policies import registry
+from engine.policies.bundle import Policies
 from engine.scenario.spec import Scenario
 from engine.sim.simulator import simulate
-from engine.sim.state.policies import Policies
 from engine.sim.state.workload import build_workload
 
 T0 = pd.Timestamp("2026-01-01")

@@ -153,8 +153,8 @@ def test_a_pool_in_a_region_the_fleet_lacks_is_refused_with_the_regions():
 
 @pytest.fixture(scope="module")
 def sample_tables(sample_db):
-    from engine.sim.state.world import World
     from engine.telemetry.store import Store
+    from engine.world.facts import World
 
     store = Store.open(sample_db, read_only=True)
     try:

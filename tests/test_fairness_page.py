@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 from engine.analysis.runs.fairness import fairness_kpis, team_table
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.state.world import World
 from engine.telemetry.store import Store
+from engine.world.facts import World
 
 REPO = Path(__file__).parents[1]
 SCENARIOS = REPO / "sample_data" / "scenarios"

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 UI_MODULES = {"streamlit", "plotly", "dashboard"}
 # The engine's rooms, low to high; the dashboard sits on top of them all.
-LAYERS = ("core", "world", "policies", "telemetry", "predict", "sim", "scenario", "analysis", "service", "cli")
+LAYERS = ("core", "world", "policies", "telemetry", "predict", "scenario", "sim", "analysis", "service", "cli")
 
 
 def _imports(path: Path) -> set[str]:

@@ -14,7 +14,7 @@ from engine.service.planning.fleet_milp import FleetPlan
 from engine.service.planning.plan import check_scenario, plan_fleet
 from engine.service.planning.settings import PlanError, settings_from_dict
 from engine.service.run import run_scenario
-from engine.sim.state.world import World
+from engine.world.facts import World
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"

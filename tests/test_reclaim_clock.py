@@ -24,8 +24,8 @@ from sim_helpers import fleet, job
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.state.world import World
 from engine.world.calendar import Calendar
+from engine.world.facts import World
 
 H = 3600.0
 REGIONS = pd.DataFrame([dict(region="r", timezone="Europe/Berlin", country="DE", jurisdiction="EU")])

@@ -11,7 +11,7 @@ from engine.analysis.runs.sim_metrics import kpis
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.state.world import World
+from engine.world.facts import World
 
 REGIONS = pd.DataFrame({"region": ["eu", "us", "ap"], "timezone": ["Europe/Berlin", "America/New_York", "Asia/Tokyo"],
                         "country": ["DE", "US", "JP"], "jurisdiction": ["EU", "US", "JP"]})

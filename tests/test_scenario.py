@@ -6,9 +6,9 @@ import pytest
 from sim_helpers import T0, fleet, job
 
 from engine.core.errors import ScenarioError
+from engine.policies.bundle import Policies
 from engine.scenario.spec import FleetEdit, Scenario
 from engine.service.run import run_scenario
-from engine.sim.state.policies import Policies
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 

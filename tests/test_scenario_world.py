@@ -12,7 +12,7 @@ from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.scenario.world import RegionEdit, edit_world
 from engine.service.run import run_scenario
-from engine.sim.state.world import RegionFacts, World
+from engine.world.facts import RegionFacts, World
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 REGIONS = pd.DataFrame({"region": ["eu", "ap"], "timezone": ["Europe/Berlin", "Asia/Jerusalem"],

@@ -3,7 +3,7 @@
 and the validation of the [[queue]], [[quota]] and [[team]] tables. Every expected time is worked
 out by hand in the comments (times in seconds; one region "r"; FCFS unless a row says otherwise).
 
-Default queue classes (engine.sim.state.queue_classes): reserved (inference with qos "guaranteed", tier
+Default queue classes (engine.scenario.queues): reserved (inference with qos "guaranteed", tier
 1.0, guaranteed), express (inference, development; 0.8), batch (0.3, checkpoint 3600 s),
 preemptible (hpo; 0.1, no checkpoints), standard (the rest, e.g. training; 0.5, checkpoint 3600 s).
 """

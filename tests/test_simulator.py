@@ -239,9 +239,9 @@ def test_timer_passes_stop_once_nothing_runs_and_nothing_else_can_happen():
     # each find nothing running and no other event to come: after IDLE_TIMERS + 1 of them (the last
     # at 100 x 60 s) timers stop, and j0 stays waiting.
     from engine.policies import registry
+    from engine.policies.bundle import Policies
     from engine.sim.processes.timer import IDLE_TIMERS
     from engine.sim.simulator import simulate
-    from engine.sim.state.policies import Policies
     from engine.sim.state.workload import build_workload
 
     policies = Policies(registry.make("order", "fcfs"), _NeverRoom(), registry.make("backfill", "none"),

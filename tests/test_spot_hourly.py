@@ -13,9 +13,10 @@ from sim_helpers import job
 import engine.sim.processes.table
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
+from engine.scenario.spot import FLAT, SpotModel
 from engine.service.run import run_scenario
-from engine.sim.processes.spot import FLAT, HOUR_S, SPOT, HourlyClock, SpotModel, SpotReclaimer
-from engine.sim.state.world import World
+from engine.sim.processes.spot import HOUR_S, SPOT, HourlyClock, SpotReclaimer
+from engine.world.facts import World
 
 DAY = 86_400.0
 OFF_9_TO_17 = [1.0] * 9 + [0.0] * 8 + [1.0] * 7  # no interruption 09:00-17:00 local

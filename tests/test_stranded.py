@@ -8,15 +8,15 @@ from sim_helpers import fleet, job
 from engine.analysis.runs.sim_metrics import kpis
 from engine.analysis.runs.stranded import COLUMNS, Stranded, requests_of, stranded, stranded_kpis, stranded_table
 from engine.policies import registry
+from engine.policies.bundle import Policies
 from engine.predict.features import zones_of
 from engine.scenario.spec import Scenario
 from engine.service.compare import first_days
 from engine.service.run import run_scenario
 from engine.sim.simulator import simulate
-from engine.sim.state.policies import Policies
 from engine.sim.state.workload import build_workload
-from engine.sim.state.world import World
 from engine.telemetry.sample import SAMPLE_DIR, read_bundle
+from engine.world.facts import World
 
 HOUR = 3600.0
 REGIONS = pd.DataFrame({"region": ["X", "Y"], "timezone": ["UTC", "UTC"], "country": ["IE", "US"],

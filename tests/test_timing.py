@@ -9,7 +9,7 @@ from engine.core.views import RouteRequest, TimingView
 from engine.policies import registry
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.state.world import World
+from engine.world.facts import World
 
 QUARTER = 900.0
 FLEXIBLE = RouteRequest(0, 0, 1.0, "training", True, 3600.0, 0.0)

@@ -42,13 +42,13 @@ from engine.scenario.spec import Scenario
 from engine.service.compare import Run, first_days, run_one, with_world
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import build_workload
-from engine.sim.state.world import World
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.columns import COLUMN_ALIASES, normalise_header, resolve_columns
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.ingest import IngestResult, ingest_bytes
 from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import DEFAULT_DB_PATH, Store
+from engine.world.facts import World
 
 PREVIEW_ROWS = 20
 PREVIEW_BYTES = 256 * 1024

@@ -22,7 +22,7 @@ from engine.service.compare import WORLD_TABLES, first_days
 from engine.service.experiments.claims import measure_claims
 from engine.service.headroom.measure import HeadroomReport, measure
 from engine.service.run import run_scenario
-from engine.sim.state.world import World
+from engine.world.facts import World
 
 RECORDED = "recorded"
 

@@ -11,8 +11,7 @@ import streamlit as st
 
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
-from engine.scenario.burst import parse_bursts
-from engine.sim.processes.burst import BurstPool
+from engine.scenario.burst import BurstPool, parse_bursts
 
 NUMBERS = ("max_nodes", "gpus_per_node", "provision_min", "trigger_wait_min", "idle_release_min", "usd_per_gpu_hour")
 WHOLE = ("max_nodes", "gpus_per_node")

@@ -6,7 +6,7 @@ parameter. A "Regions" expander edits regions of the current dataset (engine.sce
 "{prefix}:regions" picks them, "{prefix}:region:{region}:{field}" holds price_scale, carbon_scale,
 working_days, work_start_hour and work_end_hour; inputs left at their defaults (x1, Mon-Fri 9-18) edit
 nothing. A "Queues & quotas" expander holds three tables (engine.scenario.sharing): "{prefix}:queues"
-(the queue classes, prefilled with engine.sim.state.queue_classes.DEFAULT_QUEUES; a blank limit is none),
+(the queue classes, prefilled with engine.scenario.queues.DEFAULT_QUEUES; a blank limit is none),
 "{prefix}:quotas" (quota entries, empty) and "{prefix}:teams" (share weights and organisations,
 prefilled from the dataset's teams table); a table reaches the scenario as "queue", "quota" or "team"
 only once it differs from its prefill. A "Runtimes & failures" expander sets the [runtime] table
@@ -27,9 +27,9 @@ from dashboard.forms.runtimes import RUNTIME_LABELS
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.policies import registry
+from engine.scenario.queues import DEFAULT_QUEUES
 from engine.scenario.sharing import parse_queues, parse_quotas, parse_teams
 from engine.scenario.spec import DEFAULTS
-from engine.sim.state.queue_classes import DEFAULT_QUEUES
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS
 
 WORKING_WEEKS = ("Mon-Fri", "Sun-Thu", "Sat-Wed", "Mon-Sat", "Mon-Sun")

@@ -67,7 +67,7 @@ class QueueView:
     deadline_s: float64 deadline, seconds from time 0; +inf when the job has none.
     team, user, project: int64 codes into `shares.teams` and the ledger's user and project arrays
         (0 when the workload has none).
-    queue_class: int64 code of the job's queue (engine.sim.state.queue_classes: reserved, express, ...);
+    queue_class: int64 code of the job's queue (engine.scenario.queues: reserved, express, ...);
     qos: float64 that queue's priority tier, 0-1 (Slurm's QoS / partition factor).
     cpus, memory_gib: float64 CPU cores and GiB of memory asked for in total.
     fail_prob: float64 predicted probability that the job fails or is cancelled, 0-1

@@ -16,15 +16,35 @@ Semantics in engine.sim.processes.burst. Errors name the entry and the valid key
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from engine.core.errors import ScenarioError
 from engine.scenario.checks import number
-from engine.sim.processes.burst import BurstPool
 
 _KEYS = ("region", "gpu_type", "max_nodes", "gpus_per_node", "provision_min", "trigger_wait_min", "idle_release_min",
          "usd_per_gpu_hour", "cpus_per_node", "memory_gib_per_node")
 _COUNTS = ("max_nodes", "gpus_per_node")
 _MINUTES = ("provision_min", "trigger_wait_min", "idle_release_min")
 _OPTIONAL = ("usd_per_gpu_hour", "cpus_per_node", "memory_gib_per_node")
+
+
+@dataclass(frozen=True)
+class BurstPool:
+    """Cloud capacity a region may rent: up to max_nodes nodes of gpus_per_node GPUs of gpu_type.
+    cpus_per_node / memory_gib_per_node: None copies the fleet's last node of that GPU type (else
+    16 cores and 128 GiB per GPU). usd_per_gpu_hour: None takes the region's on-demand price for
+    the type (the dataset's prices table, else the price book)."""
+
+    region: str
+    gpu_type: str
+    max_nodes: int = 4
+    gpus_per_node: int = 8
+    provision_min: float = 15.0
+    trigger_wait_min: float = 30.0
+    idle_release_min: float = 30.0
+    usd_per_gpu_hour: float | None = None
+    cpus_per_node: float | None = None
+    memory_gib_per_node: float | None = None
 
 
 def parse_bursts(entries: object, source: str) -> tuple[BurstPool, ...]:

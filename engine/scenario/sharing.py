@@ -1,6 +1,6 @@
 """A scenario's sharing tables: [[queue]] classes, [[quota]] entries and [[team]] weights.
 
-    [[queue]]                       # replaces the default queue classes (engine.sim.state.queue_classes)
+    [[queue]]                       # replaces the default queue classes (engine.scenario.queues)
     name = "reserved"
     priority = 1.0                  # tier 0-1
     classes = ["inference"]         # rules, all optional: classes, qos, min_gpus, max_gpus,
@@ -32,18 +32,32 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 from engine.core.errors import ScenarioError
 from engine.policies.quota import QuotaEntry
 from engine.scenario.checks import known_keys, number
-from engine.sim.processes.spot import FLAT, HOURS, SpotModel
-from engine.sim.state.queue_classes import FIELDS, QueueClass
+from engine.scenario.queues import DEFAULT_QUEUES, FIELDS, QueueClass
+from engine.scenario.spot import FLAT, HOURS, SpotModel
 
 _QUOTA = {"holder", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cohort", "region",
           "reclaim_at_work_start", "reclaim_lead_min"}
 _TEAM = {"team", "weight", "org"}
 _LISTS = {"classes", "qos"}
 _FLAGS = {"guaranteed", "preemptible"}
+
+
+@dataclass(frozen=True)
+class SharingSetup:
+    """What a scenario says about sharing: queue classes, quota entries (engine.policies.quota
+    QuotaEntry), team share weights and organisations (team -> org), and the spot interruption model
+    (engine.scenario.spot)."""
+
+    queues: tuple[QueueClass, ...] = DEFAULT_QUEUES
+    quotas: tuple = ()
+    weights: dict = field(default_factory=dict)
+    orgs: dict = field(default_factory=dict)
+    spot: SpotModel = field(default_factory=SpotModel)
 
 
 def _table(entry, valid: set, source: str, what: str) -> dict:

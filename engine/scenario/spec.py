@@ -65,19 +65,18 @@ import engine.policies.timing  # noqa: F401  (registers the family)
 from engine.core.errors import ScenarioError
 from engine.core.toml_file import read_toml
 from engine.policies import registry
+from engine.policies.bundle import Policies
 from engine.policies.quota import QuotaEntry
 from engine.scenario.burst import parse_bursts
 from engine.scenario.checks import known_keys
 from engine.scenario.demand import scale_demand
 from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
+from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
 from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
-from engine.scenario.sharing import parse_queues, parse_quotas, parse_spot, parse_teams
+from engine.scenario.sharing import SharingSetup, parse_queues, parse_quotas, parse_spot, parse_teams
+from engine.scenario.spot import SpotModel
 from engine.scenario.world import RegionEdit, edit_world, parse_outages, parse_region_edits
-from engine.sim.cycle.sharing import SharingSetup
-from engine.sim.processes.spot import SpotModel
-from engine.sim.state.policies import Policies
-from engine.sim.state.queue_classes import DEFAULT_QUEUES, QueueClass
-from engine.sim.state.world import World
+from engine.world.facts import World
 from engine.world.latency import Latency, parse_latency
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",

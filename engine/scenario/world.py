@@ -1,4 +1,4 @@
-"""Region edits a scenario applies to a dataset's world (engine.sim.state.world.World): prices, carbon, calendars.
+"""Region edits a scenario applies to a dataset's world (engine.world.facts.World): prices, carbon, calendars.
 
     [[region]]                          # any number of entries, one region each
     region = "eu-west"                  # a region of the dataset (its regions table or its fleet)
@@ -35,9 +35,9 @@ import pandas as pd
 
 from engine.core.errors import ScenarioError
 from engine.scenario.checks import number
-from engine.sim.state.world import World
 from engine.telemetry.batch import TABLE_COLUMNS
 from engine.world.calendar import parse_holiday_spec, parse_working_days
+from engine.world.facts import World
 from engine.world.pricebook import TIER_MULTIPLIER, default_price_rows
 
 KEYS = {"region", "price_scale", "usd_per_gpu_hour", "carbon_scale", "g_co2e_per_kwh", "working_days",
@@ -46,6 +46,15 @@ KEYS = {"region", "price_scale", "usd_per_gpu_hour", "carbon_scale", "g_co2e_per
 OFF_PEAK = ("off_peak_start_hour", "off_peak_end_hour", "off_peak_discount")
 CALENDAR_KEYS = ("working_days", "work_start_hour", "work_end_hour", "holiday_country")
 HOURS_PER_DAY = 24
+
+
+@dataclass(frozen=True)
+class Outage:
+    """A region's fleet is down over [start_utc, end_utc) (the simulator's engine.sim.processes.outage)."""
+
+    region: str
+    start_utc: pd.Timestamp
+    end_utc: pd.Timestamp
 
 
 @dataclass(frozen=True)
@@ -242,7 +251,6 @@ def _off_peak(regions: pd.DataFrame | None, edit: RegionEdit) -> pd.DataFrame:
 
 def parse_outages(entries: object, source: str) -> tuple:
     """The [[outage]] list: region, start_utc, end_utc (UTC unless the time says otherwise)."""
-    from engine.sim.processes.outage import Outage
 
     if not isinstance(entries, list):
         raise ScenarioError(f"{source}: outage must be a list of [[outage]] tables")

@@ -29,7 +29,7 @@ from engine.scenario.spec import Scenario
 from engine.service.run import prepared, run_prepared
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import build_workload
-from engine.sim.state.world import World
+from engine.world.facts import World
 
 WORLD_TABLES = ("prices", "regions", "carbon", "teams")
 UNPRICED_TYPES = frozenset({"cpu"})  # an SWF log's processors: no GPU prices, no GPU power

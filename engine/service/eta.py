@@ -72,7 +72,7 @@ from engine.scenario.edits import edit_fleet
 from engine.scenario.spec import Scenario
 from engine.sim.simulator import simulate
 from engine.sim.state.workload import build_workload
-from engine.sim.state.world import World
+from engine.world.facts import World
 
 LEVEL = 0.8
 SAMPLES = 40

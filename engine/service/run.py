@@ -17,7 +17,7 @@ from engine.scenario.spec import Scenario
 from engine.sim.output.result import SimulationResult
 from engine.sim.simulator import simulate
 from engine.sim.state.workload import Workload, build_workload
-from engine.sim.state.world import World
+from engine.world.facts import World
 
 
 def run_scenario(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame,

@@ -6,7 +6,7 @@ what is known at submit time (requested runtime, request, priority, deadline); t
 runtime decides only when the simulator ends a job. The loop never asks a policy its name: it
 calls the one method of each family and checks every placement through `FleetState`.
 
-Every job belongs to a queue class (engine.sim.state.queue_classes). The ledger (engine.sim.state.ledger)
+Every job belongs to a queue class (engine.scenario.queues). The ledger (engine.sim.state.ledger)
 tracks who holds what and decayed usage for fairness orders, quotas and preemption.
 
 The loop knows arrivals, finishes and the scheduling pass; every other process of the world (timers,
@@ -57,13 +57,15 @@ from engine.core.reasons import CAPACITY, FAILED, WAITING
 from engine.core.traits import traits_of
 from engine.core.views import QueueView
 from engine.core.vocabulary import FLEXIBLE_CLASSES
+from engine.policies.bundle import Policies
 from engine.policies.ordering import queue_order
 from engine.policies.registry import make
+from engine.scenario.sharing import SharingSetup
 from engine.sim.cycle.arrivals import WEEK_S, Arrivals
 from engine.sim.cycle.backfill_pass import backfill
 from engine.sim.cycle.order_cache import OrderCache
 from engine.sim.cycle.patience import Patience
-from engine.sim.cycle.sharing import Sharing, SharingSetup
+from engine.sim.cycle.sharing import Sharing
 from engine.sim.cycle.starts import Starts
 from engine.sim.output.collector import collector_paused
 from engine.sim.output.decision_log import DecisionLog
@@ -73,12 +75,11 @@ from engine.sim.processes import table
 from engine.sim.processes.router import Router
 from engine.sim.state.compact import shared_list
 from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, REPASS, EventQueue
-from engine.sim.state.policies import Policies
 from engine.sim.state.queue import WaitingQueue
 from engine.sim.state.region import RegionFleet
 from engine.sim.state.shapes import job_shapes
 from engine.sim.state.workload import Workload
-from engine.sim.state.world import RegionFacts, World
+from engine.world.facts import RegionFacts, World
 from engine.world.latency import Latency
 
 

@@ -2,7 +2,7 @@
 
 The carbon table holds (region, local_hour 0-23, g_co2e_per_kwh). A region without rows gets
 DEFAULT_G_CO2E_PER_KWH at every hour; hours missing from a region's rows take the mean of its
-other hours. The simulator's router (engine.sim.state.world) and the carbon report
+other hours. The simulator's router (engine.world.facts) and the carbon report
 (engine.analysis.runs.carbon) both read intensities through here.
 """
 from __future__ import annotations

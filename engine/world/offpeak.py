@@ -3,7 +3,7 @@
 They live in the regions table (a scenario's [[region]] off_peak_* edits, engine.scenario.world):
 off_peak_start_hour and off_peak_end_hour (0-23, local; end <= start crosses midnight) and
 off_peak_discount (0-1). The cost report (engine.analysis.telemetry.offpeak) and the router's prices
-(engine.sim.state.world) read them.
+(engine.world.facts) read them.
 """
 from __future__ import annotations
 

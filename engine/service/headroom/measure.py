@@ -35,7 +35,7 @@ from engine.service.headroom.search import DEFAULT_TOLERANCE
 from engine.service.headroom.tasks import DEMAND, FLEET, SearchOutcome, SearchTask, failed_search, run_search
 from engine.service.run import run_scenario
 from engine.service.sweep.runner import iter_sweep
-from engine.sim.state.world import World
+from engine.world.facts import World
 
 DEFAULT_SEEDS = 3
 GPU_CAPEX_USD = 30_000.0      # the report's default price of one GPU (engine.service.report.assumptions)

@@ -24,7 +24,7 @@ from engine.service.headroom.search import Point, Search, largest_passing
 from engine.service.headroom.service import ServiceLevel
 from engine.service.run import run_scenario
 from engine.service.sweep.outcome import error_line, worker_id
-from engine.sim.state.world import World
+from engine.world.facts import World
 
 DEMAND, FLEET = "demand", "fleet"
 

@@ -37,13 +37,13 @@ import pandas as pd
 
 from engine.analysis.runs.slo import class_waits, slo_table
 from engine.scenario.edits import edit_fleet, scaled_fleet_edits
+from engine.scenario.spot import SpotModel
 from engine.service.compare import run_scenarios
 from engine.service.headroom.search import Point, largest_passing
 from engine.service.planning.demand import demand_profile
 from engine.service.planning.fleet_build import fleet_gpus, gpu_pools, planned_fleet, pool_options, tier_ordered
 from engine.service.planning.fleet_milp import FleetPlan, optimise_fleet
 from engine.service.planning.settings import PlanError, PlanSettings
-from engine.sim.processes.spot import SpotModel
 
 DAY = pd.Timedelta(days=1)
 TRIM_ROUNDS = 2  # rounds after the first fleet that meets every target, trimming its headroom

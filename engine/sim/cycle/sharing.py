@@ -2,7 +2,7 @@
 
 `Sharing` is the part of the simulator's state that decides who may hold what (engine.sim.simulator
 calls it at every start, stop and pass):
-- queue classes: each job's queue class (engine.sim.state.queue_classes), its tier and checkpoint interval;
+- queue classes: each job's queue class (engine.scenario.queues), its tier and checkpoint interval;
 - the ledger (engine.sim.state.ledger): holdings per region and team, decayed usage; kept only when a
   policy reads it (a time-dependent order, a quota or preemption);
 - the quota gate (engine.sim.cycle.quota_gate): parks jobs over quota, returns them as room frees;
@@ -18,7 +18,7 @@ seconds of progress and loses the rest; with c = 0 it loses all p seconds.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -26,31 +26,19 @@ from engine.core.reasons import CAPACITY, NEVER, PREEMPTED, QUOTA, WAITING
 from engine.core.traits import setting, traits_of
 from engine.policies.preemption import NoPreemption, PreemptRequest
 from engine.policies.quota import NoQuota
+from engine.scenario.queues import assign_queues
+from engine.scenario.sharing import SharingSetup
 from engine.sim.cycle.preempt import Planner
 from engine.sim.cycle.quota_gate import OK, RECLAIM, QuotaGate
 from engine.sim.processes.reclaim_clock import ClockReclaim, clocks
-from engine.sim.processes.spot import SpotModel
 from engine.sim.state.compact import shared_list
 from engine.sim.state.events import REPASS
 from engine.sim.state.ledger import Ledger
-from engine.sim.state.queue_classes import DEFAULT_QUEUES, QueueClass, assign_queues
 from engine.sim.state.running_view import RunningViews
-from engine.sim.state.world import World
+from engine.world.facts import World
 
 PREEMPTED_OUTCOME, RUNNING_OUTCOME = "preempted", "running"
 
-
-@dataclass(frozen=True)
-class SharingSetup:
-    """What a scenario says about sharing: queue classes, quota entries (engine.policies.quota
-    QuotaEntry), team share weights and organisations (team -> org), and the spot interruption model
-(engine.sim.processes.spot)."""
-
-    queues: tuple[QueueClass, ...] = DEFAULT_QUEUES
-    quotas: tuple = ()
-    weights: dict = field(default_factory=dict)
-    orgs: dict = field(default_factory=dict)
-    spot: SpotModel = field(default_factory=SpotModel)
 
 
 class Sharing(ClockReclaim):

@@ -21,7 +21,7 @@ class SimulationResult:
     gpus (asked for), gpus_allocated (held; gang jobs hold whole nodes), failed, started,
     nodes (node names joined by ';'; "" never started), reason (why it waited), latency_ms (round-trip time from the
     job's home region, where its users are, to the region it ran in; 0 at home), user, project,
-    queue (its queue class: engine.sim.state.queue_classes), priority (the recorded field), deadline_s
+    queue (its queue class: engine.scenario.queues), priority (the recorded field), deadline_s
     (+inf: none), preemptions (times evicted and requeued), lost_gpu_hours (GPU-hours of work lost to
     those evictions: the work since each last checkpoint), spot_interruptions (of those evictions, how
     many were spot reclamations). start_s is the first start and end_s the

@@ -14,8 +14,8 @@ import pandas as pd
 import pyarrow as pa
 
 from engine.core.reasons import DECISIONS, REASONS
+from engine.scenario.queues import queue_table
 from engine.sim.output.result import SimulationResult
-from engine.sim.state.queue_classes import queue_table
 
 QUOTA_COLUMNS = ["region", "holder", "by", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cap_gpus",
                  "most_gpus"]

@@ -25,13 +25,13 @@ Times are seconds from the workload's time 0.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from engine.scenario.burst import BurstPool
 from engine.sim.processes.base import WorldProcess
-from engine.sim.state.world import on_demand_prices, region_on_demand_price
+from engine.world.facts import on_demand_prices, region_on_demand_price
 
 BURST_TIER = "burst"
 BURST_UP = 10
@@ -39,28 +39,11 @@ BURST_CHECK = 11
 BURST_IDLE = 12
 
 
-@dataclass(frozen=True)
-class BurstPool:
-    """Cloud capacity a region may rent: up to max_nodes nodes of gpus_per_node GPUs of gpu_type.
-    cpus_per_node / memory_gib_per_node: None copies the fleet's last node of that GPU type (else
-    16 cores and 128 GiB per GPU). usd_per_gpu_hour: None takes the region's on-demand price for
-    the type (the dataset's prices table, else the price book)."""
-
-    region: str
-    gpu_type: str
-    max_nodes: int = 4
-    gpus_per_node: int = 8
-    provision_min: float = 15.0
-    trigger_wait_min: float = 30.0
-    idle_release_min: float = 30.0
-    usd_per_gpu_hour: float | None = None
-    cpus_per_node: float | None = None
-    memory_gib_per_node: float | None = None
 
 
 def burst_price(pool: BurstPool, prices: dict[tuple, float]) -> float:
     """The pool's USD per GPU-hour: its own, else the region's on-demand price (`prices` from
-    engine.sim.state.world.on_demand_prices), else the price book's."""
+    engine.world.facts.on_demand_prices), else the price book's."""
     if pool.usd_per_gpu_hour is not None:
         return float(pool.usd_per_gpu_hour)
     return region_on_demand_price(prices, pool.region, pool.gpu_type)

@@ -18,7 +18,7 @@ from engine.core.traits import traits_of
 from engine.core.views import RouteRequest, TimingView
 from engine.sim.processes.base import WorldProcess
 from engine.sim.state.events import DEFERRED
-from engine.sim.state.world import QUARTER_S, RegionFacts
+from engine.world.facts import QUARTER_S, RegionFacts
 
 HORIZON_QUARTERS = 7 * 96   # a week of candidate starts
 MAX_RUN_QUARTERS = 96       # the intensity a start would run under: over at most a day

@@ -11,23 +11,13 @@ wait for the region to come back, as does a job that no region still up could ho
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import pandas as pd
-
+from engine.scenario.world import Outage
 from engine.sim.processes.base import WorldProcess
 
 OUTAGE_START = 7
 OUTAGE_END = 8
 
 
-@dataclass(frozen=True)
-class Outage:
-    """A region's fleet is down over [start_utc, end_utc)."""
-
-    region: str
-    start_utc: pd.Timestamp
-    end_utc: pd.Timestamp
 
 
 class Outages(WorldProcess):

@@ -11,7 +11,7 @@ capacity is a guarantee: min_runtime_s and max_preemptions do not protect a borr
 "reclaimed-at-work-start" before its eviction; never the holder's own jobs, nor jobs of guaranteed
 queues. At a window's end the holder lends again and parked jobs are let back. The holder's calendar
 is its teams-table row when the holder is a team listed there, else the region's
-(engine.sim.state.world.region_calendar). The clock stops when nothing runs, waits or is still to come
+(engine.world.facts.region_calendar). The clock stops when nothing runs, waits or is still to come
 (parked jobs aside: it runs on for at most IDLE_S while only parked jobs are left, for a window's
 end that lets them back).
 """
@@ -25,8 +25,8 @@ import numpy as np
 from engine.core.reasons import RECLAIMED
 from engine.policies.preemption import PreemptRequest
 from engine.sim.processes.base import WorldProcess
-from engine.sim.state.world import World, region_calendar
 from engine.world.calendar import DAY_S, Calendar
+from engine.world.facts import World, region_calendar
 
 CLOCK = 9
 IDLE_S = 8 * DAY_S  # the clock's run-on with only parked jobs left: a working week and a day

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.views import RegionsView, RouteRequest
-from engine.sim.state.world import RegionFacts
+from engine.world.facts import RegionFacts
 
 
 class Router:

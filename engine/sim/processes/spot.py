@@ -30,48 +30,20 @@ ScenarioError that names it, instead of running on without end.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
 import numpy as np
 
 from engine.core.errors import ScenarioError
+from engine.scenario.spot import SpotModel
 from engine.sim.processes.base import WorldProcess
 
 SPOT = 6
 
 HOUR_S = 3600.0
-HOURS = 24
 FRUITLESS_MAX = 1000  # interruptions in a row that keep none of a job's work before the run gives up
-FLAT = (1.0,) * HOURS  # the default hourly factors: a constant rate
 
 
-@dataclass(frozen=True)
-class SpotModel:
-    """interruptions_per_node_hour: the rate of every spot node (0: no interruptions);
-    region_rate: region -> rate, overriding it; fallback_after: interruptions after which a job
-    keeps off spot nodes (0: never); hourly_factor: 24 multipliers of the rate, one per local hour
-    0-23; region_hourly_factor: region -> 24 multipliers, overriding them."""
-
-    interruptions_per_node_hour: float = 0.0
-    region_rate: dict = field(default_factory=dict)
-    fallback_after: int = 0
-    hourly_factor: tuple = FLAT
-    region_hourly_factor: dict = field(default_factory=dict)
-
-    def rate(self, region: str) -> float:
-        """Interruptions per node-hour of `region`'s spot nodes before the hourly factor."""
-        return float(self.region_rate.get(region, self.interruptions_per_node_hour))
-
-    def factors(self, region: str) -> tuple:
-        """The 24 hourly factors of `region` (local hours 0-23)."""
-        return tuple(self.region_hourly_factor.get(region, self.hourly_factor))
-
-    @property
-    def enabled(self) -> bool:
-        profiles = [(self.interruptions_per_node_hour, self.hourly_factor)]
-        profiles += [(self.rate(r), self.factors(r)) for r in {*self.region_rate, *self.region_hourly_factor}]
-        return any(rate > 0 and max(factors) > 0 for rate, factors in profiles)
 
 
 class HourlyClock:

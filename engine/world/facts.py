@@ -49,8 +49,8 @@ class World:
     latency: Latency | None = None  # inter-region round-trip times and the inference SLO
     teams: pd.DataFrame | None = None  # team, share_weight, ... (fair-share weights)
     transfer_gbps: float = 0.0  # bandwidth for moving a job's input data to another region (0: instant)
-    outages: tuple = ()  # engine.sim.processes.outage.Outage: regions down over a time range (disaster recovery)
-    bursts: tuple = ()  # engine.sim.processes.burst.BurstPool: cloud nodes a region rents when its queue backs up
+    outages: tuple = ()  # engine.scenario.world.Outage: regions down over a time range (disaster recovery)
+    bursts: tuple = ()  # engine.scenario.burst.BurstPool: cloud nodes a region rents when its queue backs up
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":
