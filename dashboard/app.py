@@ -43,6 +43,7 @@ def main() -> None:
         st.Page(PAGES / "costcarbon.py", title="Cost & carbon", icon=":material/payments:", url_path="cost"),
         st.Page(PAGES / "fairness.py", title="Teams & fairness", icon=":material/balance:", url_path="fairness"),
         st.Page(PAGES / "capacity.py", title="Capacity planning", icon=":material/query_stats:", url_path="capacity"),
+        st.Page(PAGES / "optimise.py", title="Optimise", icon=":material/tune:", url_path="optimise"),
         st.Page(PAGES / "predictors.py", title="Predictors", icon=":material/model_training:", url_path="predictors"),
         st.Page(PAGES / "report.py", title="Report", icon=":material/summarize:", url_path="report"),
     ])

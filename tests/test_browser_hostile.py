@@ -12,7 +12,7 @@ from playwright.sync_api import sync_playwright
 from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
 
-PAGES = ("/", "/data", "/whatif", "/fidelity", "/timezones", "/cost", "/fairness", "/capacity", "/predictors",
+PAGES = ("/", "/data", "/whatif", "/fidelity", "/timezones", "/cost", "/fairness", "/capacity", "/optimise", "/predictors",
          "/report")
 LOCAL = {"127.0.0.1", "localhost"}
 

@@ -27,6 +27,7 @@ from engine.service.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD, H
 from engine.service.report.headline import capacity_sentences
 
 CUSTOM = "custom (built below)"
+PICKS = "optimise_picks"  # scenarios picked on the Optimise page, by name
 # KPI tiles: key -> (label, value format, delta format), "duration" for seconds shown in s, min or h;
 # a tile is drawn when the baseline has the KPI (fragmentation KPIs exist only for sampled runs).
 _FORMATS = {"utilization": (lambda v: f"{100 * v:.1f}%", lambda d: f"{100 * d:+.1f} pts"),
@@ -59,7 +60,7 @@ def _fmt_delta(key: str, diff: float) -> str:
 
 def _choose(dataset: str) -> tuple[list[tuple[str, dict]], float, int] | None:
     recorded, meaning = data_headroom.recorded(dataset)
-    bundled = {data_headroom.RECORDED: recorded, **data.bundled_scenarios()}
+    bundled = {data_headroom.RECORDED: recorded, **data.bundled_scenarios(), **st.session_state.get(PICKS, {})}
     names = list(bundled) + [CUSTOM]
     left, right = st.columns(2)
     baseline = left.selectbox("Baseline", names, index=0, key="wi_baseline",
