@@ -1,8 +1,10 @@
 """Run the full fidelity comparison and write engine/service/experiments/fidelity_record.json.
 
 RLScheduler: the 100 published runs on Lublin-1 (5 orders x {none, compat} x 10 sequences);
-FGD: 6 policies x 10 seeds (42-51) on openb_pod_list_default, seeds run by `--workers` processes.
-The Fidelity page shows this record, because FGD's 60 runs take minutes.
+FGD: 6 policies x 10 seeds (42-51) on openb_pod_list_default, seeds run by `--workers` processes;
+the evolved queue order's three anchors (Lublin-1 with backfilling, HPC2N without and with: 200
+trials on 10 training sequences each). The Fidelity page shows this record, because FGD's 60 runs
+and the searches take minutes.
 
     .venv/bin/python benchmarks/fidelity_record.py [--shared ../shared] [--workers 2] [--out FILE] [--allow-dirty]
 
@@ -82,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     fgd_results = fidelity.run_fgd(inputs.openb_nodes, inputs.openb_pods, fgd.POLICIES, fgd.SEEDS, args.workers)
     fgd_rows = fidelity.compare_fgd(fidelity.published_fgd(inputs.fgd_published), fgd_results, len(fgd.SEEDS))
     t2 = time.perf_counter()
+    evolved = fidelity.run_evolved(inputs)
+    t3 = time.perf_counter()
 
     meta = {
         "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -91,13 +95,15 @@ def main(argv: list[str] | None = None) -> int:
         "inputs": {name: _relative(getattr(inputs, name), args.shared) for name in inputs.__dataclass_fields__},
         "fgd_seeds": list(fgd.SEEDS),
         "fgd_inflation": fgd.INFLATION,
-        "seconds": {"rlscheduler": round(t1 - t0, 1), "fgd": round(t2 - t1, 1)},
+        "seconds": {"rlscheduler": round(t1 - t0, 1), "fgd": round(t2 - t1, 1), "evolved": round(t3 - t2, 1)},
     }
-    record = fidelity.Record(meta, rls_rows, fgd_rows)
+    record = fidelity.Record(meta, rls_rows, fgd_rows, evolved)
     args.out.write_text(_dump(record.to_json()), encoding="utf-8")
     print(fidelity.summary(rls_rows, fgd_rows).to_string(index=False))
     print(f"RLScheduler {len(runs)} x {len(rlscheduler.START_INDICES)} sequences: {t1 - t0:.1f} s; "
           f"FGD {len(fgd.POLICIES)} policies x {len(fgd.SEEDS)} seeds, {args.workers} workers: {t2 - t1:.1f} s")
+    print(evolved.drop(columns=["weights"]).to_string(index=False))
+    print(f"evolved orders, {len(evolved)} anchors: {t3 - t2:.1f} s")
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes)")
     return 0
 

@@ -19,7 +19,7 @@ EXPECTED = SHARED / "expected"
 # The files fidelity re-runs read (engine.service.experiments.fidelity.Inputs), and FGD's openb inputs.
 OPENB_INPUTS = ("traces/alibaba-openb/openb_node_list_gpu_node.csv", "traces/alibaba-openb/openb_pod_list_default.csv")
 FIDELITY_INPUTS = ("traces/swf/lublin_256.swf", *OPENB_INPUTS, "expected/rlscheduler_lublin1_published.csv",
-                   "expected/fgd_default_published.csv")
+                   "expected/fgd_default_published.csv", "traces/swf/HPC2N-2002-2.2-cln.swf.gz")
 
 
 def shared(*relatives: str):

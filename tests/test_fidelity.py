@@ -119,6 +119,7 @@ def test_the_record_round_trips_through_json(record):
     again = fidelity.Record.from_json(json.loads(json.dumps(record.to_json())))
     pd.testing.assert_frame_equal(again.rlscheduler, record.rlscheduler)
     pd.testing.assert_frame_equal(again.fgd, record.fgd)
+    pd.testing.assert_frame_equal(again.evolved, record.evolved)
     assert again.meta == record.meta
 
 
@@ -126,4 +127,4 @@ def test_the_record_round_trips_through_json(record):
 def test_missing_inputs_are_listed(tmp_path):
     inputs = fidelity.Inputs.under(tmp_path)
     assert inputs.missing("lublin_1") == [tmp_path / "traces" / "swf" / "lublin_256.swf"]
-    assert len(inputs.missing()) == 5 and INPUTS.missing() == []
+    assert len(inputs.missing()) == 6 and INPUTS.missing() == []

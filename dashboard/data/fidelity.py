@@ -53,3 +53,18 @@ def fgd_rerun(nodes: Path, pods: Path, policy: str, seed: int) -> dict[str, dict
     """{policy: one seed of the FGD experiment re-run now}, cached per input content, policy and seed."""
     mtimes = (nodes.stat().st_mtime_ns, pods.stat().st_mtime_ns)
     return {policy: _fgd_rerun(str(nodes), str(pods), mtimes, policy, int(seed))}
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _evolve_rerun(trace: str, mtime_ns: int, backfill: str, trials: int) -> dict:
+    from engine.service.experiments.rlscheduler_evolve import document, evolve
+    from engine.service.experiments.swf_jobs import load_swf_jobs
+
+    jobs = load_swf_jobs(trace)
+    return document(evolve(jobs, backfill, trials=trials), jobs.source, backfill)
+
+
+def evolve_rerun(trace: Path, backfill: str, trials: int) -> dict:
+    """The evolved order's search re-run now on `trace` (`meridian experiment evolve --json`'s document),
+    cached per trace content, backfill mode and trial count."""
+    return _evolve_rerun(str(trace), trace.stat().st_mtime_ns, backfill, int(trials))

@@ -120,3 +120,28 @@ class F1:
         requested = np.where(queue.requested_s > 0, queue.requested_s, 0.1)
         submit = np.where(queue.submit_s > 0, queue.submit_s, 0.1)
         return np.stack([np.log10(requested) * queue.size + 870.0 * np.log10(submit)])
+
+
+@register(FAMILY, "linear")
+@dataclass(frozen=True)
+class Linear:
+    """A weighted sum of what is known at submit and the wait so far, lowest first:
+    w_runtime_size x log10(requested) x size + w_runtime x log10(requested) + w_size x log10(size)
+    + w_submit x log10(submit) - w_wait x hours waited. F1 is (1, 0, 0, 870, 0); the weights are
+    what `meridian optimise` and `meridian experiment evolve` search. Non-positive requested
+    runtimes and submit times count as 0.1 and sizes below one unit as one, as in F1."""
+
+    w_runtime_size: float = 1.0
+    w_runtime: float = 0.0
+    w_size: float = 0.0
+    w_submit: float = 870.0
+    w_wait: float = 0.0
+
+    def keys(self, queue: QueueView, now_s: float) -> np.ndarray:
+        requested = np.log10(np.where(queue.requested_s > 0, queue.requested_s, 0.1))
+        submit = np.log10(np.where(queue.submit_s > 0, queue.submit_s, 0.1))
+        score = (self.w_runtime_size * requested * queue.size + self.w_runtime * requested
+                 + self.w_size * np.log10(np.maximum(queue.size, 1.0)) + self.w_submit * submit)
+        if self.w_wait:
+            score = score - self.w_wait * _wait_s(queue, now_s) / 3600.0
+        return np.stack([score])

@@ -48,6 +48,7 @@ class Inputs:
     openb_pods: Path
     rlscheduler_published: Path
     fgd_published: Path
+    hpc2n: Path
 
     @classmethod
     def under(cls, shared: str | Path = DEFAULT_SHARED) -> Inputs:
@@ -56,7 +57,8 @@ class Inputs:
         openb = shared / "traces" / "alibaba-openb"
         return cls(shared / "traces" / "swf" / "lublin_256.swf", openb / "openb_node_list_gpu_node.csv",
                    openb / "openb_pod_list_default.csv", shared / "expected" / "rlscheduler_lublin1_published.csv",
-                   shared / "expected" / "fgd_default_published.csv")
+                   shared / "expected" / "fgd_default_published.csv",
+                   shared / "traces" / "swf" / "HPC2N-2002-2.2-cln.swf.gz")
 
     def missing(self, *names: str) -> list[Path]:
         """The files among `names` (all when none given) that do not exist."""
@@ -197,26 +199,63 @@ _RLS_STORED = RLS_KEYS + ["published", "ours"]
 _FGD_STORED = FGD_KEYS + FGD_PUBLISHED + ["ours"]
 
 
+# --- Evolved orders (issue 23's anchors) -----------------------------------------------------------
+
+EVOLVED_ANCHORS = (("lublin_1", "compat", "SJF"), ("hpc2n", "none", "F1"), ("hpc2n", "compat", "F1"))
+EVOLVED_COLUMNS = ["log", "backfill", "evolved", "F1", "SJF", "published_F1", "published_SJF", "rival",
+                   "beats_rival", "trials", "train", "simulations", "seconds", "weights"]
+
+
+def run_evolved(inputs: Inputs, trials: int = 200, train: int = 10, seed: int = 0) -> pd.DataFrame:
+    """Each anchor: the linear order evolved on training sequences and replayed on the ten test
+    sequences, beside F1 and SJF replayed in the same run and the published figures; `rival` is the
+    published heuristic it must beat there."""
+    from engine.service.experiments.rlscheduler_evolve import evolve, published
+    from engine.service.experiments.swf_jobs import load_swf_jobs
+
+    rows = []
+    for name, backfill, rival in EVOLVED_ANCHORS:
+        jobs = load_swf_jobs(getattr(inputs, name))
+        result = evolve(jobs, backfill, trials=trials, train=train, seed=seed)
+        figures = published(jobs.source, backfill)
+        rows.append({"log": jobs.source, "backfill": backfill, "evolved": result.mean("evolved"),
+                     "F1": result.mean("F1"), "SJF": result.mean("SJF"), "published_F1": figures.get("F1"),
+                     "published_SJF": figures.get("SJF"), "rival": rival,
+                     "beats_rival": bool(result.mean("evolved") < figures[rival]), "trials": trials, "train": train,
+                     "simulations": result.simulations, "seconds": round(result.elapsed_s, 1),
+                     "weights": json.dumps({k: round(v, 4) for k, v in result.weights.items()})})
+    return pd.DataFrame(rows, columns=EVOLVED_COLUMNS)
+
+
+# --- The committed record ------------------------------------------------------------------------
+
 @dataclass(frozen=True)
 class Record:
-    """A recorded full comparison: `meta` (created_utc, command, commit, dirty, fgd_seeds, ...) and the
-    comparison rows of both experiments, as `compare_rlscheduler` and `compare_fgd` return them."""
+    """A recorded full comparison: `meta` (created_utc, command, commit, dirty, fgd_seeds, ...), the
+    comparison rows of both experiments, as `compare_rlscheduler` and `compare_fgd` return them, and
+    the evolved orders' anchors (`run_evolved`; empty in records made before them)."""
 
     meta: dict
     rlscheduler: pd.DataFrame
     fgd: pd.DataFrame
+    evolved: pd.DataFrame | None = None
 
     def to_json(self) -> dict:
         """Only the stored columns; the differences, tolerances and verdicts are recomputed on load."""
-        return {**self.meta,
-                "rlscheduler": _table(self.rlscheduler[_RLS_STORED]), "fgd": _table(self.fgd[_FGD_STORED])}
+        doc = {**self.meta,
+               "rlscheduler": _table(self.rlscheduler[_RLS_STORED]), "fgd": _table(self.fgd[_FGD_STORED])}
+        if self.evolved is not None and len(self.evolved):
+            doc["evolved"] = _table(self.evolved[EVOLVED_COLUMNS])
+        return doc
 
     @classmethod
     def from_json(cls, doc: dict) -> Record:
-        meta = {k: v for k, v in doc.items() if k not in ("rlscheduler", "fgd")}
+        meta = {k: v for k, v in doc.items() if k not in ("rlscheduler", "fgd", "evolved")}
         rls = pd.DataFrame(doc["rlscheduler"]["data"], columns=doc["rlscheduler"]["columns"])
         fgd_ = pd.DataFrame(doc["fgd"]["data"], columns=doc["fgd"]["columns"])
-        return cls(meta, rlscheduler_rows(rls, rls), fgd_rows(fgd_, fgd_, len(meta["fgd_seeds"])))
+        evolved = doc.get("evolved", {"data": [], "columns": EVOLVED_COLUMNS})
+        return cls(meta, rlscheduler_rows(rls, rls), fgd_rows(fgd_, fgd_, len(meta["fgd_seeds"])),
+                   pd.DataFrame(evolved["data"], columns=evolved["columns"]))
 
 
 def load_record(path: str | Path = RECORD) -> Record:

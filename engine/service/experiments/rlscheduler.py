@@ -74,9 +74,15 @@ def run_sequence(jobs: SwfJobs, start: int, policy: str, backfill: str, *, lengt
         raise ExperimentError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
     if backfill not in MODES:
         raise ExperimentError(f"unknown backfill mode {backfill!r}; choose from {', '.join(MODES)}")
+    return replay_order(jobs, start, make("order", POLICIES[policy]), backfill, length=length,
+                        fixed_now_s=None if true_wait else AUTHORS_CLOCK_S)
+
+
+def replay_order(jobs: SwfJobs, start: int, order, backfill: str, *, length: int = SEQUENCE_LENGTH,
+                 fixed_now_s: float | None = None) -> SequenceResult:
+    """Replay one sequence under any order policy object (a published heuristic, or one being searched)."""
     sequence = sequence_of(jobs, start, length)
-    queue = JobQueue(sequence, make("order", POLICIES[policy]), authors_ties=backfill == "compat",
-                     fixed_now_s=None if true_wait else AUTHORS_CLOCK_S)
+    queue = JobQueue(sequence, order, authors_ties=backfill == "compat", fixed_now_s=fixed_now_s)
     state = replay(sequence, queue, MODES[backfill])
     wait_s = state.start_s - sequence.submit_s
     slowdown = np.maximum(1.0, (wait_s + sequence.run_s) / np.maximum(sequence.run_s, BOUNDED_SLOWDOWN_TAU_S))
