@@ -223,7 +223,8 @@ def test_fidelity_page_shows_the_record_and_reruns_rlscheduler_live(app):
     assert "RLScheduler, Lublin-1: 100 of 100 published runs reproduced within ±0.01" in text
     assert "the published policy order holds" in text
     assert len(app.get("plotly_chart")) == 2
-    assert len(app.dataframe[0].value) == 200 and len(app.dataframe[1].value) == 126
+    assert len(app.dataframe[0].value) == 200 and len(app.dataframe[1].value) == 3 and len(app.dataframe[2].value) == 126
+    assert "The evolved order beats the published heuristic it must beat in 3 of 3 anchors" in text
     app.multiselect(key="fid_rls_policies").set_value(["SJF"]).run()
     assert set(app.dataframe[0].value["policy"]) == {"SJF"} and len(app.dataframe[0].value) == 40
     app.selectbox(key="fid_rls_policy").select("SJF").run()
@@ -253,9 +254,12 @@ def test_fidelity_page_without_traces_shows_the_record_and_where_to_put_them(app
     assert _metrics(app)["RLScheduler · Lublin-1 · runs within ±0.01"] == "100 of 100"
     notes = [shown(i) for i in app.info if "Live re-runs need the trace files" in shown(i)]
     traces = tmp_path / "nowhere" / "traces"
-    assert len(notes) == 2 and f"`{traces / 'swf' / 'lublin_256.swf'}`" in notes[0]
-    assert f"`{traces / 'alibaba-openb' / 'openb_pod_list_default.csv'}`" in notes[1]
-    assert all(b.key not in ("fid_rls_run", "fid_fgd_run") for b in app.button)
+    assert len(notes) == 3 and f"`{traces / 'swf' / 'lublin_256.swf'}`" in notes[0]
+    assert f"`{traces / 'swf' / 'lublin_256.swf'}`" in notes[1]   # the evolved order's first anchor
+    assert f"`{traces / 'alibaba-openb' / 'openb_pod_list_default.csv'}`" in notes[2]
+    assert all(b.key not in ("fid_rls_run", "fid_fgd_run", "fid_evolve_run") for b in app.button)
+    evolved = [d.value for d in app.dataframe if "beats_rival" in d.value.columns]
+    assert len(evolved) == 1 and evolved[0]["beats_rival"].all()
 
 
 def test_fidelity_page_replays_the_recorded_baseline_and_shows_how_far_it_is_from_the_history(app):
@@ -347,3 +351,14 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     assert [(m.label, m.delta) for m in app.metric][0] == ("Spend", "+$0.00")   # same fleet, same GPU-hours
     _select(app, "util")
     assert any("Nothing to price for util: it has no fleet table" in shown(i) for i in app.info)
+
+
+@shared("traces/swf/lublin_256.swf")
+def test_fidelity_page_searches_an_evolved_order_again(app):
+    _open_fidelity_page(app)
+    app.number_input(key="fid_evolve_trials").set_value(10).run()
+    app.button(key="fid_evolve_run").click().run(timeout=300)
+    assert not app.exception, app.exception
+    metrics = _metrics(app)
+    assert metrics["F1 · test sequences"] == "75.07" and metrics["SJF · test sequences"] == "73.31"
+    assert float(metrics["evolved · test sequences"]) > 1

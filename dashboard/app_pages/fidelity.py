@@ -146,11 +146,15 @@ def _evolved_section(record: fidelity.Record, inputs: fidelity.Inputs) -> None:
     st.markdown(f"**The evolved order beats the published heuristic it must beat in {beaten} of {len(rows)} "
                 "anchors**, on RLScheduler's ten test sequences (average bounded slowdown, lower is better; "
                 f"{int(rows['simulations'].sum()):,} simulations, {rows['seconds'].sum() / 60:.1f} min in all).")
-    shown = rows.assign(backfill=rows["backfill"].map(BACKFILLS))
+    published = {c: rows[c].map(lambda v: "not published" if pd.isna(v) else f"{v:.2f}")
+                 for c in ("published_F1", "published_SJF")}
+    shown = rows.assign(backfill=rows["backfill"].map(BACKFILLS), **published).rename(columns={
+        "evolved": "evolved (ours)", "F1": "F1 (ours)", "SJF": "SJF (ours)", "published_F1": "F1 published",
+        "published_SJF": "SJF published", "rival": "must beat"})
     st.dataframe(shown, hide_index=True, key="fid_evolved_table", column_config={
-        **{c: st.column_config.NumberColumn(format="%.2f") for c in ("evolved", "F1", "SJF", "published_F1",
-                                                                    "published_SJF")},
-        "beats_rival": st.column_config.CheckboxColumn("beats the rival (published)")})
+        **{c: st.column_config.NumberColumn(format="%.2f") for c in ("evolved (ours)", "F1 (ours)", "SJF (ours)")},
+        "beats_rival": st.column_config.CheckboxColumn("beats it (published)"),
+        "seconds": st.column_config.NumberColumn(format="%.0f s")})
     with st.expander("Method"):
         st.markdown(EVOLVE_NOTES)
     st.subheader("Search again now")
@@ -276,5 +280,5 @@ fidelity_inputs = data_fidelity.fidelity_inputs()
 _headlines(fidelity_record)
 _recorded_section(st.session_state.get("dataset"))
 _rls_section(fidelity_record, fidelity_inputs)
-_fgd_section(fidelity_record, fidelity_inputs)
 _evolved_section(fidelity_record, fidelity_inputs)
+_fgd_section(fidelity_record, fidelity_inputs)
