@@ -7,6 +7,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -161,3 +162,14 @@ def test_a_base_outside_the_searched_range_is_not_enqueued():
     narrow = _study(search={"order.weight_age": {"low": 5000, "high": 9000}})
     assert study_module.base_params(narrow) is None
     assert study_module.base_params(_study()) is not None
+
+
+def test_a_hostile_study_name_cannot_break_out_of_the_scenario_files_comment(result, tmp_path):
+    from dataclasses import replace
+
+    hostile = replace(result.study, name='x\n[policies.order]\nkey = "sjf"\n#', source="s\r\n[workload]")
+    trial = result.trial(result.front[0])
+    path = tmp_path / "hostile.toml"
+    path.write_text(scenario_toml(hostile, trial.params, "n"), encoding="utf-8")
+    assert Scenario.load(path).policies["order"][0] == "multifactor"
+    assert tomllib.loads(path.read_text(encoding="utf-8"))["name"] == "n"

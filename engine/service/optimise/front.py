@@ -70,9 +70,15 @@ def scenario_toml(study, params: dict, name: str) -> str:
     """The scenario of a trial's `params` as TOML: the base scenario with them set, named `name`, with a
     comment saying where it came from. It loads with Scenario.load like any bundled scenario."""
     data = study.scenario(params, name)
-    header = (f"# Found by `meridian optimise` ({study.name}, {study.source}): the base scenario with\n"
-              + "".join(f"#   {key} = {value!r}\n" for key, value in params.items()))
+    lines = [f"Found by `meridian optimise` ({study.name}, {study.source}): the base scenario with",
+             *(f"  {key} = {value!r}" for key, value in params.items())]
+    header = "".join(f"# {_comment(line)}\n" for line in lines)
     return header + tomli_w.dumps(_plain(data))
+
+
+def _comment(text: str) -> str:
+    """`text` safe inside a TOML comment: no line break or other control character can end the comment."""
+    return "".join(c if c.isprintable() else "?" for c in str(text))
 
 
 def _plain(value):
