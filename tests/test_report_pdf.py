@@ -88,3 +88,47 @@ def test_html_opens_offline_in_chromium_without_errors_or_requests(report, tmp_p
     assert requests == [path.as_uri()]
     assert errors == []
     assert all(n > 0 for n in drawn), drawn
+
+
+MANY = ("easy-backfill", "follow-the-sun", "priority-fairshare", "carbon-aware", "cost-aware", "cheap-eu-follow-the-sun")
+
+
+@pytest.fixture(scope="module", params=[3, 6], ids=["3-candidates", "6-candidates"])
+def many(request, tmp_path_factory):
+    from engine.service.headroom.measure import HeadroomOptions
+
+    db = tmp_path_factory.mktemp("report-many") / "m.duckdb"
+    data = tables(types.SimpleNamespace(trace=None, dataset="sample", db=str(db)))
+    report = build_report(*data, Scenario.load(SCENARIOS / "fifo.toml"),
+                          [Scenario.load(SCENARIOS / f"{name}.toml") for name in MANY[:request.param]], days=1,
+                          headroom=HeadroomOptions(seeds=1, workers=2))
+    return report, write_pdf(report, tmp_path_factory.mktemp("pdf-many") / "report.pdf")
+
+
+def test_a_report_of_many_candidates_leads_with_the_best_and_ranks_the_rest(many):
+    report, pdf = many
+    n = len(report.candidates)
+    more = [report.savings[name].more_work_pct for name in report.candidates]
+    assert more == sorted(more, reverse=True) and report.candidate == report.candidates[0]
+    text = _text(pdf)
+    assert f"{report.candidate}, the best of {n} candidates, vs fifo" in text
+    assert f"{n} candidates ranked by the work each serves at fifo's service level" in text
+    assert all(name in text for name in report.candidates)
+
+
+def test_the_pages_of_a_report_of_many_candidates_render_without_overprinting(many):
+    report, pdf = many
+    n = len(report.candidates)
+    ARTIFACTS.mkdir(exist_ok=True)
+    for old in ARTIFACTS.glob(f"report-{n}-page-*.png"):
+        old.unlink()
+    subprocess.run(["pdftoppm", "-png", "-r", "60", str(pdf), str(ARTIFACTS / f"report-{n}-page")], check=True)
+    pages = sorted(ARTIFACTS.glob(f"report-{n}-page-*.png"))
+    assert 2 <= len(pages) <= 4 and all(p.stat().st_size > 15_000 for p in pages)
+    first = subprocess.run(["pdftotext", "-layout", "-f", "1", "-l", "1", str(pdf), "-"], capture_output=True,
+                           text=True, check=True).stdout
+    assert "By region" in first and "candidates ranked" in first   # page 1 holds the one-pager whole
+    appendix = subprocess.run(["pdftotext", "-layout", "-f", "2", "-l", "2", str(pdf), "-"], capture_output=True,
+                              text=True, check=True).stdout
+    rows = [line for line in appendix.splitlines() if line.strip().startswith("p95 wait ")]
+    assert rows and len(rows[0].split()) >= 2 + n + 1   # label, then baseline and every candidate, side by side

@@ -128,12 +128,17 @@ def _pdf(inputs: str, dataset: str, bundled: dict, baseline: str, candidates: li
 def _show(built: dict, pdf_args: tuple) -> None:
     report = built["report"]
     st.caption(f"**{md(report.dataset)}**: {md(report.range_note)}.")
+    if len(report.candidates) > 1:
+        st.markdown(md(f"Best of {len(report.candidates)} candidates by the work each serves at {report.baseline}'s "
+                       f"service level: {report.candidate}. Ranked: {', '.join(report.candidates)}."))
     for name, sentences in report.headlines.items():
         st.subheader(md(f"{name} against {report.baseline}"))
         st.markdown(_bullets(sentences))
     for note in report.assumed:
         st.caption(md(f"Assumed for lack of data: {note}"))
+    more = len(report.candidates) - 1
     file_name = f"meridian-report-{_slug(report.dataset)}-{_slug(report.candidate)}"
+    file_name += f"-and-{more}-more" if more else ""
     left, right, _ = st.columns([1, 1, 3])
     left.download_button("Download HTML", built["html"], file_name=f"{file_name}.html", mime="text/html",
                          key="rp_download_html", icon=":material/download:", on_click="ignore")

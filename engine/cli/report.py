@@ -63,9 +63,13 @@ def cmd_report(args) -> int:
     except (ScenarioError, Unusable, ChromiumMissing) as exc:
         print(f"meridian: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(f"wrote {out} ({report.candidate} vs {report.baseline} on {report.dataset}, {report.range_note})")
+    best = report.candidate if len(report.candidates) == 1 else \
+        f"{report.candidate}, the best of {len(report.candidates)} candidates,"
+    print(f"wrote {out} ({best} vs {report.baseline} on {report.dataset}, {report.range_note})")
     for sentence in report.headline:
         print(f"  - {sentence}")
+    if len(report.candidates) > 1:
+        print("ranked by the work each serves at the baseline's service level: " + ", ".join(report.candidates))
     return 0
 
 

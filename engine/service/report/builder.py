@@ -5,8 +5,11 @@
    with the report's cost assumptions, and measure each one's load headroom and fleet compaction at
    the baseline's service level (engine.service.compare.with_headroom).
 3. Per candidate: the savings against the baseline and the headline (engine.service.report.headline).
-4. Tables (engine.service.report.tables) and figures (engine.service.report.figures) for the first candidate (the
-   region table and heat maps) or for every scenario (KPIs, spend by tier, waits by class).
+   Candidates are ranked by the headline measure: more work served at the baseline's service level
+   (the load headroom ratio), then GPUs saved; the best leads the report.
+4. Tables (engine.service.report.tables) and figures (engine.service.report.figures): the one-pager
+   sets the best candidate against the baseline (heat maps, spend by tier, waits by class, the region
+   table), the ranking lists every candidate, and the appendix has every scenario's KPIs.
 5. The assumptions, method notes, fidelity footnote and the defaults relied on.
 """
 from __future__ import annotations
@@ -34,7 +37,8 @@ class Report:
     first candidate). figures: name -> plotly JSON figure (figures module). assumptions: the ones used;
     method: formulas; fidelity: footnote; assumed: defaults the data lacked (prices, zones, ...).
     headroom: the load headroom and compaction of every scenario (engine.service.headroom.measure.HeadroomReport).
-    runs: the engine's runs (results, cost and carbon reports) for anything further."""
+    runs: the engine's runs (results, cost and carbon reports) for anything further. `scenarios` is
+    the baseline, then the candidates best first (see `rank`)."""
 
     dataset: str
     range_utc: tuple[pd.Timestamp, pd.Timestamp]
@@ -60,8 +64,21 @@ class Report:
 
     @property
     def candidate(self) -> str:
-        """The first candidate: the one the region table and heat maps show."""
+        """The best candidate by the headline measure: the one the title, region table and heat maps show."""
         return self.scenarios[1]
+
+    @property
+    def candidates(self) -> list[str]:
+        """Every candidate, best first."""
+        return self.scenarios[1:]
+
+
+def rank(savings: dict[str, headline.Savings]) -> list[str]:
+    """Candidate names best first: most work served at the baseline's service level, then most GPUs
+    saved, then the smaller change in spend a year; the given order among exact equals."""
+    order = list(savings)
+    return sorted(order, key=lambda n: (-savings[n].more_work_pct, -savings[n].equivalent_gpus,
+                                        savings[n].spend_usd_per_year_change, order.index(n)))
 
 
 def build_report(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict[str, pd.DataFrame],
@@ -84,9 +101,13 @@ def build_report(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict[str
     options = replace(headroom or HeadroomOptions(), gpu_capex_usd=assumptions.gpu_capex_usd,
                       amortisation_years=assumptions.amortisation_years)
     runs, measured = with_headroom(runs, jobs, fleet, world_tables, options)
-    base, first = runs[0], runs[1]
-    waits = tables.class_waits(runs)
+    base = runs[0]
     saved = {run.scenario.name: headline.savings(base, run, assumptions) for run in runs[1:]}
+    ranked = rank(saved)
+    saved = {name: saved[name] for name in ranked}
+    runs = [base, *sorted(runs[1:], key=lambda run: ranked.index(run.scenario.name))]
+    names, first = [run.scenario.name for run in runs], runs[1]
+    waits = tables.class_waits(runs)
     sentences = {run.scenario.name: headline.sentences(saved[run.scenario.name], base, run,
                                                        waits[waits["scenario"].isin([base.scenario.name,
                                                                                      run.scenario.name])],
@@ -98,11 +119,18 @@ def build_report(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict[str
         scenarios=names, headline=sentences[first.scenario.name], headlines=sentences, savings=saved,
         kpis=tables.kpi_table(runs), waits=waits,
         regions=tables.region_table(base, first, assumptions.annualisation_days),
-        figures={"utilisation_by_local_hour": figures.utilisation_by_local_hour(base, first),
-                 "spend_by_tier": figures.spend_by_tier(runs, assumptions.annualisation_days),
-                 "waits_by_class": figures.waits_by_class(waits)},
+        figures=_figures(base, first, waits[waits["scenario"].isin(names[:2])], assumptions, len(runs) > 2),
         assumptions=assumptions, method=method(measured), fidelity=fidelity_note(), assumed=tuple(assumed),
         headroom=measured, runs=runs)
+
+
+def _figures(base: Run, best: Run, waits: pd.DataFrame, assumptions: ReportAssumptions, ranked: bool) -> dict:
+    """The one-pager's charts of the baseline and the best candidate; a little shorter when the ranking
+    table of several candidates shares page 1 with them."""
+    heat, bars = (205, 190) if ranked else (240, 230)
+    return {"utilisation_by_local_hour": figures.utilisation_by_local_hour(base, best, heat),
+            "spend_by_tier": figures.spend_by_tier([base, best], assumptions.annualisation_days, bars),
+            "waits_by_class": figures.waits_by_class(waits, bars)}
 
 
 def _range_note(scenario: Scenario, run: Run, days: float | None) -> str:

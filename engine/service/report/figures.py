@@ -48,7 +48,7 @@ def _west_to_east(run: Run) -> list[str]:
     return sorted(offset, key=lambda r: (offset[r], r))
 
 
-def utilisation_by_local_hour(baseline: Run, candidate: Run) -> dict:
+def utilisation_by_local_hour(baseline: Run, candidate: Run, height: int = 240) -> dict:
     regions = _west_to_east(baseline)
     data = []
     for i, run in enumerate((baseline, candidate)):
@@ -65,7 +65,7 @@ def utilisation_by_local_hour(baseline: Run, candidate: Run) -> dict:
               for i, (run, x) in enumerate(((baseline, 0.22), (candidate, 0.69)))]
     axis = {"title": {"text": "local hour of day"}, "dtick": 3, "showgrid": False}
     return {"data": data, "layout": _layout(
-        240, WIDTH, margin={"l": 95, "r": 10, "t": 24, "b": 40}, annotations=titles,
+        height, WIDTH, margin={"l": 95, "r": 10, "t": 24, "b": 40}, annotations=titles,
         xaxis={**axis, "domain": [0.0, 0.44]}, xaxis2={**axis, "domain": [0.47, 0.91], "anchor": "y"},
         yaxis={"showgrid": False, "autorange": "reversed"},
         coloraxis={"colorscale": "Viridis", "cmin": 0, "cmax": 100,
@@ -85,18 +85,18 @@ def tier_spend(run: Run, days_per_year: float) -> dict[str, float]:
             "spot": total("spot", "usd")}
 
 
-def spend_by_tier(runs: list[Run], days_per_year: float) -> dict:
+def spend_by_tier(runs: list[Run], days_per_year: float, height: int = 230) -> dict:
     data = [{"type": "bar", "name": run.scenario.name, "x": list(TIER_LABELS), "marker": {"color": _colour(i)},
              "y": [round(v, 2) for v in tier_spend(run, days_per_year).values()],
              "hovertemplate": "$%{y:,.0f} per year<extra>" + plotly_text(run.scenario.name) + "</extra>"}
             for i, run in enumerate(runs)]
     return {"data": data, "layout": _layout(
-        230, WIDTH // 2 - 6, barmode="group", title={"text": "Spend by tier, $ per year", "x": 0.02, "y": 0.98},
+        height, WIDTH // 2 - 6, barmode="group", title={"text": "Spend by tier, $ per year", "x": 0.02, "y": 0.98},
         margin={"l": 55, "r": 10, "t": 52, "b": 50}, legend={"orientation": "h", "y": 1.1, "x": 0},
         xaxis={"tickangle": -20}, yaxis={"tickprefix": "$", "tickformat": "~s"})}
 
 
-def waits_by_class(waits: pd.DataFrame) -> dict:
+def waits_by_class(waits: pd.DataFrame, height: int = 230) -> dict:
     """waits: tables.class_waits' rows."""
     data = []
     for i, (name, rows) in enumerate(waits.groupby("scenario", sort=False)):
@@ -104,7 +104,7 @@ def waits_by_class(waits: pd.DataFrame) -> dict:
                      "y": [round(float(s) / 3600.0, 3) for s in rows["wait_p95_s"]],
                      "hovertemplate": "%{x}: p95 wait %{y:.2f} h<extra>" + plotly_text(name) + "</extra>"})
     return {"data": data, "layout": _layout(
-        230, WIDTH // 2 - 6, barmode="group", title={"text": "p95 queue wait by workload class, hours",
+        height, WIDTH // 2 - 6, barmode="group", title={"text": "p95 queue wait by workload class, hours",
                                                      "x": 0.02, "y": 0.98},
         margin={"l": 45, "r": 10, "t": 52, "b": 40}, legend={"orientation": "h", "y": 1.1, "x": 0},
         yaxis={"rangemode": "tozero"})}
