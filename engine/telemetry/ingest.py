@@ -6,7 +6,6 @@ The only entry point the CLI and the dashboard use to add telemetry.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers import FORMATS, parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
+from engine.telemetry.names import BadName, check_name, name_from
 from engine.telemetry.sample import BUNDLE_FILES, bundle_digest, read_bundle
 from engine.telemetry.store import Store
 from engine.world.pricebook import default_price_rows
@@ -38,7 +38,18 @@ def dataset_name_for(source: str) -> str:
     for suffix in (".gz", ".csv", ".swf", ".txt", ".psv"):
         if stem.lower().endswith(suffix):
             stem = stem[: -len(suffix)]
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-") or "dataset"
+    return name_from(stem)
+
+
+def _chosen(dataset: str | None, source: str) -> str | None:
+    """A dataset name the user gave, checked against the name policy (ImportRejected naming the file);
+    None or "" (an optional field left empty) leaves the name to the file's."""
+    if dataset is None or dataset == "":
+        return None
+    try:
+        return check_name(dataset)
+    except BadName as exc:
+        raise ImportRejected.whole_file(source, str(exc)) from None
 
 
 def ingest_path(store: Store, path: str | Path, **kwargs) -> IngestResult:
@@ -65,6 +76,7 @@ def ingest_bytes(
 ) -> IngestResult:
     """Parse `data` (the content of file `source`) and add it to `dataset` in one transaction."""
     options = options or ImportOptions()
+    dataset = _chosen(dataset, source)
     sha = hashlib.sha256(data).hexdigest()
     fmt = detect_format(source, data) if format == "auto" else format
     if fmt not in FORMATS:
@@ -85,6 +97,7 @@ def ingest_bytes(
 def ingest_folder(store: Store, folder: Path, dataset: str | None = None) -> IngestResult:
     """A folder written by `meridian sample` as one new dataset: its jobs, fleet, prices, regions,
     carbon, teams and utilisation, in one transaction (the recorded scheduler: per-pool FIFO)."""
+    dataset = _chosen(dataset, str(folder))
     missing = [name for name in BUNDLE_FILES.values() if not (folder / name).is_file()]
     if missing:
         raise ImportRejected.whole_file(str(folder), "a folder must be one written by `meridian sample`; this one "

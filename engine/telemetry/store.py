@@ -13,6 +13,7 @@ import duckdb
 import pandas as pd
 
 from engine.telemetry.batch import IMPORTED_TABLES, TABLE_COLUMNS, ImportBatch
+from engine.telemetry.names import check_name
 
 DEFAULT_DB_PATH = Path.home() / ".meridian" / "meridian.duckdb"
 DATASET_TABLES = ("jobs", "fleet", "utilization", "regions", "prices", "carbon", "teams", "imports")
@@ -123,8 +124,10 @@ class Store:
     def add_import(self, dataset: str, batch: ImportBatch, source_file: str, content_sha256: str) -> int:
         """Insert every table of `batch` in one transaction; returns the new import id.
 
-        On any failure the transaction is rolled back and the database is unchanged.
+        On any failure the transaction is rolled back and the database is unchanged. A name the
+        dataset name policy refuses (engine.telemetry.names) is a BadName before anything is written.
         """
+        dataset = check_name(dataset)
         con = self.con
         views = {table: f"_meridian_batch_{table}" for table in batch.tables}
         for table, frame in batch.tables.items():
