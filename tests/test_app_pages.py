@@ -349,6 +349,8 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
         24.0 * 360 * 12)
     app.radio(key="cc_detail").set_value("easy-backfill").run()
     assert [(m.label, m.delta) for m in app.metric][0] == ("Spend", "+$0.00")   # same fleet, same GPU-hours
+    assert any("Spend a year against fifo, by pricing tier: +$0 a year: no tier's spend moves" in shown(c)
+               for c in app.caption)
     _select(app, "util")
     assert any("Nothing to price for util: it has no fleet table" in shown(i) for i in app.info)
 

@@ -108,6 +108,9 @@ def test_headline_states_the_numbers_as_printed(report):
                   fmt.usd(k.loc["cost_usd_per_year", "follow-the-sun"]), fmt.signed_usd(s.spend_usd_per_year_change),
                   fmt.tonnes(k.loc["carbon_kg_per_year", "fifo"])):
         assert shown in text, shown
+    spend = next(line for line in report.headline if line.startswith("Spend "))
+    assert f"({fmt.signed_usd(s.spend_usd_per_year_change)} a year: " in spend   # then the tiers that moved it
+    assert any(f"{tier} " in spend for tier in ("reserved", "on-demand", "spot", "burst")) or "no tier's" in spend
     assert report.headline == report.headlines["follow-the-sun"] and set(report.headlines) == {"follow-the-sun",
                                                                                                 "fifo+64"}
     assert "first 2 days" in report.range_note and report.range_utc[0] == pd.Timestamp("2026-08-03")

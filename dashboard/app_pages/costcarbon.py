@@ -8,8 +8,10 @@ from dashboard.charts import cost as charts_cost
 from dashboard.charts.view import plot
 from engine.analysis.runs.catalogue import CATALOGUE, heading
 from engine.analysis.runs.cost import CostAssumptions
+from engine.analysis.runs.cost_change import explained, spend_change
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_code, markdown_text
+from engine.service.report.fmt import signed_usd
 
 BASELINE = "fifo"
 DEFAULTS = CostAssumptions()
@@ -80,8 +82,8 @@ def _run(dataset: str, chosen: list[tuple[str, dict]], days: float, assumptions:
     return out
 
 
-def _metrics(runs, detail: str) -> None:
-    base = runs[0][2].kpis
+def _metrics(runs, detail: str, days_per_year: float) -> None:
+    base, base_world = runs[0][2].kpis, runs[0][2]
     label, run, world = next(r for r in runs if r[0] == detail)
     rate = lambda v: f"${v:,.2f}"  # noqa: E731
     shown = (("cost_usd", _usd), ("idle_cost_usd", _usd), ("effective_usd_per_gpu_hour", rate),
@@ -99,6 +101,12 @@ def _metrics(runs, detail: str) -> None:
                f"{world.cost.totals['gpu_hours_used']:,.0f} GPU-hours allocated, "
                f"{world.carbon.totals['kwh']:,.0f} kWh at {world.carbon.totals['g_co2e_per_kwh']:,.0f} gCO2e/kWh "
                "on average.")
+    if label != BASELINE:
+        parts = spend_change(base_world.cost, world.cost, days_per_year)
+        total = world.kpis["cost_usd_per_year"] - base["cost_usd_per_year"]
+        st.caption(markdown_text(f"Spend a year against {BASELINE}, by pricing tier: "
+                                 f"{explained(parts, total, signed_usd)}. On-demand and spot GPUs are paid only "
+                                 "while jobs hold them, reserved GPUs every hour."))
 
 
 # The comparison table's columns: KPI key -> (unit shown, scale, Streamlit number format); headings from
@@ -230,7 +238,7 @@ if runs:
     labels = [label for label, _, _ in runs]
     detail = st.radio("Breakdown of", labels, horizontal=True, key="cc_detail", format_func=markdown_text) \
         if len(runs) > 1 else labels[0]
-    _metrics(runs, detail)
+    _metrics(runs, detail, assumptions.annualisation_days)
     _table(runs)
     _charts(runs, detail)
     _bursts(runs)

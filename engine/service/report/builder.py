@@ -127,7 +127,7 @@ def build_report(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict[str
 def _figures(base: Run, best: Run, waits: pd.DataFrame, assumptions: ReportAssumptions, ranked: bool) -> dict:
     """The one-pager's charts of the baseline and the best candidate; a little shorter when the ranking
     table of several candidates shares page 1 with them."""
-    heat, bars = (205, 190) if ranked else (240, 230)
+    heat, bars = (195, 175) if ranked else (240, 230)
     return {"utilisation_by_local_hour": figures.utilisation_by_local_hour(base, best, heat),
             "spend_by_tier": figures.spend_by_tier([base, best], assumptions.annualisation_days, bars),
             "waits_by_class": figures.waits_by_class(waits, bars)}

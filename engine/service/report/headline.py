@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from engine.analysis.runs.cost_change import explained, spend_change
 from engine.core.text import hours
 from engine.service.compare import Run
 from engine.service.report import fmt
@@ -145,8 +146,10 @@ def sentences(s: Savings, baseline: Run, candidate: Run, waits: pd.DataFrame,
     else:
         out.append(f"Idle reserved GPUs cost {fmt.usd(s.idle_usd_per_year_baseline)} a year under {base}; "
                    f"{name} leaves {fmt.usd(-s.idle_usd_per_year_recovered)} a year more idle.")
+    parts = spend_change(baseline.world.cost, candidate.world.cost, assumptions.annualisation_days)
     out.append(f"Spend {fmt.usd(b['cost_usd_per_year'])} to {fmt.usd(c['cost_usd_per_year'])} a year "
-               f"({fmt.signed_usd(s.spend_usd_per_year_change)}); carbon {fmt.tonnes(b['carbon_kg_per_year'])} to "
+               f"({explained(parts, s.spend_usd_per_year_change, fmt.signed_usd, most=2)}); carbon "
+               f"{fmt.tonnes(b['carbon_kg_per_year'])} to "
                f"{fmt.tonnes(c['carbon_kg_per_year'])} CO2e a year "
                f"({'+' if s.carbon_kg_per_year_change >= 0 else '-'}{fmt.tonnes(abs(s.carbon_kg_per_year_change))}).")
     if s.investment_usd > 0:

@@ -26,7 +26,8 @@ METHOD = (
     "Spend: reserved GPUs are paid every hour of W (installed GPUs x W x price), on-demand and spot GPUs "
     "only while a job holds them (GPU-hours held x price); prices per region, GPU type and tier from the "
     "dataset, else the default price book. Idle $ = reserved GPU-hours no job held x their price. "
-    "Idle $ recovered per year = baseline idle $/yr - candidate idle $/yr.",
+    "Idle $ recovered per year = baseline idle $/yr - candidate idle $/yr. A spend change is split by tier "
+    "(candidate's tier $/yr - baseline's; the parts add up to the change).",
     "Waits: queue wait = first start - submit of started jobs; p95 by workload class. Max-wait SLA met = "
     "jobs of queue classes with a maximum wait that started within it / all such jobs. Deadlines met = "
     "jobs with a deadline completed by it / jobs with a deadline.",
