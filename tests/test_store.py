@@ -42,3 +42,39 @@ def test_datasets_summary_and_delete(tmp_path):
     assert store.find_import("sha-a") == ("t", "a.csv")
     assert store.delete_dataset("t")
     assert all(n == 0 for _, n in store.content_digest())
+
+
+def test_migration_versions_are_unique_and_consecutive():
+    from engine.telemetry import store as store_module
+    versions = [version for version, _ in store_module._migrations()]
+    assert versions == list(range(1, len(versions) + 1))
+
+
+def test_runs_left_running_by_a_gone_process_are_interrupted_on_open_and_ours_are_not(tmp_path, monkeypatch):
+    from engine.telemetry import orphans
+    from engine.telemetry import store as store_module
+    from engine.telemetry.headroom_runs import list_runs, save_run
+    from engine.telemetry.sweeps import SweepRecord, list_sweeps, save_sweep
+
+    path = tmp_path / "m.duckdb"
+    every = store_module._migrations()
+    monkeypatch.setattr(store_module, "_migrations", lambda: [m for m in every if m[0] <= 4])
+    old = Store.open(path)   # a version 4 database: its sweeps have no owner
+    old.con.execute("INSERT INTO sweeps VALUES (nextval('sweep_ids'), 'g', now()::TIMESTAMP, 'sample', 'x = 1', 2, 2, 'local', NULL, "
+                    "'running')")
+    old.close()
+    monkeypatch.undo()
+    store = Store.open(path)
+    assert list_sweeps(store)["status"].tolist() == ["interrupted"]
+    mine = save_sweep(store, SweepRecord("g", "sample", "x = 1", 2, 2, "local"))
+    run = save_run(store, "sample", ["a", "b"], 6)
+    store.close()
+    store = Store.open(path)   # the same process: its runs may still be running in another thread
+    assert list_sweeps(store).set_index("sweep_id").loc[mine, "status"] == "running"
+    assert list_runs(store).set_index("run_id").loc[run, "status"] == "running"
+    store.close()
+    monkeypatch.setattr(orphans, "_OWNER", {})   # as another process would see them
+    store = Store.open(path)
+    assert list_sweeps(store)["status"].tolist() == ["interrupted", "interrupted"]
+    assert list_runs(store)["status"].tolist() == ["interrupted"]
+    store.close()

@@ -5,7 +5,9 @@ dataset was scheduled (engine.scenario.recorded), and the industry's claims test
 
 The headroom searches are not cached here: engine.service.headroom.measure keeps every finished search in this
 process (keyed by the tables' content, scenario, seed, level), so asking again costs one baseline run,
-and a progress callback can report each search of a first computation as it finishes.
+and a progress callback can report each search of a first computation as it finishes. Each search is also
+stored in the database as it finishes (engine.service.headroom.ledger): after a restart, or a server killed
+midway, the same request finds them there.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from engine.scenario.recorded import recorded_of, recorded_spec, reproduction
 from engine.scenario.spec import Scenario
 from engine.service.compare import WORLD_TABLES, first_days
 from engine.service.experiments.claims import measure_claims
+from engine.service.headroom.ledger import stored_run
 from engine.service.headroom.measure import HeadroomReport, measure
 from engine.service.run import run_scenario
 from engine.world.facts import World
@@ -47,7 +50,9 @@ def headroom(dataset: str, specs: list[tuple[str, dict]], days: float, seeds: in
     jobs, fleet = s.jobs(dataset), s.fleet(dataset)
     world = {name: s.table(name, dataset) for name in WORLD_TABLES}
     scenarios = [replace(_scenario(spec, jobs, days), name=label) for label, spec in specs]
-    return measure(scenarios[0], scenarios[1:], jobs, fleet, world, seeds=seeds, workers=2, progress=progress)
+    with stored_run(s, dataset, [label for label, _ in specs], len(specs) * (seeds + 1)) as ledger:
+        return measure(scenarios[0], scenarios[1:], jobs, fleet, world, seeds=seeds, workers=2, progress=progress,
+                       ledger=ledger)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

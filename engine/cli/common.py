@@ -6,6 +6,8 @@ search's options and its progress lines.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -15,12 +17,13 @@ from engine.core.errors import ScenarioError
 from engine.scenario.recorded import recorded_baseline
 from engine.scenario.spec import Scenario
 from engine.service.compare import WORLD_TABLES, Unusable
+from engine.service.headroom.ledger import stored_run
 from engine.service.headroom.measure import DEFAULT_SEEDS
 from engine.telemetry.batch import TABLE_COLUMNS
 from engine.telemetry.importers import parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
-from engine.telemetry.store import StoreLocked
+from engine.telemetry.store import Store, StoreLocked
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 RECORDED = "recorded"
@@ -141,3 +144,22 @@ def add_headroom_options(p) -> None:
                                  "of meridian plan) instead of the baseline's")
     p.add_argument("--workers", type=int, help="local processes (default: one per core)")
     p.add_argument("--dask", metavar="ADDRESS", help='run the searches on a Dask cluster ("local" or tcp://host:port)')
+    p.add_argument("--no-store", action="store_true",
+                   help="keep no headroom searches in the database (a killed run then cannot resume)")
+
+
+@contextmanager
+def stored_headroom(args, source_name: str, scenarios: list[str], seeds: int) -> Iterator:
+    """A ledger that keeps the headroom searches in the database as they finish (engine.service.headroom.
+    ledger), or None with --no-store; says on stderr how many it found kept from an earlier run."""
+    if getattr(args, "no_store", False):
+        yield None
+        return
+    store = Store.open(args.db)
+    try:
+        with stored_run(store, source_name, scenarios, len(scenarios) * (max(seeds, 0) + 1)) as ledger:
+            yield ledger
+        if ledger.reused:
+            print(f"resumed: {ledger.reused} searches kept from an earlier run", file=sys.stderr, flush=True)
+    finally:
+        store.close()

@@ -4,6 +4,7 @@ service level (engine.service.headroom.measure).
     meridian headroom (--dataset NAME | --trace FILE) [--baseline A.toml|recorded] --scenario B.toml
                       [--scenario C.toml ...] [--slo FILE.toml] [--seeds N] [--days N]
                       [--workers N] [--dask ADDRESS|local] [--gpu-capex-usd X] [--amortisation-years Y] [--json]
+                      [--db FILE] [--no-store]
 
 The baseline defaults to "recorded" (the policies that reproduce how the data was scheduled,
 engine.scenario.recorded). A line on stderr per finished search; stdout gets the service level and
@@ -11,6 +12,9 @@ a table (or one JSON document: {"service_level", "seeds", "window_utc", "jobs", 
 "scenarios": [{"scenario", KPIs..., "load_headroom_by_seed", "load_headroom_ratio_by_seed",
 "fleet_gpus", "limited_by", "monotone", "bounded", "simulations", "searches": [{"kind", "seed", "value",
 "points": [[x, held, worst], ...]}]}]}). Exit 2 with one line on stderr for bad input.
+Each search is stored in the database the moment it finishes (engine.service.headroom.ledger) unless
+--no-store: a run that was killed or stopped is marked interrupted, and the same command again runs
+only the searches it had not finished.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from engine.cli.common import (
     load_scenario,
     print_progress,
     source,
+    stored_headroom,
 )
 from engine.service.compare import first_days
 from engine.service.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD, HeadroomError, HeadroomReport, measure
@@ -42,9 +47,10 @@ def cmd_headroom(args) -> int:
     data = source(args)
     scenarios = [load_scenario(f, data.scheduler) for f in [args.baseline, *args.scenario]]
     scenarios = first_days(scenarios, data.jobs, check_days(args.days))
-    report = measure(scenarios[0], scenarios[1:], data.jobs, data.fleet, data.world, seeds=args.seeds,
-                     slo_file=args.slo, workers=args.workers, dask=args.dask, progress=print_progress,
-                     gpu_capex_usd=args.gpu_capex_usd, amortisation_years=args.amortisation_years)
+    with stored_headroom(args, data.name, [s.name for s in scenarios], args.seeds) as ledger:
+        report = measure(scenarios[0], scenarios[1:], data.jobs, data.fleet, data.world, seeds=args.seeds,
+                         slo_file=args.slo, workers=args.workers, dask=args.dask, progress=print_progress,
+                         gpu_capex_usd=args.gpu_capex_usd, amortisation_years=args.amortisation_years, ledger=ledger)
     if args.json:
         print(json.dumps(record(report)))
     else:

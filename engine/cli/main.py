@@ -237,8 +237,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # SIGTERM stops a command as Ctrl+C does: a sweep or headroom run records itself 'interrupted'.
+    previous = signal.signal(signal.SIGTERM, _interrupted)
     try:
         return args.func(args)
     except ImportRejected as exc:
@@ -250,10 +256,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"meridian: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
+        print("meridian: interrupted", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
         print(f"meridian: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

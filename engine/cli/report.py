@@ -23,6 +23,7 @@ from engine.cli.common import (
     load_scenario,
     print_progress,
     source,
+    stored_headroom,
 )
 from engine.core.errors import ScenarioError
 from engine.service.compare import Unusable
@@ -52,10 +53,11 @@ def cmd_report(args) -> int:
         data = source(args)
         baseline = load_scenario(args.baseline, data.scheduler)
         candidates = [load_scenario(f, data.scheduler) for f in args.candidate]
-        options = HeadroomOptions(seeds=args.seeds, slo_file=args.slo, workers=args.workers, dask=args.dask,
-                                  progress=print_progress)
-        report = build_report(data.jobs, data.fleet, data.world, baseline, candidates, assumptions, dataset=data.name,
-                              days=args.days, headroom=options)
+        with stored_headroom(args, data.name, [s.name for s in (baseline, *candidates)], args.seeds) as ledger:
+            options = HeadroomOptions(seeds=args.seeds, slo_file=args.slo, workers=args.workers, dask=args.dask,
+                                      progress=print_progress, ledger=ledger)
+            report = build_report(data.jobs, data.fleet, data.world, baseline, candidates, assumptions,
+                                  dataset=data.name, days=args.days, headroom=options)
         if out.suffix.lower() == ".pdf":
             write_pdf(report, out)
         else:

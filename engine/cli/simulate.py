@@ -31,6 +31,7 @@ from engine.cli.common import (
     print_assumed,
     print_progress,
     source,
+    stored_headroom,
 )
 from engine.scenario.spec import Scenario
 from engine.service.compare import first_days, run_scenarios
@@ -55,8 +56,10 @@ def _run(args, files: list[str]) -> tuple[list, list[str], object]:
                                   progress=_simulated if len(scenarios) > 1 else None)
     measured = None
     if getattr(args, "headroom", False):
-        runs, measured = with_headroom(runs, data.jobs, data.fleet, data.world, HeadroomOptions(
-            seeds=args.seeds, slo_file=args.slo, workers=args.workers, dask=args.dask, progress=print_progress))
+        with stored_headroom(args, data.name, [s.name for s in scenarios], args.seeds) as ledger:
+            runs, measured = with_headroom(runs, data.jobs, data.fleet, data.world, HeadroomOptions(
+                seeds=args.seeds, slo_file=args.slo, workers=args.workers, dask=args.dask, progress=print_progress,
+                ledger=ledger))
     return runs, assumed, measured
 
 

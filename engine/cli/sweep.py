@@ -1,7 +1,7 @@
 """`meridian sweep` and `meridian sweeps`: run a grid of scenarios in parallel, list and reload sweeps.
 
     meridian sweep (--dataset NAME | --trace FILE) --grid FILE.toml [--dask ADDRESS|local]
-                   [--workers N] [--json] [--db FILE] [--no-store]
+                   [--workers N] [--json] [--db FILE] [--no-store | --resume ID]
     meridian sweeps [ID] [--json] [--db FILE]
 
 `sweep` prints one progress line per point on stderr as it finishes ("[3/32] name: ok 2.1 s" or
@@ -12,7 +12,9 @@ class (hours; engine.analysis.runs.slo.class_waits) and cost (USD); or with --js
 are stored in the database as they arrive (engine.telemetry.sweeps) unless --no-store (sweep_id is
 then null); only this process opens the database. Exit codes: 0 every point ok, 1 some point failed
 (the others are still printed and stored), 2 bad input (grid, dataset, trace, Dask missing or
-unreachable), one line on stderr. `sweeps` lists the stored sweeps, `sweeps ID` shows one as `sweep`
+unreachable), one line on stderr. A sweep whose process was killed is marked "interrupted" the next
+time the database is opened; `--resume ID` with the same grid and data runs only its points without
+an outcome (and its failed ones) and prints the whole sweep. `sweeps` lists the stored sweeps, `sweeps ID` shows one as `sweep`
 does (JSON: the sweep's stored fields and its outcomes).
 """
 from __future__ import annotations
@@ -31,7 +33,15 @@ from engine.service.sweep.grid import GridError, load_grid
 from engine.service.sweep.outcome import OK
 from engine.service.sweep.runner import default_workers, run_sweep
 from engine.telemetry.store import Store
-from engine.telemetry.sweeps import SweepRecord, append_outcome, finish_sweep, list_sweeps, load_sweep, save_sweep
+from engine.telemetry.sweeps import (
+    SweepRecord,
+    append_outcome,
+    finish_sweep,
+    list_sweeps,
+    load_sweep,
+    resume_sweep,
+    save_sweep,
+)
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -58,37 +68,67 @@ def cmd_sweep(args) -> int:
     data = tables(args)
     points = grid.windowed(data[0])
     backend, workers = _backend(args)
+    if args.resume is not None and args.no_store:
+        raise Unusable("--resume takes up a stored sweep; it cannot go with --no-store")
     store = None if args.no_store else Store.open(args.db)
+    stored: list[dict] = []
     try:
-        sweep_id = None if store is None else save_sweep(store, SweepRecord(
-            grid.name, args.dataset or args.trace, grid.text, len(points), workers, backend))
-        outcomes = _run(points, data, workers, args.dask, store, sweep_id)
+        if store is None:
+            sweep_id = None
+        elif args.resume is None:
+            sweep_id = save_sweep(store, SweepRecord(grid.name, args.dataset or args.trace, grid.text, len(points),
+                                                     workers, backend))
+        else:
+            sweep_id, stored = args.resume, _resumed(store, args, grid, len(points), workers, backend)
+            points = [p for p in points if p.index not in {r["index"] for r in stored}]
+        outcomes = _run(points, data, workers, args.dask, store, sweep_id, len(stored))
     finally:
         if store is not None:
             store.close()
-    records = [o.record() for o in outcomes]
+    records = sorted(stored + [o.record() for o in outcomes], key=lambda r: r["index"])
     if args.json:
         print(json.dumps({"sweep_id": sweep_id, "name": grid.name, "outcomes": records}))
     else:
         print(outcome_table(records).to_string(index=False))
         if sweep_id is not None:
             print(f"\nstored as sweep {sweep_id} (meridian sweeps {sweep_id})")
-    return EXIT_OK if all(o.status == OK for o in outcomes) else EXIT_FAILED
+    return EXIT_OK if all(r["status"] == OK for r in records) else EXIT_FAILED
 
 
-def _run(points, data, workers, dask, store, sweep_id):
-    """run_sweep with a progress line per point, each outcome stored as it arrives."""
+def _resumed(store: Store, args, grid, points: int, workers, backend) -> list[dict]:
+    """The outcomes sweep `args.resume` kept, after checking that this call asks for the same grid on the
+    same data, and taking the sweep up in this process (engine.telemetry.sweeps.resume_sweep)."""
+    loaded = load_sweep(store, args.resume)
+    if loaded is None:
+        known = ", ".join(str(i) for i in list_sweeps(store)["sweep_id"]) or "none"
+        raise Unusable(f"no sweep {args.resume}; stored sweeps: {known}")
+    meta = loaded[0]
+    if meta["source"] != (args.dataset or args.trace) or meta["grid_text"] != grid.text or meta["points"] != points:
+        raise Unusable(f"sweep {args.resume} ran grid {meta['name']!r} on {meta['source']}; resume it with the same "
+                       "--grid file, unchanged, and the same --dataset or --trace")
+    try:
+        kept = resume_sweep(store, args.resume, workers, backend)
+    except ValueError as exc:
+        raise Unusable(str(exc)) from None
+    print(f"resuming sweep {args.resume}: {len(kept)} of {points} points kept, {points - len(kept)} to run",
+          file=sys.stderr, flush=True)
+    return [r for r in loaded[1] if r["index"] in kept]
+
+
+def _run(points, data, workers, dask, store, sweep_id, kept: int = 0):
+    """run_sweep with a progress line per point, each outcome stored as it arrives; `kept` points of a
+    resumed sweep count as done already."""
     def progress(outcome, done, total):
         if store is not None:
             append_outcome(store, sweep_id, outcome.record())
         status = f"ok {outcome.elapsed_s:.1f} s" if outcome.status == OK else f"failed: {outcome.error}"
-        print(f"[{done}/{total}] {outcome.name}: {status}", file=sys.stderr, flush=True)
+        print(f"[{kept + done}/{kept + total}] {outcome.name}: {status}", file=sys.stderr, flush=True)
 
     began = time.perf_counter()
     status = "interrupted"
     try:
         outcomes = run_sweep(points, data, workers=workers, dask=dask, progress=progress)
-        status = "ok" if all(o.status == OK for o in outcomes) else "failed"
+        status = "ok" if all(o.status == OK for o in outcomes) else "failed"   # kept points are all ok
         return outcomes
     finally:
         if store is not None:
@@ -174,6 +214,9 @@ def add_parsers(sub, db_help: str) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--db", help=db_help)
     p.add_argument("--no-store", action="store_true", help="do not store the sweep in the database")
+    p.add_argument("--resume", type=int, metavar="ID", help="take up stored sweep ID (interrupted or failed) with "
+                                                             "the same --grid and data: only its missing and failed "
+                                                             "points run")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("sweeps", help="list stored sweeps, or show one")

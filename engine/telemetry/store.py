@@ -14,6 +14,7 @@ import pandas as pd
 
 from engine.telemetry.batch import IMPORTED_TABLES, TABLE_COLUMNS, ImportBatch
 from engine.telemetry.names import check_name
+from engine.telemetry.orphans import interrupt_orphans
 
 DEFAULT_DB_PATH = Path.home() / ".meridian" / "meridian.duckdb"
 DATASET_TABLES = ("jobs", "fleet", "utilization", "regions", "prices", "carbon", "teams", "imports")
@@ -69,6 +70,7 @@ class Store:
         store = cls(con, target)
         if not read_only:
             store.migrate()
+            interrupt_orphans(con)
         return store
 
     def cursor(self) -> "Store":

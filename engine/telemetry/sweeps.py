@@ -1,8 +1,11 @@
 """Parameter sweeps in the store: the `sweeps` and `sweep_results` tables (migration 002).
 
-A sweep is saved when it starts (`save_sweep`, status "running"), each point's outcome appended as
-it arrives (`append_outcome`: one insert, so a sweep that dies keeps the points that finished), and
-the sweep finished with its wall time and status (`finish_sweep`). An outcome is the dict of
+A sweep is saved when it starts (`save_sweep`, status "running", owned by this process), each point's
+outcome appended as it arrives (`append_outcome`: one insert, so a sweep that dies keeps the points
+that finished), and the sweep finished with its wall time and status (`finish_sweep`). A sweep whose
+process died is marked "interrupted" when the database is next opened for writing
+(engine.telemetry.orphans); `resume_sweep` takes it up again in this process, and only the points
+without a stored outcome run. An outcome is the dict of
 engine.service.sweep.outcome.SweepOutcome.record(): index, name, params, status, error, kpis, classes,
 elapsed_s, worker; params, kpis and classes are stored as JSON text and read back as Python values.
 Values travel as bound parameters.
@@ -16,11 +19,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from engine.telemetry.orphans import owner
 from engine.telemetry.store import Store
 
 STATUSES = ("running", "ok", "failed", "interrupted")
 _META = ("sweep_id", "name", "created_utc", "source", "grid_text", "points", "workers", "backend", "elapsed_s",
-         "status")
+         "status", "owner")
 _RESULT = ("idx", "name", "params", "status", "error", "kpis", "classes", "elapsed_s", "worker")
 
 
@@ -42,10 +46,28 @@ def save_sweep(store: Store, sweep: SweepRecord) -> int:
     """Insert a running sweep; returns its new sweep_id."""
     sweep_id = int(store.con.execute("SELECT nextval('sweep_ids')").fetchall()[0][0])
     store.con.execute(
-        "INSERT INTO sweeps VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, 'running')",
+        f"INSERT INTO sweeps ({', '.join(_META)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, 'running', ?)",
         [sweep_id, sweep.name, _utcnow(), sweep.source, sweep.grid_text, sweep.points, sweep.workers,
-         sweep.backend])
+         sweep.backend, owner()])
     return sweep_id
+
+
+def resume_sweep(store: Store, sweep_id: int, workers: int | None, backend: str) -> set[int]:
+    """Take up an interrupted (or failed) sweep in this process: it is 'running' again, owned here, with
+    the workers and backend of this run; returns the indices of the points it already has outcomes of
+    (the points still to run are the others). Raises ValueError for an unknown sweep or one that is
+    running in another process or finished ok."""
+    rows = store.con.execute("SELECT status FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchall()
+    if not rows:
+        raise ValueError(f"no sweep {sweep_id}")
+    if rows[0][0] not in ("interrupted", "failed"):
+        raise ValueError(f"sweep {sweep_id} is {rows[0][0]}; only an interrupted or failed sweep can be resumed")
+    store.con.execute("UPDATE sweeps SET status = 'running', owner = ?, workers = ?, backend = ? WHERE sweep_id = ?",
+                      [owner(), workers, backend, sweep_id])
+    # A failed point runs again: its worker may have died with the sweep's process.
+    store.con.execute("DELETE FROM sweep_results WHERE sweep_id = ? AND status = 'failed'", [sweep_id])
+    done = store.con.execute("SELECT idx FROM sweep_results WHERE sweep_id = ?", [sweep_id]).fetchall()
+    return {int(r[0]) for r in done}
 
 
 def append_outcome(store: Store, sweep_id: int, outcome: Mapping) -> None:

@@ -29,6 +29,7 @@ from engine.core.fleet_view import MILLI
 from engine.core.fragmentation import TargetWorkload
 from engine.policies.registry import make
 from engine.service.experiments.openb_inputs import PodList, load_nodes, load_pods
+from engine.service.sweep import lifeline
 from engine.sim.state.fleet_state import FleetState
 
 POLICIES = {"random": "random", "dotprod": "dot-product", "clustering": "gpu-clustering",
@@ -133,7 +134,8 @@ def run_experiment(nodes: pd.DataFrame, pods: PodList, policy: str, seeds=SEEDS,
     target = typical_target(pods)
     jobs = [(nodes, pods, POLICIES[policy], seed, inflation, target) for seed in seeds]
     if workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(min(workers, len(jobs))) as pool:
+        with ProcessPoolExecutor(min(workers, len(jobs)), initializer=lifeline.watch,
+                                 initargs=(lifeline.parent(),)) as pool:
             per_seed = list(pool.map(_seed_values, jobs))
     else:
         per_seed = [_seed_values(job) for job in jobs]

@@ -14,7 +14,9 @@
    needs more) and against the baseline's own smallest fleet (saved_gpus), in dollars a year at
    `gpu_capex_usd` amortised over `amortisation_years` (the report's assumptions).
 Finished searches are kept in this process (keyed by the tables' content, the scenario, seed, level
-and tolerance): asking again, from a page or the report, costs nothing. `with_headroom` does it for
+and tolerance): asking again, from a page or the report, costs nothing. With a ledger they are also
+stored in the database as each finishes, so a run killed midway keeps them and the same request
+resumes from them (engine.service.headroom.ledger). `with_headroom` does it for
 the runs engine.service.compare.run_scenarios made, the first the baseline.
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -126,13 +129,22 @@ class HeadroomReport:
 Progress = Callable[[int, int, SearchOutcome], None]
 
 
+class Ledger(Protocol):
+    """Finished searches kept beyond this process, by search_key (engine.service.headroom.ledger)."""
+
+    def found(self, keys: list[str]) -> dict[str, SearchOutcome]: ...
+
+    def keep(self, key: str, outcome: SearchOutcome) -> None: ...
+
+
 def measure(baseline: Scenario, candidates: list[Scenario], jobs: pd.DataFrame, fleet: pd.DataFrame,
             world_tables: dict, *, seeds: int = DEFAULT_SEEDS, tolerance: float = DEFAULT_TOLERANCE,
             slo_file=None, workers: int | None = None, dask: str | None = None, progress: Progress | None = None,
             gpu_capex_usd: float = GPU_CAPEX_USD, amortisation_years: float = AMORTISATION_YEARS,
-            baseline_result=None) -> HeadroomReport:
+            baseline_result=None, ledger: Ledger | None = None) -> HeadroomReport:
     """See the module docstring. The scenarios come windowed (engine.service.compare.first_days); names differ.
-    `baseline_result`: the baseline's run on the dataset as it is, when the caller has it already."""
+    `baseline_result`: the baseline's run on the dataset as it is, when the caller has it already.
+    `ledger`: where finished searches are kept beyond this process (engine.service.headroom.ledger)."""
     started = time.perf_counter()
     if seeds < 1:
         raise HeadroomError(f"seeds must be at least 1, got {seeds}")
@@ -153,7 +165,7 @@ def measure(baseline: Scenario, candidates: list[Scenario], jobs: pd.DataFrame, 
              for scenario in scenarios
              for kind, seed in [*((DEMAND, s) for s in seed_list), (FLEET, scenario.seed)]]
     tasks = [replace(task, index=i) for i, task in enumerate(tasks)]
-    outcomes = _outcomes(tasks, jobs, fleet, world_tables, workers, dask, progress)
+    outcomes = _outcomes(tasks, jobs, fleet, world_tables, workers, dask, progress, ledger)
     failed = [o for o in outcomes if o.error]
     if failed:
         raise HeadroomError(f"{failed[0].scenario}: {failed[0].error}")
@@ -164,11 +176,15 @@ def measure(baseline: Scenario, candidates: list[Scenario], jobs: pd.DataFrame, 
                           time.perf_counter() - started)
 
 
-def _outcomes(tasks, jobs, fleet, world_tables, workers, dask, progress) -> list[SearchOutcome]:
-    """Every task's outcome in task order: cached ones at once, the rest on the backend."""
+def _outcomes(tasks, jobs, fleet, world_tables, workers, dask, progress, ledger) -> list[SearchOutcome]:
+    """Every task's outcome in task order: cached or kept ones at once, the rest on the backend."""
     digest = _digest(jobs, fleet, world_tables)
     keys = [(digest, task.kind, repr(task.scenario), task.seed, repr(task.level), task.tolerance) for task in tasks]
     done = {i: replace(_CACHE[key], index=i) for i, key in enumerate(keys) if key in _CACHE}
+    if ledger is not None:
+        kept = ledger.found([search_key(keys[i]) for i in range(len(tasks)) if i not in done])
+        done.update({i: replace(kept[search_key(key)], index=i) for i, key in enumerate(keys)
+                     if i not in done and search_key(key) in kept})
     todo = [task for task in tasks if task.index not in done]
     count = 0
     for outcome in done.values():
@@ -183,9 +199,17 @@ def _outcomes(tasks, jobs, fleet, world_tables, workers, dask, progress) -> list
             _CACHE[keys[outcome.index]] = outcome
             while len(_CACHE) > CACHE_SIZE:
                 _CACHE.popitem(last=False)
+            if ledger is not None:
+                ledger.keep(search_key(keys[outcome.index]), outcome)
         if progress is not None:
             progress(count, len(tasks), outcome)
     return [done[i] for i in range(len(tasks))]
+
+
+def search_key(key: tuple) -> str:
+    """The digest a search is kept under: sha256 of its inputs (tables' content, kind, scenario, seed,
+    level, tolerance)."""
+    return hashlib.sha256(repr(key).encode()).hexdigest()
 
 
 def _digest(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict) -> str:
@@ -234,6 +258,7 @@ class HeadroomOptions:
     progress: Progress | None = None
     gpu_capex_usd: float = GPU_CAPEX_USD
     amortisation_years: float = AMORTISATION_YEARS
+    ledger: Ledger | None = None
 
 
 def with_headroom(runs: list[Run], jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict,
@@ -245,7 +270,7 @@ def with_headroom(runs: list[Run], jobs: pd.DataFrame, fleet: pd.DataFrame, worl
                          seeds=options.seeds, tolerance=options.tolerance, slo_file=options.slo_file,
                          workers=options.workers, dask=options.dask, progress=options.progress,
                          gpu_capex_usd=options.gpu_capex_usd, amortisation_years=options.amortisation_years,
-                         baseline_result=runs[0].result)
+                         baseline_result=runs[0].result, ledger=options.ledger)
     except (HeadroomError, service.ServiceLevelError) as exc:
         raise Unusable(str(exc)) from None
     return [replace(run, kpis={**run.kpis, **report.of(run.scenario.name).kpis()},

@@ -55,6 +55,26 @@ class SearchOutcome:
     elapsed_s: float = 0.0
     worker: str = ""
 
+    def record(self) -> dict:
+        """This outcome as plain JSON values (engine.service.headroom.ledger stores it)."""
+        search = None if self.search is None else {
+            "value": self.search.value, "points": [[p.x, p.held, p.worst] for p in self.search.points],
+            "monotone": self.search.monotone, "bounded": self.search.bounded}
+        return {"index": self.index, "kind": self.kind, "scenario": self.scenario, "seed": self.seed,
+                "search": search, "error": self.error, "gpus": [[x, g] for x, g in self.gpus.items()],
+                "elapsed_s": self.elapsed_s, "worker": self.worker}
+
+    @classmethod
+    def from_record(cls, record: dict) -> SearchOutcome:
+        """The outcome `record()` gave, equal to the original."""
+        found = record["search"]
+        search = None if found is None else Search(
+            float(found["value"]), tuple(Point(float(x), bool(held), str(worst)) for x, held, worst in found["points"]),
+            bool(found["monotone"]), bool(found["bounded"]))
+        return cls(int(record["index"]), str(record["kind"]), str(record["scenario"]), int(record["seed"]), search,
+                   record["error"], {float(x): float(g) for x, g in record["gpus"]}, float(record["elapsed_s"]),
+                   str(record["worker"]))
+
 
 def run_search(task: SearchTask, jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict) -> SearchOutcome:
     """The worker's function (engine.service.sweep.backends): the search of `task` over the dataset's tables."""

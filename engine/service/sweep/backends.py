@@ -11,7 +11,9 @@ sweep point's `evaluate`), and a point that fails becomes `fail(point, message)`
   tables travel once per worker through the pool's initializer. A worker process that dies (killed,
   out of memory, a crash in native code) breaks the pool and loses every unfinished point; those
   points then run again, each in a pool of its own (`workers` at a time), so that only a point that
-  kills its worker again is reported failed. The workers never run the parent's `__main__` (under
+  kills its worker again is reported failed. Each worker ends itself when the process that started
+  the pool is gone (engine.service.sweep.lifeline), so a killed sweep leaves no worker computing
+  points nobody will read. The workers never run the parent's `__main__` (under
   Streamlit that is the page script, in a test a temporary file): every task is a function of an
   engine module, so the pool starts while `__main__` is a bare module.
 - `dask_outcomes`: `address` "local" starts a `distributed.LocalCluster` of `workers` single-threaded
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from engine.service.sweep import lifeline
 from engine.service.sweep.outcome import error_line, evaluate, failed
 
 DIED = "WorkerDied: the worker process running this point died (killed, out of memory, or crashed)"
@@ -60,9 +63,10 @@ class Tables:
 _WORKER: Tables | None = None  # this pool worker's tables
 
 
-def _init_worker(tables: Tables) -> None:
+def _init_worker(tables: Tables, main: lifeline.Parent) -> None:
     global _WORKER
     _WORKER = tables
+    lifeline.watch(main)
 
 
 def _run_local(task, point):
@@ -78,7 +82,8 @@ def _run_dask(task, point, tables: Tables):
 def _pool(workers: int, tables: Tables) -> ProcessPoolExecutor:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__])
-    return ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(tables,))
+    return ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                               initargs=(tables, lifeline.parent()))
 
 
 @contextmanager
