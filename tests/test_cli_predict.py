@@ -95,7 +95,7 @@ def test_job_predicts_one_job_with_its_interval_and_failure_probability(trained,
     record = json.loads(out)
     expected = ModelRegistry.beside(db).load("syn", 1).predict(jobs, rows=[1234]).iloc[0]
     assert record["job_id"] == "j1234" and record["version"] == 1
-    assert [record[k] for k in ("p10_s", "p50_s", "p90_s", "fail_prob")] == pytest.approx(list(expected))
+    assert [record[k] for k in ("p10_s", "p50_s", "p90_s", "sched_s", "fail_prob")] == pytest.approx(list(expected))
     assert record["requested_s"] == jobs.loc[1234, "requested_runtime_s"]
     assert record["actual_s"] == (jobs.loc[1234, "end_utc"] - jobs.loc[1234, "start_utc"]).total_seconds()
     code, out, _ = meridian(capsys, "predict", "job", "--dataset", "syn", "--job", "j1234", "--db", db)

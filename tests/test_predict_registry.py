@@ -80,7 +80,8 @@ def test_loaded_models_predict_exactly_what_the_fitted_ones_did(stored, tmp_path
     loaded = registry.save("syn", predictors, meta).load()
     expected = predictors.predict(jobs)
     pd.testing.assert_frame_equal(loaded.predict(jobs), expected)
-    assert list(expected.columns) == ["p10_s", "p50_s", "p90_s", "fail_prob"] and expected.index.equals(jobs.index)
+    assert list(expected.columns) == ["p10_s", "p50_s", "p90_s", "sched_s", "fail_prob"] and expected.index.equals(
+        jobs.index)
     assert (expected["p10_s"] <= expected["p50_s"]).all() and (expected["p50_s"] <= expected["p90_s"]).all()
     assert expected["fail_prob"].between(0, 1).all()
     some = jobs.index[jobs["status"] == "failed"][:5]
@@ -99,7 +100,7 @@ def test_meta_holds_range_digest_settings_evaluation_and_importance(stored):
     meta, data = first.meta, first.meta["data"]
     assert set(meta) == {"format", "dataset", "version", "created_utc", "software", "data", "settings", "seconds",
                          "evaluation"}
-    assert (meta["dataset"], meta["version"], meta["format"]) == ("syn", 1, 1)
+    assert (meta["dataset"], meta["version"], meta["format"]) == ("syn", 1, 2)
     assert data["first_submit_utc"] == jobs["submit_utc"].min().isoformat() + "Z"
     assert data["last_submit_utc"] == jobs["submit_utc"].max().isoformat() + "Z"
     assert data["last_end_utc"] == jobs["end_utc"].max().isoformat() + "Z"

@@ -44,7 +44,7 @@ def test_coverage_counts_the_inclusive_interval():
 def test_quantiles_are_ordered_floored_and_deterministic(fitted, jobs):
     X, run, model = fitted
     predicted = model.predict(X.iloc[2000:])
-    assert list(predicted.columns) == ["p10_s", "p50_s", "p90_s"] and predicted.index.equals(X.index[2000:])
+    assert list(predicted.columns) == ["p10_s", "p50_s", "p90_s", "sched_s"] and predicted.index.equals(X.index[2000:])
     assert (predicted["p10_s"] <= predicted["p50_s"]).all() and (predicted["p50_s"] <= predicted["p90_s"]).all()
     assert (predicted.to_numpy() >= 1.0).all()
     again = RuntimeModel(FAST).fit(X.iloc[:2000], run[:2000]).predict(X.iloc[2000:])
@@ -113,6 +113,9 @@ def test_evaluate_runtime_is_deterministic_and_reports_every_predictor(jobs):
     first = evaluate_runtime(jobs, settings=FAST)
     assert first == evaluate_runtime(jobs, settings=FAST)
     assert first["jobs_test"] == 900 and 2050 <= first["jobs_train"] <= 2100
-    assert set(first) == {"cutoff_utc", "jobs_train", "jobs_test", "model", "request", "last_two"}
-    assert set(first["model"]) == {"male", "accuracy", "underestimate_rate", "coverage"}
+    assert set(first) == {"cutoff_utc", "jobs_train", "jobs_test", "model", "sched", "request", "last_two"}
+    assert set(first["model"]) == {"male", "accuracy", "underestimate_rate", "coverage", "coverage_split", "below_p10",
+                                   "above_p90", "width_ratio_median"}
     assert first["model"]["male"] < first["last_two"]["male"] < first["request"]["male"]
+    assert first["model"]["coverage"] == pytest.approx(1 - first["model"]["below_p10"] - first["model"]["above_p90"])
+    assert first["sched"]["underestimate_rate"] < first["model"]["underestimate_rate"]   # tau 0.7 > 0.5

@@ -116,7 +116,7 @@ def cmd_job(args) -> int:
               "user": _text(job.get("user_name")), "status": _text(job.get("status")),
               "submit_utc": stamp(job.get("submit_utc")), "gpus": _finite(job.get("gpus")),
               "requested_s": _finite(job.get("requested_runtime_s")), "actual_s": _actual_s(job),
-              **{k: float(predicted[k]) for k in ("p10_s", "p50_s", "p90_s", "fail_prob")}}
+              **{k: float(predicted[k]) for k in ("p10_s", "p50_s", "p90_s", "sched_s", "fail_prob")}}
     if args.json:
         print(json.dumps(record))
         return EXIT_OK
@@ -124,7 +124,7 @@ def cmd_job(args) -> int:
     print(f"  user {record['user'] or '-'}, GPUs {number(record['gpus'], 0)}, submitted {minute(record['submit_utc'])} "
           f"UTC, status {record['status'] or '-'}")
     print(f"  runtime P10 {duration(record['p10_s'])}, P50 {duration(record['p50_s'])}, "
-          f"P90 {duration(record['p90_s'])} (80 % interval)")
+          f"P90 {duration(record['p90_s'])} (80 % interval, calibrated); to schedule with {duration(record['sched_s'])}")
     print(f"  requested {duration(record['requested_s'])}; actual {duration(record['actual_s'])}")
     print(f"  probability of failing or being cancelled: {record['fail_prob']:.3f}")
     return EXIT_OK

@@ -10,6 +10,12 @@ failure model. Features are computed once over the whole table; they only look a
 before each submit (engine/predict/features.py), so test rows see the history a live predictor
 would have seen, while the model itself stays frozen at the cutoff.
 
+The runtime report scores the P50 (`model`) and the runtime to schedule with (`sched`) against the
+request and last-two baselines, and the P10-P90 interval (engine/predict/conformal.py) as a live
+predictor would have given it: its offsets tracked over the outcomes known at each test job's submit
+(`coverage`, `below_p10`, `above_p90`, `width_ratio_median`), and with the split-conformal offsets alone
+(`coverage_split`).
+
 Both reports are plain dicts of floats, ints and strings (JSON-ready) and deterministic: the
 same jobs, time zone and settings give the same dict. `runtime_evaluation` and
 `failure_evaluation` also hand back the fitted model and its test rows (`Evaluated`), so that
@@ -25,7 +31,7 @@ import pandas as pd
 from engine.predict import baselines
 from engine.predict.failure import FailureModel, FailureSettings
 from engine.predict.features import TimeZones, failed, features, has_outcome, runtime_s, seconds
-from engine.predict.metrics import calibration_table, coverage, failure_metrics, runtime_metrics
+from engine.predict.metrics import calibration_table, coverage, failure_metrics, interval_metrics, runtime_metrics
 from engine.predict.runtime import RuntimeModel, RuntimeSettings
 
 TRAIN_SHARE = 0.7
@@ -85,16 +91,19 @@ def runtime_evaluation(jobs: pd.DataFrame, tz: TimeZones = None, train_share: fl
                        settings: RuntimeSettings = RuntimeSettings(), X: pd.DataFrame | None = None) -> Evaluated:
     """evaluate_runtime's report with its model and test rows; `X`: the jobs' features, when computed."""
     X, split = features(jobs, tz) if X is None else X, TimeSplit.of(jobs, train_share)
-    run = runtime_s(jobs)
+    run, end, submit = runtime_s(jobs), seconds(jobs["end_utc"]), seconds(jobs["submit_utc"])
     ran = np.isfinite(run)
     train, test = in_submit_order(jobs, split.train & ran), in_submit_order(jobs, split.test & ran)
-    model = RuntimeModel(settings).fit(X.iloc[train], run[train])
-    predicted = model.predict(X.iloc[test])
+    model = RuntimeModel(settings).fit(X.iloc[train], run[train], end[train])
+    predicted = model.predict_tracked(X, run, end, submit, rows=test)
+    split_only = model.predict(X.iloc[test])
     actual, fallback = run[test], float(np.median(run[train]))
     report = {
         "cutoff_utc": split.cutoff_utc, "jobs_train": int(len(train)), "jobs_test": int(len(test)),
         "model": {**runtime_metrics(actual, predicted["p50_s"]),
-                  "coverage": coverage(actual, predicted["p10_s"].to_numpy(), predicted["p90_s"].to_numpy())},
+                  **interval_metrics(actual, predicted["p10_s"].to_numpy(), predicted["p90_s"].to_numpy()),
+                  "coverage_split": coverage(actual, split_only["p10_s"].to_numpy(), split_only["p90_s"].to_numpy())},
+        "sched": runtime_metrics(actual, predicted["sched_s"]),
         "request": runtime_metrics(actual, baselines.request_s(X.iloc[test], fallback)),
         "last_two": runtime_metrics(actual, baselines.last_two_s(X.iloc[test], fallback)),
     }

@@ -53,7 +53,7 @@ def runtime_importance(model: RuntimeModel, X_test: pd.DataFrame, run_test: np.n
     settings = model.settings
     sample = _sample(len(X_test), rows, settings.seed)
     y = _log(run_test[sample])
-    pipeline = model.pipelines[0.5]
+    pipeline = model.pipelines["p50_s"]
     with openmp_threads(settings.threads):
         encoded, booster = pipeline[:-1].transform(X_test.iloc[sample]), pipeline[-1]
         result = permutation_importance(booster, encoded, y, scoring="neg_mean_absolute_error",

@@ -4,7 +4,8 @@ Runtime (seconds; actual and predicted runtimes floored at 1 s before any ratio 
 - `male`: mean absolute log error, mean |ln(pred) - ln(actual)| (0 = perfect; ln 2 = off by 2x);
 - `accuracy`: mean of min(pred, actual) / max(pred, actual), in 0-1 (1 = perfect);
 - `underestimate_rate`: share of jobs with pred < actual (the job outlives its prediction);
-- `coverage`: share of jobs with P10 <= actual <= P90 (the nominal 80 % interval).
+- `coverage`: share of jobs with P10 <= actual <= P90 (the nominal 80 % interval); `interval_metrics`
+  adds the shares below the P10 and above the P90 (nominal 10 % each) and the median P90 / P10.
 
 Failure (label 1 = failed or cancelled, probability p in 0-1):
 - `roc_auc`: area under the ROC curve (0.5 = chance);
@@ -36,6 +37,14 @@ def coverage(actual_s: np.ndarray, low_s: np.ndarray, high_s: np.ndarray) -> flo
     """Share of jobs whose runtime (floored at 1 s) lies in [low, high]."""
     actual = np.maximum(np.asarray(actual_s, dtype=np.float64), MIN_RUNTIME_S)
     return float(np.mean((low_s <= actual) & (actual <= high_s)))
+
+
+def interval_metrics(actual_s: np.ndarray, low_s: np.ndarray, high_s: np.ndarray) -> dict[str, float]:
+    """coverage, the shares below the P10 and above the P90, and the median width as P90 / P10."""
+    actual = np.maximum(np.asarray(actual_s, dtype=np.float64), MIN_RUNTIME_S)
+    return {"coverage": coverage(actual, low_s, high_s), "below_p10": float(np.mean(actual < low_s)),
+            "above_p90": float(np.mean(actual > high_s)),
+            "width_ratio_median": float(np.median(np.asarray(high_s) / np.maximum(low_s, MIN_RUNTIME_S)))}
 
 
 def failure_metrics(label: np.ndarray, prob: np.ndarray) -> dict[str, float]:

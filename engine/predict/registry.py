@@ -61,11 +61,11 @@ from engine.predict.features import failed, features, has_outcome, runtime_s, se
 from engine.predict.importance import failure_importance, runtime_importance
 from engine.predict.runtime import RuntimeModel, RuntimeSettings
 
-FORMAT = 1
+FORMAT = 2   # 2: calibrated interval and sched_s (engine/predict/runtime.py); format 1 models are refused
 META_FILE, RUNTIME_FILE, FAILURE_FILE = "meta.json", "runtime.joblib", "failure.joblib"
 MIN_TRAIN_JOBS = 200
 MIN_EVAL_JOBS = 50
-PREDICTION_COLUMNS = ("p10_s", "p50_s", "p90_s", "fail_prob")
+PREDICTION_COLUMNS = ("p10_s", "p50_s", "p90_s", "sched_s", "fail_prob")
 # The jobs columns the models read (features and labels); the digest covers exactly these.
 DIGEST_TIMES = ("submit_utc", "start_utc", "end_utc")
 DIGEST_NUMBERS = ("gpus", "nodes", "requested_runtime_s")
@@ -107,10 +107,10 @@ class Predictors:
         stored at training.
         """
         X = features(jobs, self.zones if regions is None else zones_of(regions))
-        if rows is not None:
-            X = X.loc[rows]
-        out = self.runtime.predict(X)
-        out["fail_prob"] = self.failure.predict(X)
+        positions = np.arange(len(X)) if rows is None else X.index.get_indexer(X.loc[rows].index)
+        out = self.runtime.predict_tracked(X, runtime_s(jobs), seconds(jobs["end_utc"]), seconds(jobs["submit_utc"]),
+                                           positions)
+        out["fail_prob"] = self.failure.predict(X.iloc[positions])
         return out[list(PREDICTION_COLUMNS)]
 
 
@@ -135,7 +135,8 @@ def fit_predictors(jobs: pd.DataFrame, regions: pd.DataFrame | None = None, eval
     if evaluate:
         _check_split(jobs, run)
     with clock("runtime_fit", "runtime model (P10/P50/P90)"):
-        runtime_model = RuntimeModel(runtime).fit(X.iloc[runtime_rows], run[runtime_rows])
+        runtime_model = RuntimeModel(runtime).fit(X.iloc[runtime_rows], run[runtime_rows],
+                                                  seconds(jobs["end_utc"])[runtime_rows])
     with clock("failure_fit", "failure model"):
         failure_model = FailureModel(failure).fit(X.iloc[failure_rows], label[failure_rows])
     evaluation = _evaluation(jobs, X, zones, runtime, failure, clock) if evaluate else None

@@ -2,8 +2,9 @@
 
 `with_predicted_runtimes(jobs, cut, quantile)` fits the runtime model (engine.predict.runtime) on
 the jobs that had ended by `cut` with a known outcome and runtime, and gives every job
-submitted at or after `cut` the model's runtime at `quantile` (P10, P50 or P90) as its
-`requested_runtime_s`; the user's own request moves to `user_requested_runtime_s`. Jobs before
+submitted at or after `cut` the model's runtime at `quantile` (P10, P50, P90 or "sched", the
+asymmetric point prediction) as its `requested_runtime_s` (the interval's bounds calibrated, their
+offsets tracked over the outcomes known at each submit: engine/predict/conformal.py); the user's own request moves to `user_requested_runtime_s`. Jobs before
 the cut keep their requests (they are the model's past). Features are submit-time only
 (engine.predict.features), so no prediction sees a job that had not finished when it was made.
 
@@ -20,10 +21,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.predict.features import TimeZones, features, has_outcome, runtime_s
-from engine.predict.runtime import QUANTILE_COLUMNS, RuntimeModel
+from engine.predict.features import TimeZones, features, has_outcome, runtime_s, seconds
+from engine.predict.runtime import RuntimeModel
 
-QUANTILES = {"p10": 0.1, "p50": 0.5, "p90": 0.9}
+COLUMNS = {"p10": "p10_s", "p50": "p50_s", "p90": "p90_s", "sched": "sched_s"}
 MIN_TRAIN_JOBS = 200
 _MEMO: dict = {}
 
@@ -43,8 +44,8 @@ def with_predicted_runtimes(jobs: pd.DataFrame, cut: pd.Timestamp, quantile: str
     """A copy of `jobs` whose jobs submitted at or after `cut` carry the model's runtime at `quantile`
     as requested_runtime_s (user_requested_runtime_s keeps the request). Raises NotEnoughHistory
     when fewer than MIN_TRAIN_JOBS finished jobs were submitted before the cut."""
-    if quantile not in QUANTILES:
-        raise ValueError(f"quantile must be one of {', '.join(QUANTILES)}, got {quantile!r}")
+    if quantile not in COLUMNS:
+        raise ValueError(f"quantile must be one of {', '.join(COLUMNS)}, got {quantile!r}")
     key = memo_key(jobs, pd.Timestamp(cut), quantile, tz)
     if key not in _MEMO:
         _MEMO.clear()
@@ -62,8 +63,12 @@ def _predict(jobs: pd.DataFrame, cut: pd.Timestamp, quantile: str, tz: TimeZones
         raise NotEnoughHistory(f"predicted runtimes need at least {MIN_TRAIN_JOBS} finished jobs submitted before "
                                f"{cut:%Y-%m-%d %H:%M} UTC to train on; found {int(train.sum())}")
     X = features(jobs, tz)
-    model = RuntimeModel().fit(X[train], run[train])
-    predicted = model.predict(X[~before])[QUANTILE_COLUMNS[QUANTILES[quantile]]].to_numpy()
+    column = COLUMNS[quantile]
+    end = seconds(jobs["end_utc"])
+    model = RuntimeModel(outputs=("p50_s", column) if column != "p10_s" and column != "p90_s" else
+                         ("p10_s", "p50_s", "p90_s")).fit(X[train], run[train], end[train])
+    predicted = model.predict_tracked(X, run, end, seconds(jobs["submit_utc"]),
+                                      np.flatnonzero(~before))[column].to_numpy()
     out = jobs.copy()
     requested = pd.to_numeric(out["requested_runtime_s"], errors="coerce") if "requested_runtime_s" in out \
         else pd.Series(np.nan, index=out.index)

@@ -2,7 +2,8 @@
 
     [runtime]
     source = "predicted"   # "request" (default): the users' requests; "predicted": the runtime model's
-    quantile = "p50"       # which prediction the scheduler sees: p10, p50 or p90
+    quantile = "p50"       # which prediction the scheduler sees: p10, p50, p90 or sched (the asymmetric
+                           # point prediction, engine/predict/runtime.py)
     failure = true         # give every job its predicted probability of failing (failure-aware orders)
 
 Predictions are made by models trained on the jobs that had ended before the scenario's window
@@ -19,7 +20,7 @@ import pandas as pd
 from engine.core.errors import ScenarioError
 
 RUNTIME_SOURCES = ("request", "predicted")
-RUNTIME_QUANTILES = ("p10", "p50", "p90")
+RUNTIME_QUANTILES = ("p10", "p50", "p90", "sched")
 TRAIN_SHARE = 0.7  # predictions without a window start: train on the first 70 % of submits
 _KEYS = {"source", "quantile", "failure"}
 

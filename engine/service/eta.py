@@ -67,7 +67,7 @@ from engine.core.reasons import REASONS, SHORT
 from engine.core.text import hours_minutes
 from engine.predict.features import features, has_outcome, runtime_s, seconds
 from engine.predict.runtime import RuntimeModel, RuntimeSettings
-from engine.predict.runtime_source import MIN_TRAIN_JOBS, QUANTILES, NotEnoughHistory
+from engine.predict.runtime_source import COLUMNS, MIN_TRAIN_JOBS, NotEnoughHistory
 from engine.scenario.edits import edit_fleet
 from engine.scenario.spec import Scenario
 from engine.sim.simulator import simulate
@@ -165,7 +165,9 @@ def replay(queue: Queue, quantiles_s: pd.DataFrame, fleet: pd.DataFrame, scenari
     draws = draw_remaining(q, elapsed, samples, np.random.default_rng(seed))
     for edit in scenario.fleet_edits:
         fleet = edit_fleet(fleet, edit)
-    workload = build_workload(_replay_table(table, elapsed, q, scenario, at), fleet)
+    seen = quantiles_s.loc[table.index, COLUMNS[scenario.runtime_quantile]].to_numpy(np.float64) \
+        if scenario.runtime_source == "predicted" else None
+    workload = build_workload(_replay_table(table, elapsed, seen, at), fleet)
     order = workload.job_id.astype(np.int64)  # the replay's row -> position in `table`
     world = scenario.world(World(), fleet)
     policies, sharing = scenario.build_policies(), scenario.sharing(world)
@@ -191,10 +193,11 @@ def _why_at_start(decisions: pd.DataFrame, order: np.ndarray, n: int) -> np.ndar
     return why
 
 
-def _replay_table(table: pd.DataFrame, elapsed: np.ndarray, q: np.ndarray, scenario: Scenario,
+def _replay_table(table: pd.DataFrame, elapsed: np.ndarray, seen: np.ndarray | None,
                   at: pd.Timestamp) -> pd.DataFrame:
     """The replay's jobs table: everyone submitted and (for the workload's sake) started at `at`,
-    ids "000000000"... keeping `table`'s order, requests as the policies should see them."""
+    ids "000000000"... keeping `table`'s order, requests as the policies should see them: the users'
+    requests, or `seen` (the predicted runtimes a scenario schedules with), less the time run so far."""
     out = table.copy()
     out["job_id"] = [f"{k:09d}" for k in range(len(out))]
     out["submit_utc"] = out["start_utc"] = at
@@ -203,10 +206,9 @@ def _replay_table(table: pd.DataFrame, elapsed: np.ndarray, q: np.ndarray, scena
     request = pd.to_numeric(out["requested_runtime_s"], errors="coerce").to_numpy(np.float64) \
         if "requested_runtime_s" in out else np.full(len(out), np.nan)
     left = np.maximum(request - elapsed, 1.0)
-    if scenario.runtime_source == "predicted":
-        column = QUANTILE_COLUMNS[list(QUANTILES).index(scenario.runtime_quantile)]
+    if seen is not None:
         out["user_requested_runtime_s"] = left
-        left = np.maximum(q[:, QUANTILE_COLUMNS.index(column)] - elapsed, 1.0)
+        left = np.maximum(seen - elapsed, 1.0)
     out["requested_runtime_s"] = left
     return out
 
@@ -221,7 +223,7 @@ def fit_runtime_model(jobs: pd.DataFrame, at_utc, tz=None,
     if train.sum() < MIN_TRAIN_JOBS:
         raise NotEnoughHistory(f"the ETA's runtime model needs at least {MIN_TRAIN_JOBS} jobs ended by "
                                f"{pd.Timestamp(at_utc):%Y-%m-%d %H:%M} UTC; found {int(train.sum())}")
-    return RuntimeModel(settings).fit(features(known, tz)[train], run[train])
+    return RuntimeModel(settings).fit(features(known, tz)[train], run[train], seconds(known["end_utc"])[train])
 
 
 @dataclass(frozen=True)

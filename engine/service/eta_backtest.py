@@ -112,8 +112,9 @@ def snapshot_rows(jobs: pd.DataFrame, fleet: pd.DataFrame, scenario: Scenario | 
     split = TimeSplit.of(jobs, train_share)
     X, run = features(jobs, tz), runtime_s(jobs)
     train = split.train & np.isfinite(run)
-    model = RuntimeModel(settings).fit(X[train], run[train])
-    quantiles = model.predict(X)
+    end, submit = seconds(jobs["end_utc"]), seconds(jobs["submit_utc"])
+    model = RuntimeModel(settings).fit(X[train], run[train], end[train])
+    quantiles = model.predict_tracked(X, run, end, submit)   # each job's interval as known at its submit
     waits = seconds(jobs["start_utc"]) - seconds(jobs["submit_utc"])
     margin = float(np.nanquantile(waits[split.train], 0.99)) if np.isfinite(waits[split.train]).any() else 0.0
     last = float(np.nanmax(seconds(jobs["submit_utc"]))) - margin
