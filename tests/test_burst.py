@@ -133,8 +133,8 @@ def test_no_job_ever_runs_on_a_burst_node_outside_its_rentals_on_random_workload
 @pytest.mark.parametrize("entry, message", [
     ({"gpu_type": "A"}, "region is required"),
     ({"region": "r"}, "gpu_type is required"),
-    ({"region": "r", "gpu_type": "A", "max_nodes": 0}, "max_nodes must be a whole number >= 1"),
-    ({"region": "r", "gpu_type": "A", "gpus_per_node": 2.5}, "gpus_per_node must be a whole number >= 1"),
+    ({"region": "r", "gpu_type": "A", "max_nodes": 0}, "max_nodes must be a whole number from 1 to 10,000"),
+    ({"region": "r", "gpu_type": "A", "gpus_per_node": 2.5}, "gpus_per_node must be a whole number from 1 to 64"),
     ({"region": "r", "gpu_type": "A", "provision_min": -1}, "provision_min must be a number >= 0"),
     ({"region": "r", "gpu_type": "A", "cpus_per_node": 0}, "cpus_per_node must be a number > 0"),
     ({"region": "r", "gpu_type": "A", "nodes": 2}, "unknown key(s) nodes; valid: region, gpu_type, max_nodes"),

@@ -40,6 +40,22 @@ def test_policy_is_a_frozen_dataclass_with_introspectable_parameters(family, key
     assert (type(policy).__doc__ or "").strip(), "a policy says what it does"
 
 
+@pytest.mark.parametrize("family,key", ALL)
+def test_every_numeric_parameter_has_a_unit_and_a_range_and_out_of_range_is_refused(family, key):
+    for parameter in registry.parameters(family, key):
+        if parameter.type not in (int, float):
+            continue
+        bound = parameter.bound
+        assert bound is not None, f"{key}.{parameter.name}: name it with its unit (engine.core.bounds) or declare one"
+        assert bound.check(parameter.name, parameter.default) is None, f"{key}.{parameter.name}'s default"
+        too_big = bound.high * 2 + 1 if parameter.type is int else float("inf")
+        with pytest.raises(registry.PolicyError, match=parameter.name):
+            registry.make(family, key, **{parameter.name: int(too_big) if parameter.type is int else too_big})
+        if parameter.type is float:
+            with pytest.raises(registry.PolicyError, match="finite"):
+                registry.make(family, key, **{parameter.name: float("nan")})
+
+
 def _queue(n, seed=3):
     rng = np.random.default_rng(seed)
     return QueueView.of(

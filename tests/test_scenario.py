@@ -56,13 +56,13 @@ def test_defaults_and_parameters():
     ({"fleet": 5}, "fleet must be a list of [[fleet]] tables, got 5"),
     ({"spot": [1]}, "[spot] must be a table, got [1]"),
     ({"policies": ["fcfs"]}, "[policies] must be a table, got ['fcfs']"),
-    ({"workload": {"load_scale": 0}}, "load_scale must be a positive number"),
+    ({"workload": {"load_scale": 0}}, "load_scale must be a number from 0.001 to 1000"),
     ({"workload": {"scale": 2}}, "unknown [workload] key scale; valid: end_utc, growth, load_scale, start_utc"),
     ({"workload": {"start_utc": "soon"}}, "start_utc must be a date-time"),
-    ({"workload": {"growth": -1}}, "growth must be a positive number"),
-    ({"timer_s": -5}, "timer_s must be a number of seconds >= 0"),
+    ({"workload": {"growth": -1}}, "growth must be a number from 0.001 to 100"),
+    ({"timer_s": -5}, "timer_s must be 0 (no timer) or 1 to 315,360,000 seconds"),
     ({"fleet": [{"region": "r", "gpu_type": "A"}]}, "one of add_gpus, remove_gpus"),
-    ({"fleet": [{"region": "r", "gpu_type": "A", "add_gpus": -1}]}, "non-negative integer"),
+    ({"fleet": [{"region": "r", "gpu_type": "A", "add_gpus": -1}]}, "whole number of GPUs from 0 to 1,000,000"),
 ])
 def test_validation_messages(data, message):
     with pytest.raises(ScenarioError) as error:

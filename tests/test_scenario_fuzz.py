@@ -1,5 +1,6 @@
 """Fuzzing scenarios (hypothesis): a bundled scenario with a few of its values (or whole tables)
-replaced by awkward ones (negatives, infinities, NaN, huge numbers, wrong types, unknown keys) is
+replaced by awkward ones (negatives, infinities, NaN, huge and tiny numbers, wrong types, unknown keys,
+dates out of range, unknown regions and tiers, deep nesting; the scenario contract of issue 28) is
 either refused with a ScenarioError or runs to its end on a small two-region workload; never
 another exception. This is how a negative seed passing validation and `fleet = 5` raising a
 TypeError were found."""
@@ -9,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_helpers import deadline, fleet, job
@@ -20,7 +22,9 @@ from engine.service.run import run_scenario
 SCENARIOS = {p.stem: tomllib.loads(p.read_text())
              for p in sorted((Path(__file__).resolve().parents[1] / "sample_data" / "scenarios").glob("*.toml"))}
 NASTY = [-1, 0, 0.5, 1.0, 3600, -3600, 10**30, -10**30, math.inf, -math.inf, math.nan, True, "", "x", "0", "inf",
-         "none", "us-east", "2026-13-01", [], [1, 2], ["a"], {}, {"key": "zzz"}, {"key": "fcfs"}, [{"x": 1}]]
+         "none", "us-east", "2026-13-01", [], [1, 2], ["a"], {}, {"key": "zzz"}, {"key": "fcfs"}, [{"x": 1}],
+         1e-9, 1e308, 10**12, "9999-01-01T00:00:00", "0001-01-01T00:00:00", "atlantis", "platinum",
+         [[[[[[[[[1]]]]]]]]], {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": 1}}}}}}}}]
 TOP = ["policies", "timer_s", "seed", "name", "burst", "outage", "quota", "queue", "team", "spot", "runtime", "fleet",
        "region", "latency", "data", "workload"]
 JOBS = pd.DataFrame([job(i, 10 * i, 100, 1 + i % 4, region=["us-east", "eu-west"][i % 2]) for i in range(12)])
@@ -54,11 +58,11 @@ def _mutated(data: dict, edits) -> dict:
     return data
 
 
-@settings(max_examples=100, deadline=None, derandomize=True)
-@given(st.sampled_from(sorted(SCENARIOS)),
-       st.lists(st.tuples(st.integers(0, 999), st.integers(0, 99), st.booleans(), st.sampled_from(NASTY)),
-                min_size=1, max_size=3))
-def test_a_mangled_scenario_is_refused_with_its_error_or_runs(name, edits):
+EDITS = st.lists(st.tuples(st.integers(0, 999), st.integers(0, 99), st.booleans(), st.sampled_from(NASTY)),
+                 min_size=1, max_size=3)
+
+
+def _refused_or_runs(name: str, edits) -> None:
     data = _mutated(SCENARIOS[name], edits)
     try:
         scenario = Scenario.from_dict(data, source=f"{name}.toml")
@@ -70,3 +74,16 @@ def test_a_mangled_scenario_is_refused_with_its_error_or_runs(name, edits):
             run_scenario(scenario, JOBS, NODES)
     except ScenarioError as refused:  # found only against the data: named by the scenario's name
         assert str(refused).startswith(f"{scenario.name}: ")
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(st.sampled_from(sorted(SCENARIOS)), EDITS)
+def test_a_mangled_scenario_is_refused_with_its_error_or_runs(name, edits):
+    _refused_or_runs(name, edits)
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, derandomize=True)
+@given(st.sampled_from(sorted(SCENARIOS)), EDITS)
+def test_deeper_a_mangled_scenario_is_refused_with_its_error_or_runs(name, edits):
+    _refused_or_runs(name, edits)

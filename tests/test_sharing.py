@@ -378,7 +378,7 @@ def test_default_queue_classes():
     ({"quota": [{"holder": "a", "borrowing_limit_gpus": "lots"}]}, "quota a: borrowing_limit_gpus must be a number"),
     ({"quota": [{"holder": "a", "weight": 2}]}, "unknown \\[\\[quota\\]\\] key weight"),
     ({"team": [{"weight": 2}]}, "every \\[\\[team\\]\\] needs a team name"),
-    ({"team": [{"team": "a", "weight": 0}]}, "team a: weight must be > 0, got 0"),
+    ({"team": [{"team": "a", "weight": 0}]}, "team a: weight must be above 0 and at most 1e.09, got 0"),
     ({"team": [{"team": "a", "share": 2}]}, "unknown \\[\\[team\\]\\] key share"),
     ({"team": ["a"]}, "team must be a list of \\[\\[team\\]\\] tables, got \\['a'\\]"),
 ])
@@ -390,8 +390,8 @@ def test_sharing_tables_are_validated_with_clear_messages(tables, message):
 @pytest.mark.parametrize("policies, message", [
     ({"quota": {"key": "kueue", "by": "org"}}, "by must be 'team' or 'queue'"),
     ({"quota": {"key": "team-limit", "max_gpus": 0}}, "max_gpus must be > 0"),
-    ({"quota": {"key": "kueue", "lending_fraction": 2.0}}, "lending_fraction must be in 0-1"),
-    ({"preemption": {"key": "priority", "min_runtime_s": -1}}, "min_runtime_s and max_preemptions must be >= 0"),
+    ({"quota": {"key": "kueue", "lending_fraction": 2.0}}, "lending_fraction must be from 0 to 1 .fraction."),
+    ({"preemption": {"key": "priority", "min_runtime_s": -1}}, "min_runtime_s must be from 0 to 315,360,000 .s., got -1"),
     ({"admission": {"key": "controls", "elastic_min_fraction": 0}}, "elastic_min_fraction must be in"),
 ])
 def test_sharing_policy_parameters_are_validated(policies, message):

@@ -153,7 +153,7 @@ def test_the_example_grid_has_32_valid_points_over_seven_days():
      "policies.backfill is not a table"),
     ("[[axis]]\nset='policies.backfill'\nvalues=['easy', 'sometimes']",
      "g[policies.backfill=sometimes]: backfill policy 'sometimes' is unknown"),
-    ("[[axis]]\nset='workload.growth'\nvalues=[0]", "g[workload.growth=0]: growth must be a positive number"),
+    ("[[axis]]\nset='workload.growth'\nvalues=[0]", "g[workload.growth=0]: [workload] growth must be a number from 0.001 to 100"),
     ("base = 'missing.toml'\n[[axis]]\nset='seed'\nvalues=[1]", "base: cannot read"),
     ("[[scenario]]\nfile = 'missing.toml'", "scenario[1].file: cannot read"),
     ("[[scenario]]\nfile = 'x.toml'\nseed = 1", "scenario[1].file: a [[scenario]] with file takes only file"),

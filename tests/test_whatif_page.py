@@ -168,10 +168,13 @@ def test_custom_scenario_widgets_cover_every_family(app):
 def test_an_invalid_custom_scenario_is_an_error_message(app):
     app.multiselect(key="wi_candidates").set_value(["custom (built below)"]).run()
     app.selectbox(key="custom:admission").select("queue-length-limit").run()
-    app.number_input(key="custom:admission:queue-length-limit:max_queued").set_value(-1).run()
+    widget = app.number_input(key="custom:admission:queue-length-limit:max_queued")
+    assert (widget.min, widget.max) == (0, 1_000_000_000)   # the parameter's range (engine.core.bounds)
+    app.selectbox(key="custom:admission").select("controls").run()
+    app.number_input(key="custom:admission:controls:elastic_min_fraction").set_value(0.0).run()   # in range, refused
     app.button(key="wi_run").click().run()
     assert not app.exception
-    assert [shown(e) for e in app.error] == ["custom: max_queued must be >= 0, got -1"]
+    assert [shown(e) for e in app.error] == ["custom: elastic_min_fraction must be in (0, 1], got 0.0"]
     assert not [d for d in app.dataframe if "fifo" in d.value.columns]
 
 

@@ -49,12 +49,15 @@ def _parameter_input(family: str, key: str, param: registry.Parameter, prefix: s
     label = f"{key} · {param.name}"
     if param.type is bool:
         return st.checkbox(label, value=bool(param.default), help=param.help or None, key=widget_key)
+    bound = param.bound   # the parameter's range and unit (engine.core.bounds): the widget cannot leave it
+    limits = {} if bound is None else {"min_value": param.type(bound.low), "max_value": param.type(bound.high)}
+    shown = param.help if bound is None else f"{param.help} ({bound.unit})".lstrip()
     if param.type is int:
-        return int(st.number_input(label, value=int(param.default), step=1, help=param.help or None,
-                                   key=widget_key))
+        return int(st.number_input(label, value=int(param.default), step=1, help=shown or None,
+                                   key=widget_key, **limits))
     if param.type is float:
-        return float(st.number_input(label, value=float(param.default), help=param.help or None,
-                                     key=widget_key))
+        return float(st.number_input(label, value=float(param.default), help=shown or None,
+                                     key=widget_key, **limits))
     return st.text_input(label, value=str(param.default), help=param.help or None, key=widget_key)
 
 

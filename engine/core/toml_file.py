@@ -22,3 +22,5 @@ def read_toml(path: str | Path, what: str, error: type[Exception]) -> dict:
         raise error(f"{path}: cannot read {what}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise error(f"{path}: not valid TOML here: arrays or tables nested too deeply to read") from None

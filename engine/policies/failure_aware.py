@@ -34,7 +34,8 @@ class FailFast:
     """
 
     threshold: float = field(default=0.5, metadata={
-        "help": "predicted probability of failing or being cancelled (0-1) from which a job goes first"})
+        "help": "predicted probability of failing or being cancelled (0-1) from which a job goes first",
+        "unit": "probability", "min": 0.0, "max": 1.0})
     max_request_s: float = field(default=0.0, metadata={
         "help": "only jobs asking for at most this runtime (s) go first; 0: any runtime"})
 

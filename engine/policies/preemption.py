@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.core.bounds import TEN_YEARS_S
 from engine.policies.registry import register
 
 FAMILY = "preemption"
@@ -94,7 +95,8 @@ class PriorityPreemption:
     min_runtime_s: float = field(default=600.0, metadata={"help": "a job runs at least this long before it may be evicted"})
     max_preemptions: int = field(default=3, metadata={"help": "a job is evicted at most this many times"})
     checkpoint_s: float = field(default=-1.0, metadata={
-        "help": "checkpoint interval of every job, s (-1: each queue class's; 0: no checkpoints)"})
+        "help": "checkpoint interval of every job, s (-1: each queue class's; 0: no checkpoints)",
+        "unit": "s", "min": -1.0, "max": TEN_YEARS_S})
 
     def __post_init__(self) -> None:
         if self.min_runtime_s < 0 or self.max_preemptions < 0:

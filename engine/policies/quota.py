@@ -116,7 +116,8 @@ class Kueue:
     lending_fraction: float = field(default=1.0, metadata={
         "help": "share of a holder's nominal quota lent to its cohort when idle, unless its entry sets lending_limit_gpus"})
     borrowing_limit_gpus: float = field(default=-1.0, metadata={
-        "help": "most GPUs a holder may borrow above its nominal quota, unless its entry sets one (-1: no limit)"})
+        "help": "most GPUs a holder may borrow above its nominal quota, unless its entry sets one (-1: no limit)",
+        "unit": "GPUs", "min": -1.0, "max": 1e7})
     team_max_gpus: float = field(default=0.0, metadata={"help": "cap on the GPUs one holder holds at once (0: none)"})
 
     def __post_init__(self) -> None:

@@ -16,6 +16,7 @@ import typing
 from dataclasses import dataclass
 from importlib import import_module
 
+from engine.core.bounds import Bound, bound_of
 from engine.core.traits import declare
 
 _REGISTRY: dict[str, dict[str, type]] = {}
@@ -34,12 +35,14 @@ class PolicyError(ValueError):
 
 @dataclass(frozen=True)
 class Parameter:
-    """One introspected policy parameter: name, Python type, default and help text."""
+    """One introspected policy parameter: name, Python type, default, help text, and for a number its
+    unit and range (engine.core.bounds; None for other kinds, or a number that declares neither)."""
 
     name: str
     type: type
     default: object
     help: str
+    bound: Bound | None = None
 
 
 def register(family: str, key: str, **traits: bool):
@@ -92,7 +95,8 @@ def parameters(family: str, key: str) -> list[Parameter]:
     cls = policy_class(family, key)
     hints = typing.get_type_hints(cls)
     return [
-        Parameter(f.name, hints[f.name], f.default, f.metadata.get("help", ""))
+        Parameter(f.name, hints[f.name], f.default, f.metadata.get("help", ""),
+                  bound_of(f.name, hints[f.name], f.metadata) if hints[f.name] in (int, float) else None)
         for f in dataclasses.fields(cls)
         if f.init
     ]
@@ -114,4 +118,8 @@ def make(family: str, key: str, **params):
             raise PolicyError(
                 f"{family} policy {key!r}: parameter {name} must be {expected.__name__}, got {value!r}"
             )
+        bound = known[name].bound
+        refused = bound.check(name, params[name]) if bound is not None and expected in (int, float) else None
+        if refused:
+            raise PolicyError(f"{family} policy {key!r}: {refused}")
     return cls(**params)

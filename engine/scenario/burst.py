@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from engine.core.errors import ScenarioError
 from engine.scenario.checks import number
+from engine.scenario.limits import BURST_MAX_NODES, GPUS_PER_NODE_MAX
 
 _KEYS = ("region", "gpu_type", "max_nodes", "gpus_per_node", "provision_min", "trigger_wait_min", "idle_release_min",
          "usd_per_gpu_hour", "cpus_per_node", "memory_gib_per_node")
@@ -66,8 +67,9 @@ def parse_bursts(entries: object, source: str) -> tuple[BurstPool, ...]:
         for key in _COUNTS:
             if key in spec:
                 value = spec[key]
-                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                    raise ScenarioError(f"{where}: {key} must be a whole number >= 1, got {value!r}")
+                most = BURST_MAX_NODES if key == "max_nodes" else GPUS_PER_NODE_MAX
+                if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+                    raise ScenarioError(f"{where}: {key} must be a whole number from 1 to {most:,}, got {value!r}")
                 values[key] = value
         for key in _MINUTES + _OPTIONAL:
             if key in spec:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from engine.core.errors import ScenarioError
 from engine.policies.quota import QuotaEntry
 from engine.scenario.checks import known_keys, number
+from engine.scenario.limits import SPOT_RATE_MAX, TEAM_WEIGHT_MAX
 from engine.scenario.queues import DEFAULT_QUEUES, FIELDS, QueueClass
 from engine.scenario.spot import FLAT, HOURS, SpotModel
 
@@ -69,6 +70,15 @@ def _table(entry, valid: set, source: str, what: str) -> dict:
 def _number(entry: dict, key: str, source: str, what: str, minimum: float = 0.0) -> float | None:
     """entry[key] as a number >= `minimum` (infinity allowed: no limit), or None when absent."""
     return number(entry[key], f"{source}: {what} {key}", minimum, finite=False) if key in entry else None
+
+
+def _rate(entry: dict, key: str, source: str, what: str) -> float:
+    """A spot interruption rate: 0 to SPOT_RATE_MAX per node-hour (0 when absent)."""
+    value = number(entry.get(key, 0.0), f"{source}: {what} {key}")
+    if value > SPOT_RATE_MAX:
+        raise ScenarioError(f"{source}: {what} {key} must be at most {SPOT_RATE_MAX:g} interruptions per node-hour "
+                            f"(one a minute), got {value:g}")
+    return value
 
 
 def parse_queues(entries, source: str) -> tuple[QueueClass, ...] | None:
@@ -138,8 +148,9 @@ def parse_teams(entries, source: str) -> tuple[dict[str, float], dict[str, str]]
             raise ScenarioError(f"{source}: every [[team]] needs a team name")
         weight = _number(entry, "weight", source, f"team {team}:")
         if weight is not None:
-            if weight <= 0:
-                raise ScenarioError(f"{source}: team {team}: weight must be > 0, got {weight:g}")
+            if not 0 < weight <= TEAM_WEIGHT_MAX:
+                raise ScenarioError(f"{source}: team {team}: weight must be above 0 and at most {TEAM_WEIGHT_MAX:g}, "
+                                    f"got {weight:g}")
             weights[team] = weight
         if "org" in entry:
             orgs[team] = str(entry["org"])
@@ -163,7 +174,7 @@ def parse_spot(entry, source: str) -> SpotModel:
     fallback = entry.get("fallback_after", 0)
     if isinstance(fallback, bool) or not isinstance(fallback, int) or fallback < 0:
         raise ScenarioError(f"{source}: [spot] fallback_after must be an integer >= 0, got {fallback!r}")
-    rate = _number(entry, "interruptions_per_node_hour", source, "[spot]") or 0.0
+    rate = _rate(entry, "interruptions_per_node_hour", source, "[spot]")
     regions = entry.get("region_rate", {})
     if not isinstance(regions, dict):
         raise ScenarioError(f"{source}: [spot] region_rate must be a table of region = rate")
@@ -171,6 +182,6 @@ def parse_spot(entry, source: str) -> SpotModel:
     region_hourly = entry.get("region_hourly_factor", {})
     if not isinstance(region_hourly, dict):
         raise ScenarioError(f"{source}: [spot.region_hourly_factor] must be a table of region = [{HOURS} numbers]")
-    return SpotModel(rate, {str(r): _number(regions, r, source, "[spot] region_rate") for r in regions}, fallback,
+    return SpotModel(rate, {str(r): _rate(regions, r, source, "[spot] region_rate") for r in regions}, fallback,
                      hourly, {str(r): _hourly(f, source, f"[spot.region_hourly_factor] {r}")
                               for r, f in region_hourly.items()})

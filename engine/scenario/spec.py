@@ -64,9 +64,11 @@ import engine.policies.routing  # noqa: F401  (registers the family)
 import engine.policies.timing  # noqa: F401  (registers the family)
 from engine.core.errors import ScenarioError
 from engine.core.toml_file import read_toml
+from engine.core.vocabulary import TIERS
 from engine.policies import registry
 from engine.policies.bundle import Policies
 from engine.policies.quota import QuotaEntry
+from engine.scenario import limits
 from engine.scenario.burst import parse_bursts
 from engine.scenario.checks import known_keys
 from engine.scenario.demand import scale_demand
@@ -122,12 +124,16 @@ class Scenario:
     def load(cls, path: str | Path) -> "Scenario":
         """Read and validate a TOML scenario file."""
         path = Path(path)
+        if path.is_file() and path.stat().st_size > limits.MAX_FILE_BYTES:
+            raise ScenarioError(f"{path}: a scenario file is at most {limits.MAX_FILE_BYTES:,} bytes; this one has "
+                                f"{path.stat().st_size:,}")
         data = read_toml(path, "scenario", ScenarioError)
         return cls.from_dict(data, default_name=path.stem, source=str(path))
 
     @classmethod
     def from_dict(cls, data: dict, default_name: str = "scenario", source: str = "scenario") -> "Scenario":
         known_keys(data, _TOP, source, "top-level key")
+        limits.check_structure(data, source)
         _shapes(data, source)
         policies = data.get("policies", {})
         families = registry.families()
@@ -135,6 +141,9 @@ class Scenario:
         chosen = {}
         for family, default in DEFAULTS.items():
             spec = policies.get(family, {"key": default})
+            if not isinstance(spec, str | dict):
+                raise ScenarioError(f"{source}: [policies] {family} must be a policy key or a table with a key, "
+                                    f"got {spec!r}")
             spec = {"key": spec} if isinstance(spec, str) else dict(spec)
             key = spec.pop("key", None)
             if key not in families.get(family, []):
@@ -147,17 +156,22 @@ class Scenario:
             chosen[family] = (key, spec)
         workload = data.get("workload", {})
         known_keys(workload, _WORKLOAD, source, "[workload] key")
-        scale = _positive(workload, "load_scale", source)
-        growth = _positive(workload, "growth", source)
+        scale = _within(workload, "load_scale", limits.LOAD_SCALE, "x the arrival rate", source)
+        growth = _within(workload, "growth", limits.GROWTH, "x the jobs", source)
         timer = data.get("timer_s", 0.0)
-        if isinstance(timer, bool) or not isinstance(timer, (int, float)) or not 0 <= timer < math.inf:
-            raise ScenarioError(f"{source}: timer_s must be a number of seconds >= 0 (0: no timer), got {timer!r}")
+        low, high = limits.TIMER_S
+        if isinstance(timer, bool) or not isinstance(timer, (int, float)) or not (timer == 0 or low <= timer <= high):
+            raise ScenarioError(f"{source}: timer_s must be 0 (no timer) or {low:g} to {high:,.0f} seconds, "
+                                f"got {timer!r}")
+        start, end = _time(workload, "start_utc", source), _time(workload, "end_utc", source)
+        if start is not None and end is not None and not start < end:
+            raise ScenarioError(f"{source}: [workload] start_utc {start} must come before end_utc {end}")
         weights, orgs = parse_teams(data.get("team", []), source)
         seed = data.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ScenarioError(f"{source}: seed must be a whole number >= 0, got {seed!r}")
         return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
-                   start_utc=_time(workload, "start_utc", source), end_utc=_time(workload, "end_utc", source),
+                   start_utc=start, end_utc=end,
                    load_scale=scale, growth=growth, timer_s=float(timer),
                    fleet_edits=tuple(_edit(e, source) for e in data.get("fleet", [])),
                    region_edits=parse_region_edits(data.get("region", []), source),
@@ -189,8 +203,9 @@ class Scenario:
             world = replace(world, transfer_gbps=self.transfer_gbps)
         if self.outages:
             world = replace(world, outages=self.outages)
+        if fleet is not None:
+            _known_regions(self, fleet)
         if self.bursts:
-            _burst_regions(self.bursts, fleet, self.name)
             world = replace(world, bursts=self.bursts)
         try:
             return edit_world(world, self.region_edits, fleet)
@@ -204,8 +219,13 @@ class Scenario:
         on the first TRAIN_SHARE of submits, and the window starts there); `zones` (region -> IANA
         zone) sets each job's local submit hour."""
         choice = RuntimeChoice(self.runtime_source, self.runtime_quantile, self.predict_failure)
+        given = len(jobs)
         jobs, start = with_predictions(jobs, self.start_utc, choice, zones, self.name)
         jobs = window(jobs, start, self.end_utc)
+        if given and not len(jobs):
+            raise ScenarioError(f"{self.name}: no job was submitted in its window ([workload] start_utc "
+                                f"{_shown(start)}, end_utc {_shown(self.end_utc)})")
+        limits.check_jobs(len(jobs), self.growth, self.name)
         jobs = scale_demand(compress(jobs, self.load_scale), self.growth, self.seed)
         for edit in self.fleet_edits:
             fleet = edit_fleet(fleet, edit)
@@ -222,12 +242,16 @@ def _shapes(data: dict, source: str) -> None:
             raise ScenarioError(f"{source}: {key} must be a list of [[{key}]] tables, got {data[key]!r}")
 
 
-def _burst_regions(pools: tuple, fleet: pd.DataFrame | None, name: str) -> None:
-    """Every [[burst]] pool must be in a region of the fleet."""
-    regions = set(fleet["region"].astype(str)) if fleet is not None and "region" in fleet else set()
-    for pool in pools:
-        if fleet is not None and pool.region not in regions:
-            raise ScenarioError(f"{name}: [[burst]] region {pool.region!r} is not in the fleet; "
+def _known_regions(scenario: Scenario, fleet: pd.DataFrame) -> None:
+    """Every region a [[burst]] pool, an [[outage]] or a [spot] rate names must be in the fleet."""
+    regions = set(fleet["region"].astype(str)) if "region" in fleet else set()
+    named = ([("[[burst]]", pool.region) for pool in scenario.bursts]
+             + [("[[outage]]", outage.region) for outage in scenario.outages]
+             + [("[spot] region_rate", r) for r in scenario.spot.region_rate]
+             + [("[spot.region_hourly_factor]", r) for r in scenario.spot.region_hourly_factor])
+    for where, region in named:
+        if region not in regions:
+            raise ScenarioError(f"{scenario.name}: {where} region {region!r} is not in the fleet; "
                                 f"its regions: {', '.join(sorted(regions))}")
 
 
@@ -248,10 +272,11 @@ def _runtime(choice: RuntimeChoice, order: str, source: str) -> dict:
     return {"runtime_source": choice.source, "runtime_quantile": choice.quantile, "predict_failure": choice.failure}
 
 
-def _positive(table: dict, key: str, source: str) -> float:
-    value = table.get(key, 1.0)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise ScenarioError(f"{source}: {key} must be a positive number, got {value!r}")
+def _within(table: dict, key: str, bounds: tuple[float, float], unit: str, source: str) -> float:
+    value, (low, high) = table.get(key, 1.0), bounds
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ScenarioError(f"{source}: [workload] {key} must be a number from {low:g} to {high:g} ({unit}), "
+                            f"got {value!r}")
     return float(value)
 
 
@@ -260,9 +285,17 @@ def _time(table: dict, key: str, source: str) -> pd.Timestamp | None:
         return None
     try:
         stamp = pd.Timestamp(table[key])
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):
         raise ScenarioError(f"{source}: {key} must be a date-time, got {table[key]!r}") from None
-    return stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp
+    stamp = stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp
+    if not limits.EARLIEST <= stamp <= limits.LATEST:
+        raise ScenarioError(f"{source}: {key} must be between {limits.EARLIEST:%Y-%m-%d} and {limits.LATEST:%Y-%m-%d}, "
+                            f"got {table[key]!r}")
+    return stamp
+
+
+def _shown(stamp: pd.Timestamp | None) -> str:
+    return "none" if stamp is None else f"{stamp:%Y-%m-%d %H:%M}"
 
 
 def _edit(spec: dict, source: str) -> FleetEdit:
@@ -271,7 +304,10 @@ def _edit(spec: dict, source: str) -> FleetEdit:
     if missing or ("add_gpus" in spec) == ("remove_gpus" in spec):
         raise ScenarioError(f"{source}: a [[fleet]] edit needs region, gpu_type and one of add_gpus, remove_gpus")
     count = spec.get("add_gpus", spec.get("remove_gpus"))
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise ScenarioError(f"{source}: add_gpus / remove_gpus must be a non-negative integer, got {count!r}")
+    if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= limits.MAX_FLEET_GPUS:
+        raise ScenarioError(f"{source}: add_gpus / remove_gpus must be a whole number of GPUs from 0 to "
+                            f"{limits.MAX_FLEET_GPUS:,}, got {count!r}")
+    if "tier" in spec and spec["tier"] not in TIERS:
+        raise ScenarioError(f"{source}: [[fleet]] tier {spec['tier']!r} is unknown; choose from {', '.join(TIERS)}")
     return FleetEdit(str(spec["region"]), str(spec["gpu_type"]), count if "add_gpus" in spec else -count,
                      spec.get("tier"))

@@ -42,12 +42,14 @@ them. Per batch of events at the same time t (engine.sim.state.events gives the 
      has waited long enough, and returns them when idle).
   4. Record the timeline sample (busy GPUs, queue length) of each touched region; after_batch hooks
      (the timer pushes the next timer pass while jobs wait).
-An evicted job loses the work since its last checkpoint, rejoins its queue with the rest, and its
+A run that takes more event batches than its work budget (engine.sim.budget: 50 per job) stops with
+WorkBudgetExceeded naming what in its scenario made the events. An evicted job loses the work since its last checkpoint, rejoins its queue with the rest, and its
 old finish is ignored; each piece of running is a segment of the result.
 """
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -61,6 +63,7 @@ from engine.policies.bundle import Policies
 from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.scenario.sharing import SharingSetup
+from engine.sim.budget import CENSUS, budget, overrun
 from engine.sim.cycle.arrivals import WEEK_S, Arrivals
 from engine.sim.cycle.backfill_pass import backfill
 from engine.sim.cycle.order_cache import OrderCache
@@ -182,14 +185,20 @@ class _Run(Arrivals, Starts, DecisionLog):
         """Whether a world process holds `region` from scheduling now (an outage)."""
         return any(holds(region) for holds in self.processes.holds)
 
-    def run(self) -> None:
+    def run(self, name: str = "scenario") -> None:
         events, queues, hooks, last = self.events, self.queues, self.processes, 0.0
         handler, on_arrival, before_batch = hooks.handler, hooks.on_arrival, hooks.before_batch
         names = list(self.regions)
+        allowed, batches, census = budget(self.n_jobs), 0, Counter()
         while True:
             now, batch = events.pop_batch()
             if not batch:
                 break
+            batches += 1
+            if batches > allowed:   # engine.sim.budget: count what the run is spending itself on, then stop
+                census.update(kind for kind, _ in batch)
+                if batches > allowed + CENSUS:
+                    raise overrun(name, self.n_jobs, now, census, self.processes.classes)
             for hook in before_batch:
                 hook(now)
             last = now
@@ -362,5 +371,5 @@ def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = 
     weight 1 per team)."""
     with collector_paused():
         run = _Run(workload, policies, seed, timer_s, world, sharing)
-        run.run()
+        run.run(name)
         return run_tables(run, name)

@@ -26,6 +26,7 @@ class Patience(WorldProcess):
     wait_s reads it); `gave_up_s[j]` is when job j left (NaN: never)."""
 
     kinds = (GIVEUP,)
+    cause = "users giving up on waiting jobs"
 
     def on_event(self, kind: int, payload: int, now: float) -> list[str]:
         region = self.expire(payload, now)

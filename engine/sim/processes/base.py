@@ -26,9 +26,11 @@ class WorldProcess:
     keep a run going (a spot node's next interruption: engine.sim.state.events.EventQueue.background).
     job_columns: {column: dtype} the process adds to the per-job table, in this order (zeros when a
     run did not attach it). result_fields: the SimulationResult fields `result` fills (None when a
-    run did not attach it)."""
+    run did not attach it). cause: what in a scenario drives its events, named when a run overruns
+    its work budget (engine.sim.budget)."""
 
     kinds: tuple[int, ...] = ()
+    cause: str = ""
     background: tuple[int, ...] = ()
     job_columns: dict[str, type] = {}
     result_fields: tuple[str, ...] = ()

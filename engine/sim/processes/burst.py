@@ -79,6 +79,7 @@ class Bursts(WorldProcess):
     fleet."""
 
     kinds = (BURST_UP, BURST_CHECK, BURST_IDLE)
+    cause = "[[burst]] pools (their trigger_wait_min and idle_release_min)"
     result_fields = ("burst",)
 
     @classmethod

@@ -24,6 +24,7 @@ class Outages(WorldProcess):
     """The outages of one run: their events, and which regions are down now (`holds`)."""
 
     kinds = (OUTAGE_START, OUTAGE_END)
+    cause = "[[outage]] entries"
 
     @classmethod
     def attach(cls, run) -> Outages | None:

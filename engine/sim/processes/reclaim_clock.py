@@ -98,6 +98,7 @@ class ClockEdges(WorldProcess):
     the run's sharing state was built, engine.sim.cycle.sharing)."""
 
     kinds = (CLOCK,)
+    cause = "[[quota]] reclaim at the working-day start"
 
     def __init__(self, sharing) -> None:
         self.sharing = sharing

@@ -89,6 +89,7 @@ class SpotReclaimer(WorldProcess):
     """Draws the spot nodes' interruptions of one run and evicts their jobs."""
 
     kinds = background = (SPOT,)
+    cause = "[spot] interruptions_per_node_hour (and region_rate, hourly_factor)"
     job_columns = {"spot_interruptions": np.int64}
 
     @classmethod

@@ -16,6 +16,7 @@ IDLE_TIMERS = 100  # timer passes in a row with nothing running and nothing else
 
 class Timer(WorldProcess):
     kinds = (TIMER,)
+    cause = "timer_s (a scheduling pass every timer_s seconds while jobs wait)"
 
     def __init__(self, events, queues: dict, running: dict, timer_s: float) -> None:
         """`queues`: region -> WaitingQueue; `running`: the run's job -> pods of the jobs running now."""
