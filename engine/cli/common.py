@@ -23,7 +23,7 @@ from engine.telemetry.batch import TABLE_COLUMNS
 from engine.telemetry.importers import parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
-from engine.telemetry.store import Store, StoreLocked
+from engine.telemetry.store import DEFAULT_DB_PATH, Store, StoreLocked
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 RECORDED = "recorded"
@@ -81,12 +81,16 @@ def tables(args) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
     return data.jobs, data.fleet, data.world
 
 
-def load_scenario(value: str, scheduler: str | None) -> Scenario:
+def load_scenario(value: str, scheduler: str | None, db: str | None = None) -> Scenario:
     """A scenario file, or "recorded": the policies that reproduce how the data was scheduled
-    (engine.scenario.recorded; a file of that name wins)."""
+    (engine.scenario.recorded; a file of that name wins). A learned order's agent is loaded from the
+    model registry beside the database `db` (default the default database) or the packaged ones."""
     if value == RECORDED and not Path(value).exists():
         return recorded_baseline(scheduler)
-    return Scenario.load(value)
+    from engine.predict.rl.agent_registry import AgentRegistry
+    from engine.service.rl.agents import bind
+
+    return bind(Scenario.load(value), AgentRegistry.beside(db or DEFAULT_DB_PATH))
 
 
 def check_days(days: float | None) -> float | None:

@@ -45,7 +45,7 @@ def _guarded(command):
 @_guarded
 def cmd_headroom(args) -> int:
     data = source(args)
-    scenarios = [load_scenario(f, data.scheduler) for f in [args.baseline, *args.scenario]]
+    scenarios = [load_scenario(f, data.scheduler, args.db) for f in [args.baseline, *args.scenario]]
     scenarios = first_days(scenarios, data.jobs, check_days(args.days))
     with stored_headroom(args, data.name, [s.name for s in scenarios], args.seeds) as ledger:
         report = measure(scenarios[0], scenarios[1:], data.jobs, data.fleet, data.world, seeds=args.seeds,

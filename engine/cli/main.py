@@ -228,12 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
     from engine.cli.optimise import add_parser as add_optimise_parser
     from engine.cli.plan import add_parser as add_plan_parser
     from engine.cli.predict import add_parser as add_predict_parser
+    from engine.cli.rl import add_parser as add_rl_parser
     from engine.cli.sweep import add_parsers as add_sweep_parsers
 
     add_plan_parser(sub, db_help)
     add_sweep_parsers(sub, db_help)
     add_optimise_parser(sub, db_help)
     add_predict_parser(sub, db_help)
+    add_rl_parser(sub, db_help)
     return parser
 
 

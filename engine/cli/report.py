@@ -51,8 +51,8 @@ def cmd_report(args) -> int:
         except ValueError as exc:
             raise Unusable(str(exc)) from None
         data = source(args)
-        baseline = load_scenario(args.baseline, data.scheduler)
-        candidates = [load_scenario(f, data.scheduler) for f in args.candidate]
+        baseline = load_scenario(args.baseline, data.scheduler, args.db)
+        candidates = [load_scenario(f, data.scheduler, args.db) for f in args.candidate]
         with stored_headroom(args, data.name, [s.name for s in (baseline, *candidates)], args.seeds) as ledger:
             options = HeadroomOptions(seeds=args.seeds, slo_file=args.slo, workers=args.workers, dask=args.dask,
                                       progress=print_progress, ledger=ledger)

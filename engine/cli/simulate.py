@@ -51,7 +51,7 @@ def _run(args, files: list[str]) -> tuple[list, list[str], object]:
     engine.service.compare.run_scenarios over the arguments' tables, first --days days (all by default), and
     with_headroom when asked (compare, by default)."""
     data = source(args)
-    scenarios = first_days([load_scenario(f, data.scheduler) for f in files], data.jobs, check_days(args.days))
+    scenarios = first_days([load_scenario(f, data.scheduler, args.db) for f in files], data.jobs, check_days(args.days))
     runs, assumed = run_scenarios(scenarios, data.jobs, data.fleet, data.world, world=True if args.world else None,
                                   progress=_simulated if len(scenarios) > 1 else None)
     measured = None

@@ -18,3 +18,10 @@ from threadpoolctl import threadpool_limits
 def openmp_threads(threads: int) -> AbstractContextManager:
     """Context manager capping OpenMP threads (scikit-learn's gradient boosting) to `threads`."""
     return threadpool_limits(limits=threads, user_api="openmp")
+
+
+def blas_threads(threads: int) -> AbstractContextManager:
+    """Context manager capping BLAS threads (numpy's matrix products) to `threads`: the kernel
+    policy's products are small, and on a shared machine BLAS threads waiting for each other made
+    one training epoch several times slower than a single thread (engine/service/rl)."""
+    return threadpool_limits(limits=threads, user_api="blas")

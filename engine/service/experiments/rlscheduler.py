@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.policies.registry import make
 from engine.service.experiments.rlscheduler_backfill import MODES
-from engine.service.experiments.rlscheduler_replay import JobQueue, Sequence, replay
+from engine.service.experiments.rlscheduler_replay import JobQueue, Replay, Sequence, replay
 
 if TYPE_CHECKING:
     from engine.service.experiments.swf_jobs import SwfJobs
@@ -67,6 +67,19 @@ def sequence_of(jobs: SwfJobs, start: int, length: int = SEQUENCE_LENGTH) -> Seq
                     nodes, jobs.max_nodes, jobs.procs_per_node)
 
 
+def allowed_starts(n_jobs: int, length: int = SEQUENCE_LENGTH, test: tuple[int, ...] = START_INDICES,
+                   test_length: int = SEQUENCE_LENGTH) -> np.ndarray:
+    """Every start of a `length`-job sequence that shares no job with a `test_length`-job test sequence
+    starting at `test`; an ExperimentError when the log has none."""
+    allowed = np.ones(max(n_jobs - length + 1, 0), bool)
+    for s in test:
+        allowed[max(0, s - length + 1):s + test_length] = False
+    candidates = np.flatnonzero(allowed)
+    if not len(candidates):
+        raise ExperimentError(f"the log's {n_jobs} jobs leave no {length}-job sequence apart from the test sequences")
+    return candidates
+
+
 def run_sequence(jobs: SwfJobs, start: int, policy: str, backfill: str, *, length: int = SEQUENCE_LENGTH,
                  true_wait: bool = False) -> SequenceResult:
     """Replay one sequence under `policy` (a key of POLICIES) and `backfill` (a key of MODES)."""
@@ -81,15 +94,31 @@ def run_sequence(jobs: SwfJobs, start: int, policy: str, backfill: str, *, lengt
 def replay_order(jobs: SwfJobs, start: int, order, backfill: str, *, length: int = SEQUENCE_LENGTH,
                  fixed_now_s: float | None = None) -> SequenceResult:
     """Replay one sequence under any order policy object (a published heuristic, or one being searched)."""
+    sequence, state = replay_window(jobs, start, order, backfill, length=length, fixed_now_s=fixed_now_s)
+    return score(start, sequence, state)
+
+
+def replay_window(jobs: SwfJobs, start: int, order, backfill: str, *, length: int = SEQUENCE_LENGTH,
+                  fixed_now_s: float | None = None) -> tuple[Sequence, Replay]:
+    """The sequence from `start` and its finished replay under `order` and `backfill`."""
     sequence = sequence_of(jobs, start, length)
     queue = JobQueue(sequence, order, authors_ties=backfill == "compat", fixed_now_s=fixed_now_s)
-    state = replay(sequence, queue, MODES[backfill])
+    return sequence, replay(sequence, queue, MODES[backfill])
+
+
+def score(start: int, sequence: Sequence, state: Replay) -> SequenceResult:
+    """The bounded slowdown and utilization of a finished replay (see the module docstring)."""
     wait_s = state.start_s - sequence.submit_s
-    slowdown = np.maximum(1.0, (wait_s + sequence.run_s) / np.maximum(sequence.run_s, BOUNDED_SLOWDOWN_TAU_S))
     span_s = state.now_s - sequence.submit_s[0]
     work = float(np.sum(sequence.run_s * sequence.procs))
-    utilization = work / (span_s * jobs.max_procs) if span_s > 0 else 0.0
-    return SequenceResult(start, float(slowdown.mean()), utilization)
+    max_procs = sequence.cluster_nodes * sequence.procs_per_node
+    utilization = work / (span_s * max_procs) if span_s > 0 else 0.0
+    return SequenceResult(start, float(bounded_slowdown(wait_s, sequence.run_s).mean()), utilization)
+
+
+def bounded_slowdown(wait_s: np.ndarray, run_s: np.ndarray) -> np.ndarray:
+    """Per job: max(1, (wait + run) / max(run, 10 s))."""
+    return np.maximum(1.0, (wait_s + run_s) / np.maximum(run_s, BOUNDED_SLOWDOWN_TAU_S))
 
 
 def run_experiment(jobs: SwfJobs, policy: str, backfill: str, *, starts=START_INDICES, length: int = SEQUENCE_LENGTH,

@@ -27,6 +27,7 @@ from engine.service.experiments.rlscheduler import (
     SEQUENCE_LENGTH,
     START_INDICES,
     ExperimentError,
+    allowed_starts,
     replay_order,
 )
 
@@ -63,14 +64,8 @@ class Evolved:
 
 def training_starts(n_jobs: int, count: int, seed: int, length: int = SEQUENCE_LENGTH,
                     test: tuple[int, ...] = START_INDICES) -> list[int]:
-    """`count` sequence starts drawn (seeded) from those whose `length` jobs share none with a test
-    sequence; an ExperimentError when the log has none."""
-    allowed = np.ones(max(n_jobs - length + 1, 0), bool)
-    for s in test:
-        allowed[max(0, s - length + 1):s + length] = False
-    candidates = np.flatnonzero(allowed)
-    if not len(candidates):
-        raise ExperimentError(f"the log's {n_jobs} jobs leave no {length}-job sequence apart from the test sequences")
+    """`count` sequence starts drawn (seeded) from `allowed_starts`."""
+    candidates = allowed_starts(n_jobs, length, test)
     rng = np.random.default_rng(seed)
     return sorted(int(s) for s in rng.choice(candidates, size=count, replace=len(candidates) < count))
 

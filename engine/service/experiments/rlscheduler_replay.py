@@ -240,16 +240,24 @@ class Replay:
         heapq.heapify(self._running)
 
 
+def commit(state: Replay, picked: int, wait_for) -> bool:
+    """Steps 3-5 for a picked job: wait until it fits (`wait_for(replay, picked)`), start it, and
+    with the queue empty advance to the next arrival; True when the sequence is over."""
+    if not state.fits(picked):
+        wait_for(state, picked)
+    state.start(picked)
+    if len(state.queue):
+        return False
+    if state.next_arrival >= len(state.sequence):
+        return True
+    while not len(state.queue):
+        state.advance()
+    return False
+
+
 def replay(sequence: Sequence, queue: JobQueue, wait_for) -> Replay:
-    """Run steps 1-5; `wait_for(replay, picked)` returns once `picked` fits (step 3)."""
+    """Run steps 1-5 with the queue's policy picking (step 2)."""
     state = Replay(sequence, queue)
-    while True:
-        picked = queue.pick(state.now_s)
-        if not state.fits(picked):
-            wait_for(state, picked)
-        state.start(picked)
-        if not len(queue):
-            if state.next_arrival >= len(sequence):
-                return state
-            while not len(queue):
-                state.advance()
+    while not commit(state, queue.pick(state.now_s), wait_for):
+        pass
+    return state

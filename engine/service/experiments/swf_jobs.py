@@ -25,6 +25,7 @@ from engine.telemetry.importers.swf_header import SwfHeader
 
 SWF_FIELDS = 18
 _ID, _SUBMIT, _RUN, _ALLOC, _REQ_PROCS, _REQ_TIME = 0, 1, 3, 4, 7, 8
+_REQ_MEMORY, _USER, _GROUP, _EXECUTABLE = 9, 11, 12, 13
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,10 @@ class SwfJobs:
     procs: np.ndarray         # float64 processors
     max_nodes: int
     max_procs: int
+    memory: np.ndarray | None = None      # float64 requested memory (field 10), -1: not recorded
+    user: np.ndarray | None = None        # float64 user number (field 12), -1: not recorded
+    group: np.ndarray | None = None       # float64 group number (field 13), -1: not recorded
+    executable: np.ndarray | None = None  # float64 executable number (field 14), -1: not recorded
 
     @property
     def procs_per_node(self) -> float:
@@ -96,6 +101,8 @@ def parse_swf_jobs(data: bytes, source: str) -> SwfJobs:
         procs=procs[keep][order],
         max_nodes=header.max_nodes,
         max_procs=header.max_procs,
+        **{name: values[keep, column][order] for name, column in
+           (("memory", _REQ_MEMORY), ("user", _USER), ("group", _GROUP), ("executable", _EXECUTABLE))},
     )
 
 

@@ -1,0 +1,1 @@
+"""Agents trained with `meridian rl train` and shipped with the product (see engine/policies/rl_agent.py)."""

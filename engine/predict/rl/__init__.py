@@ -1,0 +1,1 @@
+"""Learning a queue order by reinforcement: hand-written gradients, Adam and PPO in numpy."""
