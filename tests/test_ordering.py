@@ -11,7 +11,7 @@ from engine.policies.ordering import F1, FCFS, SJF, UNICEP, WFP3, queue_order
 ORDER_KEYS = ["edf", "f1", "fcfs", "priority", "sjf", "unicep", "wfp3"]   # without parameters
 # Multifactor priority and the fair-share orders (tests/test_priority.py, tests/test_fairness.py): with
 # parameters, and time-dependent since they read the clock and the usage ledger.
-PARAMETERISED_KEYS = ["fail-fast", "drf", "fair-tree", "lottery", "max-min", "multifactor", "wfq", "linear"]
+PARAMETERISED_KEYS = ["fail-fast", "drf", "fair-tree", "lottery", "max-min", "multifactor", "wfq", "linear", "rl"]
 
 
 def view(submit, requested=None, size=None, **extra):

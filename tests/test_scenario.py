@@ -37,7 +37,7 @@ def test_defaults_and_parameters():
 @pytest.mark.parametrize("data, message", [
     ({"policies": {"order": {"key": "lifo"}}},
      "order policy 'lifo' is unknown; choose from drf, edf, f1, fail-fast, fair-tree, fcfs, linear, lottery, max-min, multifactor,"
-     " priority, sjf, unicep, wfp3, wfq"),
+     " priority, rl, sjf, unicep, wfp3, wfq"),
     ({"policies": {"backfill": {"key": "aggressive"}}}, "choose from"),
     ({"policies": {"queue": {"key": "fcfs"}}},
      "unknown policy family queue; valid: admission, backfill, gang, order, placement, preemption, quota, routing,"
