@@ -45,6 +45,7 @@ def main() -> None:
         st.Page(PAGES / "capacity.py", title="Capacity planning", icon=":material/query_stats:", url_path="capacity"),
         st.Page(PAGES / "optimise.py", title="Optimise", icon=":material/tune:", url_path="optimise"),
         st.Page(PAGES / "predictors.py", title="Predictors", icon=":material/model_training:", url_path="predictors"),
+        st.Page(PAGES / "agents.py", title="Agents", icon=":material/smart_toy:", url_path="agents"),
         st.Page(PAGES / "report.py", title="Report", icon=":material/summarize:", url_path="report"),
     ])
     with st.sidebar:

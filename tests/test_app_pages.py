@@ -222,7 +222,7 @@ def test_fidelity_page_shows_the_record_and_reruns_rlscheduler_live(app):
     text = " ".join(shown(m) for m in app.markdown)
     assert "RLScheduler, Lublin-1: 100 of 100 published runs reproduced within ±0.01" in text
     assert "the published policy order holds" in text
-    assert len(app.get("plotly_chart")) == 2
+    assert len(app.get("plotly_chart")) == 3   # RLScheduler, FGD and the RL section
     assert len(app.dataframe[0].value) == 200 and len(app.dataframe[1].value) == 3 and len(app.dataframe[2].value) == 126
     assert "The evolved order beats the published heuristic it must beat in 3 of 3 anchors" in text
     app.multiselect(key="fid_rls_policies").set_value(["SJF"]).run()
@@ -242,7 +242,7 @@ def test_fidelity_page_reruns_one_fgd_seed(app):
     app.button(key="fid_fgd_run").click().run()
     assert not app.exception, app.exception
     assert any("BestFit, seed 42: 7 of 7 GPU-allocation points within" in shown(s) for s in app.success)
-    assert len(app.get("plotly_chart")) == 3
+    assert len(app.get("plotly_chart")) == 4
     live = app.dataframe[-1].value
     assert list(live["arrived_pct"]) == [50, 80, 90, 100, 110, 120, 130]
     assert live.set_index("arrived_pct").loc[100, "ours"] == 92.92

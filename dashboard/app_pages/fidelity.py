@@ -9,6 +9,7 @@ from dashboard.charts.fidelity import BACKFILLS, FGD_LABELS, FGD_METRICS, RLS_ME
 from dashboard.charts.view import plot
 from dashboard.data import fidelity as data_fidelity
 from dashboard.data import headroom as data_headroom
+from dashboard.sections.rl_fidelity import rl_section
 from engine.core.escaping import markdown_code, markdown_text
 from engine.service.experiments import fgd, fidelity, rlscheduler
 from engine.service.experiments.public_data import ENVIRONMENT, source_of
@@ -282,3 +283,4 @@ _recorded_section(st.session_state.get("dataset"))
 _rls_section(fidelity_record, fidelity_inputs)
 _evolved_section(fidelity_record, fidelity_inputs)
 _fgd_section(fidelity_record, fidelity_inputs)
+rl_section()

@@ -202,10 +202,19 @@ class WhatIfRun:
     run: Run | None = None  # engine.service.compare's record of it, which the world KPIs extend
 
 
+def scenario_of(spec: dict, path: str | Path | None = None) -> Scenario:
+    """The scenario of a Scenario.from_dict dict, with a learned order's agent loaded from the model
+    registry beside the database (`path`, default the dashboard's) or the packaged agents."""
+    from engine.predict.rl.agent_registry import AgentRegistry
+    from engine.service.rl.agents import bind
+
+    scenario = Scenario.from_dict(spec, source=str(spec.get("name", "scenario")))
+    return bind(scenario, AgentRegistry.beside(path or db_path()))
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _whatif(path: str, dataset: str, content: str, days: float, fingerprint: str) -> WhatIfRun:
-    spec = json.loads(content)
-    scenario = Scenario.from_dict(spec, source=str(spec.get("name", "scenario")))
+    scenario = scenario_of(json.loads(content), path)
     s = _connection(path)[0].cursor()
     jobs, fleet = s.jobs(dataset), s.fleet(dataset)
     run = run_one(first_days([scenario], jobs, days)[0], jobs, fleet, World.of_dataset(s, dataset))

@@ -38,7 +38,7 @@ def recorded(dataset: str) -> tuple[dict, str]:
 
 def _scenario(spec: dict, jobs: pd.DataFrame, days: float) -> Scenario:
     """The scenario of `spec` over the first `days` days (0: all), as the What-if page runs it."""
-    return first_days([Scenario.from_dict(spec, source=str(spec.get("name", "scenario")))], jobs, days)[0]
+    return first_days([data.scenario_of(spec)], jobs, days)[0]
 
 
 def headroom(dataset: str, specs: list[tuple[str, dict]], days: float, seeds: int = 3,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard.data import _connection, db_path, store
+from dashboard.data import _connection, db_path, scenario_of, store
 from engine.scenario.spec import Scenario
 from engine.service.compare import WORLD_TABLES as COMPARE_WORLD_TABLES
 from engine.service.report.assumptions import ReportAssumptions
@@ -37,7 +37,7 @@ def report_assumptions_from_text(text: str) -> ReportAssumptions:
 def _report(path: str, dataset: str, baseline: str, candidates: str, days: float, assumptions: str,
             fingerprint: str) -> Report:
     def scenario(spec: dict) -> Scenario:
-        return Scenario.from_dict(spec, source=str(spec.get("name", "scenario")))
+        return scenario_of(spec, path)
 
     s = _connection(path)[0].cursor()
     world = {name: s.table(name, dataset) for name in COMPARE_WORLD_TABLES}

@@ -2,7 +2,8 @@
 
 Agents travel as bytes (a numpy .npz archive holding the weights and a JSON description) so that
 the model registry (engine/predict/rl/agent_registry.py) can store them and the packaged ones
-(`engine/policies/agents/*.npz`, trained with `meridian rl train` and shipped with the product)
+(`engine/policies/agents/*.npz`, trained with `meridian rl train` and shipped with the product,
+each with its training record beside it, `*.json`)
 load anywhere, in CI and in every scenario. No pickles: loading an agent runs no code.
 """
 from __future__ import annotations
@@ -74,6 +75,14 @@ def packaged_names() -> list[str]:
     """The agents shipped with the product, sorted."""
     return sorted(p.name.removesuffix(".npz") for p in resources.files(PACKAGE).iterdir()
                   if p.name.endswith(".npz"))
+
+
+@cache
+def packaged_meta(name: str) -> dict:
+    """The shipped agent's training record (`<name>.json`: the registry's meta.json of the version
+    shipped: settings, learning curve, cost, evaluation); {} when there is none."""
+    path = resources.files(PACKAGE).joinpath(f"{name}.json")
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 @cache

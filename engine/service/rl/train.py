@@ -169,7 +169,7 @@ def _imitation(collector, pool, settings, state, progress, checkpoint) -> None:
     batch = Batch(rows, first, actions, np.zeros(len(first)), np.zeros(len(first)), np.zeros(len(first)))
     state.net, history = imitate(state.net, batch.take(np.flatnonzero(counts > 1)), settings.imitation_steps)
     spent = time.perf_counter() - began
-    point = {"epoch": 0, "imitated": settings.imitate, "decisions": int(counts.sum()), "seconds": spent,
+    point = {"epoch": 0, "imitated": settings.imitate, "decisions": len(counts), "seconds": spent,
              "imitation_loss": history[-1]["loss"], "agreement": history[-1]["agreement"],
              "bsld": float(np.mean([e.reward for e in episodes])) * -1 if settings.reward.kind == "bsld" else None}
     state.curve.append(point)
