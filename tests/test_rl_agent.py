@@ -101,6 +101,10 @@ def test_a_seeded_run_is_deterministic_for_any_number_of_workers_and_resumes_exa
     resumed = _trained(log, TINY, state=state_of(state_bytes(first)))
     assert all(np.array_equal(a, b) for a, b in zip(one.net.arrays(), resumed.net.arrays()))
     assert resumed.pi_opt.t == one.pi_opt.t and resumed.decisions == one.decisions
+    assert resumed.best_epoch == one.best_epoch and all(np.array_equal(a, b) for a, b in
+                                                         zip(one.kept.arrays(), resumed.kept.arrays()))
+    best = max(one.curve, key=lambda p: p["validation_reward"])    # the kept weights scored best on validation
+    assert one.best_epoch == best["epoch"] and one.best_score == best["validation_reward"]
     different = _trained(log, replace(TINY, seed=1))
     assert not np.array_equal(one.net.policy[0], different.net.policy[0])
 

@@ -4,7 +4,8 @@
                       [--reward bsld|utilization|balance] [--w-util X] [--w-wait X] [--w-fair X]
                       [--features rlscheduler|predicted] [--epochs N] [--trajectories N] [--group N]
                       [--pi-lr X] [--imitate f1|sjf|fcfs|none] [--imitation-windows N]
-                      [--imitation-steps N] [--seed N] [--workers N] [--resume] [--json] [--db FILE]
+                      [--imitation-steps N] [--validation N] [--seed N] [--workers N] [--resume] [--json]
+                      [--db FILE]
     meridian rl evaluate --model AGENT [--version N] (--dataset NAME | --trace FILE)
                       [--backfill none|compat] [--starts I,J,...] [--length N] [--json] [--db FILE]
     meridian rl agents [--json] [--db FILE]
@@ -108,20 +109,21 @@ def cmd_train(args) -> int:
                                      features=args.features, epochs=args.epochs, trajectories=args.trajectories,
                                      group=args.group, seed=args.seed, imitate=args.imitate,
                                      imitation_windows=args.imitation_windows, imitation_steps=args.imitation_steps,
-                                     ppo=PPOSettings(pi_lr=args.pi_lr))
+                                     validation=args.validation, ppo=PPOSettings(pi_lr=args.pi_lr))
         except ValueError as exc:
             raise BadInput(str(exc)) from None
     predicted = _predicted(args, rows) if args.features == "predicted" else None
     total = args.epochs if not args.resume or args.epochs_given else None
 
     def progress(point: dict) -> None:
+        checked = (f"; validation windows {point['validation_bsld']:.2f}" if "validation_bsld" in point else "")
         if "imitated" in point:
             print(f"epoch 0: learnt to copy {point['imitated'].upper()}'s picks ({point['agreement']:.0%} agree, "
-                  f"cross-entropy {point['imitation_loss']:.3f}), {point['decisions']:,} decisions, "
+                  f"cross-entropy {point['imitation_loss']:.3f}){checked}, {point['decisions']:,} decisions, "
                   f"{point['seconds']:.1f} s", file=sys.stderr, flush=True)
             return
         print(f"epoch {point['epoch']}: bounded slowdown {point['bsld']:.2f} (SJF {point['bsld_SJF']:.2f}, "
-              f"F1 {point['bsld_F1']:.2f} on the same windows), {point['decisions']:,} decisions, "
+              f"F1 {point['bsld_F1']:.2f} on the same windows){checked}, {point['decisions']:,} decisions, "
               f"{point['seconds']:.1f} s", file=sys.stderr, flush=True)
 
     version = train_agent(_registry(args), name, log, settings, resume=args.resume, epochs=total,
@@ -131,8 +133,9 @@ def cmd_train(args) -> int:
         return EXIT_OK
     meta = version.meta
     cost = meta["training"]
-    print(f"agent {name} v{version.number}: {cost['epochs']} epochs, {cost['decisions']:,} decisions, "
-          f"{cost['minutes']:.1f} min on {cost['workers']} worker(s); stored in {version.path}")
+    print(f"agent {name} v{version.number}: {cost['epochs']} epochs (kept epoch {cost['kept_epoch']}'s weights), "
+          f"{cost['decisions']:,} decisions, {cost['minutes']:.1f} min on {cost['workers']} worker(s); "
+          f"stored in {version.path}")
     if meta["evaluation"]:
         _print_evaluation(meta["evaluation"])
     return EXIT_OK
@@ -246,6 +249,8 @@ def add_parser(sub, db_help: str) -> None:
                    help="first learn to copy this heuristic's picks (default f1); none: PPO from random weights")
     p.add_argument("--imitation-windows", type=_positive, default=40, help="training windows copied (default 40)")
     p.add_argument("--imitation-steps", type=_positive, default=200, help="Adam steps of the copying (default 200)")
+    p.add_argument("--validation", type=int, default=16,
+                   help="training windows set aside to choose the epoch whose weights are kept (default 16; 0: the last)")
     p.add_argument("--seed", type=int, default=0, help="seed of the windows, the sampling and the weights")
     p.add_argument("--workers", type=_positive, default=1, help="local processes playing episodes (default 1)")
     p.add_argument("--resume", action="store_true", help="continue the agent's interrupted run")

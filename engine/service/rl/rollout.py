@@ -66,8 +66,11 @@ def play(env: SchedulingEnv, net: KernelNet, start: int, rng: np.random.Generato
         obs, reward, done, _, info = env.step(action)
     width = env.width
     return Episode(start, np.vstack(rows) if rows else np.zeros((0, width)), np.array(counts), np.array(actions),
-                   np.array(logps), float(reward), {k: info[k] for k in ("avg_bounded_slowdown", "utilization",
-                                                                        "wait_p95_s", "jain_index")}, {})
+                   np.array(logps), float(reward), _scores(info), {})
+
+
+def _scores(info: dict) -> dict:
+    return {k: info[k] for k in ("avg_bounded_slowdown", "utilization", "wait_p95_s", "jain_index")}
 
 
 def teacher_episode(env: SchedulingEnv, start: int, teacher: str) -> Episode:
@@ -87,7 +90,7 @@ def teacher_episode(env: SchedulingEnv, start: int, teacher: str) -> Episode:
         actions.append(action)
         obs, reward, done, _, info = env.step(action)
     return Episode(start, np.vstack(rows), np.array(counts), np.array(actions), np.zeros(len(counts)), float(reward),
-                   {}, {})
+                   _scores(info), {})
 
 
 def references(env: SchedulingEnv, start: int, length: int | None = None) -> dict:
@@ -113,11 +116,17 @@ def _init_worker(env_kwargs: dict) -> None:
     _WORKER["references"] = {}
 
 
-def _play_many(net_arrays: list[np.ndarray], template: KernelNet, tasks: list[tuple[int, tuple]]) -> list[Episode]:
+def _play_many(net_arrays: list[np.ndarray], template: KernelNet, tasks: list[tuple[int, tuple | None]]
+               ) -> list[Episode]:
+    """Each (start, key) played: sampled with the key's generator, with the references; a key of None
+    plays greedily, keeping neither rows nor references (a validation episode)."""
     env, cache = _WORKER["env"], _WORKER["references"]
     net = template.with_arrays(net_arrays)
     out = []
     for start, key in tasks:
+        if key is None:
+            out.append(play(env, net, start, None, keep_rows=False))
+            continue
         episode = play(env, net, start, np.random.default_rng(list(key)))
         if start not in cache:
             cache[start] = references(env, start)
@@ -141,8 +150,9 @@ class Collector:
         else:
             _WORKER["env"], _WORKER["references"] = SchedulingEnv(**env_kwargs), {}
 
-    def collect(self, net: KernelNet, starts: list[int], keys: list[tuple]) -> list[Episode]:
-        """One episode per start, sampled with the generator seeded by its key, in the order given."""
+    def collect(self, net: KernelNet, starts: list[int], keys: list[tuple | None]) -> list[Episode]:
+        """One episode per start, sampled with the generator seeded by its key (None: greedy), in the
+        order given."""
         tasks = list(zip(starts, keys))
         if self._pool is None:
             return _play_many(net.arrays(), net, tasks)

@@ -1,6 +1,7 @@
 """A training run as a product feature: checkpoints in the model registry, resume, evaluation, publishing.
 
-`train_agent` trains agent `name` on a log (engine/service/rl/train.py), storing the run's state
+`train_agent` trains agent `name` on a log (engine/service/rl/train.py; the weights kept are those
+that scored best on the validation windows), storing the run's state
 in the registry after every epoch; with `resume` it continues the stored run (its settings and
 data digest must match: the same log), possibly to more epochs. At the end it plays the ten test
 sequences (engine/service/rl/evaluate.py), publishes the agent as the next version with its
@@ -80,12 +81,13 @@ def train_agent(registry: AgentRegistry, name: str, log: SwfJobs, settings: Trai
         state = train(collector, pool, settings, state, progress, checkpoint)
     finally:
         collector.close()
-    agent = Agent(name, state.net, settings.features, scales_of(log), settings.backfill)
+    agent = Agent(name, state.kept, settings.features, scales_of(log), settings.backfill)
     evaluation = _evaluation(log, agent, settings.backfill, predicted_s) if evaluate_at_end else None
     meta = {"data": {"source": log.source, "jobs": len(log), "max_nodes": log.max_nodes, "max_procs": log.max_procs,
                      "digest": digest, "training_windows": len(pool)},
             "settings": settings.as_dict(), "curve": state.curve,
-            "training": {"epochs": state.epoch, "decisions": state.decisions, "minutes": state.seconds / 60,
+            "training": {"epochs": state.epoch, "kept_epoch": state.best_epoch if state.best_net is not None else
+                         state.epoch, "decisions": state.decisions, "minutes": state.seconds / 60,
                          "workers": workers, "cpus": os.cpu_count(), "slots": SLOTS,
                          "parameters": dict(zip(("policy", "critic"), agent.net.parameter_count())),
                          "wall_minutes_this_session": (time.perf_counter() - began) / 60},

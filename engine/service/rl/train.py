@@ -11,7 +11,9 @@
 3. The critic values every decision; GAE (gamma, lambda) gives the advantages, normalised over the
    batch; decisions with a single waiting job teach nothing and are left out of the update.
 4. PPO's passes update the policy and the critic (engine/predict/rl/ppo.py).
-5. The epoch's figures join the learning curve, and `checkpoint(state)` may store the state.
+5. The new weights play `validation` windows set aside from the training windows, greedily; the
+   weights with the best mean reward there are the ones the run keeps (epoch 0's included).
+6. The epoch's figures join the learning curve, and `checkpoint(state)` may store the state.
 Before the first epoch (step 0, the curve's epoch 0), unless `imitate` is "none", the policy learns
 to copy a heuristic's picks on some training windows (engine/predict/rl/imitation.py): PPO from
 random weights improves very slowly here, since one reward at a window's end has to teach some 200
@@ -46,7 +48,8 @@ class TrainSettings:
     per epoch; group: episodes played on each window (trajectories / group windows per epoch);
     length: jobs per training window; seed; imitate: the heuristic (order key) whose picks the policy
     first learns to copy on `imitation_windows` training windows in `imitation_steps` Adam steps
-    ("none": PPO from random weights); ppo: the optimiser's settings."""
+    ("none": PPO from random weights); validation: training windows set aside, played greedily after
+    every epoch to choose the weights the run keeps (0: the last); ppo: the optimiser's settings."""
 
     backfill: str = "none"
     reward: Reward = Reward()
@@ -59,6 +62,7 @@ class TrainSettings:
     imitate: str = "f1"
     imitation_windows: int = 40
     imitation_steps: int = 200
+    validation: int = 16
     ppo: PPOSettings = PPOSettings()
 
     def __post_init__(self) -> None:
@@ -68,7 +72,8 @@ class TrainSettings:
             raise ValueError(f"features must be one of {', '.join(FEATURE_SETS)}, got {self.features!r}")
         if self.imitate not in IMITABLE:
             raise ValueError(f"imitate must be one of {', '.join(IMITABLE)}, got {self.imitate!r}")
-        if min(self.epochs, self.trajectories, self.group, self.length) < 1 or self.trajectories % self.group:
+        if self.validation < 0 or min(self.epochs, self.trajectories, self.group, self.length) < 1 \
+                or self.trajectories % self.group:
             raise ValueError(f"epochs, trajectories, group and length must be at least 1 and trajectories a multiple "
                              f"of group; got {self.epochs}, {self.trajectories}, {self.group}, {self.length}")
 
@@ -83,7 +88,8 @@ class TrainSettings:
 @dataclass
 class TrainingState:
     """Where a run is: the weights, both optimisers, epochs done, the learning curve (one dict per
-    epoch), decisions played and seconds spent in all."""
+    epoch), decisions played and seconds spent in all, and the weights that scored best on the
+    validation windows so far (best_net, from epoch best_epoch, mean reward best_score)."""
 
     net: KernelNet
     pi_opt: Adam
@@ -92,6 +98,14 @@ class TrainingState:
     curve: list[dict] = field(default_factory=list)
     decisions: int = 0
     seconds: float = 0.0
+    best_net: KernelNet | None = None
+    best_epoch: int = -1
+    best_score: float = -np.inf
+
+    @property
+    def kept(self) -> KernelNet:
+        """The weights the run keeps: the best on the validation windows, else the last."""
+        return self.best_net if self.best_net is not None else self.net
 
     @classmethod
     def fresh(cls, settings: TrainSettings) -> TrainingState:
@@ -145,18 +159,39 @@ def epoch_starts(pool: np.ndarray, settings: TrainSettings, epoch: int) -> list[
 def train(collector, pool: np.ndarray, settings: TrainSettings, state: TrainingState | None = None,
           progress: Callable[[dict], None] | None = None,
           checkpoint: Callable[[TrainingState], None] | None = None) -> TrainingState:
-    """Run epochs until `settings.epochs` (steps 1-5) from `state` (default a fresh start).
+    """Run epochs until `settings.epochs` (steps 1-6) from `state` (default a fresh start).
     `collector`: an engine.service.rl.rollout.Collector; `pool`: the training window starts."""
     state = state or TrainingState.fresh(settings)
+    validation, pool = split(pool, settings)
     with blas_threads(1):
         if not state.curve and settings.imitate != "none":
-            _imitation(collector, pool, settings, state, progress, checkpoint)
+            _imitation(collector, pool, validation, settings, state, progress, checkpoint)
         while state.epoch < settings.epochs:
-            _epoch(collector, pool, settings, state, progress, checkpoint)
+            _epoch(collector, pool, validation, settings, state, progress, checkpoint)
     return state
 
 
-def _imitation(collector, pool, settings, state, progress, checkpoint) -> None:
+def split(pool: np.ndarray, settings: TrainSettings) -> tuple[np.ndarray, np.ndarray]:
+    """(the validation windows, the training windows): `validation` starts drawn (seeded) from the
+    pool and taken out of it."""
+    rng = np.random.default_rng([settings.seed, 0, 4])
+    held = np.sort(rng.choice(pool, size=min(settings.validation, len(pool) - 1), replace=False))
+    return held, np.setdiff1d(pool, held)
+
+
+def _validate(collector, validation: np.ndarray, settings: TrainSettings, state: TrainingState, point: dict) -> None:
+    """Play the validation windows greedily; keep the weights when they score best so far."""
+    if not len(validation):
+        return
+    episodes = collector.collect(state.net, [int(s) for s in validation], [None] * len(validation))
+    score = float(np.mean([e.reward for e in episodes]))
+    point["validation_reward"] = score
+    point["validation_bsld"] = float(np.mean([e.scores["avg_bounded_slowdown"] for e in episodes]))
+    if score > state.best_score:
+        state.best_net, state.best_epoch, state.best_score = state.net, point["epoch"], score
+
+
+def _imitation(collector, pool, validation, settings, state, progress, checkpoint) -> None:
     """Step 0: copy the heuristic's picks on training windows; the curve's epoch 0."""
     began = time.perf_counter()
     rng = np.random.default_rng([settings.seed, 0, 3])
@@ -171,7 +206,8 @@ def _imitation(collector, pool, settings, state, progress, checkpoint) -> None:
     spent = time.perf_counter() - began
     point = {"epoch": 0, "imitated": settings.imitate, "decisions": len(counts), "seconds": spent,
              "imitation_loss": history[-1]["loss"], "agreement": history[-1]["agreement"],
-             "bsld": float(np.mean([e.reward for e in episodes])) * -1 if settings.reward.kind == "bsld" else None}
+             "bsld_teacher": float(np.mean([e.scores["avg_bounded_slowdown"] for e in episodes]))}
+    _validate(collector, validation, settings, state, point)
     state.curve.append(point)
     state.decisions += point["decisions"]
     state.seconds += spent
@@ -181,8 +217,8 @@ def _imitation(collector, pool, settings, state, progress, checkpoint) -> None:
         checkpoint(state)
 
 
-def _epoch(collector, pool, settings, state, progress, checkpoint) -> None:
-    """One epoch, steps 1-5."""
+def _epoch(collector, pool, validation, settings, state, progress, checkpoint) -> None:
+    """One epoch, steps 1-6."""
     began = time.perf_counter()
     e = state.epoch
     starts = epoch_starts(pool, settings, e)
@@ -196,6 +232,7 @@ def _epoch(collector, pool, settings, state, progress, checkpoint) -> None:
              "relative": float(np.mean(scaled)), "decisions": decisions, "choices": len(batch),
              "seconds": spent, **_means(episodes), **stats}
     state.net, state.epoch = net, e + 1
+    _validate(collector, validation, settings, state, point)
     state.curve.append(point)
     state.decisions += decisions
     state.seconds += spent
