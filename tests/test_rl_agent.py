@@ -13,7 +13,7 @@ from engine.policies.ordering import queue_order
 from engine.policies.registry import make, parameters
 from engine.policies.rl_agent import Agent, AgentError, agent_bytes, agent_of, packaged, packaged_names
 from engine.predict.rl.adam import Adam
-from engine.predict.rl.imitation import imitation_loss
+from engine.predict.rl.imitation import imitate, imitation_loss
 from engine.predict.rl.ppo import Batch, PPOSettings, gae, losses
 from engine.predict.rl.agent_registry import AgentRegistry
 from engine.service.rl.checkpoint import state_bytes, state_of
@@ -65,6 +65,14 @@ def test_imitation_gradient_matches_finite_differences():
         for idx in list(np.ndindex(arrays[k].shape))[::5]:
             numeric = _numeric(lambda a: imitation_loss(net.with_arrays(a), batch)[0], arrays, k, idx)
             assert grads[k][idx] == pytest.approx(numeric, abs=1e-7, rel=1e-5)
+
+
+def test_imitation_on_minibatches_learns_the_teachers_rows():
+    rng = np.random.default_rng(6)
+    net, batch = initial(8, rng), _batch(rng)
+    _, history = imitate(net, batch, 60, minibatch=3, rng=np.random.default_rng(0))
+    taught, _ = imitate(net, batch, 60)
+    assert imitation_loss(taught, batch)[0] < history[0]["loss"] and imitation_loss(taught, batch)[1] == 1.0
 
 
 def test_adam_and_gae_by_hand():

@@ -4,7 +4,7 @@
                       [--reward bsld|utilization|balance] [--w-util X] [--w-wait X] [--w-fair X]
                       [--features rlscheduler|predicted] [--epochs N] [--trajectories N] [--group N]
                       [--pi-lr X] [--imitate f1|sjf|fcfs|none] [--imitation-windows N]
-                      [--imitation-steps N] [--validation N] [--seed N] [--workers N] [--resume] [--json]
+                      [--imitation-steps N] [--imitation-minibatch N] [--validation N] [--seed N] [--workers N] [--resume] [--json]
                       [--db FILE]
     meridian rl evaluate --model AGENT [--version N] (--dataset NAME | --trace FILE)
                       [--backfill none|compat] [--starts I,J,...] [--length N] [--json] [--db FILE]
@@ -109,6 +109,7 @@ def cmd_train(args) -> int:
                                      features=args.features, epochs=args.epochs, trajectories=args.trajectories,
                                      group=args.group, seed=args.seed, imitate=args.imitate,
                                      imitation_windows=args.imitation_windows, imitation_steps=args.imitation_steps,
+                                     imitation_minibatch=args.imitation_minibatch,
                                      validation=args.validation, ppo=PPOSettings(pi_lr=args.pi_lr))
         except ValueError as exc:
             raise BadInput(str(exc)) from None
@@ -249,6 +250,8 @@ def add_parser(sub, db_help: str) -> None:
                    help="first learn to copy this heuristic's picks (default f1); none: PPO from random weights")
     p.add_argument("--imitation-windows", type=_positive, default=40, help="training windows copied (default 40)")
     p.add_argument("--imitation-steps", type=_positive, default=200, help="Adam steps of the copying (default 200)")
+    p.add_argument("--imitation-minibatch", type=int, default=0,
+                   help="decisions per copying step (default 0: all of them)")
     p.add_argument("--validation", type=int, default=16,
                    help="training windows set aside to choose the epoch whose weights are kept (default 16; 0: the last)")
     p.add_argument("--seed", type=int, default=0, help="seed of the windows, the sampling and the weights")

@@ -3,7 +3,7 @@
 Used to start PPO from a policy that already schedules like a published heuristic instead of from
 random weights (`meridian rl train --imitate f1`): the same masked softmax and hand-written
 gradients as PPO (engine/predict/rl/gradients.py), the loss -mean log p(the teacher's row),
-full-batch Adam steps.
+Adam steps on the whole batch or on shuffled minibatches.
 """
 from __future__ import annotations
 
@@ -28,13 +28,20 @@ def imitation_loss(net: KernelNet, batch: Batch) -> tuple[float, float, list[np.
     return float(-np.mean(logp_all[batch.actions])), agree, policy_gradient(net.policy, acts, g_logits)
 
 
-def imitate(net: KernelNet, batch: Batch, steps: int, lr: float = 1e-2) -> tuple[KernelNet, list[dict]]:
-    """The policy after `steps` full-batch Adam steps down the cross-entropy (the critic unchanged),
-    and the loss and agreement before each step."""
+def imitate(net: KernelNet, batch: Batch, steps: int, lr: float = 1e-2, minibatch: int = 0,
+            rng: np.random.Generator | None = None) -> tuple[KernelNet, list[dict]]:
+    """The policy after `steps` Adam steps down the cross-entropy (the critic unchanged), and the loss
+    and agreement before each step (on the step's decisions). `minibatch` > 0: each step takes the next
+    `minibatch` decisions of a shuffled pass (`rng`), far cheaper per step than the whole batch."""
     opt = Adam(lr)
-    history = []
+    history, order, at = [], np.arange(0), 0
     for _ in range(steps):
-        loss, agree, grads = imitation_loss(net, batch)
+        part = batch
+        if minibatch:
+            if at >= len(order):
+                order, at = rng.permutation(len(batch)), 0
+            part, at = batch.take(np.sort(order[at:at + minibatch])), at + minibatch
+        loss, agree, grads = imitation_loss(net, part)
         history.append({"loss": loss, "agreement": agree})
         net = KernelNet(tuple(opt.step(list(net.policy), grads)), net.critic, net.log_inputs)
     return net, history

@@ -47,8 +47,8 @@ class TrainSettings:
     "predicted"; epochs: epochs in all (a resumed run goes on to this many); trajectories: windows
     per epoch; group: episodes played on each window (trajectories / group windows per epoch);
     length: jobs per training window; seed; imitate: the heuristic (order key) whose picks the policy
-    first learns to copy on `imitation_windows` training windows in `imitation_steps` Adam steps
-    ("none": PPO from random weights); validation: training windows set aside, played greedily after
+    first learns to copy on `imitation_windows` training windows in `imitation_steps` Adam steps, each
+    on `imitation_minibatch` decisions (0: all of them) ("none": PPO from random weights); validation: training windows set aside, played greedily after
     every epoch to choose the weights the run keeps (0: the last); ppo: the optimiser's settings."""
 
     backfill: str = "none"
@@ -62,6 +62,7 @@ class TrainSettings:
     imitate: str = "f1"
     imitation_windows: int = 40
     imitation_steps: int = 200
+    imitation_minibatch: int = 0
     validation: int = 16
     ppo: PPOSettings = PPOSettings()
 
@@ -72,7 +73,7 @@ class TrainSettings:
             raise ValueError(f"features must be one of {', '.join(FEATURE_SETS)}, got {self.features!r}")
         if self.imitate not in IMITABLE:
             raise ValueError(f"imitate must be one of {', '.join(IMITABLE)}, got {self.imitate!r}")
-        if self.validation < 0 or min(self.epochs, self.trajectories, self.group, self.length) < 1 \
+        if self.validation < 0 or self.imitation_minibatch < 0 or min(self.epochs, self.trajectories, self.group, self.length) < 1 \
                 or self.trajectories % self.group:
             raise ValueError(f"epochs, trajectories, group and length must be at least 1 and trajectories a multiple "
                              f"of group; got {self.epochs}, {self.trajectories}, {self.group}, {self.length}")
@@ -202,7 +203,8 @@ def _imitation(collector, pool, validation, settings, state, progress, checkpoin
     rows = state.net.inputs(np.vstack([e.rows for e in episodes]))
     actions = first + np.concatenate([e.actions for e in episodes])
     batch = Batch(rows, first, actions, np.zeros(len(first)), np.zeros(len(first)), np.zeros(len(first)))
-    state.net, history = imitate(state.net, batch.take(np.flatnonzero(counts > 1)), settings.imitation_steps)
+    state.net, history = imitate(state.net, batch.take(np.flatnonzero(counts > 1)), settings.imitation_steps,
+                                 minibatch=settings.imitation_minibatch, rng=np.random.default_rng([settings.seed, 0, 5]))
     spent = time.perf_counter() - began
     point = {"epoch": 0, "imitated": settings.imitate, "decisions": len(counts), "seconds": spent,
              "imitation_loss": history[-1]["loss"], "agreement": history[-1]["agreement"],
