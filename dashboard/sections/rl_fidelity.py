@@ -59,7 +59,7 @@ def rl_section() -> None:
     rows = record.sequences
     rows = rows[(rows["agent"] == agent) & (rows["log"] == log) & (rows["backfill"] == backfill)]
     frame = pd.DataFrame({"start": rows["start"], "agent": rows["agent_bsld"], "SJF": rows["SJF"], "F1": rows["F1"]})
-    plot(st, charts_agents.sequences(frame, markdown_text(f"{pick}: each test sequence")), theme=None,
+    plot(st, charts_agents.sequences(frame, f"{pick}: each test sequence"), theme=None,
          key="fid_rl_chart")
     with st.expander("Method"):
         st.markdown(NOTES)
