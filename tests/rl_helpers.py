@@ -5,13 +5,14 @@ from engine.service.experiments.swf_jobs import parse_swf_jobs
 
 
 def swf_text(rows, max_nodes: int) -> str:
-    """An SWF log of `rows` (submit, run, procs[, requested[, user, group]]) on `max_nodes` 1-processor nodes."""
+    """An SWF log of `rows` (submit, run, procs[, requested[, user, group]]) on `max_nodes` 1-processor nodes;
+    each job recorded as started when submitted (what a dataset imported from it keeps)."""
     lines = [f"; MaxNodes: {max_nodes}", f"; MaxProcs: {max_nodes}"]
     for k, row in enumerate(rows, start=1):
         submit, run, procs, *rest = row
         requested = rest[0] if rest else -1
         user, group = (rest[1], rest[2]) if len(rest) > 2 else (-1, -1)
-        lines.append(f"{k} {submit} -1 {run} {procs} -1 -1 {procs} {requested} -1 1 {user} {group} -1 -1 -1 -1 -1")
+        lines.append(f"{k} {submit} 0 {run} {procs} -1 -1 {procs} {requested} -1 1 {user} {group} -1 -1 -1 -1 -1")
     return "\n".join(lines) + "\n"
 
 

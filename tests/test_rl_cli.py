@@ -80,3 +80,22 @@ def test_bad_input_exits_2_with_one_line(trained, tmp_path, capsys):
     assert "bad.swf" in capsys.readouterr().err
     assert main(["rl", "train", "--trace", str(trace), "--trajectories", "5", "--group", "2", "--db", str(db)]) == 2
     assert "multiple of group" in capsys.readouterr().err
+
+
+def test_an_agent_on_a_datasets_jobs_with_the_runtime_predictors_features(trained, tmp_path, capsys):
+    trace, _ = trained
+    db = tmp_path / "m.duckdb"
+    assert main(["ingest", str(trace), "--dataset", "small", "--db", str(db)]) == 0
+    assert main(["predict", "train", "--dataset", "small", "--no-eval", "--db", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["rl", "train", "--dataset", "small", "--features", "predicted", "--name", "seer", "--json",
+                 "--db", str(db), *TINY]) == 0
+    meta = json.loads(capsys.readouterr().out)
+    assert meta["settings"]["features"] == "predicted" and meta["data"]["jobs"] == 400
+    assert AgentRegistry.beside(db).load("seer").net.width == 11          # 8 features + P10, P50, P90
+    scenario = tmp_path / "seer.toml"
+    scenario.write_text('name = "seer"\n[policies]\norder = { key = "rl", model = "seer" }\n')
+    assert main(["simulate", "--dataset", "small", "--scenario", str(scenario), "--db", str(db)]) == 2
+    assert "runtime predictors' quantiles" in capsys.readouterr().err
+    assert main(["rl", "train", "--trace", str(trace), "--features", "predicted", "--db", str(db), *TINY]) == 2
+    assert "needs --dataset" in capsys.readouterr().err
