@@ -92,27 +92,27 @@ def policy_class(family: str, key: str) -> type:
 
 def parameters(family: str, key: str) -> list[Parameter]:
     """The policy's parameters, in declaration order, for validation and UI widgets. A field with
-    metadata `bound` (a learned order's trained agent) is not a parameter: the service sets it."""
+    metadata `injected` (a learned order's trained agent) is not a parameter: the service sets it."""
     cls = policy_class(family, key)
     hints = typing.get_type_hints(cls)
     return [
         Parameter(f.name, hints[f.name], f.default, f.metadata.get("help", ""),
                   bound_of(f.name, hints[f.name], f.metadata) if hints[f.name] in (int, float) else None)
         for f in dataclasses.fields(cls)
-        if f.init and not f.metadata.get("bound")
+        if f.init and not f.metadata.get("injected")
     ]
 
 
-def bound_fields(family: str, key: str) -> set[str]:
-    """The policy's fields the service binds (metadata `bound`), which `make` accepts unchecked."""
-    return {f.name for f in dataclasses.fields(policy_class(family, key)) if f.init and f.metadata.get("bound")}
+def injected_fields(family: str, key: str) -> set[str]:
+    """The policy's fields the service sets (metadata `injected`), which `make` accepts unchecked."""
+    return {f.name for f in dataclasses.fields(policy_class(family, key)) if f.init and f.metadata.get("injected")}
 
 
 def make(family: str, key: str, **params):
     """Build a policy from its key and keyword parameters, with clear errors."""
     cls = policy_class(family, key)
     known = {p.name: p for p in parameters(family, key)}
-    unknown = sorted(set(params) - set(known) - bound_fields(family, key))
+    unknown = sorted(set(params) - set(known) - injected_fields(family, key))
     if unknown:
         valid = ", ".join(known) or "none"
         raise PolicyError(f"{family} policy {key!r} has no parameter(s) {', '.join(unknown)}; valid: {valid}")

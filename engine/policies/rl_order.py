@@ -41,7 +41,7 @@ class LearnedOrder:
     model: str = field(default=DEFAULT_AGENT, metadata={
         "help": "the agent: a packaged one (lublin-1, lublin-1-backfill, hpc2n, hpc2n-backfill) or one "
                 "trained with `meridian rl train` into this database's model registry"})
-    agent: Agent | None = field(default=None, compare=False, metadata={"bound": True})
+    agent: Agent | None = field(default=None, compare=False, metadata={"injected": True})
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
