@@ -1,7 +1,10 @@
 """`meridian rl train|evaluate|agents` end to end on a small log, a trained agent in a scenario, and bad input."""
 import json
+import subprocess
+import sys
 
 import pytest
+from conftest import REPO
 from rl_helpers import random_rows, swf_text
 
 from engine.cli.main import main
@@ -61,6 +64,14 @@ def test_a_trained_agent_orders_a_scenario(trained, tmp_path, capsys):
     scenario.write_text('name = "rl"\n[policies]\norder = { key = "rl", model = "tiny" }\n')
     assert main(["simulate", "--trace", str(trace), "--scenario", str(scenario), "--json", "--db", str(db)]) == 0
     assert json.loads(capsys.readouterr().out)["kpis"]["jobs_completed"] == 400
+    grid = tmp_path / "grid.toml"   # a sweep's workers get the trained agent too (bound before the pool starts)
+    grid.write_text('name = "g"\n[base]\npolicies = { order = { key = "rl", model = "tiny" } }\n[[axis]]\n'
+                    'set = "policies.backfill"\nvalues = ["none", "easy"]\n')
+    swept = subprocess.run([sys.executable, "-m", "engine.cli", "sweep", "--trace", str(trace), "--grid", str(grid),
+                            "--workers", "1", "--no-store", "--json", "--db", str(db)], capture_output=True, text=True,
+                           cwd=REPO, timeout=300)
+    assert swept.returncode == 0, swept.stderr
+    assert [o["kpis"]["jobs_completed"] for o in json.loads(swept.stdout)["outcomes"]] == [400, 400]
     scenario.write_text('name = "rl"\n[policies]\norder = { key = "rl", model = "nobody" }\n')
     assert main(["simulate", "--trace", str(trace), "--scenario", str(scenario), "--db", str(db)]) == 2
     assert "no agent 'nobody'" in capsys.readouterr().err

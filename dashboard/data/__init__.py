@@ -212,9 +212,23 @@ def scenario_of(spec: dict, path: str | Path | None = None) -> Scenario:
     return bind(scenario, AgentRegistry.beside(path or db_path()))
 
 
+def _content(spec: dict) -> str:
+    """The cache key of a scenario dict: its JSON, with the version of the trained agent a learned order
+    names (retraining an agent under the same name makes a new run, not a cached one)."""
+    order = spec.get("policies", {}).get("order") if isinstance(spec.get("policies"), dict) else None
+    agent = None
+    if isinstance(order, dict) and order.get("key") == "rl":
+        from engine.policies.rl_order import DEFAULT_AGENT
+        from engine.predict.rl.agent_registry import AgentRegistry
+
+        versions = AgentRegistry.beside(db_path()).versions(str(order.get("model", DEFAULT_AGENT)))
+        agent = versions[-1].number if versions else "packaged"
+    return json.dumps({"scenario": spec, "agent": agent}, sort_keys=True, default=str)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _whatif(path: str, dataset: str, content: str, days: float, fingerprint: str) -> WhatIfRun:
-    scenario = scenario_of(json.loads(content), path)
+    scenario = scenario_of(json.loads(content)["scenario"], path)
     s = _connection(path)[0].cursor()
     jobs, fleet = s.jobs(dataset), s.fleet(dataset)
     run = run_one(first_days([scenario], jobs, days)[0], jobs, fleet, World.of_dataset(s, dataset))
@@ -227,7 +241,7 @@ def whatif_run(dataset: str, scenario: dict, days: float) -> WhatIfRun:
     """Run `scenario` (a Scenario.from_dict dict) over `dataset`'s jobs submitted in its first `days`
     days (0 = all, or the scenario's own [workload] window), cached per (dataset, scenario content,
     window, store fingerprint). Raises ScenarioError for an invalid scenario."""
-    content = json.dumps(scenario, sort_keys=True, default=str)
+    content = _content(scenario)
     return _whatif(str(db_path()), dataset, content, float(days), store().fingerprint())
 
 
@@ -303,7 +317,7 @@ def whatif_world(dataset: str, scenario: dict, days: float,
     """Cost, carbon and residency (engine.analysis.runs.world_kpis.world_report) of `whatif_run(dataset,
     scenario, days)`, on the fleet the scenario ran on, with the dataset's world tables; cached per
     (dataset, scenario content, window, assumptions, store fingerprint) and sharing whatif_run's run."""
-    content = json.dumps(scenario, sort_keys=True, default=str)
+    content = _content(scenario)
     return _whatif_world(str(db_path()), dataset, content, float(days),
                          assumptions_text(assumptions or CostAssumptions()), store().fingerprint())
 
@@ -345,7 +359,7 @@ def _fairness(path: str, dataset: str, content: str, days: float, fingerprint: s
 
 def fairness_report(dataset: str, scenario: dict, days: float) -> FairnessReport:
     """The fairness figures of `whatif_run(dataset, scenario, days)`, cached with it."""
-    content = json.dumps(scenario, sort_keys=True, default=str)
+    content = _content(scenario)
     return _fairness(str(db_path()), dataset, content, float(days), store().fingerprint())
 
 
@@ -359,6 +373,6 @@ def _story_context(path: str, dataset: str, content: str, days: float, fingerpri
 def story(dataset: str, scenario: dict, days: float, row: int) -> JobStory:
     """The story (engine.analysis.runs.job_story) of the job at `row` of `whatif_run(dataset, scenario,
     days)`'s jobs, on the scenario's order policy and the workload it ran."""
-    content = json.dumps(scenario, sort_keys=True, default=str)
+    content = _content(scenario)
     args = (str(db_path()), dataset, content, float(days), store().fingerprint())
     return job_story(_whatif(*args).result, int(row), _story_context(*args))

@@ -93,6 +93,18 @@ def load_scenario(value: str, scheduler: str | None, db: str | None = None) -> S
     return bind(Scenario.load(value), AgentRegistry.beside(db or DEFAULT_DB_PATH))
 
 
+def bind_agents(points, db: str | None) -> list:
+    """Sweep points with their learned orders' agents loaded (engine.service.rl.agents.bind), so that an
+    agent trained into the registry beside the database runs in the workers too."""
+    from dataclasses import replace
+
+    from engine.predict.rl.agent_registry import AgentRegistry
+    from engine.service.rl.agents import bind
+
+    registry = AgentRegistry.beside(db or DEFAULT_DB_PATH)
+    return [replace(point, scenario=bind(point.scenario, registry)) for point in points]
+
+
 def check_days(days: float | None) -> float | None:
     if days is not None and not days > 0:
         raise Unusable(f"--days must be positive, got {days:g}")

@@ -26,7 +26,7 @@ import time
 
 import pandas as pd
 
-from engine.cli.common import guarded, tables
+from engine.cli.common import bind_agents, guarded, tables
 from engine.service.compare import Unusable
 from engine.service.sweep.backends import SweepUnavailable
 from engine.service.sweep.grid import GridError, load_grid
@@ -66,7 +66,7 @@ def _backend(args) -> tuple[str, int | None]:
 def cmd_sweep(args) -> int:
     grid = load_grid(args.grid)
     data = tables(args)
-    points = grid.windowed(data[0])
+    points = bind_agents(grid.windowed(data[0]), args.db)
     backend, workers = _backend(args)
     if args.resume is not None and args.no_store:
         raise Unusable("--resume takes up a stored sweep; it cannot go with --no-store")
