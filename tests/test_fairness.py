@@ -246,7 +246,7 @@ def test_empty_queue_and_queue_order_independence(key):
 @pytest.mark.parametrize("key", FAIR_KEYS)
 @pytest.mark.parametrize("value", [-1.0, np.nan])
 def test_a_negative_boost_is_refused(key, value):
-    with pytest.raises(ValueError, match=f"{key}: boost_after_s must be >= 0"):
+    with pytest.raises(ValueError, match=f"'{key}': boost_after_s must be (from 0 to|a finite number)"):
         registry.make("order", key, boost_after_s=value)
 
 

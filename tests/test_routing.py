@@ -153,11 +153,11 @@ def test_dense_rank_is_lexicographic_and_keeps_ties():
 
 
 @pytest.mark.parametrize("key, params, message", [
-    ("follow-the-sun", {"min_free_fraction": 1.5}, "min_free_fraction must be between 0 and 1 (inclusive), got 1.5"),
-    ("follow-the-sun", {"min_free_fraction": -0.1}, "between 0 and 1"),
-    ("follow-the-sun", {"min_free_fraction": math.nan}, "between 0 and 1"),
+    ("follow-the-sun", {"min_free_fraction": 1.5}, "min_free_fraction must be from 0 to 1 (fraction), got 1.5"),
+    ("follow-the-sun", {"min_free_fraction": -0.1}, "from 0 to 1"),
+    ("follow-the-sun", {"min_free_fraction": math.nan}, "min_free_fraction must be a finite number"),
     ("weighted", {"w_price": -1.0}, "w_price must be a finite number >= 0, got -1.0"),
-    ("weighted", {"w_home": math.inf}, "w_home must be a finite number >= 0"),
+    ("weighted", {"w_home": math.inf}, "w_home must be a finite number (weight), got inf"),
     ("overflow", {"move_inflexible": "yes"}, "move_inflexible must be bool"),
 ])
 def test_parameters_are_validated_with_the_valid_range(key, params, message):
