@@ -224,9 +224,11 @@ def test_requests_are_validated():
 
 @pytest.mark.parametrize("key", ["best-fit", "worst-fit"])
 def test_cpu_weight_outside_zero_to_one_is_rejected(key):
-    for weight in (-0.1, 1.5, float("nan")):
+    for weight in (-0.1, 1.5):
         with pytest.raises(ValueError, match=f"'{key}': cpu_weight must be between 0 and 1 \\(inclusive\\)"):
             make("placement", key, cpu_weight=weight)
+    with pytest.raises(ValueError, match=f"'{key}': cpu_weight must be a finite number \\(weight\\), got nan"):
+        make("placement", key, cpu_weight=float("nan"))
     assert [make("placement", key, cpu_weight=w).cpu_weight for w in (0, 1)] == [0.0, 1.0]
     with pytest.raises(ScenarioError) as error:
         Scenario.from_dict({"policies": {"placement": {"key": key, "cpu_weight": 2}}}, source="s.toml")
