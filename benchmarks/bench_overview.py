@@ -49,10 +49,9 @@ def analysis(db: Path, runs: int) -> None:
     ensure_sample(store)
     print(f"load sample bundle into a fresh database: {time.perf_counter() - start:.2f} s")
     t_read, tables = _timed(lambda: (store.jobs(SAMPLE_DATASET), store.fleet(SAMPLE_DATASET),
-                                     store.regions(SAMPLE_DATASET), store.prices(SAMPLE_DATASET),
-                                     store.utilization(SAMPLE_DATASET)), runs)
+                                     store.regions(SAMPLE_DATASET), store.utilization(SAMPLE_DATASET)), runs)
     jobs, fleet = tables[0], tables[1]
-    print(f"sample: {len(jobs):,} jobs, {int(fleet['gpus'].sum()):,} GPUs, {len(tables[4]):,} utilisation samples")
+    print(f"sample: {len(jobs):,} jobs, {int(fleet['gpus'].sum()):,} GPUs, {len(tables[3]):,} utilisation samples")
     print(f"read the dataset's tables from DuckDB: {t_read:.3f} s (median of {runs})")
     t_all, overview = _timed(lambda: build_overview(*tables), runs)
     print(f"build_overview: {t_all:.3f} s (median of {runs}); utilisation {overview.kpis.utilisation_pct:.1f}%")
@@ -88,7 +87,7 @@ def synthetic(n_jobs: int, runs: int) -> None:
 
     t_busy, hourly = _timed(busy_hours, runs)
     empty = pd.DataFrame()
-    t_all, _ = _timed(lambda: build_overview(jobs, empty, zones, empty, empty), runs)
+    t_all, _ = _timed(lambda: build_overview(jobs, empty, zones, empty), runs)
     print(f"{n_jobs:,} random jobs: busy GPU-hours per UTC hour x (region, GPU type) incl. inferred capacity "
           f"{t_busy:.3f} s ({len(hourly):,} bins); build_overview {t_all:.3f} s (medians of {runs})")
 

@@ -33,7 +33,7 @@ def _daily_8am_jobs(first_local_monday: str, tz: str) -> pd.DataFrame:
 ])
 def test_dst_week_in_berlin_maps_work_to_local_8am(monday, skipped, doubled):
     regions = pd.DataFrame({"region": ["eu"], "timezone": ["Europe/Berlin"]})
-    o = build_overview(_daily_8am_jobs(monday, "Europe/Berlin"), FLEET, regions, NO_ROWS, NO_ROWS)
+    o = build_overview(_daily_8am_jobs(monday, "Europe/Berlin"), FLEET, regions, NO_ROWS)
     cells = o.heatmap.set_index(["weekday", "local_hour"])
     busy_cells = cells[cells["busy_unit_hours"] > 0]
     assert list(busy_cells.index) == [(d, 8) for d in range(7)]
@@ -48,7 +48,7 @@ def test_dst_week_in_berlin_maps_work_to_local_8am(monday, skipped, doubled):
 
 def test_half_hour_zone_gets_exact_local_hours():
     regions = pd.DataFrame({"region": ["eu"], "timezone": ["Asia/Kolkata"]})
-    o = build_overview(_daily_8am_jobs("2024-01-01", "Asia/Kolkata"), FLEET, regions, NO_ROWS, NO_ROWS)
+    o = build_overview(_daily_8am_jobs("2024-01-01", "Asia/Kolkata"), FLEET, regions, NO_ROWS)
     cells = o.heatmap.set_index(["weekday", "local_hour"])
     assert cells.loc[(0, 8), "utilisation_pct"] == 100.0
     assert cells.loc[(0, 7), "utilisation_pct"] == 0.0 and cells.loc[(0, 9), "utilisation_pct"] == 0.0
@@ -60,6 +60,6 @@ def test_half_hour_zone_gets_exact_local_hours():
 
 
 def test_region_without_a_time_zone_is_shown_in_utc_and_said_so():
-    o = build_overview(_daily_8am_jobs("2024-01-01", "UTC"), FLEET, NO_ROWS, NO_ROWS, NO_ROWS)
+    o = build_overview(_daily_8am_jobs("2024-01-01", "UTC"), FLEET, NO_ROWS, NO_ROWS)
     assert set(o.heatmap["timezone"]) == {"UTC"}
     assert any("No time zone recorded for eu" in note for note in o.assumptions)

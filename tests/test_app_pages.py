@@ -1,5 +1,6 @@
 """Every dashboard page through Streamlit's AppTest, on a temporary database."""
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -45,17 +46,36 @@ BAD_CSV = (b"job_id,submit_utc,start_utc,end_utc,gpus,status\n"
 
 
 @pytest.fixture
-def app(tmp_path, monkeypatch):
-    """An AppTest of dashboard/app.py on a fresh database holding the datasets 'tiny' and 'util'."""
-    db = tmp_path / "meridian.duckdb"
-    store = Store.open(db)
+def db(tmp_path):
+    """A fresh database holding the datasets 'tiny' and 'util' (the app adds the sample)."""
+    path = tmp_path / "meridian.duckdb"
+    store = Store.open(path)
     store.add_import("tiny", TINY, "tiny.csv", "sha-tiny")
     store.add_import("util", SAMPLES, "util.csv", "sha-util")
     store.close()
+    return path
+
+
+@pytest.fixture
+def app(db, monkeypatch):
+    """An AppTest of dashboard/app.py on `db`, opened on the Overview of 'tiny' (the sample's Overview would
+    price the whole sample in the background: see test_a_fresh_database_opens_on_the_sample_data)."""
     monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(db)])
     at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset"] = "tiny"
     at.run()
     assert not at.exception, at.exception
+    return at
+
+
+def priced(at, timeout_s: float = 120.0):
+    """`at` run again until the Overview's dollars (priced in a background thread) are shown."""
+    deadline = time.monotonic() + timeout_s
+    while any(m.value == "..." for m in at.metric) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        at.run()
+        assert not at.exception, at.exception
+    assert not any(m.value == "..." for m in at.metric), "the recorded history was not priced in time"
     return at
 
 
@@ -83,29 +103,39 @@ def _upload(at, name, content):
     return at
 
 
-def test_a_fresh_database_opens_on_the_sample_data(app):
+def test_a_fresh_database_opens_on_the_sample_data(db, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(db)])
+    app = AppTest.from_file(APP, default_timeout=120).run()
+    assert not app.exception, app.exception
     assert app.selectbox(key="dataset").value == "sample"
     bundle = read_bundle().tables
-    kpis = build_overview(bundle["jobs"], bundle["fleet"], bundle["regions"], bundle["prices"], pd.DataFrame()).kpis
+    kpis = build_overview(bundle["jobs"], bundle["fleet"], bundle["regions"], pd.DataFrame()).kpis
+    # The dollars are being priced in the background (the whole sample replayed: seconds): the rest is drawn.
     assert _metrics(app) == {
         "Utilisation": f"{kpis.utilisation_pct:.1f}%", "Idle GPU-hours": f"{kpis.idle_unit_hours:,.0f}",
-        "Idle $ / month": f"${kpis.idle_usd_per_month:,.0f}", "p95 queue wait": f"{kpis.p95_wait_h:.1f} h"}
-    assert len(app.get("plotly_chart")) == 6
-    assert "from the fleet table" in shown(app.caption[0]) and "prices: dataset" in shown(app.caption[0])
+        "Spend a year": "...", "Idle cost a year": "...", "p95 queue wait": f"{kpis.p95_wait_h:.1f} h"}
+    assert len(app.get("plotly_chart")) == 5
+    assert "from the fleet table" in shown(app.caption[0])
+    assert any("Pricing the recorded history" in shown(c) for c in app.caption)
 
 
 def test_overview_shows_exact_kpis_charts_and_methods(app):
-    _select(app, "tiny")
-    assert _metrics(app) == {"Utilisation": "75.0%", "Idle GPU-hours": "2", "Idle $ / month": "$2,192",
-                             "p95 queue wait": "57 min"}
+    priced(app)
+    # 4 reserved H100s at $3 over the 2-hour window: $24 spent, 2 GPU-hours idle = $6; a year = x 365 x 12.
+    assert _metrics(app) == {"Utilisation": "75.0%", "Idle GPU-hours": "2", "Spend a year": "$105,120",
+                             "Idle cost a year": "$26,280", "p95 queue wait": "57 min"}
     assert len(app.get("plotly_chart")) == 6
     assert "2 jobs" in shown(app.caption[0]) and "4 GPUs (from the fleet table)" in shown(app.caption[0])
+    assert "recorded history of 2 jobs" in shown(app.caption[1]) and "(0.1 days)" in shown(app.caption[1])
     methods = " ".join(shown(m) for m in app.expander[0].markdown)
-    assert "Capacity: 4 GPUs from the fleet table." in methods and "Idle $ / month" in methods
+    assert "Capacity: 4 GPUs from the fleet table." in methods
+    assert "**Idle cost a year** (`idle_cost_usd_per_year`) = `idle_cost_usd` x the days of a year" in methods
+    spend = next(d.value for d in app.dataframe if "idle_usd" in d.value.columns)
+    assert spend[["tier", "usd", "idle_usd"]].values.tolist() == [["reserved", 24.0, 6.0]]
 
 
 def test_overview_switches_between_hourly_and_daily(app):
-    _select(app, "tiny")
+    priced(app)
     assert app.radio(key="timeline_freq:tiny").value == "Hourly"   # a 2-hour dataset starts hourly
     app.radio(key="timeline_freq:tiny").set_value("Daily").run()
     assert not app.exception
@@ -113,10 +143,11 @@ def test_overview_switches_between_hourly_and_daily(app):
 
 
 def test_overview_of_utilisation_samples_has_no_waits_or_dollars(app):
-    _select(app, "util")
+    priced(_select(app, "util"))
     metrics = _metrics(app)
     assert metrics["Utilisation"] == "50.0%" and metrics["Idle node-hours"] == "4"
-    assert metrics["Idle $ / month"] == "n/a" and metrics["p95 queue wait"] == "n/a"
+    assert metrics["Spend a year"] == "n/a" and metrics["p95 queue wait"] == "n/a"
+    assert any("No dollars for this dataset: it has no fleet table" in shown(c) for c in app.caption)
     assert any("utilisation samples only" in shown(i) for i in app.info)
 
 
@@ -286,6 +317,7 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
 
     bundle = read_bundle().tables
     expected = build_timezones(bundle["jobs"], bundle["fleet"], bundle["regions"], bundle["teams"])
+    app.session_state["dataset"] = "sample"
     app.switch_page("app_pages/timezones.py").run()
     assert not app.exception, app.exception
     assert _metrics(app) == {
@@ -317,7 +349,7 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
 
 def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     from engine.analysis.runs.world_kpis import world_kpis
-    from engine.scenario.spec import Scenario
+    from engine.scenario.recorded import recorded_baseline
     _select(app, "tiny")
     app.switch_page("app_pages/costcarbon.py").run()
     assert not app.exception, app.exception
@@ -328,12 +360,14 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
                              "Productive $/GPU-hour": "$4.00", "Carbon": "2.42 kg CO2e"}
     table = app.dataframe[0].value.set_index("scenario")
     jobs, fleet = TINY.tables["jobs"], TINY.tables["fleet"]
-    fifo = Scenario.load(Path(APP).parents[1] / "sample_data" / "scenarios" / "fifo.toml")
-    expected = world_kpis(run_scenario(fifo, jobs, fleet), fleet, TINY.tables["prices"], TINY.tables["regions"], None)
-    assert table.loc["fifo", "Spend (USD)"] == expected["cost_usd"] == 24.0
-    assert table.loc["fifo", "Carbon (kgCO2e)"] == pytest.approx(expected["carbon_kg"])
+    recorded = recorded_baseline(None)  # tiny does not say how it was scheduled: FCFS + EASY
+    expected = world_kpis(run_scenario(recorded, jobs, fleet), fleet, TINY.tables["prices"], TINY.tables["regions"],
+                          None)
+    assert table.loc["recorded", "Spend (USD)"] == expected["cost_usd"] == 24.0
+    assert table.loc["recorded", "Carbon (kgCO2e)"] == pytest.approx(expected["carbon_kg"])
     assert table.loc["easy-backfill", "Spend a year (USD)"] == pytest.approx(24.0 * 365 * 12)
-    assert list(table.index) == ["fifo", "easy-backfill"] and len(app.get("plotly_chart")) == 5
+    assert table.loc["recorded", "Idle cost a year (USD)"] == pytest.approx(6.0 * 365 * 12)
+    assert list(table.index) == ["recorded", "easy-backfill"] and len(app.get("plotly_chart")) == 5
     assert any("eu: no carbon profile; 480 gCO2e/kWh assumed" in shown(w) for w in app.warning)
     prices = [d.value for d in app.dataframe if "source" in d.value.columns][0]
     assert prices[["tier", "USD per GPU-hour", "source"]].values.tolist() == [["reserved", 3.0, "dataset"]]
@@ -345,11 +379,11 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     app.number_input(key="cc_year_days").set_value(360.0).run()
     assert not app.exception, app.exception
     assert _metrics(app)["Carbon"] == "4.32 kg CO2e"                      # 6 GPU-h x 1 kW x 1.5 x 0.48
-    assert app.dataframe[0].value.set_index("scenario").loc["fifo", "Spend a year (USD)"] == pytest.approx(
+    assert app.dataframe[0].value.set_index("scenario").loc["recorded", "Spend a year (USD)"] == pytest.approx(
         24.0 * 360 * 12)
     app.radio(key="cc_detail").set_value("easy-backfill").run()
     assert [(m.label, m.delta) for m in app.metric][0] == ("Spend", "+$0.00")   # same fleet, same GPU-hours
-    assert any("Spend a year against fifo, by pricing tier: +$0 a year: no tier's spend moves" in shown(c)
+    assert any("Spend a year against recorded, by pricing tier: +$0 a year: no tier's spend moves" in shown(c)
                for c in app.caption)
     _select(app, "util")
     assert any("Nothing to price for util: it has no fleet table" in shown(i) for i in app.info)

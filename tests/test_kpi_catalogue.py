@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.analysis.runs.catalogue import CATALOGUE, heading, higher_is_better, keys, label, shown
+from engine.analysis.runs.catalogue import CATALOGUE, MONEY, heading, higher_is_better, keys, label, methods, shown
 from engine.analysis.runs.world_kpis import KPI_KEYS
 from engine.scenario.spec import Scenario
 from engine.service.compare import run_one
@@ -79,3 +79,14 @@ def test_heading_names_the_unit_only_where_the_value_and_label_do_not():
 def test_every_key_has_a_heading_and_a_shown_value():
     for key in CATALOGUE:
         assert heading(key) and shown(key, 1.0) != "n/a", key
+
+
+def test_every_money_figure_has_one_definition_and_the_readme_gives_it():
+    money = {key for key, kpi in CATALOGUE.items() if kpi.unit.startswith("USD")}
+    assert set(MONEY) == money
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `([a-z_0-9]+)` \| [^|]+ \| (.+) \|$", text, flags=re.M))
+    for key in keys("world"):
+        if key in MONEY:
+            assert rows[key] == MONEY[key], key
+    assert methods("idle_cost_usd").startswith("- **Idle reserved cost** (`idle_cost_usd`) = reserved and rented burst")

@@ -239,7 +239,7 @@ def test_the_recorded_baseline_replays_the_overviews_utilisation(tmp_path, sampl
     store = Store.open(tmp_path / "m.duckdb")
     ensure_sample(store)
     overview = build_overview(store.jobs("sample"), store.fleet("sample"), store.regions("sample"),
-                              store.prices("sample"), store.utilization("sample"))
+                              store.utilization("sample"))
     store.close()
     replayed = run_scenario(recorded_baseline("per-pool-fifo"), *sample_tables[:2])
     assert kpis(replayed)["utilization"] == pytest.approx(overview.kpis.utilisation_pct / 100, abs=0.001)

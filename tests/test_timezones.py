@@ -190,7 +190,7 @@ def test_working_days_text_and_flexible_classes():
 def test_sample_dataset_is_consistent():
     bundle = read_bundle().tables
     tz = build_timezones(bundle["jobs"], bundle["fleet"], bundle["regions"], bundle["teams"])
-    overview = build_overview(bundle["jobs"], bundle["fleet"], bundle["regions"], bundle["prices"], pd.DataFrame())
+    overview = build_overview(bundle["jobs"], bundle["fleet"], bundle["regions"], pd.DataFrame())
     busy, capacity = tz.hourly["busy_gpu_hours"].sum(), tz.hourly["capacity_gpus"].sum()
     assert 100 * busy / capacity == pytest.approx(overview.kpis.utilisation_pct, rel=1e-9)
     assert 0 <= tz.lendable_gpu_hours <= tz.off_hours_idle_gpu_hours <= tz.idle_gpu_hours

@@ -68,8 +68,7 @@ def app(tmp_path, monkeypatch):
     store.close()
     monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(db)])
     at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.selectbox(key="dataset").select("queue").run()
+    at.session_state["dataset"] = "queue"  # not the sample's Overview first: it prices the whole sample
     at.switch_page("app_pages/whatif.py").run()
     assert not at.exception, at.exception
     assert at.selectbox(key="wi_baseline").value == "recorded"   # the default: how the data was scheduled

@@ -1,39 +1,33 @@
-"""Cost & carbon: dollars and emissions of the recorded history replayed as FIFO and of chosen scenarios,
-with the trade-off between cost, waits and carbon, under editable assumptions."""
+"""Cost & carbon: dollars and emissions of the recorded history (replayed by the recorded baseline) and of
+chosen scenarios, with the trade-off between cost, waits and carbon, under editable assumptions."""
 import pandas as pd
 import streamlit as st
 
 from dashboard import data
 from dashboard.charts import cost as charts_cost
 from dashboard.charts.view import plot
-from engine.analysis.runs.catalogue import CATALOGUE, heading
+from dashboard.data import headroom as data_headroom
+from engine.analysis.runs.catalogue import CATALOGUE, heading, methods
 from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.cost_change import explained, spend_change
 from engine.core.errors import ScenarioError
-from engine.core.escaping import markdown_code, markdown_text
+from engine.core.escaping import markdown_text
 from engine.service.report.fmt import signed_usd
 
-BASELINE = "fifo"
+BASELINE = data_headroom.RECORDED  # the policies that reproduce how the dataset was scheduled
 DEFAULTS = CostAssumptions()
-METHODS = """
-- **Spend** over the simulated window W: reserved GPUs are paid every hour of W whether a job holds them or
-  not (installed GPUs x W x price); on-demand and spot GPUs only while a job holds them (GPU-hours held x
-  price). Prices are per region, GPU type and tier: the dataset's prices table, else the default price book.
-- **Cloud burst** (scenarios with `[[burst]]` pools): a rented cloud node is paid from the moment it is rented
-  (boot time included) until it is handed back, used or not, at the pool's price.
-- **Idle reserved cost** = reserved and rented burst GPU-hours no job held x their price (on-demand and spot idle GPUs
-  cost nothing).
-- **Per year** = spend x annualisation days / W in days.
-- **Effective $/GPU-hour** = all spend / GPU-hours allocated to jobs. **Productive $/GPU-hour** = all spend /
-  GPU-hours of jobs that did not fail. The gap between the price list and these is what idle and failed
-  work cost per useful hour.
+METHODS = methods("cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_usd", "cost_burst_usd",
+                  "idle_cost_usd", "cost_usd_per_year", "idle_cost_usd_per_year", "effective_usd_per_gpu_hour",
+                  "productive_usd_per_gpu_hour") + """
+- The window W is the simulated one: the jobs' first submit to the end of the days chosen (or the data's
+  observed end); prices per region, GPU type and tier come from the dataset's prices table, else the default
+  price book (marked assumed). The gap between the price list and the $/GPU-hour figures is what idle and
+  failed work cost per useful hour.
 - **Carbon** (kgCO2e) = GPU power (kW per GPU of its type) x GPUs held x hours x PUE x grid intensity
   (gCO2e/kWh) of the region at the local hour the work ran / 1000. Only GPUs held by jobs draw power here;
   idle GPUs, CPUs and networking are not counted.
 - **Residency violations**: started jobs whose residency tag does not allow the region they ran in.
-  **Egress** = for each started job that ran outside the region holding its input data, the data's size
-  (GB) x the egress price of the data's region ($/GB); shown apart from the GPU spend.
-"""
+""" + methods("egress_usd")
 
 
 def _usd(value: float) -> str:
@@ -112,7 +106,8 @@ def _metrics(runs, detail: str, days_per_year: float) -> None:
 # The comparison table's columns: KPI key -> (unit shown, scale, Streamlit number format); headings from
 # the KPI catalogue, so the table names a figure as the tiles and the report do.
 _TABLE = {"cost_usd": ("USD", 1, "$%,.0f"), "idle_cost_usd": ("USD", 1, "$%,.0f"),
-          "cost_usd_per_year": ("USD", 1, "$%,.0f"), "effective_usd_per_gpu_hour": ("", 1, "$%.2f"),
+          "cost_usd_per_year": ("USD", 1, "$%,.0f"), "idle_cost_usd_per_year": ("USD", 1, "$%,.0f"),
+          "effective_usd_per_gpu_hour": ("", 1, "$%.2f"),
           "productive_usd_per_gpu_hour": ("", 1, "$%.2f"), "carbon_kg": ("kgCO2e", 1, "%,.0f"),
           "wait_p95_s": ("h", 1 / 3600, "%.2f"), "utilization": ("%", 100, "%.1f"),
           "residency_violations": ("jobs", 1, "%,.0f")}
@@ -216,17 +211,15 @@ if world_tables["gpu_types"].empty:
     st.info(f"Nothing to price for {markdown_text(dataset)}: it has no fleet table (nodes with GPU types and pricing tiers). "
             "Import one on the Data page.")
     st.stop()
-bundled = data.bundled_scenarios()
-if BASELINE not in bundled:
-    st.error(f"The bundled FIFO scenario is missing from {markdown_code(data.SCENARIO_DIR)}: it is the baseline of "
-             "this page.")
-    st.stop()
+recorded, meaning = data_headroom.recorded(dataset)
+bundled = {BASELINE: recorded, **data.bundled_scenarios()}
 others = [name for name in bundled if name != BASELINE]
-st.caption(f"What the fleet of **{markdown_text(dataset)}** costs and emits when its recorded jobs are replayed first come, "
-           "first served (FIFO, the bundled `fifo.toml`) and under the scenarios picked here, on the same fleet "
-           "and prices. Runtimes come from the telemetry.")
+st.caption(markdown_text(f"What the fleet of {dataset} costs and emits when its recorded jobs are replayed as they "
+                         f"were scheduled (the recorded baseline: {meaning}) and under the scenarios picked here, "
+                         "on the same fleet and prices. Runtimes come from the telemetry. Over all of the dataset "
+                         "(0 days) the recorded figures are the Overview's."))
 left, right = st.columns([3, 1])
-picked = left.multiselect("Scenarios to compare with FIFO", others, key="cc_scenarios",
+picked = left.multiselect("Scenarios to compare with the recorded baseline", others, key="cc_scenarios",
                           default=["easy-backfill"] if "easy-backfill" in others else others[:1])
 days = right.number_input("Simulate the first N days (0 = all)", min_value=0.0, value=7.0, step=1.0,
                           format="%g", key="cc_days",

@@ -1,13 +1,18 @@
-"""Overview: where and when the fleet's GPUs sit idle, what it costs, and who waits."""
+"""Overview: where and when the fleet's GPUs sit idle, what the fleet costs, and who waits."""
 import math
 
 import streamlit as st
 
 from dashboard import data
+from dashboard.charts import cost as charts_cost
 from dashboard.charts.view import plot
+from dashboard.data import priced
+from engine.analysis.runs.catalogue import MONEY, label, methods, shown
+from engine.analysis.runs.cost import CostAssumptions
 from engine.core.escaping import markdown_text
 from engine.core.text import hours
 
+MONEY_TILES = ("cost_usd_per_year", "idle_cost_usd_per_year")
 METHODS = """
 - **Busy GPU-hours** of an hour = the integral over that hour of the GPUs allocated to running jobs: a job
   holds its `gpus` from its start to its end (a still-running job until the data's last instant; fractional
@@ -17,46 +22,81 @@ METHODS = """
 - **Utilisation** = busy GPU-hours / (capacity x hours), over every region, GPU type and whole UTC hour of
   the time range.
 - **Idle GPU-hours** = the sum over hours of max(capacity - busy, 0) per region and GPU type.
-- **Idle $** = idle GPU-hours x the price of the tier the capacity is bought at (reserved, on-demand, spot;
-  idle hours split over tiers in proportion to their GPUs). **Idle $ / month** = idle $ / days x 30.4375.
 - **Queue wait** = start - submit per started job; **p95** is the 95th percentile over all of them.
-- **Heat map**: utilisation per weekday and hour of each region's own local clock (daylight saving
+- **Heat map**: utilisation per weekday and hour of each region's local clock (daylight saving
   included), from the same busy and capacity hours.
+"""
+MONEY_NOTE = """
+**Dollars.** The telemetry says how many GPUs of a type each job held, not which pricing tier's, so the
+dollars are those of the recorded history as the recorded baseline replays it (every job placed on a node,
+starting as recorded: the Fidelity page shows how closely), over the whole dataset. They are the figures the
+What-if, Cost & carbon and Report pages and `meridian simulate --scenario recorded` give for the same window,
+defined once (the KPI catalogue):
 """
 
 
-
-def _usd(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"${value:,.0f}"
-
-
-def _kpis(k) -> None:
+def _kpis(k, money) -> None:
     unit = "GPU" if k.unit == "gpus" else k.unit.rstrip("s")
-    cols = st.columns(4)
+    cols = st.columns(5)
     cols[0].metric("Utilisation", "n/a" if math.isnan(k.utilisation_pct) else f"{k.utilisation_pct:.1f}%",
                    help="Busy GPU-hours / capacity GPU-hours over the whole time range")
     cols[1].metric(f"Idle {unit}-hours", f"{k.idle_unit_hours:,.0f}", help="Capacity not allocated to any job")
-    cols[2].metric("Idle $ / month", _usd(k.idle_usd_per_month),
-                   help=f"Idle dollars scaled to a 30.44-day month; prices: {markdown_text(k.price_source)}")
-    cols[3].metric("p95 queue wait", hours(k.p95_wait_h * 3600), help="95% of started jobs waited at most this long")
+    for col, key in zip(cols[2:4], MONEY_TILES):
+        value = "..." if money is False else "n/a" if money.world is None else shown(key, money.world.kpis[key])
+        col.metric(label(key), value, help=markdown_text(MONEY[key]))
+    cols[4].metric("p95 queue wait", hours(k.p95_wait_h * 3600), help="95% of started jobs waited at most this long")
     source = {"fleet": "from the fleet table", "inferred": "inferred from peak allocation",
               "mixed": "fleet table, partly inferred", "samples": "time-averaged from samples"}[k.capacity_source]
     jobs = f"{k.jobs:,} jobs · " if k.jobs else ""
     st.caption(markdown_text(f"{jobs}{k.capacity_units:,.0f} {unit}s ({source}) · {k.start_utc:%Y-%m-%d} to "
-                             f"{k.end_utc:%Y-%m-%d} UTC ({k.window_days:.1f} days) · prices: {k.price_source}"))
+                             f"{k.end_utc:%Y-%m-%d} UTC ({k.window_days:.1f} days)"))
 
 
-def _charts(dataset: str, ov, figures) -> None:
+def _money_caption(money) -> None:
+    if money is False:
+        _pricing()
+    elif money.world is None:
+        st.caption(markdown_text(f"No dollars for this dataset: {money.reason}."))
+    else:
+        days = money.world.cost.totals["window_days"]
+        assumed = "; prices partly assumed (see *How these numbers are computed*)" if money.world.assumed else ""
+        st.caption(markdown_text(
+            f"Dollars: the recorded history of {money.jobs:,} jobs as the recorded baseline replays it "
+            f"({money.recorded}), {money.start_utc:%Y-%m-%d %H:%M} to {money.end_utc:%Y-%m-%d %H:%M} UTC "
+            f"({days:,.1f} days), a year = x 365 / {days:,.1f} days; the same figures as What-if, Cost & carbon "
+            f"and Report over the whole dataset{assumed}."))
+
+
+@st.fragment(run_every=1.0)
+def _pricing() -> None:
+    """While the recorded history is priced in the background: say so, and rerun the page once it is ready."""
+    if _money(st.session_state["dataset"]) is not False:
+        st.rerun()
+    st.caption("Pricing the recorded history: replaying the whole dataset under its recorded baseline "
+               "(about ten seconds for the sample's 92,000 jobs; once per dataset)...")
+
+
+def _money(dataset: str):
+    """The Priced recorded history (dashboard.data.priced), False while it is being computed; under the Cost &
+    carbon page's assumptions when they were edited there."""
+    assumptions = st.session_state.get("cost_assumptions") or data.assumptions_text(CostAssumptions())
+    future = priced.history(dataset, assumptions)
+    return future.result() if future.done() else False
+
+
+def _charts(dataset: str, ov, figures, money) -> None:
     freq = st.radio("Resolution", ["Daily", "Hourly"], horizontal=True, key=f"timeline_freq:{dataset}",
                     index=1 if ov.kpis.window_days < 3 else 0, label_visibility="collapsed")
     plot(st, figures["timeline_hourly" if freq == "Hourly" else "timeline_daily"], theme=None)
     plot(st, figures["heatmap"], theme=None)
     left, right = st.columns(2)
     plot(left, figures["idle_hours"], theme=None)
-    if "idle_usd" in figures:
-        plot(right, figures["idle_usd"], theme=None)
+    if money is False:
+        right.info("Spend by region and tier: pricing the recorded history...")
+    elif money.world is None:
+        right.info(markdown_text(f"No dollars: {money.reason}."))
     else:
-        right.info("No idle dollars: this data counts capacity in nodes, not priced GPUs.")
+        plot(right, charts_cost.spend_by_region(money.world.cost.spend, "recorded history"), theme=None)
     if "waits" in figures:
         left, right = st.columns(2)
         plot(left, figures["waits"], theme=None)
@@ -65,19 +105,28 @@ def _charts(dataset: str, ov, figures) -> None:
         st.info("This dataset holds utilisation samples only: no queue waits or job mix.")
 
 
-def _methods(ov) -> None:
+_SPEND_COLUMNS = {
+    "installed_gpus": st.column_config.NumberColumn("GPUs installed", format="%,.0f"),
+    "gpu_hours_used": st.column_config.NumberColumn("GPU-hours held", format="%,.0f"),
+    "gpu_hours_paid": st.column_config.NumberColumn("GPU-hours paid", format="%,.0f"),
+    "idle_gpu_hours_paid": st.column_config.NumberColumn("idle GPU-hours paid", format="%,.0f"),
+    "usd_per_gpu_hour": st.column_config.NumberColumn("$ per GPU-hour", format="$%.2f"),
+    "usd": st.column_config.NumberColumn("spend", format="$%,.0f"),
+    "idle_usd": st.column_config.NumberColumn("idle cost", format="$%,.0f"),
+    "price_assumed": st.column_config.CheckboxColumn("price assumed")}
+
+
+def _methods(ov, money) -> None:
     with st.expander("How these numbers are computed"):
         st.markdown(METHODS)
+        st.markdown(MONEY_NOTE + methods("cost_usd", "idle_cost_usd", *MONEY_TILES))
         st.markdown("**Assumptions for this dataset**\n" + "\n".join(f"- {markdown_text(a)}" for a in ov.assumptions))
-        if not ov.idle_by_tier.empty:
-            st.markdown("**Idle capacity by region, GPU type and tier**")
-            st.dataframe(ov.idle_by_tier, hide_index=True, column_config={
-                "capacity_gpus": st.column_config.NumberColumn("GPUs", format="%.0f"),
-                "idle_gpu_hours": st.column_config.NumberColumn("idle GPU-hours", format="%.0f"),
-                "usd_per_gpu_hour": st.column_config.NumberColumn("$ per GPU-hour", format="$%.2f"),
-                "price_assumed": st.column_config.CheckboxColumn("price assumed"),
-                "idle_usd": st.column_config.NumberColumn("idle $", format="$%.0f"),
-            })
+        if money and money.world is not None:
+            notes = "\n".join(f"- {markdown_text(note)}" for note in money.world.assumed)
+            if notes:
+                st.markdown("**Assumed for the dollars**\n" + notes)
+            st.markdown("**Spend by region, pricing tier and GPU type over the window**")
+            st.dataframe(money.world.cost.spend, hide_index=True, key="ov_spend", column_config=_SPEND_COLUMNS)
 
 
 dataset = st.session_state.get("dataset")
@@ -91,6 +140,8 @@ with st.spinner(f"Analysing {markdown_text(dataset)}..."):
 if result.kind == "empty":
     st.info(markdown_text(f"Nothing to show for {dataset}: {result.assumptions[0]}"))
     st.stop()
-_kpis(result.kpis)
-_charts(dataset, result, figures)
-_methods(result)
+money = _money(dataset)
+_kpis(result.kpis, money)
+_money_caption(money)
+_charts(dataset, result, figures, money)
+_methods(result, money)

@@ -39,8 +39,8 @@ _FORMATS = {"utilization": (lambda v: f"{100 * v:.1f}%", lambda d: f"{100 * d:+.
 SHOWN = {key: (catalogue.label(key), *formats) for key, formats in _FORMATS.items()}  # labels: the KPI catalogue
 HIGHER_IS_BETTER = {key for key in SHOWN if catalogue.higher_is_better(key)}
 # Cost and carbon rows (engine.analysis.runs.world_kpis), shown under the KPI table with the same deltas.
-WORLD_SHOWN = ("cost_usd", "idle_cost_usd", "cost_usd_per_year", "effective_usd_per_gpu_hour",
-               "productive_usd_per_gpu_hour", "carbon_kg", "residency_violations")
+WORLD_SHOWN = ("cost_usd", "idle_cost_usd", "cost_usd_per_year", "idle_cost_usd_per_year",
+               "effective_usd_per_gpu_hour", "productive_usd_per_gpu_hour", "carbon_kg", "residency_violations")
 GROUP_TABS = (("By workload class", "workload_class", "wi_by_class"), ("By team", "team", "wi_by_team"))
 SECONDS = st.column_config.NumberColumn(format="%.0f")
 GROUP_FORMATS = {"avg_bounded_slowdown": st.column_config.NumberColumn(format="%.2f"),
@@ -204,13 +204,13 @@ def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dic
     st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_world_kpis",
                  column_config={c: st.column_config.NumberColumn(format="%,.2f") for c in table.columns})
     notes = list(dict.fromkeys(note for report in reports for note in report.assumed))
-    st.caption("Cost in USD over the measured window: reserved GPUs paid every hour, on-demand and spot while "
-               "held, cloud burst nodes from renting to return; idle cost = reserved and burst GPU-hours no job "
-               "held x price; per year = x 365 / window days; "
-               "$/GPU-hour = all spend / GPU-hours allocated (effective) or of jobs that did not fail "
-               "(productive). Carbon in kgCO2e = kW per GPU x GPU-hours x PUE x the region's grid intensity at "
-               "the local hour / 1000. Assumptions: as set on the Cost & carbon page."
+    st.caption("Cost in USD over the measured window W; carbon in kgCO2e = kW per GPU x GPU-hours x PUE x the "
+               "region's grid intensity at the local hour / 1000. Assumptions: as set on the Cost & carbon page."
                + (" Assumed for lack of data: " + markdown_text("; ".join(notes)) + "." if notes else ""))
+    with st.expander("How the dollars are computed"):
+        st.markdown(catalogue.methods(*(key for key in shown if key in catalogue.MONEY)) + "\n- W: the jobs' "
+                    "first submit to the end of the days chosen (or the data's observed end). With the "
+                    "recorded baseline over all of the dataset (0 days) these are the Overview's figures.")
 
 
 def _groups(runs: list[data.WhatIfRun]) -> None:

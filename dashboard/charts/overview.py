@@ -1,5 +1,4 @@
-"""The Overview page's charts: utilisation over time, the hour-of-week heatmap, idle hours and dollars
-by region, the wait CDF and the job mix (analysis DataFrames in, plotly Figures out; no Streamlit)."""
+"""The Overview page's charts: utilisation over time, the hour-of-week heatmap, idle hours by region, the wait CDF and the job mix (analysis DataFrames in, plotly Figures out; no Streamlit)."""
 from __future__ import annotations
 
 import math
@@ -63,15 +62,15 @@ def hour_of_week_heatmap(cells: pd.DataFrame, columns: int = 4) -> go.Figure:
     return _layout(fig, "Utilisation by hour of week, in each region's local time", height=120 + 230 * rows)
 
 
-def idle_bars(idle: pd.DataFrame, value: str, title: str, axis_title: str, prefix: str = "") -> go.Figure:
-    """Bars per region, stacked by GPU type, of `value` (idle_gpu_hours or idle_usd); `prefix` e.g. "$"."""
+def idle_bars(idle: pd.DataFrame, value: str, title: str, axis_title: str) -> go.Figure:
+    """Bars per region, stacked by GPU type, of `value` (e.g. idle_gpu_hours)."""
     fig = go.Figure()
     for i, (gpu_type, rows) in enumerate(idle.groupby("gpu_type", sort=True)):
         fig.add_trace(go.Bar(x=rows["region"], y=rows[value], name=str(gpu_type),
                              marker_color=PALETTE[i % len(PALETTE)]))
     fig.update_layout(barmode="stack")
     fig.update_xaxes(categoryorder="total descending")
-    fig.update_yaxes(title_text=axis_title, tickprefix=prefix)
+    fig.update_yaxes(title_text=axis_title)
     return _layout(fig, title)
 
 
@@ -109,8 +108,8 @@ def job_mix(mix: pd.DataFrame) -> go.Figure:
 def overview_figures(overview) -> dict[str, go.Figure]:
     """Every Overview chart of an `engine.analysis.telemetry.overview.Overview` (kind 'jobs' or 'samples'), by name.
 
-    Names: timeline_daily, timeline_hourly, heatmap, idle_hours, and where the data allows
-    idle_usd (capacity priced in GPUs), waits and mix (job records).
+    Names: timeline_daily, timeline_hourly, heatmap, idle_hours, and for job records waits and mix (the
+    page's dollars come from the recorded replay: dashboard.data.priced).
     """
     k = overview.kpis
     unit = "GPU" if k.unit == "gpus" else k.unit.rstrip("s")
@@ -121,10 +120,6 @@ def overview_figures(overview) -> dict[str, go.Figure]:
         "idle_hours": idle_bars(overview.idle_by_type, "idle_gpu_hours", f"Idle {unit}-hours by region",
                                 f"idle {unit}-hours"),
     }
-    if k.price_source != "none":
-        assumed = "" if k.price_source == "dataset" else " (prices assumed)"
-        figures["idle_usd"] = idle_bars(overview.idle_by_type, "idle_usd", f"Idle dollars by region{assumed}",
-                                        "idle dollars", prefix="$")
     if overview.kind == "jobs":
         figures["waits"] = wait_ecdf(overview.wait_ecdf)
         figures["mix"] = job_mix(overview.mix)

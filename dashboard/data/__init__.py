@@ -103,8 +103,7 @@ def datasets() -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=16)
 def _overview(path: str, dataset: str, fingerprint: str) -> Overview:
     s = _connection(path)[0].cursor()
-    return build_overview(s.jobs(dataset), s.fleet(dataset), s.regions(dataset), s.prices(dataset),
-                          s.utilization(dataset))
+    return build_overview(s.jobs(dataset), s.fleet(dataset), s.regions(dataset), s.utilization(dataset))
 
 
 def overview(dataset: str) -> Overview:

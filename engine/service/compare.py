@@ -3,7 +3,7 @@
 One code path for `meridian simulate`, `meridian compare` and the executive report
 (engine.service.report), so that their numbers reconcile. Per scenario: the simulation result, its KPIs
 (engine.analysis.runs.sim_metrics.kpis, with fairness), and, when the fleet is priced (any GPU type but
-"cpu", the processors of an SWF log) or asked for, the cost, carbon and residency KPIs
+"cpu", or an SWF log's processors whose prices the dataset gives: see `priced`) or asked for, the cost, carbon and residency KPIs
 (engine.analysis.runs.world_kpis.world_report on the fleet the scenario ran on and the dataset's world
 tables with the scenario's region edits), and its stranded capacity: GPU-hours idle while a waiting
 job could have used them, in the same region, elsewhere, or in fragments (engine.analysis.runs.stranded).
@@ -32,7 +32,7 @@ from engine.sim.state.workload import build_workload
 from engine.world.facts import World
 
 WORLD_TABLES = ("prices", "regions", "carbon", "teams")
-UNPRICED_TYPES = frozenset({"cpu"})  # an SWF log's processors: no GPU prices, no GPU power
+UNPRICED_TYPES = frozenset({"cpu"})  # an SWF log's processors: priced only by the dataset's own prices
 
 
 class Unusable(ValueError):
@@ -71,10 +71,19 @@ def first_days(scenarios: list[Scenario], jobs: pd.DataFrame, days: float | None
             for s in scenarios]
 
 
-def priced(fleet: pd.DataFrame) -> bool:
-    """Whether the fleet has GPUs that prices and power apply to (not only an SWF log's processors)."""
+def priced(fleet: pd.DataFrame, prices: pd.DataFrame | None = None) -> bool:
+    """Whether the fleet's dollars are computed: it has GPUs that prices and power apply to, or it is a CPU
+    log's processors (gpu_type "cpu") whose prices the dataset gives (`prices` rows for that type not marked
+    assumed): a CPU log is never priced from the default price book."""
     types = fleet["gpu_type"].dropna().astype(str) if "gpu_type" in fleet else pd.Series([], dtype=str)
-    return bool(len(fleet)) and not set(types.str.lower()) <= UNPRICED_TYPES
+    if not len(fleet):
+        return False
+    if not set(types.str.lower()) <= UNPRICED_TYPES:
+        return True
+    if prices is None or not len(prices) or "gpu_type" not in prices:
+        return False
+    given = prices[~prices["assumed"].fillna(False).astype(bool)] if "assumed" in prices else prices
+    return bool(set(given["gpu_type"].dropna().astype(str).str.lower()) & UNPRICED_TYPES)
 
 
 def run_scenarios(scenarios: list[Scenario], jobs: pd.DataFrame, fleet: pd.DataFrame,
@@ -87,7 +96,7 @@ def run_scenarios(scenarios: list[Scenario], jobs: pd.DataFrame, fleet: pd.DataF
     `progress(done, total, run, seconds)` after each scenario.
     Raises Unusable when the world KPIs cannot be computed, ScenarioError for a scenario that cannot run."""
     tables = world_of(world_tables)
-    costed = priced(fleet) if world is None else world
+    costed = priced(fleet, world_tables.get("prices")) if world is None else world
     out, assumed = [], {}
     for scenario in scenarios:
         began = time.perf_counter()

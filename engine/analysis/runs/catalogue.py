@@ -10,6 +10,10 @@ improvement ("higher", "lower", or "" when neither is); `fmt` how a page shows t
 0-1 share as a percentage, "duration" seconds as s/min/h, "int", "one" (one decimal), "two", "three",
 "usd", "x" (a multiple). `heading` and `shown` turn a key and its value into the words a table prints,
 so the report's appendix and the pages' tables name and format a KPI the same way.
+
+`MONEY` is the one definition of every money figure: the Overview, What-if, Cost & carbon and Report
+pages' "how computed" panels, the report's appendix and the README's KPI table give these words (a test
+checks the README), and engine.analysis.runs.cost computes them.
 """
 from __future__ import annotations
 
@@ -104,6 +108,39 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("saved_gpus", "GPUs saved against the baseline", "GPUs", "higher", "int"),
            ("saved_usd_per_year", "Saved a year", "USD/year", "higher", "usd")),
 ]}
+
+
+# Money figures: key -> the one definition of each (W: the measured window, see engine.analysis.runs.cost).
+MONEY: dict[str, str] = {
+    "cost_usd": "all spend over the window W: reserved GPUs x the hours of W x their price (paid every hour, used "
+                "or not) + on-demand and spot GPU-hours held by jobs x their price (less any off-peak discount) + "
+                "GPU-hours billed for rented burst nodes x the pool's price; prices per region, GPU type and tier",
+    "cost_reserved_usd": "installed reserved GPUs x the hours of W x their price: the reserved part of `cost_usd`",
+    "cost_on_demand_usd": "on-demand GPU-hours held by jobs inside W x their price: the on-demand part of "
+                          "`cost_usd`",
+    "cost_spot_usd": "spot GPU-hours held by jobs inside W x their price: the spot part of `cost_usd`",
+    "cost_burst_usd": "GPU-hours billed for rented cloud burst nodes inside W, from renting to return, used or "
+                      "not, x the pool's price: the burst part of `cost_usd`",
+    "idle_cost_usd": "reserved and rented burst GPU-hours inside W that no job held x their price (idle on-demand "
+                     "and spot GPUs are not billed)",
+    "cost_usd_per_year": "`cost_usd` x the days of a year (365 unless edited) / the days of W",
+    "idle_cost_usd_per_year": "`idle_cost_usd` x the days of a year (365 unless edited) / the days of W",
+    "effective_usd_per_gpu_hour": "`cost_usd` / GPU-hours held by jobs inside W",
+    "productive_usd_per_gpu_hour": "`cost_usd` / GPU-hours of jobs that completed (not failed) inside W, less the "
+                                   "work evictions lost",
+    "egress_usd": "input data moved to where jobs ran: for each started job that ran outside the region holding "
+                  "its data (`data_location`), `data_size_gb` x the egress price of the data's region "
+                  "(`regions.egress_usd_per_gb`); not part of `cost_usd`",
+    "compaction_usd_per_year": "`compaction_gpus` x the price of one GPU ($30,000 unless edited) / its "
+                               "amortisation years (3 unless edited)",
+    "saved_usd_per_year": "`saved_gpus` x the price of one GPU ($30,000 unless edited) / its amortisation years "
+                          "(3 unless edited)",
+}
+
+
+def methods(*money_keys: str) -> str:
+    """Markdown bullets "- **Label** (`key`) = definition", one per money key, from MONEY."""
+    return "\n".join(f"- **{label(key)}** (`{key}`) = {MONEY[key]}" for key in money_keys)
 
 
 def keys(*groups: str) -> set[str]:

@@ -4,7 +4,8 @@ Steps (jobs data):
  1. The window: whole UTC hours from the first submit/start to the last end/start/submit.
  2. Allocations: started jobs hold `gpus` GPUs over [start, end) (running ones to the data's end).
  3. Capacity per (region, GPU type) from the fleet, else inferred (see `capacity`).
- 4. Busy and capacity GPU-hours per UTC hour -> timeline, idle hours and dollars, KPIs.
+ 4. Busy and capacity GPU-hours per UTC hour -> timeline, idle hours, KPIs (no dollars: see
+    engine.analysis.telemetry.idle).
  5. The same on each region's local-clock hours -> the hour-of-week heat map.
  6. Waits and the job mix from the job rows.
 Utilisation-only data (no jobs, a utilization table) gives steps 1, 4 and 5 from the samples.
@@ -32,7 +33,6 @@ class Overview:
     fleet_daily: pd.DataFrame = field(default_factory=pd.DataFrame)
     heatmap: pd.DataFrame = field(default_factory=pd.DataFrame)       # heatmap.HEATMAP_COLUMNS
     idle_by_type: pd.DataFrame = field(default_factory=pd.DataFrame)  # idle.TYPE_IDLE_COLUMNS
-    idle_by_tier: pd.DataFrame = field(default_factory=pd.DataFrame)  # idle.TIER_IDLE_COLUMNS
     capacity: pd.DataFrame = field(default_factory=pd.DataFrame)      # capacity.CAPACITY_COLUMNS
     wait_summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # waits.SUMMARY_COLUMNS
     wait_ecdf: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -81,23 +81,14 @@ def _capacity_note(cap: pd.DataFrame, source: str) -> str:
             "larger, so utilisation is an upper bound and idle time a lower bound.")
 
 
-def _price_note(source: str) -> str:
-    return {
-        "dataset": "Prices: the dataset's own prices table.",
-        "assumed": "Prices: none in the data; the default price book was used (assumed).",
-        "partly assumed": "Prices: the dataset's prices where given, the default price book elsewhere (assumed).",
-        "none": "Idle dollars are not computed: capacity is not counted in GPUs.",
-    }[source]
-
-
-def _jobs_overview(jobs, fleet, regions, prices) -> Overview:
+def _jobs_overview(jobs, fleet, regions) -> Overview:
     notes: list[str] = []
     window = activity.job_window(jobs)
     intervals = activity.job_intervals(jobs, window)
     tiers = cap_mod.fleet_tiers(fleet)
     unknown = int((intervals["gpu_type"] == activity.UNKNOWN_GPU).sum())
     intervals = cap_mod.spread_unknown_types(intervals, tiers)
-    cap, all_tiers = cap_mod.capacity(tiers, intervals)
+    cap, _ = cap_mod.capacity(tiers, intervals)
     source = cap_mod.capacity_source(cap)
     spread = unknown - int((intervals["gpu_type"] == activity.UNKNOWN_GPU).sum())
     if spread:
@@ -107,28 +98,27 @@ def _jobs_overview(jobs, fleet, regions, prices) -> Overview:
     if running:
         notes.append(f"{_jobs(running)} still running count as busy until the data's last instant.")
     hourly = busy.hourly_by_type(intervals, cap, window)
-    by_tier, by_type = idle.idle_costs(hourly, all_tiers, prices)
+    by_type = idle.idle_by_type(hourly)
     zones = _timezones(regions, cap["region"].unique(), notes)
     local = busy.job_region_bins(intervals, cap_mod.region_capacity(cap), window,
                                  lambda region: window.local_hour_edges(zones[region]))
     region_hourly = _region_hourly(hourly)
     job_waits = waits.job_waits(jobs)
-    prices_from = kpis.price_source(by_tier, True)
     return Overview(
         kind="jobs",
         kpis=kpis.headline(region_hourly, by_type, p95_wait_h=waits.overall_p95_wait_h(job_waits), jobs=len(jobs),
                            capacity_units=cap["capacity_gpus"].sum(), unit="gpus", window=window,
-                           capacity_source=source, price_source=prices_from),
+                           capacity_source=source),
         **_timelines(region_hourly),
         heatmap=heatmap.hour_of_week(local, zones),
-        idle_by_type=by_type, idle_by_tier=by_tier, capacity=cap,
+        idle_by_type=by_type, capacity=cap,
         wait_summary=waits.wait_summary(job_waits), wait_ecdf=waits.wait_ecdf(job_waits),
         mix=mix.job_mix(jobs, window.data_end_utc),
-        assumptions=(_window_note(window), _capacity_note(cap, source), _price_note(prices_from), *notes),
+        assumptions=(_window_note(window), _capacity_note(cap, source), *notes),
     )
 
 
-def _samples_overview(samples, regions, prices) -> Overview:
+def _samples_overview(samples, regions) -> Overview:
     notes: list[str] = []
     intervals, window, unit = activity.sample_intervals(samples)
     if samples["unit"].nunique() > 1:
@@ -139,34 +129,32 @@ def _samples_overview(samples, regions, prices) -> Overview:
     hourly = utc.rename(columns={"busy_unit_hours": "busy_gpu_hours", "capacity_unit_hours": "capacity_gpu_hours"})
     hourly = hourly.assign(gpu_type=activity.UNKNOWN_GPU)
     mean_total = (hourly.groupby("region")["capacity_gpu_hours"].sum() / window.hours).rename("capacity_gpus")
-    tiers = mean_total.reset_index().assign(gpu_type=activity.UNKNOWN_GPU, tier=cap_mod.INFERRED_TIER)
-    priced = unit == "gpus"
-    by_tier, by_type = idle.idle_costs(hourly, tiers[cap_mod.TIER_COLUMNS], prices, priced=priced)
-    prices_from = kpis.price_source(by_tier, priced)
-    cap = tiers.assign(capacity_source="samples")[cap_mod.CAPACITY_COLUMNS]
+    by_type = idle.idle_by_type(hourly)
+    cap = mean_total.reset_index().assign(gpu_type=activity.UNKNOWN_GPU, capacity_source="samples")[
+        cap_mod.CAPACITY_COLUMNS]
     notes.append(f"Utilisation from samples of busy and total {unit}: each sample holds until the next one of "
                  f"its series (at most {activity.MAX_HOLD_SPACINGS:g} typical spacings; longer gaps count as no data).")
     return Overview(
         kind="samples",
         kpis=kpis.headline(utc, by_type, p95_wait_h=float("nan"), jobs=0, capacity_units=mean_total.sum(),
-                           unit=unit, window=window, capacity_source="samples", price_source=prices_from),
+                           unit=unit, window=window, capacity_source="samples"),
         **_timelines(utc),
         heatmap=heatmap.hour_of_week(local, zones),
-        idle_by_type=by_type, idle_by_tier=by_tier, capacity=cap,
-        assumptions=(_window_note(window), _price_note(prices_from), *notes),
+        idle_by_type=by_type, capacity=cap,
+        assumptions=(_window_note(window), *notes),
     )
 
 
-def build_overview(jobs: pd.DataFrame, fleet: pd.DataFrame, regions: pd.DataFrame, prices: pd.DataFrame,
+def build_overview(jobs: pd.DataFrame, fleet: pd.DataFrame, regions: pd.DataFrame,
                    utilization: pd.DataFrame) -> Overview:
     """The Overview of one dataset from its tables (as returned by the store, without `dataset`).
 
     Jobs take precedence; without jobs, utilisation samples are used; with neither, kind='empty'.
     """
     if not jobs.empty and jobs["start_utc"].notna().any():
-        return _jobs_overview(jobs, fleet, regions, prices)
+        return _jobs_overview(jobs, fleet, regions)
     if not utilization.empty:
-        return _samples_overview(utilization, regions, prices)
+        return _samples_overview(utilization, regions)
     reason = "It has job records but none of them started." if not jobs.empty else \
         "It has no job records and no utilisation samples."
     no_jobs = pd.DataFrame(columns=["region", "gpu_type", "start_h", "end_h", "gpus"])

@@ -1,12 +1,17 @@
 """The report's appendix text: how each number is computed, and the engine's fidelity footnote."""
 from __future__ import annotations
 
+from engine.analysis.runs.catalogue import MONEY
 from engine.service.experiments import fidelity
 
+def _plain(key: str) -> str:
+    """The KPI catalogue's one definition of money figure `key`, without its Markdown code marks."""
+    return MONEY[key].replace("`", "")
+
+
 METHOD = (
-    "Every scenario runs through engine.service.compare.run_scenarios, the code `meridian compare` runs: each KPI "
-    "here equals `meridian compare --json` for the same dataset, scenarios and window (at the default "
-    "cost assumptions; edited ones change only the dollar and carbon figures).",
+    "Every scenario runs through the code `meridian compare` runs (engine.service.compare): each KPI here equals "
+    "`meridian compare --json` for the same dataset, scenarios and window at the default cost assumptions.",
     "Window W: from the first submit of the jobs kept to the end of the days chosen (to the data's observed "
     "end, its last submit, start or end, when all of it is kept or it ends sooner). Per year = value over W x "
     "days per year x 86400 / W in seconds.",
@@ -23,11 +28,8 @@ METHOD = (
     "Utilisation = GPU-hours held by jobs inside W / (installed GPUs x W in hours), allocation-based; by "
     "region the same with the region's GPUs; by local hour h, GPU-hours held while the region's clock "
     "showed h / (GPUs x hours of W at local hour h), daylight saving included.",
-    "Spend: reserved GPUs are paid every hour of W (installed GPUs x W x price), on-demand and spot GPUs "
-    "only while a job holds them (GPU-hours held x price); prices per region, GPU type and tier from the "
-    "dataset, else the default price book. Idle $ = reserved GPU-hours no job held x their price. "
-    "Idle $ recovered per year = baseline idle $/yr - candidate idle $/yr. A spend change is split by tier "
-    "(candidate's tier $/yr - baseline's; the parts add up to the change).",
+    f"Spend (cost_usd) = {_plain('cost_usd')}. Idle $ (idle_cost_usd) = {_plain('idle_cost_usd')}. "
+    "A spend change is split by tier (the parts add up to the change).",
     "Waits: queue wait = first start - submit of started jobs; p95 by workload class. Max-wait SLA met = "
     "jobs of queue classes with a maximum wait that started within it / all such jobs. Deadlines met = "
     "jobs with a deadline completed by it / jobs with a deadline.",
