@@ -8,6 +8,8 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import data
+from dashboard.charts.view import UNIT, say
+from engine.core.units import GPU
 from engine.core.escaping import markdown_code, markdown_text
 from engine.telemetry.store import StoreLocked
 
@@ -30,6 +32,12 @@ def _pick_dataset(names: list[str]) -> None:
         st.info("No datasets yet: import one on the Data page.")
 
 
+def _unit() -> None:
+    """What the chosen dataset's fleet counts (GPUs, a CPU log's processors), for this run's words."""
+    dataset = st.session_state.get("dataset")
+    UNIT.set(data.unit(dataset) if dataset else GPU)
+
+
 def main() -> None:
     """One script run: page config, navigation, the sidebar, then the chosen page."""
     st.set_page_config(page_title="Meridian", page_icon=str(FAVICON), layout="wide")
@@ -49,9 +57,11 @@ def main() -> None:
         st.Page(PAGES / "report.py", title="Report", icon=":material/summarize:", url_path="report"),
     ])
     with st.sidebar:
-        st.markdown("**Meridian** · GPU fleet idle time")
+        title = st.empty()
         try:
             _pick_dataset(list(data.datasets()["name"]))
+            _unit()
+            title.markdown(say("**Meridian** · GPU fleet idle time"))
         except StoreLocked as exc:
             st.error(markdown_text(exc))
             st.stop()

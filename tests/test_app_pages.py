@@ -186,11 +186,11 @@ def test_a_malformed_csv_shows_every_problem_with_file_and_line(app):
 
 def test_the_column_mapping_editor_fixes_an_unknown_header(app):
     _open_data_page(app)
-    csv = GOOD_CSV.replace(b"submit_utc,", b"queued_at,", 1)
+    csv = GOOD_CSV.replace(b"submit_utc,", b"enqueued_when,", 1)
     app.file_uploader[0].set_value(("renamed.csv", csv, "text/csv")).run()
     preview = app.dataframe[0].value
-    assert list(preview.columns)[:2] == ["job_id", "queued_at"] and len(preview) == 2
-    mapping = [s for s in app.selectbox if shown(s.label) == "queued_at"][0]
+    assert list(preview.columns)[:2] == ["job_id", "enqueued_when"] and len(preview) == 2
+    mapping = [s for s in app.selectbox if shown(s.label) == "enqueued_when"][0]
     assert mapping.value == "(automatic)"
     mapping.select("submit_utc").run()
     app.button(key="import").click().run()

@@ -11,7 +11,6 @@ from engine.telemetry.ingest import ingest_path
 from engine.telemetry.store import Store
 
 MALFORMED = Path(__file__).parent / "data" / "malformed"
-BERLIN = ImportOptions(tz="Europe/Berlin")
 NEG = "negative GPUs '-1' in column 'gpus'"
 ALL_STATES = "completed, failed, cancelled, preempted, running, pending"
 ALL_CLASSES = "training, inference, development, batch, hpo, unknown"
@@ -19,8 +18,10 @@ ALL_CLASSES = "training, inference, development, batch, hpo, unknown"
 # file -> (options, [(line, reason), ...] exactly as reported, total problem count)
 EXPECTED = {
     "missing_gpus_column.csv": (None, [
-        (1, "missing required column 'gpus'; the file's columns are: 'job_id', 'user', 'submit', 'status'; "
-            "accepted names: gpus, gpu, num_gpus, gpu_count (or map a column to it)")], 1),
+        (1, "missing required column 'gpus': none of the file's columns ('job_id', 'user', 'submit', 'status') is "
+            "named gpus, gpu, num_gpus, gpu_count, ngpus, n_gpus, or a Slurm TRES list (alloc_tres, alloctres, tres, "
+            "req_tres, reqtres); rename one, or map it (--map 'YOUR COLUMN=gpus' on the CLI, the column mapping on "
+            "the Data page)")], 1),
     "mapping_to_missing_column.csv": (ImportOptions(mapping={"user": "user_name"}), [
         (1, "column mapping names column 'user', which is not in the file; "
             "the file's columns are: 'job_id', 'owner', 'submit', 'gpus'")], 1),
@@ -59,9 +60,13 @@ EXPECTED = {
     "naive_times_no_tz.csv": (None, [
         (3, "timestamps in columns 'submit', 'start' have no time zone; "
             "state it (--tz Europe/Berlin on the CLI, the time-zone choice on the Data page) or add an offset")], 1),
-    "nonexistent_local_time.csv": (BERLIN, [
-        (3, "local time '2024-03-31 02:30' in column 'submit' does not exist in Europe/Berlin "
-            "(clocks were set forward); fix it or add an offset")], 1),
+    "nonexistent_local_time.csv": (ImportOptions(tz="Europe/Berlin", dst="reject"), [
+        (3, "local time '2024-03-31 02:30' in column 'submit' does not exist in Europe/Berlin (clocks were set "
+            "forward); the daylight-saving rule 'reject' refuses it (the rule 'shift' would read it as the time the "
+            "gap's length later)"),
+        (5, "local time '2024-10-27 02:30' in column 'submit' happened twice in Europe/Berlin (clocks were set "
+            "back); the daylight-saving rule 'reject' refuses it (the rule 'shift' would read it as its first "
+            "occurrence)")], 2),
     "unknown_time_zone.csv": (ImportOptions(tz="Mars/Olympus"), [
         (0, "unknown time zone 'Mars/Olympus'; use an IANA name such as Europe/Berlin or America/New_York")], 1),
     # Line numbers stay physical across blank lines, quoted newlines, CRLF and odd quoting.

@@ -72,7 +72,7 @@ def test_happy_path_stores_exact_values(store, tmp_path):
         expected.astype(object).where(expected.notna(), None).values.tolist()
     assert "ignored column(s) Meridian does not use: 'Extra'" in result.notes
     assert ("1 local time(s) in column 'Submit Time' fall in the hour repeated when clocks go back in "
-            "Europe/Berlin; read as the first (daylight-saving) occurrence") in result.notes
+            "Europe/Berlin: read as the first (earlier, daylight-saving) occurrence") in result.notes
     assert ("status derived from the times for 1 job(s) without one: completed if ended, running if only "
             "started, else pending") in result.notes
 
@@ -132,10 +132,10 @@ def test_mapping_to_an_unknown_column_name_is_an_error():
         parse_csv(b"id,submit,gpus,x\n1,1714557600,1,2\n", "m.csv", ImportOptions(mapping={"x": "colour"}))
     assert [(e.line, e.reason) for e in caught.value.errors] == [
         (1, "column mapping sends 'x' to 'colour', which is not a Meridian job column; choose from: "
-            "job_id, user_name, team, project, workload_class, priority, qos, queue, submit_utc, start_utc, "
-            "end_utc, gpus, gpu_milli, gpu_type, cpus, memory_gib, nodes, region, cluster, status, "
-            "requested_runtime_s, deadline_utc, data_location, data_size_gb, residency, gpu_util_pct, "
-            "gpus_used_max, gpus_used_pct")]
+            "job_id, user_name, team, project, workload_class, priority, qos, queue, submit, start, "
+            "end, gpus, gpu_milli, gpu_type, cpus, memory_gib, nodes, region, cluster, status, "
+            "requested_runtime_s, deadline, data_location, data_size_gb, residency, gpu_util_pct, "
+            "gpus_used_max, gpus_used_pct, elapsed_s, tres")]
 
 
 def test_headers_are_matched_ignoring_case_spaces_and_hyphens_canonical_name_first():
@@ -164,12 +164,19 @@ def test_naive_times_under_a_utc_header_are_utc_even_with_a_tz():
         assert jobs["submit_utc"].tolist() == [T("2024-07-01 12:00")]
 
 
-def test_a_column_whose_only_odd_local_time_is_skipped_reports_it():
+def test_a_skipped_local_time_moves_forward_by_the_gap_with_a_note_or_is_rejected_by_rule():
+    data = b"id,submit,gpus\n1,2024-03-31 02:30,1\n"
+    batch = parse_csv(data, "g.csv", ImportOptions(tz="Europe/Berlin"))
+    assert batch.tables["jobs"]["submit_utc"].tolist() == [pd.Timestamp("2024-03-31 01:30")]   # 03:30 CEST
+    assert ("1 local time(s) in column 'submit' fall in the hour skipped when clocks go forward in Europe/Berlin: "
+            "shifted forward by the gap (read with the offset before the change, so 02:30 on a one-hour change reads "
+            "as 03:30)") in batch.notes
     with pytest.raises(ImportRejected) as caught:
-        parse_csv(b"id,submit,gpus\n1,2024-03-31 02:30,1\n", "g.csv", ImportOptions(tz="Europe/Berlin"))
+        parse_csv(data, "g.csv", ImportOptions(tz="Europe/Berlin", dst="reject"))
     assert caught.value.lines() == [
-        "g.csv:2: local time '2024-03-31 02:30' in column 'submit' does not exist in Europe/Berlin "
-        "(clocks were set forward); fix it or add an offset"]
+        "g.csv:2: local time '2024-03-31 02:30' in column 'submit' does not exist in Europe/Berlin (clocks were set "
+        "forward); the daylight-saving rule 'reject' refuses it (the rule 'shift' would read it as the time the "
+        "gap's length later)"]
 
 
 def test_reimport_is_detected_by_content_hash(store, tmp_path):

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.telemetry.errors import ImportRejected
+from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.ingest import ingest_bytes
 from engine.telemetry.store import Store
 
@@ -51,14 +52,41 @@ def _mutated(lines: list[str], edits, name: str) -> str:
     return "\n".join(lines)
 
 
-@settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.sampled_from(sorted(SOURCES)),
-       st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99), st.sampled_from(NASTY)), min_size=1, max_size=4))
+def _fuzzed(examples: int):
+    """A test over `examples` derandomised (file name, edits) cases."""
+    cases = given(st.sampled_from(sorted(SOURCES)), st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99),
+                                                                       st.sampled_from(NASTY)), min_size=1, max_size=4))
+    return lambda test: settings(max_examples=examples, deadline=None, derandomize=True,
+                                 suppress_health_check=[HealthCheck.function_scoped_fixture])(cases(test))
+
+
+def _rejected_by_line(store, text: str, before, rejected: ImportRejected) -> None:
+    assert rejected.errors and all(0 <= e.line <= text.count("\n") + 1 for e in rejected.errors)
+    assert store.content_digest() == before
+
+
+@_fuzzed(120)
 def test_a_mangled_file_is_imported_or_rejected_by_line_and_loses_nothing(store, name, edits):
     text = _mutated(SOURCES[name], edits, name)
     before = store.content_digest()
     try:
         ingest_bytes(store, text.encode(), f"fuzz-{name}")
     except ImportRejected as rejected:
-        assert rejected.errors and all(0 <= e.line <= text.count("\n") + 1 for e in rejected.errors)
-        assert store.content_digest() == before
+        _rejected_by_line(store, text, before, rejected)
+
+
+@_fuzzed(80)
+def test_keeping_the_valid_rows_imports_them_and_keeps_every_reject_or_loses_nothing(store, name, edits):
+    text = _mutated(SOURCES[name], edits, name)
+    before = store.content_digest()
+    options = ImportOptions(keep_valid=True, tz="America/New_York" if name.endswith(".txt") else None)
+    try:
+        result = ingest_bytes(store, text.encode(), f"fuzz-kept-{name}", options=options)
+    except ImportRejected as rejected:
+        _rejected_by_line(store, text, before, rejected)
+        return
+    if result.import_id is None:
+        return   # the same content was imported before
+    stored = store.rejects(result.dataset)
+    assert len(stored) == result.problems and stored["line"].nunique() == result.rejected
+    assert all(1 <= line <= text.count("\n") + 1 for line in stored["line"])

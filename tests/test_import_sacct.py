@@ -1,6 +1,8 @@
 """sacct importer: a realistic export (steps, DST changes, every state family) and malformed exports."""
 from pathlib import Path
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -157,24 +159,30 @@ def test_partition_hints():
 
 def test_skipped_and_repeated_wall_times():
     wall = np.array(["2024-03-10T02:30:00", "2024-11-03T01:30:00", "NaT"], dtype="datetime64[us]")
-    utc, nonexistent, ambiguous = localise(wall, "America/New_York")
-    assert nonexistent.tolist() == [True, False, False]         # skipped hour: no such time in New York
+    utc, skipped, repeated = localise(wall, "America/New_York")
+    assert skipped.tolist() == [True, False, False]             # skipped hour: no such time in New York
+    assert utc[0] == np.datetime64("2024-03-10T07:30:00")       # read with EST, the offset before: 03:30 EDT
+    assert repeated.tolist() == [False, True, False]
     assert utc[1] == np.datetime64("2024-11-03T05:30:00")       # repeated hour: first occurrence (EDT)
-    assert np.isnat(utc[0]) and np.isnat(utc[2]) and ambiguous == 1
+    assert np.isnat(utc[2])
 
 
-def test_a_time_in_the_skipped_hour_is_a_row_error_and_the_repeated_hour_a_note():
+def test_a_time_in_the_skipped_hour_moves_forward_or_is_rejected_by_rule_and_the_repeated_hour_is_a_note():
     header = b"JobID|Submit|Start|End|State|AllocTRES\n"
     gap = header + b"1|2024-03-10T01:00:00|2024-03-10T02:30:00|2024-03-10T04:00:00|COMPLETED|gres/gpu=1\n"
+    shifted = parse_sacct(gap, "gap.txt", NEW_YORK)
+    assert shifted.tables["jobs"]["start_utc"].tolist() == [pd.Timestamp("2024-03-10 07:30")]   # 03:30 EDT
+    assert any("column 'Start' fall in the hour skipped" in note for note in shifted.notes)
     with pytest.raises(ImportRejected) as caught:
-        parse_sacct(gap, "gap.txt", NEW_YORK)
+        parse_sacct(gap, "gap.txt", replace(NEW_YORK, dst="reject"))
     assert caught.value.lines() == [
         "gap.txt:2: local time '2024-03-10T02:30:00' in column 'Start' does not exist in America/New_York "
-        "(clocks were set forward); check the cluster's time zone (--tz)"]
+        "(clocks were set forward); the daylight-saving rule 'reject' refuses it (the rule 'shift' would read it "
+        "as the time the gap's length later)"]
     notes = parse_sacct((DATA / "cluster_ny.txt").read_bytes(), "ny.txt", NEW_YORK).notes
     assert [n for n in notes if "repeated" in n] == [
-        f"1 local time(s) in column '{column}' fall in the hour repeated when clocks go back in America/New_York; "
-        "read as the first (daylight-saving) occurrence" for column in ("Submit", "Start", "End")]
+        f"1 local time(s) in column '{column}' fall in the hour repeated when clocks go back in America/New_York: "
+        "read as the first (earlier, daylight-saving) occurrence" for column in ("Submit", "Start", "End")]
 
 
 def test_quotes_in_values_are_plain_text():

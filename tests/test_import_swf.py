@@ -47,8 +47,10 @@ def test_ctc_sp2_log(store):
     assert first["end_utc"] == _seconds(835_823_160 + 588_530 + 937)
     assert (first["gpus"], first["cpus"], first["nodes"]) == (306, 306, 306)
     assert (first["user_name"], first["queue"], first["requested_runtime_s"]) == ("u97", "q3", 35_100)
-    assert pd.isna(first["team"])  # group -1 = unknown
-    assert jobs["team"].isna().all() and jobs["requested_runtime_s"].isna().sum() == 6
+    assert first["team"] == "u97"  # the log records no groups (-1): each user is a team
+    assert (jobs["team"] == jobs["user_name"]).all() and jobs["team"].nunique() == 679
+    assert jobs["requested_runtime_s"].isna().sum() == 6
+    assert "the log records no groups (-1): each user is a team (user id u<N>)" in result.notes
     fleet = store.fleet(result.dataset)
     assert len(fleet) == 338 and fleet["gpus"].sum() == 338  # "338 (batch partition; 512 total)"
     assert set(fleet["tier"]) == {"reserved"} and fleet["node"].iloc[0] == "node-0001"
@@ -119,7 +121,7 @@ def test_small_log_every_rule():
     assert jobs["requested_runtime_s"].iloc[:4].tolist()[:3] == [200, 300, 100]
     assert pd.isna(jobs["requested_runtime_s"].iloc[3])
     assert jobs["queue"].tolist()[:3] == ["q1", "q2", "q1"] and pd.isna(jobs["queue"].iloc[3])
-    assert jobs["team"].tolist()[:3] == ["g1", "g1", "g2"]
+    assert jobs["team"].tolist() == ["g1", "g1", "g2", "u3", "u3", "u3", "u3"]   # no group: the user
     fleet = batch.tables["fleet"]
     assert fleet["node"].tolist() == ["node-0001", "node-0002", "node-0003", "node-0004"]
     assert fleet["gpus"].tolist() == [4, 4, 4, 4]
@@ -131,6 +133,7 @@ def test_small_log_every_rule():
         "status and run time both unknown (-1) for 1 job(s): stored as cancelled",
         "2 records are parts of checkpointed jobs (status 2-4): interrupted parts are stored as "
         "preempted, last parts as completed or failed",
+        "4 job(s) without a group (-1) take their user as their team",
         "fleet: 4 nodes with 16 processors in all, tier 'reserved' (on-premise hardware is paid for "
         "whether used or not)",
     ]

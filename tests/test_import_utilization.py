@@ -89,19 +89,18 @@ def test_malformed_series(store):
     assert store.content_digest() == before
 
 
-def test_wall_times_skipped_by_a_clock_change_are_errors():
+def test_wall_times_a_clock_change_skipped_or_repeated_follow_the_daylight_saving_rule():
     series = b"time,busy_gpus,total_gpus\n2024-03-31 01:59,1,2\n2024-03-31 02:30,1,2\n2024-10-27 02:30,1,2\n"
     with pytest.raises(ImportRejected) as caught:
-        parse_utilization(series, "dst.csv", ImportOptions(tz="Europe/Berlin"))
-    assert caught.value.lines() == [
-        "dst.csv:3: local time '2024-03-31 02:30' in column 'time' does not exist in Europe/Berlin "
-        "(clocks were set forward); fix it or add an offset"]
-    batch = parse_utilization(series.replace(b"02:30,1,2\n2024-10", b"03:30,1,2\n2024-10"), "dst.csv",
-                              ImportOptions(tz="Europe/Berlin"))
+        parse_utilization(series, "dst.csv", ImportOptions(tz="Europe/Berlin", dst="reject"))
+    assert [line.split(" (clocks")[0] for line in caught.value.lines()] == [
+        "dst.csv:3: local time '2024-03-31 02:30' in column 'time' does not exist in Europe/Berlin",
+        "dst.csv:4: local time '2024-10-27 02:30' in column 'time' happened twice in Europe/Berlin"]
+    batch = parse_utilization(series, "dst.csv", ImportOptions(tz="Europe/Berlin"))
     assert batch.tables["utilization"]["ts_utc"].tolist()[1:] == [
-        pd.Timestamp("2024-03-31 01:30"), pd.Timestamp("2024-10-27 00:30")]
-    assert ("1 local time(s) in column 'time' fall in the hour repeated when clocks go back in Europe/Berlin; "
-            "read as the first (daylight-saving) occurrence") in batch.notes
+        pd.Timestamp("2024-03-31 01:30"), pd.Timestamp("2024-10-27 00:30")]   # 03:30 CEST; the first 02:30
+    assert ("1 local time(s) in column 'time' fall in the hour repeated when clocks go back in Europe/Berlin: "
+            "read as the first (earlier, daylight-saving) occurrence") in batch.notes
 
 
 def test_series_without_usable_columns():

@@ -10,6 +10,7 @@ from dashboard.charts import capacity as charts_capacity
 from dashboard.charts.view import plot
 from dashboard.data import planning as data_planning
 from engine.core.escaping import markdown_text as md
+from engine.service.compare import UNPRICED
 from engine.service.planning.plan import PlanResult
 from engine.service.planning.settings import PlanError
 from engine.service.planning.summary import fleet_comparison
@@ -219,6 +220,9 @@ if dataset is None:
     st.stop()
 st.caption(f"How many GPUs of which type, where and on which pricing tier does **{md(dataset)}** need to keep each "
            "workload class's p95 wait under its target, at the least cost, if demand grows?")
+if not data.has_prices(dataset):
+    st.info(md(f"No capacity plan for {dataset}: the plan finds the cheapest fleet, and {UNPRICED}."))
+    st.stop()
 request = _form(dataset)
 if request is None:
     st.info("Set the growth and the targets, then **Find the cheapest fleet** (about half a minute for a week).")

@@ -12,6 +12,7 @@ from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.cost_change import explained, spend_change
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
+from engine.service.compare import UNPRICED
 from engine.service.report.fmt import signed_usd
 
 BASELINE = data_headroom.RECORDED  # the policies that reproduce how the dataset was scheduled
@@ -210,6 +211,9 @@ world_tables = data.world_tables(dataset)
 if world_tables["gpu_types"].empty:
     st.info(f"Nothing to price for {markdown_text(dataset)}: it has no fleet table (nodes with GPU types and pricing tiers). "
             "Import one on the Data page.")
+    st.stop()
+if not data.has_prices(dataset):
+    st.info(markdown_text(f"Nothing to price for {dataset}: {UNPRICED}."))
     st.stop()
 recorded, meaning = data_headroom.recorded(dataset)
 bundled = {BASELINE: recorded, **data.bundled_scenarios()}

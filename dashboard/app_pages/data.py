@@ -1,4 +1,5 @@
-"""Data: upload telemetry (format, time zone, column mapping), read the validation report, manage datasets."""
+"""Data: upload telemetry (format, time zone, column mapping, what to do with bad rows and daylight-saving
+changes), read the validation report and the rows set aside, manage datasets."""
 import hashlib
 from zoneinfo import available_timezones
 
@@ -9,7 +10,7 @@ from dashboard import data
 from engine.core.escaping import markdown_text
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers import FORMATS
-from engine.telemetry.importers.columns import COLUMN_ALIASES
+from engine.telemetry.importers.columns import COLUMN_ALIASES, shown_name
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
 
@@ -17,6 +18,9 @@ NOT_STATED = "not stated (the file's own)"
 TIME_ZONES = [NOT_STATED, "UTC"] + sorted(z for z in available_timezones() if "/" in z and not z.startswith("Etc/"))
 KEEP_AUTO = "(automatic)"
 FILE_TYPES = ["csv", "gz", "swf", "psv", "txt"]
+ON_PROBLEMS = {"Reject the whole file (nothing is imported)": False,
+               "Import the valid rows and set the rest aside": True}
+DST = {"Shift forward / read as the earlier time (with a note)": "shift", "Reject them (a problem each)": "reject"}
 
 
 def _mapping_editor(name: str, content: bytes) -> dict[str, str]:
@@ -35,7 +39,9 @@ def _mapping_editor(name: str, content: bytes) -> dict[str, str]:
         detected = matched.get(column)
         chosen = cols[i % 4].selectbox(
             markdown_text(column), choices, index=choices.index(detected) if detected else 0, key=f"map_{file_key}_{i}",
-            help=f"Detected: {detected or 'not used'}. (automatic) keeps Meridian's own match.")
+            format_func=lambda c: c if c == KEEP_AUTO else shown_name(c),
+            help=f"Detected: {shown_name(detected) if detected else 'not used'}. (automatic) keeps Meridian's own "
+                 "match.")
         if chosen != KEEP_AUTO and chosen != detected:
             overrides[column] = chosen
     return overrides
@@ -60,6 +66,14 @@ def _upload() -> None:
                               help="Defaults to the file name; importing into an existing dataset adds to it")
     tz = cols[2].selectbox("Time zone of naive timestamps", TIME_ZONES, key="tz")
     region = cols[3].text_input("Region for rows without one (optional)", key="default_region")
+    left, right = st.columns(2)
+    keep = ON_PROBLEMS[left.radio("If some rows have problems", list(ON_PROBLEMS), key="on_problems",
+                                  help="Set aside: the rows without a problem are imported, the others are kept "
+                                       "with their file, line and problem and listed below under Rows set aside")]
+    dst = DST[right.radio("Local times a daylight-saving change skipped or repeated", list(DST), key="dst",
+                          help="Shift: a time in the skipped hour moves forward by the gap (02:30 reads as 03:30), "
+                               "a time in the repeated hour is its first occurrence; either way a note says how "
+                               "many. Reject: each is a problem naming the rule")]
     if uploaded is None:
         return
     content = uploaded.getvalue()
@@ -68,7 +82,8 @@ def _upload() -> None:
                              + (" (detected)" if fmt == "auto" else "")))
     mapping = _mapping_editor(uploaded.name, content) if detected == "csv" else {}
     if st.button("Import", type="primary", key="import"):
-        options = ImportOptions(tz=None if tz == NOT_STATED else tz, mapping=mapping, region=region.strip() or None)
+        options = ImportOptions(tz=None if tz == NOT_STATED else tz, mapping=mapping, region=region.strip() or None,
+                                keep_valid=keep, dst=dst)
         try:
             with st.spinner(f"Importing {markdown_text(uploaded.name)}..."):
                 result = data.import_file(uploaded.name, content, format=fmt, dataset=name.strip(), options=options)
@@ -90,6 +105,9 @@ def _outcome() -> None:
     else:
         st.success(markdown_text(f"Imported {result.rows:,} rows ({result.format}) into dataset {result.dataset}; "
                                  "it is now selected in the sidebar."))
+    if result.rejected:
+        st.warning(markdown_text(f"{result.rejected:,} row(s) with {result.problems:,} problem(s) were set aside; they "
+                                 "are listed under Rows set aside below."))
     if result.notes:
         st.caption("Assumptions made while importing:\n"
                    + "\n".join(f"- {markdown_text(note)}" for note in result.notes))
@@ -101,8 +119,11 @@ def _datasets() -> None:
     if table.empty:
         st.info("No datasets.")
         return
-    st.dataframe(table[["name", "format", "rows", "start", "end", "files", "scheduler"]], hide_index=True,
+    st.dataframe(table[["name", "format", "rows", "rejected", "start", "end", "files", "scheduler"]], hide_index=True,
                  column_config={"rows": st.column_config.NumberColumn(format="localized"),
+                                "rejected": st.column_config.NumberColumn(
+                                    "rows set aside", format="localized", help="rows with problems an import set "
+                                                                               "aside (listed below)"),
                                 "scheduler": st.column_config.TextColumn(
                                     "recorded scheduler", help="how the telemetry was scheduled, when its "
                                                                "source said so: the recorded baseline replays it"),
@@ -125,7 +146,26 @@ def _datasets() -> None:
             st.rerun()
 
 
+def _rejects() -> None:
+    """The rows imports set aside, per dataset: file, line, problem."""
+    table = data.datasets()
+    held = list(table.loc[table["rejected"] > 0, "name"]) if not table.empty else []
+    if not held:
+        return
+    st.subheader("Rows set aside")
+    current = st.session_state.get("dataset")
+    name = st.selectbox("Dataset", held, index=held.index(current) if current in held else 0, key="rejects_of")
+    rows = data.rejects(name)
+    st.caption(markdown_text(f"{rows['line'].nunique():,} row(s) of {name} had problems and were not imported "
+                             f"({len(rows):,} problem(s)); fix them in the file and import it again into a new "
+                             "dataset, or keep the dataset as it is."))
+    st.dataframe(rows, hide_index=True, key="rejects_table", column_config={
+        "file": st.column_config.TextColumn(width="small"), "line": st.column_config.NumberColumn(width="small"),
+        "problem": st.column_config.TextColumn(width="large")})
+
+
 st.title("Data")
 _outcome()
 _upload()
 _datasets()
+_rejects()

@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.charts import fairness as charts_fairness
-from dashboard.charts.view import plot
+from dashboard.charts.view import plot, say
 from engine.analysis.runs import catalogue
 from engine.analysis.runs.job_quota import QUOTA_REASONS, job_quota, quota_text
 from engine.analysis.runs.job_story import factor_table, longest_waiting
@@ -63,15 +63,16 @@ def _kpis(name: str, report: data.FairnessReport, base: data.FairnessReport | No
     st.markdown(f"**{md(name)}**" + ("" if base is None else f" · change against **{md(BASELINE)}**"))
     for col, key in zip(st.columns(len(TILES)), TILES):
         value, delta, colour = _tile(key, report.kpis[key], None if base is None else base.kpis[key])
-        col.metric(TILES[key][0], value, delta, delta_color=colour, help=TILES[key][4])
+        col.metric(say(TILES[key][0]), value, delta, delta_color=colour, help=say(TILES[key][4]))
 
 
 def _teams(name: str, run: data.WhatIfRun, report: data.FairnessReport, base: data.FairnessReport | None) -> None:
     st.subheader("Each team's share against its entitlement")
-    st.caption("Solid: the team's share of all GPUs held at the time; dotted: its entitlement (its share weight "
-               "over all teams' weights). A team above its line used capacity others left idle or were denied.")
+    st.caption(say("Solid: the team's share of all GPUs held at the time; dotted: its entitlement (its share "
+                   "weight over all teams' weights). A team above its line used capacity others left idle or were "
+                   "denied."))
     plot(st, charts_fairness.share_vs_entitlement(report.shares, run.result.origin_utc,
-                                                         f"Share of GPUs held, by team ({name})"), theme=None)
+                                                         say(f"Share of GPUs held, by team ({name})")), theme=None)
     st.subheader("Waits by team")
     tables = {BASELINE: base.teams, name: report.teams} if base is not None else {name: report.teams}
     plot(st, charts_fairness.team_waits(tables), theme=None)
@@ -86,14 +87,15 @@ def _teams(name: str, run: data.WhatIfRun, report: data.FairnessReport, base: da
     st.dataframe(table[shown], hide_index=True, key="fair_teams", column_config={
         "entitlement": PERCENT, "share": PERCENT,
         "deadline_hit_rate": number("deadlines met", format="%.1f%%"),
-        "gpu_hours": number("GPU-hours", format="%.1f"), "fair_gpu_hours": number("fair GPU-hours", format="%.1f"),
-        "lost_gpu_hours": number("lost GPU-hours", format="%.1f"), "starved_jobs": "starved",
+        "gpu_hours": number(say("GPU-hours"), format="%.1f"),
+        "fair_gpu_hours": number(say("fair GPU-hours"), format="%.1f"),
+        "lost_gpu_hours": number(say("lost GPU-hours"), format="%.1f"), "starved_jobs": "starved",
         "wait_mean_h": number("mean wait (h)", format="%.1f"), "wait_p95_h": number("p95 wait (h)", format="%.1f"),
         "longest_wait_h": number("longest wait (h)", format="%.1f")})
-    st.caption("Share and GPU-hours count what each team held inside the window; fair GPU-hours split the same "
-               "total by weight, no team getting more than it asked for. Waits in hours, before the first "
-               "start; longest wait counts jobs still waiting at the window's end. Starved: waited longer than "
-               "its queue allows before it counts as starved.")
+    st.caption(say("Share and GPU-hours count what each team held inside the window; fair GPU-hours split the "
+                   "same total by weight, no team getting more than it asked for. Waits in hours, before the first "
+                   "start; longest wait counts jobs still waiting at the window's end. Starved: waited longer than "
+                   "its queue allows before it counts as starved."))
 
 
 def _queues(report: data.FairnessReport) -> None:

@@ -5,7 +5,7 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.charts import cost as charts_cost
-from dashboard.charts.view import plot
+from dashboard.charts.view import plot, say
 from dashboard.data import priced
 from engine.analysis.runs.catalogue import MONEY, label, methods, shown
 from engine.analysis.runs.cost import CostAssumptions
@@ -36,10 +36,10 @@ defined once (the KPI catalogue):
 
 
 def _kpis(k, money) -> None:
-    unit = "GPU" if k.unit == "gpus" else k.unit.rstrip("s")
+    unit = say("GPU") if k.unit == "gpus" else k.unit.rstrip("s")
     cols = st.columns(5)
     cols[0].metric("Utilisation", "n/a" if math.isnan(k.utilisation_pct) else f"{k.utilisation_pct:.1f}%",
-                   help="Busy GPU-hours / capacity GPU-hours over the whole time range")
+                   help=say("Busy GPU-hours / capacity GPU-hours over the whole time range"))
     cols[1].metric(f"Idle {unit}-hours", f"{k.idle_unit_hours:,.0f}", help="Capacity not allocated to any job")
     for col, key in zip(cols[2:4], MONEY_TILES):
         value = "..." if money is False else "n/a" if money.world is None else shown(key, money.world.kpis[key])
@@ -105,28 +105,29 @@ def _charts(dataset: str, ov, figures, money) -> None:
         st.info("This dataset holds utilisation samples only: no queue waits or job mix.")
 
 
-_SPEND_COLUMNS = {
-    "installed_gpus": st.column_config.NumberColumn("GPUs installed", format="%,.0f"),
-    "gpu_hours_used": st.column_config.NumberColumn("GPU-hours held", format="%,.0f"),
-    "gpu_hours_paid": st.column_config.NumberColumn("GPU-hours paid", format="%,.0f"),
-    "idle_gpu_hours_paid": st.column_config.NumberColumn("idle GPU-hours paid", format="%,.0f"),
-    "usd_per_gpu_hour": st.column_config.NumberColumn("$ per GPU-hour", format="$%.2f"),
-    "usd": st.column_config.NumberColumn("spend", format="$%,.0f"),
-    "idle_usd": st.column_config.NumberColumn("idle cost", format="$%,.0f"),
-    "price_assumed": st.column_config.CheckboxColumn("price assumed")}
+def _spend_columns() -> dict:
+    """How the spend table's columns are named and formatted (in the dataset's unit)."""
+    number = st.column_config.NumberColumn
+    return {"gpu_type": say("GPU type"), "installed_gpus": number(say("GPUs installed"), format="%,.0f"),
+            "gpu_hours_used": number(say("GPU-hours held"), format="%,.0f"),
+            "gpu_hours_paid": number(say("GPU-hours paid"), format="%,.0f"),
+            "idle_gpu_hours_paid": number(say("idle GPU-hours paid"), format="%,.0f"),
+            "usd_per_gpu_hour": number(say("$ per GPU-hour"), format="$%.2f"),
+            "usd": number("spend", format="$%,.0f"), "idle_usd": number("idle cost", format="$%,.0f"),
+            "price_assumed": st.column_config.CheckboxColumn("price assumed")}
 
 
 def _methods(ov, money) -> None:
     with st.expander("How these numbers are computed"):
-        st.markdown(METHODS)
-        st.markdown(MONEY_NOTE + methods("cost_usd", "idle_cost_usd", *MONEY_TILES))
-        st.markdown("**Assumptions for this dataset**\n" + "\n".join(f"- {markdown_text(a)}" for a in ov.assumptions))
+        st.markdown(say(METHODS))
+        st.markdown(say(MONEY_NOTE + methods("cost_usd", "idle_cost_usd", *MONEY_TILES)))
+        st.markdown("**Assumptions for this dataset**\n" + "\n".join(f"- {markdown_text(say(a))}" for a in ov.assumptions))
         if money and money.world is not None:
             notes = "\n".join(f"- {markdown_text(note)}" for note in money.world.assumed)
             if notes:
                 st.markdown("**Assumed for the dollars**\n" + notes)
-            st.markdown("**Spend by region, pricing tier and GPU type over the window**")
-            st.dataframe(money.world.cost.spend, hide_index=True, key="ov_spend", column_config=_SPEND_COLUMNS)
+            st.markdown(say("**Spend by region, pricing tier and GPU type over the window**"))
+            st.dataframe(money.world.cost.spend, hide_index=True, key="ov_spend", column_config=_spend_columns())
 
 
 dataset = st.session_state.get("dataset")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.charts import predict as charts_predict
-from dashboard.charts.view import plot
+from dashboard.charts.view import plot, say
 from dashboard.data import predict as data_predict
 from dashboard.forms.eta import eta_section
 from engine.core.escaping import markdown_code
@@ -126,7 +126,7 @@ def _job(dataset: str, version) -> None:
            "request_s": job.get("requested_runtime_s"), "actual_s": job["actual_s"]}
     said = {key: duration(value, "unknown") for key, value in row.items()}
     st.markdown(f"**{md(job_id)}** ({md(job.get('workload_class', '') or 'job')}, {job.get('gpus', float('nan')):g} "
-                f"GPUs, {md(job.get('user_name', '') or 'unknown user')}, {md(job.get('status', ''))}): the model "
+                f"{say('GPUs')}, {md(job.get('user_name', '') or 'unknown user')}, {md(job.get('status', ''))}): the model "
                 f"expects it to run **{said['p50_s']}** (80 % between {said['p10_s']} and {said['p90_s']}); "
                 f"its user asked for {said['request_s']}"
                 + (f" and it ran {said['actual_s']}" if math.isfinite(row["actual_s"]) else "")
@@ -135,32 +135,49 @@ def _job(dataset: str, version) -> None:
 
 
 def _rightsizing(dataset: str) -> None:
-    st.subheader("Right-sizing: jobs that ask for more GPUs than they use")
+    st.subheader(say("Right-sizing: jobs that ask for more GPUs than they use"))
     sizing = data_predict.rightsizing(dataset)
     totals = sizing.totals
     if not totals.get("measured"):
-        st.info("This dataset has no per-job GPU use (`gpus_used_max` or `gpu_util_pct` columns), so there is "
-                "nothing to right-size from.")
+        st.info(say("This dataset has no per-job GPU use (`gpus_used_max` or `gpu_util_pct` columns), so there is "
+                    "nothing to right-size from."))
         return
     tiles = st.columns(4)
     tiles[0].metric("Jobs over-asking", f"{totals['over_asking']:,.0f}", f"{totals['over_asking_pct']:.1f}% of measured",
                     delta_color="off")
-    tiles[1].metric("GPU-hours that would be freed", f"{totals['freed_gpu_hours']:,.0f}",
+    tiles[1].metric(say("GPU-hours that would be freed"), f"{totals['freed_gpu_hours']:,.0f}",
                     f"{totals['freed_pct']:.1f}% of measured", delta_color="off")
     tiles[2].metric("Dollars freed (on-demand)", f"${totals['freed_usd']:,.0f}")
     tiles[3].metric("Jobs measured", f"{totals['measured']:,.0f}", f"{totals['measured_pct']:.1f}% of jobs that ran",
                     delta_color="off")
     left, right = st.columns(2)
     left.markdown("**By team**")
-    left.dataframe(sizing.by_team, hide_index=True, key="pr_rs_team")
+    left.dataframe(sizing.by_team.assign(team=sizing.by_team["team"].fillna("(none)")), hide_index=True,
+                   key="pr_rs_team", column_config=_rightsizing_columns())
     right.markdown("**Largest savings**")
     right.dataframe(sizing.jobs[sizing.jobs["over_asking"]].head(100)[
         ["job_id", "team", "workload_class", "gpus", "gpus_used_max", "gpu_util_pct", "recommended_gpus",
-         "freed_gpu_hours", "freed_usd"]], hide_index=True, key="pr_rs_jobs")
-    st.caption("A job's need is the most GPUs it had busy at once (or its mean use when no peak is measured); the "
-               "recommendation is the smallest size its shape allows that holds it (whole GPUs on one node, whole "
-               "nodes for gangs). Freed GPU-hours = (asked - recommended) x hours run; dollars at the dataset's "
-               "on-demand price.")
+         "freed_gpu_hours", "freed_usd"]].fillna({"team": "(none)"}), hide_index=True, key="pr_rs_jobs",
+        column_config=_rightsizing_columns())
+    st.caption(say("A job's need is the most GPUs it had busy at once (or its mean use when no peak is measured); "
+                   "the recommendation is the smallest size its shape allows that holds it (whole GPUs on one node, "
+                   "whole nodes for gangs). Freed GPU-hours = (asked - recommended) x hours run; dollars at the "
+                   "dataset's on-demand price."))
+
+
+def _rightsizing_columns() -> dict:
+    """The right-sizing tables' headings (in the dataset's unit) and number formats."""
+    number = st.column_config.NumberColumn
+    return {"job_id": "job", "workload_class": "class", "jobs": number("jobs", format="%,d"),
+            "over_asking": number("over-asking", format="%,d"), "gpus": number(say("GPUs asked"), format="%g"),
+            "gpus_used_max": number(say("most GPUs busy"), format="%g"),
+            "gpu_util_pct": number("mean use", format="%.0f%%"),
+            "recommended_gpus": number("recommended", format="%g"),
+            "gpu_hours": number(say("GPU-hours"), format="%,.0f"),
+            "freed_gpu_hours": number(say("GPU-hours freed"), format="%,.0f"),
+            "freed_pct": number("freed (% of team's)", format="%.1f%%"),
+            "freed_pct_of_all": number("freed (% of all)", format="%.1f%%"),
+            "freed_usd": number("$ freed", format="$%,.0f")}
 
 
 st.title("Predictors")

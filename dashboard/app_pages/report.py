@@ -16,7 +16,7 @@ from dashboard.data import report as data_report
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_code
 from engine.core.escaping import markdown_text as md
-from engine.service.compare import Unusable
+from engine.service.compare import UNPRICED, Unusable
 from engine.service.report.assumptions import ReportAssumptions
 from engine.service.report.html import render_html
 from engine.service.report.pdf import ChromiumMissing, chromium_path
@@ -161,6 +161,9 @@ if len(bundled) < 2:
 if data.world_tables(dataset)["gpu_types"].empty:
     st.info(f"Nothing to report for {md(dataset)}: it has no fleet table (nodes with GPU types and pricing tiers). "
             "Import one on the Data page.")
+    st.stop()
+if not data.has_prices(dataset):
+    st.info(md(f"No report for {dataset}: the report prices its figures, and {UNPRICED}."))
     st.stop()
 st.caption(f"What a better policy is worth on **{md(dataset)}**: how much more work the same fleet serves at the "
            "baseline's service level, how many fewer GPUs the same work needs, service levels, idle dollars, cost "

@@ -3,7 +3,7 @@ the follow-the-sun hand-off, and the residency audit, from the dataset's recorde
 import streamlit as st
 
 from dashboard import data
-from dashboard.charts.view import plot
+from dashboard.charts.view import plot, say
 from engine.analysis.telemetry import scaling
 from engine.analysis.telemetry.handoff import describe
 from engine.core.escaping import markdown_text as md
@@ -38,28 +38,27 @@ METHODS = f"""
 
 def _metrics(tz) -> None:
     cols = st.columns(4)
-    cols[0].metric("Off-hours idle GPU-hours", f"{tz.off_hours_idle_gpu_hours:,.0f}",
-                   help="Idle GPU-hours of regions while outside their working hours (incl. weekends, holidays)")
-    cols[1].metric("Flexible work queued", f"{tz.flexible_queued_gpu_hours:,.0f} GPU-h",
-                   help=f"GPU-hours that {', '.join(FLEXIBLE_CLASSES)} jobs spent waiting in a queue")
-    cols[2].metric("Lendable GPU-hours (upper bound)", f"{tz.lendable_gpu_hours:,.0f}",
+    cols[0].metric(say("Off-hours idle GPU-hours"), f"{tz.off_hours_idle_gpu_hours:,.0f}",
+                   help=say("Idle GPU-hours of regions while outside their working hours (incl. weekends, holidays)"))
+    cols[1].metric("Flexible work queued", say(f"{tz.flexible_queued_gpu_hours:,.0f} GPU-h"),
+                   help=say(f"GPU-hours that {', '.join(FLEXIBLE_CLASSES)} jobs spent waiting in a queue"))
+    cols[2].metric(say("Lendable GPU-hours (upper bound)"), f"{tz.lendable_gpu_hours:,.0f}",
                    help="What off-hours regions could at most have lent to flexible work waiting elsewhere")
     audit = tz.residency
     cols[3].metric("Residency violations", "n/a" if audit.violations is None else f"{audit.violations:,}",
                    help="Jobs that ran in a region their residency tag does not allow")
     share = 100 * tz.lendable_gpu_hours / tz.off_hours_idle_gpu_hours if tz.off_hours_idle_gpu_hours else 0.0
-    st.caption(f"{tz.start_utc:%Y-%m-%d %H:%M} to {tz.end_utc:%Y-%m-%d %H:%M} UTC · "
-               f"{tz.hourly['region'].nunique()} regions · "
-               f"at most {share:.0f}% of the off-hours idle GPU-hours could have served flexible work queued "
-               "elsewhere at the same hour.")
+    st.caption(say(f"{tz.start_utc:%Y-%m-%d %H:%M} to {tz.end_utc:%Y-%m-%d %H:%M} UTC · "
+                   f"{tz.hourly['region'].nunique()} regions · at most {share:.0f}% of the off-hours idle GPU-hours "
+                   "could have served flexible work queued elsewhere at the same hour."))
 
 
 def _profiles(dataset: str, figures) -> None:
     st.subheader("Demand and working hours")
     view = st.radio("Average over", ["UTC day", "UTC week"], horizontal=True, key=f"tz_view:{dataset}")
     plot(st, figures["profile_day" if view == "UTC day" else "profile_week"], theme=None)
-    st.caption("Solid: busy GPUs / capacity. Dotted: running + queued GPUs / capacity (above 100% = jobs "
-               "waiting). Shaded: the region's local working hours (Mon-Fri 9-18) in UTC in the chosen week.")
+    st.caption(say("Solid: busy GPUs / capacity. Dotted: running + queued GPUs / capacity (above 100% = jobs "
+                   "waiting). Shaded: the region's local working hours (Mon-Fri 9-18) in UTC in the chosen week."))
     plot(st, figures["gantt"], theme=None)
     st.caption("Each bar is one shift of the chosen week in UTC: regions' default hours and each team's own "
                "hours, week and holidays. A missing bar on a working day is a holiday.")
@@ -71,8 +70,8 @@ def _holidays(tz, figures) -> None:
     if tz.holidays.empty:
         st.info("No public holiday falls on a working day in this time range (or no country is recorded).")
         return
-    st.caption("Stars: the region's public holidays on working days (holidays package, by the regions' "
-               "`country`); utilisation per UTC day = busy / capacity GPU-hours.")
+    st.caption(say("Stars: the region's public holidays on working days (holidays package, by the regions' "
+                   "`country`); utilisation per UTC day = busy / capacity GPU-hours."))
     with st.expander(f"All {len(tz.holidays)} holidays of regions and teams in the time range"):
         st.dataframe(tz.holidays, hide_index=True, column_config={
             "date": st.column_config.DateColumn("date (local)", format="ddd D MMM YYYY")})
@@ -81,20 +80,20 @@ def _holidays(tz, figures) -> None:
 def _handoff(tz, figures) -> None:
     st.subheader("Follow-the-sun hand-off")
     if tz.pairs.empty:
-        st.info("Nothing to hand off: no flexible work waited while another region was off-hours with idle GPUs.")
+        st.info(say("Nothing to hand off: no flexible work waited while another region was off-hours with idle GPUs."))
         return
     left, right = st.columns([3, 2])
     plot(left, figures["handoff_hours"], theme=None)
     plot(right, figures["handoff_matrix"], theme=None)
-    st.caption("Left: mean idle GPUs of regions outside their working hours, per UTC hour; the line is the "
-               "fleet's upper bound of those GPUs that flexible work waiting in another region could have used. "
-               "Right: what each off-hours region (row) could at most have lent each other region (column) over "
-               "the whole time range, each pair counted on its own.")
+    st.caption(say("Left: mean idle GPUs of regions outside their working hours, per UTC hour; the line is the "
+                   "fleet's upper bound of those GPUs that flexible work waiting in another region could have used. "
+                   "Right: what each off-hours region (row) could at most have lent each other region (column) "
+                   "over the whole time range, each pair counted on its own."))
     st.markdown("**Largest hand-offs** (each pair on its own; pairs overlap, so do not add them up)")
-    st.markdown("\n".join(f"- {md(describe(row))}" for _, row in tz.pairs.head(TOP_PAIRS).iterrows()))
+    st.markdown("\n".join(f"- {md(say(describe(row)))}" for _, row in tz.pairs.head(TOP_PAIRS).iterrows()))
     with st.expander(f"All {len(tz.pairs)} region pairs"):
         st.dataframe(tz.pairs, hide_index=True, column_config={
-            "lendable_gpu_hours": st.column_config.NumberColumn("lendable GPU-h", format="%.0f"),
+            "lendable_gpu_hours": st.column_config.NumberColumn(say("lendable GPU-h"), format="%.0f"),
             "after_hours_pct": st.column_config.NumberColumn("after hours %", format="%.0f"),
             "weekend_pct": st.column_config.NumberColumn("weekend %", format="%.0f"),
             "holiday_pct": st.column_config.NumberColumn("holiday %", format="%.0f")})
@@ -116,21 +115,21 @@ def _scaling(tz) -> None:
     st.subheader("Where predictive scaling would have helped")
     table = scaling.suggestions(tz.hourly)
     if table.empty:
-        st.info("No local hour was short of GPUs on most days, or idle on almost all of them.")
+        st.info(say("No local hour was short of GPUs on most days, or idle on almost all of them."))
         return
-    st.markdown("\n".join(f"- {md(sentence)}" for sentence in table["sentence"]))
+    st.markdown("\n".join(f"- {md(say(sentence))}" for sentence in table["sentence"]))
     st.dataframe(table.drop(columns="sentence"), hide_index=True, key="tz_scaling", column_config={
-        "gpus": st.column_config.NumberColumn(format="%.0f"),
-        "gpu_hours_per_day": st.column_config.NumberColumn("GPU-hours per day", format="%.0f"),
+        "gpus": st.column_config.NumberColumn(say("GPUs"), format="%.0f"),
+        "gpu_hours_per_day": st.column_config.NumberColumn(say("GPU-hours per day"), format="%.0f"),
         "days_share": st.column_config.NumberColumn("share of days", format="%.2f")})
-    st.caption("Per region and local hour: GPUs queued at that hour on at least half of the days (add: the "
-               "median queued GPUs), or nothing queued on at least 90 % of days (release: the GPUs idle on "
-               "90 % of days). Consecutive hours are joined into one window.")
+    st.caption(say("Per region and local hour: GPUs queued at that hour on at least half of the days (add: the "
+                   "median queued GPUs), or nothing queued on at least 90 % of days (release: the GPUs idle on "
+                   "90 % of days). Consecutive hours are joined into one window."))
 
 
 def _methods(tz) -> None:
     with st.expander("How these numbers are computed"):
-        st.markdown(METHODS)
+        st.markdown(say(METHODS))
         st.markdown("**Notes for this dataset**\n" + "\n".join(f"- {md(n)}" for n in tz.notes))
         st.markdown("**Calendars**")
         st.dataframe(tz.calendar_table, hide_index=True)

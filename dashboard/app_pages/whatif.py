@@ -5,7 +5,7 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.charts import whatif as charts
-from dashboard.charts.view import plot
+from dashboard.charts.view import plot, say
 from dashboard.data import headroom as data_headroom
 from dashboard.data import predict as data_predict
 from dashboard.forms.runtimes import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
@@ -43,8 +43,7 @@ WORLD_SHOWN = ("cost_usd", "idle_cost_usd", "cost_usd_per_year", "idle_cost_usd_
                "effective_usd_per_gpu_hour", "productive_usd_per_gpu_hour", "carbon_kg", "residency_violations")
 GROUP_TABS = (("By workload class", "workload_class", "wi_by_class"), ("By team", "team", "wi_by_team"))
 SECONDS = st.column_config.NumberColumn(format="%.0f")
-GROUP_FORMATS = {"avg_bounded_slowdown": st.column_config.NumberColumn(format="%.2f"),
-                 "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f")}
+GROUP_FORMATS = {"avg_bounded_slowdown": st.column_config.NumberColumn(format="%.2f")}
 
 
 
@@ -131,7 +130,7 @@ def _headroom(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, 
     base = report.baseline
     for name in labels[1:]:
         work, fleet = capacity_sentences(labels[0], base, report.of(name), GPU_CAPEX_USD, AMORTISATION_YEARS)
-        st.markdown(f"- **{markdown_text(work)}** {markdown_text(fleet)}")
+        st.markdown(f"- **{markdown_text(say(work))}** {markdown_text(say(fleet))}")
     tiles = st.columns(len(report.scenarios))
     for tile, s in zip(tiles, report.scenarios):
         tile.metric(f"{s.name}: load headroom", f"x{s.load_headroom:.2f}",
@@ -139,10 +138,10 @@ def _headroom(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, 
                         f"largest demand scale at the service level; seeds {s.load_headroom_min:.2f}-"
                         f"{s.load_headroom_max:.2f}" + (f"; beyond it {s.limited_by} breaks first" if s.limited_by
                                                         else "")))
-        tile.metric(f"{s.name}: GPUs needed", f"{s.needed_gpus:,.0f}",
-                    None if s is base else f"{-s.saved_gpus:+,.0f} GPUs", delta_color="inverse",
+        tile.metric(say(f"{s.name}: GPUs needed"), f"{s.needed_gpus:,.0f}",
+                    None if s is base else say(f"{-s.saved_gpus:+,.0f} GPUs"), delta_color="inverse",
                     help=f"smallest fleet holding the service level with today's demand; today {s.fleet_gpus:,.0f}")
-    st.caption(markdown_text(
+    st.caption(say(markdown_text(
         f"Service level: {report.level.describe()}. Load headroom: the largest scale of the demand (resampled "
         "within each region, hour of the week, class and team; never compressed in time) at which a scenario "
         "holds that level, by bracketing and bisection to 2 %. GPUs needed: the smallest fleet, every pool "
@@ -151,7 +150,7 @@ def _headroom(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, 
         f"{sum(s.evaluations for s in report.scenarios):,} simulations in {report.elapsed_s:,.0f} s."
         + ("" if all(s.monotone for s in report.scenarios) else
            " Some search was not monotone (the level broke below a scale where it held again): read its "
-           "figures with care.")))
+           "figures with care."))))
 
 
 def _window(run: data.WhatIfRun) -> str:
@@ -174,7 +173,7 @@ def _kpis(runs: list[data.WhatIfRun]) -> None:
                 diff = run.kpis[key] - runs[0].kpis[key]
                 delta, colour = _fmt_delta(key, diff), "off" if diff == 0 else colour
             value = _fmt(key, run.kpis[key]) if key in run.kpis else "n/a"
-            col.metric(SHOWN[key][0], value, delta, delta_color=colour)
+            col.metric(say(SHOWN[key][0]), value, delta, delta_color=colour)
     st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_kpis",
                  column_config={c: st.column_config.NumberColumn(format="%,.3f") for c in table.columns})
 
@@ -183,8 +182,8 @@ def _described(table):
     """The KPI table with each key's label and unit from the KPI catalogue in front (the key stays the
     index: the name `meridian compare --json` and the README use)."""
     known = [key in catalogue.CATALOGUE for key in table.index]
-    labels = [catalogue.label(k) if ok else k for k, ok in zip(table.index, known)]
-    units = [catalogue.CATALOGUE[k].unit if ok else "" for k, ok in zip(table.index, known)]
+    labels = [say(catalogue.label(k)) if ok else k for k, ok in zip(table.index, known)]
+    units = [say(catalogue.CATALOGUE[k].unit) if ok else "" for k, ok in zip(table.index, known)]
     return table.assign(what=labels, unit=units)[["what", "unit", *table.columns]]
 
 
@@ -204,24 +203,25 @@ def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dic
     st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_world_kpis",
                  column_config={c: st.column_config.NumberColumn(format="%,.2f") for c in table.columns})
     notes = list(dict.fromkeys(note for report in reports for note in report.assumed))
-    st.caption("Cost in USD over the measured window W; carbon in kgCO2e = kW per GPU x GPU-hours x PUE x the "
-               "region's grid intensity at the local hour / 1000. Assumptions: as set on the Cost & carbon page."
+    st.caption(say("Cost in USD over the measured window W; carbon in kgCO2e = kW per GPU x GPU-hours x PUE x the "
+                   "region's grid intensity at the local hour / 1000. Assumptions: as set on the Cost & carbon page.")
                + (" Assumed for lack of data: " + markdown_text("; ".join(notes)) + "." if notes else ""))
     with st.expander("How the dollars are computed"):
-        st.markdown(catalogue.methods(*(key for key in shown if key in catalogue.MONEY)) + "\n- W: the jobs' "
-                    "first submit to the end of the days chosen (or the data's observed end). With the "
-                    "recorded baseline over all of the dataset (0 days) these are the Overview's figures.")
+        st.markdown(say(catalogue.methods(*(key for key in shown if key in catalogue.MONEY)) + "\n- W: the jobs' "
+                        "first submit to the end of the days chosen (or the data's observed end). With the "
+                        "recorded baseline over all of the dataset (0 days) these are the Overview's figures."))
 
 
 def _groups(runs: list[data.WhatIfRun]) -> None:
     st.subheader("By workload class and team")
-    st.caption("Waits count started jobs, completion time (JCT, submit to end) and bounded slowdown "
-               "finished jobs; GPU-hours are those held inside the measured window. Times in seconds.")
+    st.caption(say("Waits count started jobs, completion time (JCT, submit to end) and bounded slowdown "
+                   "finished jobs; GPU-hours are those held inside the measured window. Times in seconds."))
     labelled = list(zip(_labels(runs), (r.result for r in runs)))
     for tab, (_, column, key) in zip(st.tabs([t[0] for t in GROUP_TABS]), GROUP_TABS):
         table = group_comparison(labelled, column)
         table[column] = table[column].replace("", "(none)")
-        formats = {c: SECONDS for c in table.columns if c.endswith("_s")} | GROUP_FORMATS
+        formats = {c: SECONDS for c in table.columns if c.endswith("_s")} | GROUP_FORMATS | {
+            "gpu_hours": st.column_config.NumberColumn(say("GPU-hours"), format="%.1f")}
         tab.dataframe(table, hide_index=True, key=key, column_config=formats)
 
 
@@ -252,11 +252,11 @@ def _stranded(names: list[str], runs: list[data.WhatIfRun]) -> None:
     plot(left, charts.stranded_parts({n: r.kpis for n, r in zip(names, runs)}), theme=None)
     plot(right, charts.stranded_timeline({n: r.stranded.table for n, r in zip(names, runs)},
                                          {n: r.result.origin_utc for n, r in zip(names, runs)}), theme=None)
-    st.caption("Stranded: GPU-hours idle while a waiting job could have used them, sampled every 15 minutes (or "
-               "more, at most 2,000 samples): free GPUs a job waiting in the same region fits (held back by the "
-               "order or the lack of backfilling), then free GPUs in another region its data may go to (held back "
-               "by staying home), then free GPUs in pieces no waiting job fits although they add up to its request "
-               "(fragmented). GPUs only, greedy packing, each waiting job counted once.")
+    st.caption(say("Stranded: GPU-hours idle while a waiting job could have used them, sampled every 15 minutes (or "
+                   "more, at most 2,000 samples): free GPUs a job waiting in the same region fits (held back by the "
+                   "order or the lack of backfilling), then free GPUs in another region its data may go to (held "
+                   "back by staying home), then free GPUs in pieces no waiting job fits although they add up to "
+                   "its request (fragmented). GPUs only, greedy packing, each waiting job counted once."))
     with st.expander("By region"):
         table = pd.concat([r.stranded.by_region().assign(scenario=n) for n, r in zip(names, runs)], ignore_index=True)
         st.dataframe(table[["scenario", *table.columns[:-1]]], hide_index=True, key="wi_stranded_regions",

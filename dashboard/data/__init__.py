@@ -38,8 +38,11 @@ from engine.analysis.runs.stranded import Stranded
 from engine.analysis.runs.world_kpis import WorldReport
 from engine.analysis.telemetry.overview import Overview, build_overview
 from engine.analysis.telemetry.timezones import TimeZones, build_timezones
+from engine.core import units
+from engine.core.units import ResourceUnit
 from engine.scenario.spec import Scenario
 from engine.service.compare import Run, first_days, run_one, with_world
+from engine.service.compare import priced as compare_priced
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import build_workload
 from engine.telemetry.errors import ImportRejected
@@ -127,6 +130,11 @@ def import_file(name: str, content: bytes, *, format: str, dataset: str | None,
                 options: ImportOptions) -> IngestResult:
     """Import an uploaded file (raises ImportRejected with the file's problems)."""
     return ingest_bytes(store(), content, name, format=format, dataset=dataset or None, options=options)
+
+
+def rejects(dataset: str) -> pd.DataFrame:
+    """The rows `dataset`'s imports set aside: file, line, problem (never cached: always fresh)."""
+    return store().rejects(dataset)
 
 
 def delete_dataset(name: str) -> bool:
@@ -293,6 +301,24 @@ def _world_tables(path: str, dataset: str, fingerprint: str) -> dict[str, pd.Dat
     return {**{name: s.table(name, dataset) for name in WORLD_TABLES},
             "gpu_types": pd.DataFrame({"gpu_type": sorted(set(fleet["gpu_type"].dropna().astype(str)))}),
             "fleet_regions": pd.DataFrame({"region": sorted(set(fleet["region"].dropna().astype(str)))})}
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _unit(path: str, dataset: str, fingerprint: str) -> ResourceUnit:
+    s = _connection(path)[0].cursor()
+    types = s.fleet(dataset)["gpu_type"]
+    return units.of(types if len(types) else s.jobs(dataset)["gpu_type"])
+
+
+def unit(dataset: str) -> ResourceUnit:
+    """What `dataset`'s fleet counts (engine.core.units): processors for a CPU log, else GPUs."""
+    return _unit(str(db_path()), dataset, store().fingerprint())
+
+
+def has_prices(dataset: str) -> bool:
+    """Whether `dataset`'s dollars are computed (engine.service.compare.priced: not an unpriced CPU log)."""
+    tables = world_tables(dataset)
+    return compare_priced(tables["gpu_types"], tables["prices"])
 
 
 def world_tables(dataset: str) -> dict[str, pd.DataFrame]:

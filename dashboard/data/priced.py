@@ -26,7 +26,7 @@ from dashboard.data import db_path, store
 from engine.analysis.runs.world_kpis import WorldReport
 from engine.core.errors import ScenarioError
 from engine.scenario.recorded import recorded_of, recorded_spec
-from engine.service.compare import Unusable, priced
+from engine.service.compare import UNPRICED, Unusable, priced
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="meridian-priced")  # a small dataset never waits behind a big one
 
@@ -56,8 +56,7 @@ def _price(path: str, dataset: str, content: str, assumptions: str, fingerprint:
     if s.jobs(dataset).empty:
         return Priced(None, "it has no job records to replay")
     if not priced(fleet, prices):
-        return Priced(None, "its fleet is a CPU log's processors, which have no prices unless the dataset gives "
-                            "them (a prices table for GPU type 'cpu')")
+        return Priced(None, UNPRICED)
     try:
         run = data._whatif(path, dataset, content, 0.0, fingerprint)
         world = data._whatif_world(path, dataset, content, 0.0, assumptions, fingerprint)

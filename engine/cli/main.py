@@ -17,7 +17,7 @@ from pathlib import Path
 from engine.cli.common import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, BadInput
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers import FORMATS
-from engine.telemetry.importers.common import ImportOptions
+from engine.telemetry.importers.common import DST_RULES, ImportOptions
 from engine.telemetry.store import DEFAULT_DB_PATH, Store, StoreLocked
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +46,8 @@ def _parse_mapping(pairs: list[str]) -> dict[str, str]:
 def cmd_ingest(args) -> int:
     from engine.telemetry.ingest import ingest_path
 
-    options = ImportOptions(tz=args.tz, mapping=_parse_mapping(args.map), region=args.region)
+    options = ImportOptions(tz=args.tz, mapping=_parse_mapping(args.map), region=args.region,
+                            keep_valid=args.keep_valid, dst=args.dst)
     store = _open(args)
     try:
         result = ingest_path(store, args.path, format=args.format, dataset=args.dataset, options=options)
@@ -58,11 +59,35 @@ def cmd_ingest(args) -> int:
         print(f"imported {result.rows} rows ({result.format}) from {args.path} into dataset '{result.dataset}'")
     for note in result.notes:
         print(f"  note: {note}")
+    if result.rejected:
+        print(f"set aside {result.rejected:,} row(s), {result.problems:,} problem(s)"
+              + (f" (first {len(result.rejects)} listed; all: meridian rejects {result.dataset})"
+                 if len(result.rejects) < result.problems else "") + ":")
+        for problem in result.rejects:
+            print(f"  {problem}")
+    return EXIT_OK
+
+
+def cmd_rejects(args) -> int:
+    store = _open(args)
+    try:
+        if not store.dataset_exists(args.name):
+            raise BadInput(f"no dataset {args.name!r}; `meridian datasets` lists them")
+        table = store.rejects(args.name)
+    finally:
+        store.close()
+    if args.json:
+        print(table.to_json(orient="records"))
+        return EXIT_OK
+    if table.empty:
+        print(f"dataset {args.name!r}: no rows were set aside")
+    for row in table.itertuples(index=False):
+        print(f"{row.file}:{row.line}: {row.problem}")
     return EXIT_OK
 
 
 def datasets_records(store: Store) -> list[dict]:
-    """The dataset list as JSON-ready dicts: name, format, rows, start, end, files, scheduler."""
+    """The dataset list as JSON-ready dicts: name, format, rows, start, end, files, rejected, scheduler."""
     records = []
     for row in store.datasets().itertuples(index=False):
         records.append({
@@ -72,6 +97,7 @@ def datasets_records(store: Store) -> list[dict]:
             "start": None if _isnull(row.start) else row.start.isoformat() + "Z",
             "end": None if _isnull(row.end) else row.end.isoformat() + "Z",
             "files": int(row.files),
+            "rejected": int(row.rejected),
             "scheduler": None if _isnull(row.scheduler) else row.scheduler,
         })
     return records
@@ -190,8 +216,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--region", help="region for rows that name none")
     p.add_argument("--map", action="append", default=[], metavar="SOURCE=TARGET",
                    help="map a CSV column to a Meridian column (repeatable)")
+    p.add_argument("--keep-valid", action="store_true",
+                   help="import the valid rows and set the rest aside (kept and listed: meridian rejects NAME); "
+                        "default: a file with any bad row adds nothing")
+    p.add_argument("--dst", choices=DST_RULES, default="shift",
+                   help="local times a daylight-saving change skipped or repeated: shift (default: a skipped time "
+                        "moves forward by the gap, a repeated one is its first occurrence, with a note) or reject")
     p.add_argument("--db", help=db_help)
     p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("rejects", help="list the rows a dataset's imports set aside (file, line, problem)")
+    p.add_argument("name")
+    p.add_argument("--json", action="store_true", help="print a JSON list of {file, line, problem}")
+    p.add_argument("--db", help=db_help)
+    p.set_defaults(func=cmd_rejects)
 
     p = sub.add_parser("datasets", help="list datasets")
     p.add_argument("--json", action="store_true", help="print a JSON list of objects")

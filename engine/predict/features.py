@@ -8,7 +8,7 @@ the regions table; regions not in the mapping, and jobs without a region, use UT
 
 | column | meaning |
 |---|---|
-| user, team, workload_class, queue | categoricals as text ("" when missing); coded only when a model is fitted |
+| user, team, workload_class, queue | categoricals as text ("" when missing, and team "" when every job's team is its user); coded only when a model is fitted |
 | log_gpus, log_nodes | ln(1 + GPUs), ln(1 + nodes) (GPUs = processors for SWF logs); NaN when unknown |
 | log_request_s | ln(max(requested runtime, 1 s)); NaN when the job has no request |
 | submit_hour, submit_weekday | local hour 0-23 and weekday 0 (Monday)-6 of the submit in `tz` |
@@ -61,6 +61,8 @@ def features(jobs: pd.DataFrame, tz: TimeZones = None, recent: int = RECENT_JOBS
     hour, weekday = _local_hour_weekday(jobs, tz)
     out = {name: _text(jobs, column) for name, column in
            zip(CATEGORICAL, ("user_name", "team", "workload_class", "queue"))}
+    if (out["team"] == out["user"]).all():   # each job's team is its user (an SWF log without groups): no news
+        out["team"] = np.full(len(jobs), "", dtype=object)
     out.update({
         "log_gpus": np.log1p(_number(jobs, "gpus")),
         "log_nodes": np.log1p(_number(jobs, "nodes")),

@@ -25,6 +25,7 @@ from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.sim_metrics import kpis
 from engine.analysis.runs.stranded import Stranded, stranded
 from engine.analysis.runs.world_kpis import WorldReport, world_report
+from engine.core.units import CPU_TYPES
 from engine.scenario.spec import Scenario
 from engine.service.run import prepared, run_prepared
 from engine.sim.output.result import SimulationResult
@@ -32,7 +33,6 @@ from engine.sim.state.workload import build_workload
 from engine.world.facts import World
 
 WORLD_TABLES = ("prices", "regions", "carbon", "teams")
-UNPRICED_TYPES = frozenset({"cpu"})  # an SWF log's processors: priced only by the dataset's own prices
 
 
 class Unusable(ValueError):
@@ -71,6 +71,10 @@ def first_days(scenarios: list[Scenario], jobs: pd.DataFrame, days: float | None
             for s in scenarios]
 
 
+UNPRICED = ("a CPU log's processors have no prices unless the dataset gives them (a prices table for GPU type "
+            "'cpu'), so its dollars are not computed; its capacity, waits and fairness are (meridian compare, headroom)")
+
+
 def priced(fleet: pd.DataFrame, prices: pd.DataFrame | None = None) -> bool:
     """Whether the fleet's dollars are computed: it has GPUs that prices and power apply to, or it is a CPU
     log's processors (gpu_type "cpu") whose prices the dataset gives (`prices` rows for that type not marked
@@ -78,12 +82,12 @@ def priced(fleet: pd.DataFrame, prices: pd.DataFrame | None = None) -> bool:
     types = fleet["gpu_type"].dropna().astype(str) if "gpu_type" in fleet else pd.Series([], dtype=str)
     if not len(fleet):
         return False
-    if not set(types.str.lower()) <= UNPRICED_TYPES:
+    if not set(types.str.lower()) <= CPU_TYPES:
         return True
     if prices is None or not len(prices) or "gpu_type" not in prices:
         return False
     given = prices[~prices["assumed"].fillna(False).astype(bool)] if "assumed" in prices else prices
-    return bool(set(given["gpu_type"].dropna().astype(str).str.lower()) & UNPRICED_TYPES)
+    return bool(set(given["gpu_type"].dropna().astype(str).str.lower()) & CPU_TYPES)
 
 
 def run_scenarios(scenarios: list[Scenario], jobs: pd.DataFrame, fleet: pd.DataFrame,

@@ -47,6 +47,7 @@ class ImportBatch:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # assumptions made while importing
     scheduler: str | None = None  # how the source was scheduled (engine.scenario.recorded.RECORDED), if it says
+    rejects: list = field(default_factory=list)  # RowErrors of the rows set aside (ImportOptions.keep_valid)
 
     @property
     def primary_table(self) -> str:

@@ -1,13 +1,17 @@
 """Import errors that name the file, the line and the problem.
 
 An importer collects every row problem it can find (not just the first), then raises
-`ImportRejected`; the store is never touched for a rejected file.
+`ImportRejected`; the store is never touched for a rejected file. An import that keeps the valid
+rows (`ImportOptions.keep_valid`) uses a tolerant collector instead: it raises nothing for row
+problems, the importer leaves out every row with a problem (`valid`), and `every()` lists them all
+to be kept in the store as the import's rejects. Problems with the file as a whole still reject it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 MAX_REPORTED = 100
 SHOWN_VALUE_CHARS = 60          # longer text values are cut in messages
@@ -34,9 +38,11 @@ class ErrorCollector:
     Problems may arrive in any order (e.g. column by column); what is reported does not depend
     on it. Problems added with `add_many` keep only their line numbers and a message template
     until `raise_if_any`, so a file with a million bad rows costs no million messages.
+    `tolerant`: row problems set their rows aside instead of rejecting the file (see the module).
     """
 
     file: str
+    tolerant: bool = False
     total: int = 0
     _single: list[tuple[int, str]] = field(default_factory=list, repr=False)
     _groups: list[tuple[np.ndarray, str, object]] = field(default_factory=list, repr=False)
@@ -44,7 +50,7 @@ class ErrorCollector:
     def add(self, line: int, reason: str) -> None:
         self.total += 1
         self._single.append((int(line), reason))
-        if len(self._single) >= _TRIM_AT:
+        if len(self._single) >= _TRIM_AT and not self.tolerant:   # a tolerant collector keeps every one
             self._single = sorted(self._single)[:MAX_REPORTED]
 
     def add_many(self, lines, reason: str, values=None) -> None:
@@ -73,8 +79,41 @@ class ErrorCollector:
         return [RowError(self.file, line, reason) for line, reason in sorted(kept)[:MAX_REPORTED]]
 
     def raise_if_any(self) -> None:
-        if self.total:
+        """Reject the file when it has a problem, unless the collector is tolerant."""
+        if self.total and not self.tolerant:
             raise ImportRejected(self.reported(), self.total)
+
+    def bad_lines(self) -> np.ndarray:
+        """Every line with a problem, sorted, once each."""
+        parts = [g[0] for g in self._groups] + [np.array([line for line, _ in self._single], np.int64)]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+    def valid(self, lines) -> np.ndarray:
+        """A mask over `lines` (the source line of each row): True where the row had no problem."""
+        return ~np.isin(np.asarray(lines, dtype=np.int64), self.bad_lines())
+
+    def every(self) -> list[RowError]:
+        """Every problem, by (line, reason): the rejects a tolerant import keeps."""
+        kept = list(self._single)
+        for lines, reason, values in self._groups:
+            kept += [(int(line), reason if values is None else _fill(reason, values[i])) for i, line in enumerate(lines)]
+        return [RowError(self.file, line, reason) for line, reason in sorted(kept)]
+
+
+def kept(keep: np.ndarray, *columns) -> list:
+    """Each of `columns` (an array, Series or list aligned with the rows; None stays None) at the rows where
+    the boolean mask `keep` is true: the valid rows of a tolerant import."""
+    out = []
+    for column in columns:
+        if column is None:
+            out.append(None)
+        elif isinstance(column, list):
+            out.append([value for value, ok in zip(column, keep) if ok])
+        elif isinstance(column, pd.Series):
+            out.append(column[keep].reset_index(drop=True))
+        else:
+            out.append(np.asarray(column)[keep])
+    return out
 
 
 def _fill(template: str, value) -> str:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.errors import ImportRejected
+from engine.telemetry.errors import MAX_REPORTED, ImportRejected, RowError
 from engine.telemetry.importers import FORMATS, parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
@@ -25,12 +25,19 @@ from engine.world.pricebook import default_price_rows
 
 @dataclass(frozen=True)
 class IngestResult:
+    """What an import added: `rows` to `dataset` (import_id None when the content was already there);
+    `rejected` rows set aside (ImportOptions.keep_valid) and `rejects`, their first MAX_REPORTED problems
+    (all of them are in the store: Store.rejects); `problems` counts them all."""
+
     dataset: str
     format: str
     rows: int
     import_id: int | None          # None when the content was already imported
     duplicate_of: str | None = None  # dataset that already holds this content
     notes: tuple[str, ...] = ()
+    rejected: int = 0
+    problems: int = 0
+    rejects: tuple[RowError, ...] = ()
 
 
 def dataset_name_for(source: str) -> str:
@@ -86,12 +93,19 @@ def ingest_bytes(
         return IngestResult(earlier[0], fmt, 0, None, duplicate_of=earlier[0],
                             notes=(f"identical content was already imported from {earlier[1]}",))
     batch = parser_for(fmt)(data, source, options)
+    if batch.row_count == 0 and batch.rejects:
+        raise ImportRejected(batch.rejects[:MAX_REPORTED], len(batch.rejects))   # every row had a problem
     if batch.row_count == 0:
         raise ImportRejected.whole_file(source, "no data rows (header only?)")
     name = dataset or _free_name(store, dataset_name_for(source))
     complete_world(store, name, batch, options)
     import_id = store.add_import(name, batch, Path(source).name, sha)
-    return IngestResult(name, fmt, batch.row_count, import_id, notes=tuple(batch.notes))
+    rejected = len({problem.line for problem in batch.rejects})
+    notes = tuple(batch.notes) + ((f"{rejected:,} row(s) with problems set aside ({len(batch.rejects):,} "
+                                   f"problem(s)); they are listed by `meridian rejects {name}` and on the Data "
+                                   "page",) if rejected else ())
+    return IngestResult(name, fmt, batch.row_count, import_id, notes=notes, rejected=rejected,
+                        problems=len(batch.rejects), rejects=tuple(batch.rejects[:MAX_REPORTED]))
 
 
 def ingest_folder(store: Store, folder: Path, dataset: str | None = None) -> IngestResult:

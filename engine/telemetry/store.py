@@ -17,7 +17,7 @@ from engine.telemetry.names import check_name
 from engine.telemetry.orphans import interrupt_orphans
 
 DEFAULT_DB_PATH = Path.home() / ".meridian" / "meridian.duckdb"
-DATASET_TABLES = ("jobs", "fleet", "utilization", "regions", "prices", "carbon", "teams", "imports")
+DATASET_TABLES = ("jobs", "fleet", "utilization", "regions", "prices", "carbon", "teams", "imports", "rejects")
 _ORDER = {
     "jobs": "submit_utc, job_id, source_line",
     "fleet": "region, cluster, node",
@@ -27,6 +27,7 @@ _ORDER = {
     "carbon": "region, local_hour",
     "teams": "team",
     "imports": "import_id",
+    "rejects": "import_id, line, problem",
 }
 
 
@@ -124,7 +125,8 @@ class Store:
         return self.con.execute("SELECT count(*) FROM datasets WHERE name = ?", [name]).fetchall()[0][0] > 0
 
     def add_import(self, dataset: str, batch: ImportBatch, source_file: str, content_sha256: str) -> int:
-        """Insert every table of `batch` in one transaction; returns the new import id.
+        """Insert every table of `batch`, and the rows it set aside (`batch.rejects`: RowErrors, one per
+        problem) into `rejects`, in one transaction; returns the new import id.
 
         On any failure the transaction is rolled back and the database is unchanged. A name the
         dataset name policy refuses (engine.telemetry.names) is a BadName before anything is written.
@@ -147,10 +149,13 @@ class Store:
                 for table, frame in batch.tables.items():
                     self._insert(table, list(frame.columns), views[table], dataset, import_id)
                 con.execute(
-                    "INSERT INTO imports VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO imports (import_id, dataset, source_file, format, content_sha256, imported_utc, "
+                    "row_count, table_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [import_id, dataset, source_file, batch.format, content_sha256, _utcnow(),
                      batch.row_count, batch.primary_table],
                 )
+                if batch.rejects:
+                    self._insert_rejects(dataset, import_id, batch.rejects)
                 con.execute("COMMIT")
             except Exception:
                 con.execute("ROLLBACK")
@@ -159,6 +164,19 @@ class Store:
             for view in views.values():
                 con.unregister(view)
         return int(import_id)
+
+    def _insert_rejects(self, dataset: str, import_id: int, rejects: list) -> None:
+        """The import's rejects (RowErrors), and how many rows they are on the import's row."""
+        self.con.execute("UPDATE imports SET rejected_rows = ? WHERE import_id = ?",
+                         [len({problem.line for problem in rejects}), import_id])
+        frame = pd.DataFrame({"source_file": [p.file for p in rejects], "line": [p.line for p in rejects],
+                              "problem": [p.reason for p in rejects]})
+        self.con.register("_meridian_rejects", frame)
+        try:
+            self.con.execute("INSERT INTO rejects SELECT $dataset, $import_id, source_file, line, problem "
+                             "FROM _meridian_rejects", {"dataset": dataset, "import_id": import_id})
+        finally:
+            self.con.unregister("_meridian_rejects")
 
     @staticmethod
     def _check_columns(table: str, frame: pd.DataFrame) -> None:
@@ -199,13 +217,14 @@ class Store:
 
     # -- reading ----------------------------------------------------------------------------
     def datasets(self) -> pd.DataFrame:
-        """One row per dataset: name, format, rows, start, end, files, created_utc, scheduler (how its
-        telemetry was scheduled, when its source said so: see recorded_scheduler; else None)."""
+        """One row per dataset: name, format, rows, start, end, files, rejected (rows its imports set aside),
+        created_utc, scheduler (how its telemetry was scheduled, when its source said so: see
+        recorded_scheduler; else None)."""
         return self.con.execute(
             """
             WITH imp AS (
                 SELECT dataset, string_agg(DISTINCT format, ',' ORDER BY format) AS format,
-                       count(*) AS files
+                       count(*) AS files, sum(coalesce(rejected_rows, 0)) AS rejected
                 FROM imports GROUP BY dataset),
             j AS (
                 SELECT dataset, count(*) AS n, min(submit_utc) AS start_utc,
@@ -219,7 +238,8 @@ class Store:
                    coalesce(j.n, u.n, f.n, 0) AS rows,
                    coalesce(j.start_utc, u.start_utc) AS start,
                    coalesce(j.end_utc, u.end_utc) AS "end",
-                   coalesce(imp.files, 0) AS files, d.created_utc, d.recorded_scheduler AS scheduler
+                   coalesce(imp.files, 0) AS files, coalesce(imp.rejected, 0) AS rejected, d.created_utc,
+                   d.recorded_scheduler AS scheduler
             FROM datasets d
             LEFT JOIN imp ON imp.dataset = d.name
             LEFT JOIN j ON j.dataset = d.name
@@ -253,6 +273,13 @@ class Store:
     def utilization(self, dataset: str) -> pd.DataFrame:
         return self.table("utilization", dataset)
 
+    def rejects(self, dataset: str) -> pd.DataFrame:
+        """The rows the dataset's imports set aside: file, line, problem (one row per problem), in import
+        and line order."""
+        return self.con.execute(
+            "SELECT source_file AS file, line, problem FROM rejects WHERE dataset = ? ORDER BY import_id, line, "
+            "problem", [dataset]).df()
+
     def fingerprint(self) -> str:
         """Changes whenever any import is added or removed; used as a cache key by the UI."""
         row = self.con.execute(
@@ -261,10 +288,11 @@ class Store:
         return f"{row[0]}-{row[1]}-{row[2]}"
 
     def content_digest(self) -> list[tuple]:
-        """Row counts of every table, for tests that check nothing changed."""
+        """Row counts of every table the schema has, for tests that check nothing changed."""
+        have = {row[0] for row in self.con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         return [
             (t, self.con.execute(f"SELECT count(*) FROM {_quote(t)}").fetchall()[0][0])
-            for t in ("datasets",) + DATASET_TABLES
+            for t in ("datasets",) + DATASET_TABLES if t in have
         ]
 
 

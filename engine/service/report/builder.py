@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from engine.scenario.spec import Scenario
-from engine.service.compare import Run, Unusable, first_days, run_scenarios
+from engine.service.compare import UNPRICED, Run, Unusable, first_days, priced, run_scenarios
 from engine.service.headroom.measure import HeadroomOptions, with_headroom
 from engine.service.report import figures, headline, tables
 from engine.service.report.assumptions import ReportAssumptions
@@ -88,12 +88,15 @@ def build_report(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict[str
     """The report of `candidates` against `baseline` on the dataset's tables (world_tables: {prices,
     regions, carbon, teams}, empty tables allowed); `headroom`: how the searches run (default: 3 seeds
     on every core, the assumptions' GPU price and amortisation). Raises Unusable without a candidate or
-    jobs, ScenarioError for a scenario that cannot run."""
+    jobs or for a fleet without prices (a CPU log's processors without the dataset's own), ScenarioError
+    for a scenario that cannot run."""
     if not candidates:
         raise Unusable("a report needs at least one candidate scenario")
     names = [baseline.name, *(c.name for c in candidates)]
     if len(set(names)) != len(names):
         raise Unusable(f"scenario names must differ, got {', '.join(names)}")
+    if not priced(fleet, world_tables.get("prices")):
+        raise Unusable(UNPRICED)
     scenarios = first_days([baseline, *candidates], jobs, days)
     runs, assumed = run_scenarios(scenarios, jobs, fleet, world_tables, assumptions.cost(), world=True)
     if not len(runs[0].result.jobs):

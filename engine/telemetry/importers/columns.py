@@ -26,29 +26,34 @@ from dataclasses import dataclass
 
 from engine.telemetry.errors import ImportRejected, RowError
 
-# Meridian column -> accepted header names (normalised), canonical name first.
+# Meridian column -> accepted header names (normalised), canonical name first: the schema's own, then the
+# README's (submit for submit_utc), then the spellings of common exports (Slurm's sacct, PBS, cloud batch
+# services, spreadsheets).
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
-    "job_id": ("job_id", "jobid", "id", "job"),
-    "user_name": ("user_name", "user", "username"),
-    "team": ("team", "account", "group"),
-    "project": ("project",),
-    "workload_class": ("workload_class", "class", "type", "workload"),
+    "job_id": ("job_id", "jobid", "id", "job", "job_number", "jobidraw"),
+    "user_name": ("user_name", "user", "username", "user_id", "owner"),
+    "team": ("team", "account", "group", "group_name", "department"),
+    "project": ("project", "wckey"),
+    "workload_class": ("workload_class", "class", "type", "workload", "job_type"),
     "priority": ("priority",),
     "qos": ("qos",),
     "queue": ("queue", "partition"),
-    "submit_utc": ("submit_utc", "submit", "submit_time", "created", "creation_time"),
-    "start_utc": ("start_utc", "start", "start_time"),
-    "end_utc": ("end_utc", "end", "end_time", "finish", "finish_time"),
-    "gpus": ("gpus", "gpu", "num_gpus", "gpu_count"),
+    "submit_utc": ("submit_utc", "submit", "submitted", "submit_time", "submission_time", "submitted_at",
+                   "created", "creation_time", "queued_at"),
+    "start_utc": ("start_utc", "start", "started", "start_time", "started_at", "begin"),
+    "end_utc": ("end_utc", "end", "ended", "finished", "finish", "finish_time", "end_time", "finished_at",
+                "completed_at", "completion_time"),
+    "gpus": ("gpus", "gpu", "num_gpus", "gpu_count", "ngpus", "n_gpus"),
     "gpu_milli": ("gpu_milli",),
-    "gpu_type": ("gpu_type", "gpu_model", "model"),
-    "cpus": ("cpus", "cpu", "num_cpus"),
+    "gpu_type": ("gpu_type", "gpu_model", "model", "gpu_name"),
+    "cpus": ("cpus", "cpu", "num_cpus", "ncpus", "alloccpus", "cpu_count"),
     "memory_gib": ("memory_gib", "mem_gib", "memory"),
-    "nodes": ("nodes", "num_nodes"),
+    "nodes": ("nodes", "num_nodes", "nnodes", "allocnodes", "node_count"),
     "region": ("region",),
     "cluster": ("cluster",),
-    "status": ("status", "state"),
-    "requested_runtime_s": ("requested_runtime_s", "timelimit_s", "requested_time", "walltime"),
+    "status": ("status", "state", "job_state"),
+    "requested_runtime_s": ("requested_runtime_s", "timelimit", "timelimit_s", "time_limit", "requested_time",
+                            "walltime", "reqtime"),
     "deadline_utc": ("deadline_utc", "deadline"),
     "data_location": ("data_location",),
     "data_size_gb": ("data_size_gb",),
@@ -56,12 +61,23 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     "gpu_util_pct": ("gpu_util_pct", "gpu_util", "gpu_utilization", "gpu_utilisation", "gpu_util_percent"),
     "gpus_used_max": ("gpus_used_max", "max_gpus_used", "peak_gpus_used", "gpus_used_peak"),
     "gpus_used_pct": ("gpus_used_pct", "gpu_wrk_util"),
+    "elapsed_s": ("elapsed_s", "elapsed", "elapsed_time", "run_time", "runtime", "duration"),
+    "tres": ("alloc_tres", "alloctres", "tres", "req_tres", "reqtres"),
 }
+# Columns read but not stored as they are: elapsed_s (a run time, [D-]HH:MM:SS or seconds) gives a job's end
+# as start + elapsed where the file has no end; tres (a Slurm TRES list, e.g. AllocTRES) gives gpus and
+# gpu_type (and cpus, memory, nodes) where the file has no such column (see `jobs_frame`).
+DERIVED = ("elapsed_s", "tres")
 REQUIRED_COLUMNS = ("job_id", "submit_utc", "gpus")
+STANDS_IN = {"gpus": "tres"}   # a required column another may stand in for
 # Column -> a column holding the same quantity in another unit; when a file has both, the first is
 # used (unless only the second was mapped explicitly) and the other ignored with a note.
 SAME_QUANTITY = {"gpu_util_pct": "gpus_used_pct"}
 
+
+def shown_name(column: str) -> str:
+    """A Meridian job column as the README names it: submit for submit_utc; other names unchanged."""
+    return column[:-4] if column.endswith("_utc") else column
 # Canonical value -> accepted spellings (compared lower-cased, surrounding whitespace removed).
 STATUS_ALIASES: dict[str, tuple[str, ...]] = {
     "completed": ("completed", "complete", "succeeded", "success", "done", "ok"),
@@ -139,10 +155,11 @@ def _apply_mapping(header, mapping, source) -> tuple[dict[str, int], list[RowErr
                                                 f"file; the file's columns are: {_listing(header)}"))
         elif canonical is None:
             problems.append(RowError(source, 1, f"column mapping sends {src!r} to {target!r}, which is not a "
-                                                f"Meridian job column; choose from: {', '.join(COLUMN_ALIASES)}"))
+                                                "Meridian job column; choose from: "
+                                                f"{', '.join(map(shown_name, COLUMN_ALIASES))}"))
         elif canonical in chosen:
             problems.append(RowError(source, 1, f"column mapping sends both {header[chosen[canonical]]!r} and "
-                                                f"{src!r} to {canonical!r}"))
+                                                f"{src!r} to {shown_name(canonical)!r}"))
         else:
             chosen[canonical] = index
     return chosen, problems
@@ -169,7 +186,7 @@ def resolve_columns(header: list[str], mapping: dict[str, str], source: str) -> 
         if canonical not in chosen:
             chosen[canonical] = found[0][1]
             found = found[1:]
-        shadowed += [f"{header[i]!r} (Meridian's {canonical} comes from {header[chosen[canonical]]!r})"
+        shadowed += [f"{header[i]!r} (Meridian's {shown_name(canonical)} comes from {header[chosen[canonical]]!r})"
                      for _, i in found]
     for canonical, other in SAME_QUANTITY.items():
         if canonical in chosen and other in chosen:   # an explicitly mapped column wins, else the canonical one
@@ -178,10 +195,14 @@ def resolve_columns(header: list[str], mapping: dict[str, str], source: str) -> 
             shadowed.append(f"{header[chosen.pop(loser)]!r} (Meridian's {canonical} comes from "
                             f"{header[chosen[winner]]!r})")
     for column in REQUIRED_COLUMNS:
-        if column not in chosen:
+        if column not in chosen and STANDS_IN.get(column) not in chosen:
+            name = shown_name(column)
+            accepted = [name, *(a for a in COLUMN_ALIASES[column] if a != name)]
+            also = f", or a Slurm TRES list ({', '.join(COLUMN_ALIASES['tres'])})" if column in STANDS_IN else ""
             problems.append(RowError(source, 1, (
-                f"missing required column {column!r}; the file's columns are: {_listing(header)}; "
-                f"accepted names: {', '.join(COLUMN_ALIASES[column])} (or map a column to it)")))
+                f"missing required column {name!r}: none of the file's columns ({_listing(header)}) is named "
+                f"{', '.join(accepted)}{also}; rename one, or map it (--map 'YOUR COLUMN={name}' on the CLI, the "
+                "column mapping on the Data page)")))
     if problems:
         raise ImportRejected(problems)
     notes = []

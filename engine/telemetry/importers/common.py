@@ -5,12 +5,15 @@ import codecs
 import gzip
 from dataclasses import dataclass, field
 
-from engine.telemetry.errors import ImportRejected, RowError
+from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
 
 BINARY_SNIFF_BYTES = 8192
 # Byte-order marks of encodings other than UTF-8, longest first (UTF-32 LE starts like UTF-16 LE).
 _OTHER_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
                (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
+
+
+DST_RULES = ("shift", "reject")
 
 
 @dataclass(frozen=True)
@@ -20,11 +23,26 @@ class ImportOptions:
     tz: IANA time zone for naive timestamps (and the default region's zone).
     mapping: source column -> Meridian column, overriding the alias table (generic CSV).
     region: region name for rows that carry none.
+    keep_valid: import the rows without problems and set the others aside (kept in the store as the
+    import's rejects), instead of rejecting the whole file (the default).
+    dst: local times a clock change skipped or repeated: "shift" (the default) reads a skipped one with
+    the offset in force before the change (shifted forward by the gap) and a repeated one as its first
+    occurrence, each with a note; "reject" makes them row problems that name the rule.
     """
 
     tz: str | None = None
     mapping: dict[str, str] = field(default_factory=dict)
     region: str | None = None
+    keep_valid: bool = False
+    dst: str = "shift"
+
+    def __post_init__(self) -> None:
+        if self.dst not in DST_RULES:
+            raise ValueError(f"unknown daylight-saving rule {self.dst!r}; choose from {', '.join(DST_RULES)}")
+
+    def collector(self, source: str) -> ErrorCollector:
+        """The problem collector of one file under these options (tolerant when keeping the valid rows)."""
+        return ErrorCollector(source, tolerant=self.keep_valid)
 
 
 def maybe_gunzip(data: bytes, source: str) -> bytes:

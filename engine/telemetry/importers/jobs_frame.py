@@ -33,13 +33,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.core.vocabulary import DEFAULT_REGION, JOB_STATUSES, WORKLOAD_CLASSES
-from engine.telemetry.errors import ErrorCollector
+from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
 from engine.telemetry.importers.columns import STATUS_ALIASES, WORKLOAD_CLASS_ALIASES, value_lookup
 from engine.telemetry.importers.common import ImportOptions
+from engine.telemetry.importers.derived_columns import end_from_elapsed, expand_tres
+from engine.telemetry.importers.slurm_fields import NO_LIMIT, job_state
 from engine.telemetry.importers.timestamps import (
-    ambiguous_note,
     checked_zone,
-    nonexistent_template,
+    clock_changes,
     parse_times,
     text_to_float,
 )
@@ -71,6 +72,8 @@ def clean_text(values: pd.Series) -> pd.Series:
 def _numbers(text: pd.Series, column: str, label: str, lines: np.ndarray, errors: ErrorCollector) -> np.ndarray:
     """Parse one numeric column (see NUMBER_COLUMNS); NaN where missing or rejected."""
     low, high, whole = NUMBER_COLUMNS[column]
+    if column == "requested_runtime_s":   # Slurm's UNLIMITED, Partition_Limit: no limit stated
+        text = text.where(~text.str.upper().isin(NO_LIMIT), None)
     present = text.notna().to_numpy()
     values = text_to_float(text) + 0.0  # a new array; also turns -0 into 0
     if column == "requested_runtime_s":
@@ -101,13 +104,21 @@ def _vocabulary(text: pd.Series, lookup: dict[str, str], choices, what: str, lin
     """Map spellings to canonical values, as (codes, values): codes index values, -1 where
     the text is missing; values are None for unknown spellings, which are reported."""
     codes, uniques = pd.factorize(text)
-    mapped = [lookup.get(str(u).lower()) for u in uniques]
+    mapped = [lookup.get(str(u).lower()) or (_slurm_state(str(u)) if lookup is _STATUS else None) for u in uniques]
     unknown = [k for k, m in enumerate(mapped) if m is None]
     if unknown:
         bad = np.isin(codes, unknown)
         errors.add_many(lines[bad], f"unknown {what} {{!r}}; expected one of {', '.join(choices)}",
                         text[bad].to_numpy())
     return codes, mapped
+
+
+def _slurm_state(value: str) -> str | None:
+    """A Slurm job state ('CANCELLED by 123', 'OUT_OF_MEMORY', 'NODE_FAIL') as a status, None when it is not one."""
+    try:
+        return job_state(value)
+    except ValueError:
+        return None
 
 
 def _fill(codes: np.ndarray, values: list, fallback: np.ndarray | str) -> pd.Series:
@@ -144,20 +155,22 @@ def _times(text: dict[str, pd.Series], labels, lines, errors, options, naive_utc
         for mask, template in (
             (parsed.unparsable, f"unparsable time {{!r}} in column {label!r}"),
             (parsed.out_of_range, f"epoch seconds {{!r}} in column {label!r} are outside 1970-2100"),
-            (parsed.nonexistent, nonexistent_template(label, options.tz) + "; fix it or add an offset"),
         ):
             errors.add_many(lines[mask], template, text[column][mask].to_numpy())
         if parsed.naive_unzoned.any():
             unzoned.append((int(lines[parsed.naive_unzoned].min()), label))
-        if parsed.ambiguous:
-            notes.append(ambiguous_note(parsed.ambiguous, label, options.tz))
+        clock_changes(errors, lines, text[column], parsed.skipped, parsed.repeated, label, options.tz, options.dst,
+                      notes)
         times[column] = parsed.values
     if unzoned:
         names = ", ".join(repr(label) for _, label in unzoned)
         plural = "s" if len(unzoned) > 1 else ""
-        errors.add(min(unzoned)[0], f"timestamps in column{plural} {names} have no time zone; state it "
-                                    "(--tz Europe/Berlin on the CLI, the time-zone choice on the Data page) "
-                                    "or add an offset")
+        problem = RowError(errors.file, min(unzoned)[0], f"timestamps in column{plural} {names} have no time zone; "
+                           "state it (--tz Europe/Berlin on the CLI, the time-zone choice on the Data page) or add "
+                           "an offset")
+        if errors.tolerant:   # a problem of the file, not of its rows: no row can be imported without a zone
+            raise ImportRejected([problem])
+        errors.add(problem.line, problem.reason)
     return times
 
 
@@ -178,29 +191,37 @@ def _order(times, text, labels, lines, errors) -> None:
 def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions, *,
                    labels: dict[str, str] | None = None, naive_utc: Collection[str] = (),
                    errors: ErrorCollector | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """Text jobs table -> (typed jobs table, notes); raises ImportRejected on any problem.
+    """Text jobs table -> (typed jobs table, notes); raises ImportRejected on any problem (a tolerant
+    `errors` leaves the rows with a problem out instead).
 
     lines: physical source line of each row. labels: column -> name shown in messages
     (default: the column name). naive_utc: time columns whose naive values are UTC.
     errors: errors found earlier (e.g. malformed rows), reported together with these.
     """
-    missing = [c for c in ("job_id", "submit_utc", "gpus") if c not in raw.columns]
-    if missing:
-        raise ValueError(f"normalise_jobs needs columns {missing}")
+    missing = [c for c in ("job_id", "submit_utc") if c not in raw.columns]
+    if missing or ("gpus" not in raw.columns and "tres" not in raw.columns):
+        raise ValueError(f"normalise_jobs needs columns job_id, submit_utc and gpus (or tres), got {list(raw.columns)}")
     raw = raw.reset_index(drop=True)
     if options.tz:
         checked_zone(options.tz, source)
-    errors = errors if errors is not None else ErrorCollector(source)
+    errors = errors if errors is not None else options.collector(source)
     lines = np.asarray(lines, dtype=np.int64)
     labels = {c: (labels or {}).get(c, c) for c in raw.columns}
     text = {c: clean_text(raw[c]) for c in raw.columns}
     notes: list[str] = []
+    unread_tres = expand_tres(text, labels, lines, errors, notes) if "tres" in text else np.zeros(len(lines), bool)
     for column, what in (("job_id", "job id"), ("submit_utc", "submit time"), ("gpus", "GPUs")):
-        errors.add_many(lines[text[column].isna().to_numpy()], f"missing {what} in column {labels[column]!r}")
+        absent = text[column].isna().to_numpy() & (~unread_tres if column == "gpus" else True)
+        errors.add_many(lines[absent], f"missing {what} in column {labels[column]!r}")
     _duplicates(text["job_id"], labels["job_id"], lines, errors)
     out: dict[str, object] = {"source_line": lines}
     out.update({c: text[c] for c in TEXT_COLUMNS if c in text})
     times = _times(text, labels, lines, errors, options, naive_utc, notes)
+    if "elapsed_s" in text:
+        end_from_elapsed(text.pop("elapsed_s"), labels["elapsed_s"], lines, times, errors, notes)
+        if "end_utc" in times and "end_utc" not in text:   # the ends are start + elapsed: say so in messages
+            text["end_utc"] = pd.Series(np.datetime_as_string(times["end_utc"], unit="s"), dtype="str")
+            labels["end_utc"] = f"{labels.get('start_utc', 'start')} + {labels['elapsed_s']}"
     out.update(times)
     for column in NUMBER_COLUMNS:
         if column in text:
@@ -210,7 +231,8 @@ def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions
     _gpu_use(out, text, labels, lines, errors, notes)
     _finish_vocabularies(out, text, times, lines, errors, options, notes)
     errors.raise_if_any()
-    return pd.DataFrame(out), notes
+    jobs = pd.DataFrame(out)
+    return (jobs[errors.valid(lines)].reset_index(drop=True) if errors.tolerant else jobs), notes
 
 
 def _gpu_use(out, text, labels, lines, errors, notes) -> None:

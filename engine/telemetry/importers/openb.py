@@ -13,7 +13,7 @@ import pandas as pd
 
 from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.errors import ErrorCollector
+from engine.telemetry.errors import ErrorCollector, kept
 from engine.telemetry.importers.common import ImportOptions, decode_text
 from engine.telemetry.importers.csv_records import CSV
 from engine.telemetry.importers.named_columns import Rows, numbers, read_rows, report_empty
@@ -30,7 +30,7 @@ QOS_CLASSES = {"LS": "inference", "BE": "batch"}   # latency-sensitive serving; 
 
 def parse_openb_nodes(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     """A node list -> fleet rows (tier 'reserved': Alibaba's own machines). CPU-only nodes keep gpu_type NULL."""
-    errors = ErrorCollector(source)
+    errors = options.collector(source)
     rows = read_rows(decode_text(data, source), source, CSV, NODE_COLUMNS, (), errors)
     cpu_milli = numbers(rows, "cpu_milli", errors, minimum=0)
     memory_mib = numbers(rows, "memory_mib", errors, minimum=0)
@@ -38,6 +38,9 @@ def parse_openb_nodes(data: bytes, source: str, options: ImportOptions) -> Impor
     _require_whole(rows, "gpu", gpus, errors)
     report_empty(rows, "sn", errors)
     errors.raise_if_any()
+    keep = errors.valid(rows.lines)   # all True unless the import keeps the valid rows
+    cpu_milli, memory_mib, gpus = kept(keep, cpu_milli, memory_mib, gpus)
+    rows = rows.where(keep)
     fleet = pd.DataFrame({
         "region": options.region or DEFAULT_REGION,
         "cluster": CLUSTER,
@@ -49,12 +52,13 @@ def parse_openb_nodes(data: bytes, source: str, options: ImportOptions) -> Impor
         "tier": "reserved",
     })
     return ImportBatch("openb-nodes", {"fleet": fleet},
-                       ["openb nodes are stored as tier 'reserved' (the operator's own machines)"])
+                       ["openb nodes are stored as tier 'reserved' (the operator's own machines)"],
+                       rejects=errors.every())
 
 
 def parse_openb_pods(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     """A pod list -> jobs; fractional `gpus` = num_gpu * gpu_milli / 1000."""
-    errors = ErrorCollector(source)
+    errors = options.collector(source)
     rows = read_rows(decode_text(data, source), source, CSV, POD_COLUMNS, POD_OPTIONAL, errors)
     cpu_milli = numbers(rows, "cpu_milli", errors, minimum=0)
     memory_mib = numbers(rows, "memory_mib", errors, minimum=0)
@@ -69,6 +73,10 @@ def parse_openb_pods(data: bytes, source: str, options: ImportOptions) -> Import
     status = _statuses(rows, errors, notes)
     submit, start, end = _times(rows, status, errors, notes)
     errors.raise_if_any()
+    keep = errors.valid(rows.lines)   # all True unless the import keeps the valid rows
+    cpu_milli, memory_mib, num_gpu, gpu_milli, status, submit, start, end = kept(
+        keep, cpu_milli, memory_mib, num_gpu, gpu_milli, status, submit, start, end)
+    rows = rows.where(keep)
     qos = rows.text("qos")
     jobs = pd.DataFrame({
         "source_line": rows.lines,
@@ -90,7 +98,7 @@ def parse_openb_pods(data: bytes, source: str, options: ImportOptions) -> Import
     })
     if rows.has("qos"):
         notes.append("workload class from qos: LS (latency-sensitive) -> inference, BE (best effort) -> batch")
-    return ImportBatch("openb-pods", {"jobs": jobs}, notes)
+    return ImportBatch("openb-pods", {"jobs": jobs}, notes, rejects=errors.every())
 
 
 def _statuses(rows: Rows, errors: ErrorCollector, notes: list[str]) -> list[str | None]:

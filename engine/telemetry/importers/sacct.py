@@ -12,12 +12,12 @@ import pandas as pd
 
 from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.errors import ErrorCollector, ImportRejected
+from engine.telemetry.errors import ErrorCollector, ImportRejected, kept
 from engine.telemetry.importers.common import ImportOptions, decode_text
 from engine.telemetry.importers.csv_records import Dialect
 from engine.telemetry.importers.named_columns import Rows, numbers, read_rows, report_empty
 from engine.telemetry.importers.slurm_fields import Tres, job_state, time_limit_s, tres, workload_from_partition
-from engine.telemetry.importers.timestamps import ambiguous_note, checked_zone, localise, nonexistent_template
+from engine.telemetry.importers.timestamps import checked_zone, clock_changes, localise
 
 REQUIRED = ("jobid", "submit", "start", "end", "state", "alloctres")
 OPTIONAL = ("user", "account", "partition", "qos", "cluster", "timelimit", "priority",
@@ -37,13 +37,13 @@ def parse_sacct(data: bytes, source: str, options: ImportOptions) -> ImportBatch
         raise ImportRejected.whole_file(
             source, "sacct timestamps are local times; state the cluster's time zone (--tz on the CLI, the time-zone choice on the Data page)")
     tz = checked_zone(options.tz, source)
-    errors = ErrorCollector(source)
+    errors = options.collector(source)
     rows = _jobs_only(read_rows(text, source, PIPES, REQUIRED, OPTIONAL, errors), errors)
     frame = rows.frame
     notes = [f"sacct times read as wall-clock times of {tz} and stored as UTC"]
-    submit = _times(rows, "submit", tz, errors, notes, required=True)
-    start = _times(rows, "start", tz, errors, notes)
-    end = _times(rows, "end", tz, errors, notes)
+    submit = _times(rows, "submit", tz, options.dst, errors, notes, required=True)
+    start = _times(rows, "start", tz, options.dst, errors, notes)
+    end = _times(rows, "end", tz, options.dst, errors, notes)
     for i in np.flatnonzero(end < start):
         errors.add(rows.lines[i], f"End {frame['end'].iloc[i]} is before Start {frame['start'].iloc[i]}")
     status = _each(rows, "state", job_state, errors)
@@ -58,6 +58,11 @@ def parse_sacct(data: bytes, source: str, options: ImportOptions) -> ImportBatch
     errors.raise_if_any()
     if not len(rows):
         raise ImportRejected.whole_file(source, "no job rows (only the header, or only job steps)")
+    keep = errors.valid(rows.lines)   # all True unless the import keeps the valid rows
+    submit, start, end, status, limit, alloc, priority, nnodes, ncpus = kept(
+        keep, submit, start, end, status, limit, alloc, priority, nnodes, ncpus)
+    rows = rows.where(keep)
+    frame = rows.frame
 
     region = options.region or DEFAULT_REGION
     jobs = pd.DataFrame({
@@ -85,7 +90,7 @@ def parse_sacct(data: bytes, source: str, options: ImportOptions) -> ImportBatch
     if rows.has("reqtres"):
         notes.append("jobs without AllocTRES (never allocated, e.g. pending) take their sizes from ReqTRES")
     regions = pd.DataFrame({"region": [region], "timezone": [tz]})
-    return ImportBatch("sacct", {"jobs": jobs, "regions": regions}, notes)
+    return ImportBatch("sacct", {"jobs": jobs, "regions": regions}, notes, rejects=errors.every())
 
 
 def _jobs_only(rows: Rows, errors: ErrorCollector) -> Rows:
@@ -95,11 +100,11 @@ def _jobs_only(rows: Rows, errors: ErrorCollector) -> Rows:
     return rows.where((~ids.str.contains(".", regex=False) & (ids != "")).to_numpy())
 
 
-def _times(rows: Rows, column: str, tz: str, errors: ErrorCollector, notes: list[str],
+def _times(rows: Rows, column: str, tz: str, dst: str, errors: ErrorCollector, notes: list[str],
            required: bool = False) -> np.ndarray:
     """One column's wall-clock times of zone `tz` as naive UTC (NaT for Unknown/None).
 
-    Reports unreadable times and times skipped by a clock change; notes times in a repeated hour.
+    Reports unreadable times; times a clock change skipped or repeated by the import's rule `dst`.
     """
     text, label = rows.frame[column], SHOWN[column]
     missing = text.isin(NO_TIME).to_numpy()
@@ -109,11 +114,8 @@ def _times(rows: Rows, column: str, tz: str, errors: ErrorCollector, notes: list
                     text[bad].to_numpy())
     if required:
         errors.add_many(rows.lines[missing], f"{label} is {{!r}}; every job needs one", text[missing].to_numpy())
-    utc, nonexistent, ambiguous = localise(wall, tz)
-    errors.add_many(rows.lines[nonexistent], nonexistent_template(label, tz) + "; check the cluster's time zone (--tz)",
-                    text[nonexistent].to_numpy())
-    if ambiguous:
-        notes.append(ambiguous_note(ambiguous, label, tz))
+    utc, skipped, repeated = localise(wall, tz)
+    clock_changes(errors, rows.lines, text, skipped, repeated, label, tz, dst, notes)
     return utc
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.errors import ErrorCollector, ImportRejected
+from engine.telemetry.errors import ErrorCollector, ImportRejected, kept
 from engine.telemetry.importers.common import ImportOptions, decode_text
 from engine.telemetry.importers.swf_header import SwfHeader, fleet_table
 from engine.telemetry.importers.timestamps import checked_zone
@@ -46,7 +46,7 @@ def parse_swf(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     comments, body, lines = _split(text)
     if not body:
         raise ImportRejected.whole_file(source, "no job lines after the header")
-    errors = ErrorCollector(source)
+    errors = options.collector(source)
     values = _read_fast(body, len(lines))
     if values is None:
         values = _read_slow(body, lines, errors)
@@ -59,6 +59,9 @@ def parse_swf(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
                                                 f"{header.max_procs}) exceed the {MAX_SLOTS:,} a fleet may have")
     _check_range(values, lines, header.unix_start_s or 0, errors)
     errors.raise_if_any()
+    values, lines = kept(errors.valid(lines), values, lines)   # all rows unless the import keeps the valid ones
+    if not len(lines):
+        raise ImportRejected(errors.reported(), errors.total)
     region = options.region or DEFAULT_REGION
     notes = ["SWF logs describe CPU clusters: each processor is treated as one slot "
              "(gpus = cpus = processors, gpu type 'cpu')"]
@@ -78,7 +81,7 @@ def parse_swf(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
         notes.append(header.timezone_note)
     if tz:
         tables["regions"] = pd.DataFrame({"region": [region], "timezone": [tz]})
-    return ImportBatch("swf", tables, notes, scheduler=header.scheduler)
+    return ImportBatch("swf", tables, notes, scheduler=header.scheduler, rejects=errors.every())
 
 
 def _split(text: str) -> tuple[list[str], str, np.ndarray]:
@@ -207,7 +210,7 @@ def _jobs(values: np.ndarray, lines: np.ndarray, procs: np.ndarray, procs_per_no
         "source_line": lines,
         "job_id": _ids(values[:, JOB], ""),
         "user_name": _ids(values[:, USER], "u"),
-        "team": _ids(values[:, GROUP], "g"),
+        "team": _teams(values[:, USER], values[:, GROUP], notes),
         "workload_class": "unknown",
         "queue": _ids(values[:, QUEUE], "q"),
         "submit_utc": _seconds_to_times(submit, np.ones(len(submit), dtype=bool)),
@@ -221,6 +224,19 @@ def _jobs(values: np.ndarray, lines: np.ndarray, procs: np.ndarray, procs_per_no
         "status": status,
         "requested_runtime_s": np.where(values[:, REQ_TIME] >= 0, values[:, REQ_TIME], np.nan),
     })
+
+
+def _teams(users: np.ndarray, groups: np.ndarray, notes: list[str]) -> pd.Series:
+    """A team per job: its group ('g<id>') when the log records groups, else its user ('u<id>'), so that
+    the fairness measures compare the log's real groups or users, not one team of everyone."""
+    by_group, by_user = _ids(groups, "g"), _ids(users, "u")
+    if (groups >= 0).any():
+        fallback = int(((groups < 0) & (users >= 0)).sum())
+        if fallback:
+            notes.append(f"{fallback} job(s) without a group (-1) take their user as their team")
+        return by_group.where(groups >= 0, by_user)
+    notes.append("the log records no groups (-1): each user is a team (user id u<N>)")
+    return by_user
 
 
 def _ids(column: np.ndarray, prefix: str) -> pd.Series:

@@ -1,11 +1,13 @@
 """Time zones and timestamps for importers: IANA names, local -> UTC, and vectorised parsing.
 
-Meridian stores naive UTC (microsecond resolution). One policy for local (wall-clock) times,
-used by every importer:
-- a local time repeated when clocks go back is read as its first (daylight-saving) occurrence,
-  and the importer says so in a note (`ambiguous_note`);
-- a local time skipped when clocks go forward is a row error naming the zone
-  (`nonexistent_template`): it means the source's clock and the stated zone disagree.
+Meridian stores naive UTC (microsecond resolution). One policy for local (wall-clock) times a
+clock change skipped or repeated, used by every importer (`clock_changes`), by the import's rule
+(`ImportOptions.dst`):
+- "shift" (the default): a local time skipped when clocks go forward is read with the offset in force
+  before the change, so it moves forward by the gap (02:30 on a one-hour change reads as 03:30, as
+  Python's datetime reads it, PEP 495); a local time repeated when clocks go back is read as its
+  first, earlier (daylight-saving) occurrence; a note says how many of each;
+- "reject": each such time is a row problem that names the zone, the change and the rule.
 
 `parse_times` accepts, mixed freely within one column:
 - epoch seconds, integer or fractional ("1711846800", "1711846800.25"), 1970-01-01 to 2100-01-01;
@@ -17,6 +19,7 @@ Nothing here raises for bad values: the result says which positions failed and w
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -39,19 +42,20 @@ class ParsedTimes:
     """Outcome of `parse_times` for one column; all masks align with the input.
 
     values: naive UTC datetime64[us] (NaT where empty or failed).
-    unparsable / out_of_range / nonexistent: positions that failed, by reason.
+    unparsable / out_of_range: positions that failed, by reason.
+    skipped / repeated: local times a clock change skipped or repeated, placed by the rule "shift"
+    (see the module; `clock_changes` reports them by the import's rule).
     naive_unzoned: naive values that could not be placed because no zone was given.
     naive: how many values had no offset (placed as UTC or local time, or unzoned).
-    ambiguous: how many local times fell in a repeated hour (read as the first occurrence).
     """
 
     values: np.ndarray
     unparsable: np.ndarray
     out_of_range: np.ndarray
-    nonexistent: np.ndarray
+    skipped: np.ndarray
+    repeated: np.ndarray
     naive_unzoned: np.ndarray
     naive: int = 0
-    ambiguous: int = 0
 
 
 def text_to_float(text: pd.Series) -> np.ndarray:
@@ -98,15 +102,25 @@ def zone_from_offset(offset_s: int) -> str | None:
     return f"Etc/GMT{-hours:+d}"
 
 
-def nonexistent_template(label: str, tz: str) -> str:
-    """Row-error template (one `{!r}` slot: the value) for a local time skipped when clocks went forward."""
-    return f"local time {{!r}} in column {label!r} does not exist in {tz} (clocks were set forward)"
-
-
-def ambiguous_note(count: int, label: str, tz: str) -> str:
-    """The note saying how local times in a repeated hour were read."""
-    return (f"{count} local time(s) in column {label!r} fall in the hour repeated when clocks go back in {tz}; "
-            "read as the first (daylight-saving) occurrence")
+def clock_changes(errors, lines: np.ndarray, text: pd.Series, skipped: np.ndarray, repeated: np.ndarray,
+                  label: str, tz: str, dst: str, notes: list[str]) -> None:
+    """Report the local times of column `label` that a clock change of zone `tz` skipped or repeated, by the
+    import's rule `dst` (ImportOptions.dst): notes saying how they were read ("shift"), or one row problem
+    each naming the rule ("reject")."""
+    if dst == "reject":
+        rule = "the daylight-saving rule 'reject' refuses it (the rule 'shift' would read it"
+        errors.add_many(lines[skipped], f"local time {{!r}} in column {label!r} does not exist in {tz} (clocks were "
+                                        f"set forward); {rule} as the time the gap's length later)", text[skipped].to_numpy())
+        errors.add_many(lines[repeated], f"local time {{!r}} in column {label!r} happened twice in {tz} (clocks were "
+                                         f"set back); {rule} as its first occurrence)", text[repeated].to_numpy())
+        return
+    if skipped.any():
+        notes.append(f"{int(skipped.sum())} local time(s) in column {label!r} fall in the hour skipped when clocks go "
+                     f"forward in {tz}: shifted forward by the gap (read with the offset before the change, so "
+                     "02:30 on a one-hour change reads as 03:30)")
+    if repeated.any():
+        notes.append(f"{int(repeated.sum())} local time(s) in column {label!r} fall in the hour repeated when clocks go "
+                     f"back in {tz}: read as the first (earlier, daylight-saving) occurrence")
 
 
 def _from_epoch(seconds: np.ndarray) -> np.ndarray:
@@ -121,21 +135,28 @@ def _cast(values: pa.Array, to: pa.DataType) -> np.ndarray | None:
         return None
 
 
-def localise(local: np.ndarray, tz: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """Naive wall-clock datetimes of zone `tz` -> (naive UTC datetime64[us], nonexistent mask,
-    how many fell in a repeated hour). NaT stays NaT; nonexistent times become NaT."""
+def localise(local: np.ndarray, tz: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Naive wall-clock datetimes of zone `tz` -> (naive UTC datetime64[us], skipped mask, repeated mask).
+
+    A time skipped when clocks go forward is read with the offset in force before the change (shifted
+    forward by the gap); a time repeated when clocks go back is read as its first occurrence (see the
+    module). NaT stays NaT."""
     local = pd.Series(local.astype(UTC_DTYPE))
     present = local.notna().to_numpy()
     utc = _naive_utc(local.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT"))
     failed = present & np.isnat(utc)
-    ambiguous = 0
+    repeated = np.zeros(len(local), dtype=bool)
+    skipped = np.zeros(len(local), dtype=bool)
     if failed.any():
         first = np.ones(int(failed.sum()), dtype=bool)   # True = the daylight-saving (first) occurrence
         retry = _naive_utc(local[failed].dt.tz_localize(tz, ambiguous=first, nonexistent="NaT"))
-        ambiguous = int((~np.isnat(retry)).sum())
+        repeated[failed] = ~np.isnat(retry)
         utc[failed] = retry
-        failed = present & np.isnat(utc)
-    return utc, failed, ambiguous
+        skipped = present & np.isnat(utc)
+        zone = ZoneInfo(tz)
+        utc[skipped] = [np.datetime64(t.to_pydatetime().replace(tzinfo=zone).astimezone(dt.UTC).replace(tzinfo=None),
+                                      "us") for t in local[skipped]]   # fold=0: the offset before the change
+    return utc, skipped, repeated
 
 
 def _naive_utc(aware: pd.Series) -> np.ndarray:
@@ -151,10 +172,10 @@ def _place_naive(result: ParsedTimes, naive_at: np.ndarray, local: np.ndarray, n
     elif tz is None:
         result.naive_unzoned[naive_at] = True
     else:
-        placed, failed, ambiguous = localise(local, tz)
-        result.ambiguous += ambiguous
+        placed, skipped, repeated = localise(local, tz)
         result.values[naive_at] = placed
-        result.nonexistent[naive_at] = failed
+        result.skipped[naive_at] = skipped
+        result.repeated[naive_at] = repeated
 
 
 def _epoch(result: ParsedTimes, at: np.ndarray, seconds: np.ndarray) -> None:
@@ -172,7 +193,7 @@ def parse_times(text: pd.Series, *, naive_is_utc: bool, tz: str | None) -> Parse
     """
     n = len(text)
     result = ParsedTimes(np.full(n, np.datetime64("NaT"), dtype=UTC_DTYPE),
-                         *(np.zeros(n, dtype=bool) for _ in range(4)))
+                         *(np.zeros(n, dtype=bool) for _ in range(5)))
     present = text.notna().to_numpy()
     everywhere = np.flatnonzero(present)
     arrow = pa.array(text, from_pandas=True)

@@ -16,11 +16,11 @@ import pandas as pd
 
 from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
+from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError, kept
 from engine.telemetry.importers.common import ImportOptions, decode_text
 from engine.telemetry.importers.csv_records import CSV
 from engine.telemetry.importers.named_columns import Rows, numbers, read_rows
-from engine.telemetry.importers.timestamps import ambiguous_note, checked_zone, nonexistent_template, parse_times
+from engine.telemetry.importers.timestamps import checked_zone, clock_changes, parse_times
 
 TIME_COLUMNS = ("timestamp", "ts_utc", "ts", "time")
 BUSY_COLUMNS = ("busy_gpus", "busy", "active")
@@ -32,7 +32,7 @@ PLACE_COLUMNS = ("region", "cluster", "node")
 def parse_utilization(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     """Parse a utilisation series; busy > total, bad numbers and unreadable times are row errors."""
     text = decode_text(data, source)
-    errors = ErrorCollector(source)
+    errors = options.collector(source)
     rows = read_rows(text, source, CSV, (), TIME_COLUMNS + BUSY_COLUMNS + TOTAL_COLUMNS + PCT_COLUMNS
                      + PLACE_COLUMNS, errors)
     time_col = _pick(rows, TIME_COLUMNS)
@@ -43,7 +43,7 @@ def parse_utilization(data: bytes, source: str, options: ImportOptions) -> Impor
             "(busy_gpus/total_gpus, or Philly's active/total) or util_pct"))])
     tz = checked_zone(options.tz, source) if options.tz else None
     notes: list[str] = []
-    ts = _timestamps(rows, time_col, tz, errors, notes)
+    ts = _timestamps(rows, time_col, tz, options.dst, errors, notes)
     counted = bool(busy_col and total_col)
     busy = numbers(rows, busy_col, errors, minimum=0) if counted else np.full(len(rows), np.nan)
     total = numbers(rows, total_col, errors, minimum=0) if counted else np.full(len(rows), np.nan)
@@ -57,6 +57,9 @@ def parse_utilization(data: bytes, source: str, options: ImportOptions) -> Impor
     errors.raise_if_any()
     if not len(rows):
         raise ImportRejected.whole_file(source, "no data rows (header only?)")
+    keep = errors.valid(rows.lines)   # all True unless the import keeps the valid rows
+    ts, busy, total, pct = kept(keep, ts, busy, total, pct)
+    rows = rows.where(keep)
     unit = "nodes" if busy_col == "active" else "gpus"
     table = pd.DataFrame({
         "ts_utc": ts,
@@ -70,14 +73,15 @@ def parse_utilization(data: bytes, source: str, options: ImportOptions) -> Impor
     })
     if unit == "nodes":
         notes.append("active/total count nodes (Philly's node sequence), not GPUs")
-    return ImportBatch("utilization", {"utilization": table}, notes)
+    return ImportBatch("utilization", {"utilization": table}, notes, rejects=errors.every())
 
 
 def _pick(rows: Rows, names: tuple[str, ...]) -> str | None:
     return next((name for name in names if rows.has(name)), None)
 
 
-def _timestamps(rows: Rows, column: str, tz: str | None, errors: ErrorCollector, notes: list[str]) -> np.ndarray:
+def _timestamps(rows: Rows, column: str, tz: str | None, dst: str, errors: ErrorCollector,
+                notes: list[str]) -> np.ndarray:
     """Naive UTC times from ISO-8601 text (offset or naive) or epoch seconds; bad values reported."""
     text = rows.frame[column]
     empty = (text == "").to_numpy()
@@ -85,14 +89,12 @@ def _timestamps(rows: Rows, column: str, tz: str | None, errors: ErrorCollector,
     for mask, template in (
         (empty | parsed.unparsable, f"{column} is not a time: {{!r}} (expected ISO-8601 or epoch seconds)"),
         (parsed.out_of_range, f"{column} is not a time: {{!r}} (epoch seconds must fall in 1970-2100)"),
-        (parsed.nonexistent, nonexistent_template(column, tz) + "; fix it or add an offset"),
     ):
         errors.add_many(rows.lines[mask], template, text[mask].to_numpy())
+    clock_changes(errors, rows.lines, text, parsed.skipped, parsed.repeated, column, tz, dst, notes)
     if parsed.naive:
         notes.append(f"times without a UTC offset read as wall-clock times of {tz}" if tz else
                      "times without a UTC offset read as UTC (pass the time zone to say otherwise)")
-    if parsed.ambiguous:
-        notes.append(ambiguous_note(parsed.ambiguous, column, tz))
     return parsed.values
 
 
