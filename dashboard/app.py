@@ -54,6 +54,7 @@ def main() -> None:
         st.Page(PAGES / "optimise.py", title="Optimise", icon=":material/tune:", url_path="optimise"),
         st.Page(PAGES / "predictors.py", title="Predictors", icon=":material/model_training:", url_path="predictors"),
         st.Page(PAGES / "agents.py", title="Agents", icon=":material/smart_toy:", url_path="agents"),
+        st.Page(PAGES / "job.py", title="Job", icon=":material/work_history:", url_path="job"),
         st.Page(PAGES / "report.py", title="Report", icon=":material/summarize:", url_path="report"),
     ])
     with st.sidebar:

@@ -27,13 +27,13 @@ def app(sample_db, monkeypatch):
 
 @pytest.fixture(scope="module")
 def engine_runs(sample_db):
-    """FIFO's, priority-fairshare's and quotas-preemption's runs of the sample's first day, simulated directly."""
+    """FIFO's and priority-fairshare's runs of the sample's first day, simulated directly."""
     store = Store.open(sample_db)
     try:
         jobs, fleet = store.jobs("sample"), store.fleet("sample")
         start = pd.to_datetime(jobs["submit_utc"]).min()
         runs = {}
-        for name in ("fifo", "priority-fairshare", "quotas-preemption"):
+        for name in ("fifo", "priority-fairshare"):
             scenario = replace(Scenario.load(SCENARIOS / f"{name}.toml"), start_utc=start,
                                end_utc=start + pd.Timedelta(days=1))
             runs[name] = run_scenario(scenario, jobs, fleet, World.of_dataset(store, "sample"))
@@ -46,7 +46,7 @@ def _frame(at, column: str) -> pd.DataFrame:
     return [d.value for d in at.dataframe if column in d.value.columns][0]
 
 
-def test_the_page_shows_kpis_against_fifo_team_tables_and_a_job_story(app, engine_runs):
+def test_the_page_shows_kpis_against_fifo_team_tables_and_opens_a_job_in_the_job_view(app, engine_runs):
     assert app.selectbox(key="fair_scenario").value == "priority-fairshare"
     tiles = {m.label: (m.value, m.delta) for m in app.metric}
     assert [m.label for m in app.metric][:7] == KPI_LABELS
@@ -59,52 +59,35 @@ def test_the_page_shows_kpis_against_fifo_team_tables_and_a_job_story(app, engin
     assert teams["team"].tolist() == expected["team"].tolist()
     assert teams["wait_p95_h"].tolist() == pytest.approx((expected["wait_p95_s"] / 3600).tolist())
     assert {"queue", "attainment"} <= set(_frame(app, "attainment").columns)
-    assert len(app.get("plotly_chart")) == 3   # shares, waits by team, the job's priority factors
+    assert len(app.get("plotly_chart")) == 2   # shares, waits by team (a job's factors are in the job view)
 
-    # the explainer opens on the team with the longest wait and its longest-waiting job
+    # the explainer picks the team with the longest wait and its longest-waiting job, and opens it
     team = app.selectbox(key="fair_team").value
+    job = app.selectbox(key="fair_job").value
+    job_id = engine_runs["priority-fairshare"].jobs["job_id"].iloc[job]
     text = " ".join(shown(m) for m in app.markdown)
-    assert f"of team **{team}**" in text and "starts 20" in text and "Why it waited:" in text
-    factors = _frame(app, "factor")
-    assert factors["factor"].tolist() == ["age", "fairshare", "qos", "size", "deadline", "total"]
-    assert list(factors.columns)[:3] == ["factor", "weight", "submitted"]
-    total = factors.set_index("factor")["submitted"]
-    assert total["total"] == pytest.approx(total.drop("total").sum())
+    assert f"Job {job_id} of team {team} waited" in text and "mostly (" in text
+    app.button(key="fair_open_job").click().run()
+    assert app.session_state["job_view"] == {"job_id": job_id, "scenario": "priority-fairshare", "days": 1.0,
+                                             "at": None, "page": "Teams & fairness"}
 
 
-def test_picking_another_job_tells_its_story_and_fifo_has_no_factors(app):
+def test_picking_another_job_or_typing_one_opens_that_one(app):
     job = app.selectbox(key="fair_job")
     last = job.options[-1]   # "<job id> · waited <wait>", the team's shortest wait
     job.select_index(len(job.options) - 1).run()
     assert not app.exception and not app.error
-    assert f"Job **{last.split(' · ')[0]}**" in " ".join(shown(m) for m in app.markdown)
+    assert f"Job {last.split(' · ')[0]} of team" in " ".join(shown(m) for m in app.markdown)
     app.selectbox(key="fair_scenario").select("fifo").run()
-    assert not app.exception and not app.error
     assert all(m.delta in ("", None) for m in app.metric[:7])
-    text = " ".join(shown(m) for m in app.markdown)
-    assert "The order *fcfs* has no priority factors" in text
-    assert not [d for d in app.dataframe if "factor" in d.value.columns]
-
-
-def test_a_job_held_back_by_its_quota_shows_its_teams_quota(app, engine_runs):
-    result = engine_runs["quotas-preemption"]
-    jobs = result.jobs
-    row = int(jobs.index[jobs["reason"] == "blocked-by-quota"][0])
-    team, region = jobs.at[row, "team"], jobs.at[row, "region"]
-    app.selectbox(key="fair_scenario").select("quotas-preemption").run()
-    app.text_input(key="fair_job_id").input(jobs.at[row, "job_id"]).run()  # looked up by id, whatever the team
-    assert not app.exception and not app.error
-    text = " ".join(shown(m) for m in app.markdown)
-    assert "its team had used its quota and could borrow no more" in text
-    quota = result.quotas.set_index(["region", "holder"]).loc[(region, team)]
-    assert f"Team {team} may hold at most {quota['most_gpus']:g} GPUs at once in {region} (nominal quota " in text
-    assert f"It asks for {jobs.at[row, 'gpus']:g} GPUs." in text
+    app.text_input(key="fair_job_id").input("no-such-job").run()   # no dead end: the job view answers
     assert app.selectbox(key="fair_team").disabled and app.selectbox(key="fair_job").disabled  # the ID wins
-    app.text_input(key="fair_job_id").input("no-such-job").run()
-    assert [shown(w) for w in app.warning] == ["No job no-such-job was submitted in this window of sample."]
+    assert not app.warning
     app.text_input(key="fair_job_id").input("").run()  # cleared: the pickers are back
     assert not app.selectbox(key="fair_team").disabled and not app.selectbox(key="fair_job").disabled
-    assert not app.warning and "Why it waited" in " ".join(shown(m) for m in app.markdown)
+    app.text_input(key="fair_job_id").input("no-such-job").run()
+    app.button(key="fair_open_job").click().run()
+    assert app.session_state["job_view"]["job_id"] == "no-such-job"
 
 
 def _form():

@@ -113,3 +113,23 @@ def test_a_dataset_without_a_model_offers_training(db, monkeypatch):
     assert not at.exception, at.exception
     assert not any("No model for" in shown(i) for i in at.info)  # the banner is the new model's, not a stale one
     assert any(m.value.startswith("**Model v1**") for m in at.markdown)
+
+
+def test_a_queued_job_opens_in_the_job_view_with_its_interval_at_that_instant(db, monkeypatch):
+    at = _page(db, monkeypatch)
+    at.button(key="pr_eta_run").click().run()
+    job = at.selectbox(key="pr_eta_job").options[5]
+    at.selectbox(key="pr_eta_job").select(job).run()
+    at.button(key="pr_open_job").click().run()
+    view = at.session_state["job_view"]
+    end = pd.to_datetime(queued_log()[["submit_utc", "start_utc", "end_utc"]].stack()).max()
+    assert (view["job_id"], view["scenario"], view["days"], view["at"], view["page"]) == (
+        job, "recorded", 0.0, end, "Predictors")
+    at.switch_page("app_pages/job.py").run()
+    assert not at.exception, at.exception
+    assert any(f"From the queue as recorded at {end:%Y-%m-%d %H:%M} UTC" in shown(c) for c in at.caption)
+    at.button(key="job_predict").click().run()
+    assert not at.exception, at.exception
+    tiles = _metrics(at)
+    assert tiles["Jobs ahead in its region"] == "5" and "Interval width" in tiles
+    assert any("interval is" in shown(m) for m in at.markdown)

@@ -133,8 +133,16 @@ def test_whatif_compares_fifo_with_easy_backfill(app):
     app.selectbox(key="wi_lookup_scenario").select("fifo").run()
     app.selectbox(key="wi_lookup_job").select("c").run()
     text = " ".join(shown(m) for m in app.markdown)
-    assert "Job **c**" in text and "started 2024-03-04 03:00:00 UTC, waited **2 h 58 min**" in text
-    assert "Reason: **blocked-by-capacity**" in text
+    assert "Job c (batch, 2 GPUs, eu) waited 2 h 58 min in fifo: blocked-by-capacity." in text
+    app.button(key="wi_open_job").click().run()   # the one job view, in the What-if run's window
+    assert app.session_state["job_view"] == {"job_id": "c", "scenario": "fifo", "days": 1.0, "at": None,
+                                             "page": "What-if"}
+    app.switch_page("app_pages/job.py").run()
+    assert not app.exception, app.exception
+    text = " ".join(shown(m) for m in app.markdown)
+    assert "**starts 2024-03-04 03:00 UTC** after waiting **2 h 58 min**" in text
+    assert ("Why it waited: 66% behind other jobs in the queue (1 h 58 min); 34% first in line, but no node had room "
+            "for it (1 h).") in text
 
 
 def _assert_group_tables(app, runs):

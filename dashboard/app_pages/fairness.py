@@ -1,5 +1,4 @@
 """Teams & fairness: who gets what under a sharing scenario, against FIFO, and why a job waits."""
-import math
 
 import pandas as pd
 import streamlit as st
@@ -7,12 +6,12 @@ import streamlit as st
 from dashboard import data
 from dashboard.charts import fairness as charts_fairness
 from dashboard.charts.view import plot, say
+from dashboard.forms.job import open_button
 from engine.analysis.runs import catalogue
-from engine.analysis.runs.job_quota import QUOTA_REASONS, job_quota, quota_text
-from engine.analysis.runs.job_story import factor_table, longest_waiting
+from engine.analysis.runs.job_story import longest_waiting
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text as md
-from engine.core.reasons import EXPLAINED, REASONS
+from engine.core.reasons import EXPLAINED
 from engine.core.text import hours_minutes
 
 BASELINE = "fifo"
@@ -31,7 +30,6 @@ _TILE_FORMATS = {
 }
 TILES = {key: (catalogue.label(key), value, delta, catalogue.higher_is_better(key), help_text)
          for key, (value, delta, help_text) in _TILE_FORMATS.items()}
-NOT_STARTED = frozenset(REASONS[1:]) | {"deferred"}  # a status that explains a job never (re)started
 PERCENT = st.column_config.NumberColumn(format="%.1f%%")
 
 
@@ -116,7 +114,7 @@ def _job_label(waits: pd.DataFrame):
     return lambda row: labels.get(row, str(row))
 
 
-def _explain(dataset: str, spec: dict, days: float, run: data.WhatIfRun, report: data.FairnessReport) -> None:
+def _explain(dataset: str, name: str, days: float, run: data.WhatIfRun, report: data.FairnessReport) -> None:
     st.subheader("Why is my job waiting, and when will it start?")
     teams = report.starvation.sort_values("longest_wait_s", ascending=False, kind="stable")["team"].tolist()
     if not teams:
@@ -127,94 +125,28 @@ def _explain(dataset: str, spec: dict, days: float, run: data.WhatIfRun, report:
     team = left.selectbox("Team", teams, key="fair_team", format_func=lambda t: t or "(none)", disabled=typed,
                           help="teams with the longest wait first (clear the job ID to pick here)")
     waits = longest_waiting(run.result, team)
-    rows = waits["row"].tolist()
-    row = right.selectbox("Job (longest wait first)", rows, key="fair_job", format_func=_job_label(waits),
-                          disabled=typed, help="clear the job ID to pick here")
+    row = right.selectbox("Job (longest wait first)", waits["row"].tolist(), key="fair_job",
+                          format_func=_job_label(waits), disabled=typed, help="clear the job ID to pick here")
     job_id = lookup.text_input("Or a job ID", key="fair_job_id",
-                               help="any job submitted in the window, of any team; clear it to use the lists").strip()
+                               help="any job of the dataset, of any team: the job view finds the window that holds "
+                                    "it").strip()
+    if not job_id and row is not None:
+        job_id = str(run.result.jobs["job_id"].iloc[int(row)])
     if job_id:
-        found = (run.result.jobs["job_id"].astype(str) == job_id).to_numpy().nonzero()[0]
-        if not len(found):
-            st.warning(md(f"No job {job_id} was submitted in this window of {dataset}."))
-            return
-        row, rows = int(found[0]), [int(found[0])]
-    if row is None or row not in rows:
-        st.info("Pick a job.")
-        return
-    _story(data.story(dataset, spec, days, int(row)), run)
+        story = data.story(dataset, data.bundled_scenarios()[name], days, int(row)) if not typed and row is not None \
+            else None
+        if story is not None:
+            st.markdown(md(f"Job {story.job_id} of team {story.team or '(none)'} waited "
+                           f"{hours_minutes(story.wait_s)} in {name}, {_share(story)}."))
+        open_button(st, job_id, name, days, key="fair_open_job", page="Teams & fairness")
 
 
-def _when(run: data.WhatIfRun, seconds: float) -> str:
-    return f"{run.result.origin_utc + pd.Timedelta(seconds=float(seconds)):%Y-%m-%d %H:%M} UTC"
-
-
-def _story(story, run: data.WhatIfRun) -> None:
-    started = math.isfinite(story.start_s)
-    head = (f"Job **{md(story.job_id)}** of team **{md(story.team or '(none)')}** ({md(story.workload_class)}, "
-            f"{story.gpus:g} GPUs, queue *{md(story.queue)}*, {md(story.region)}) was submitted "
-            f"{_when(run, story.submit_s)}")
-    if started:
-        head += (f" and **starts {_when(run, story.start_s)}** in this scenario, after waiting "
-                 f"**{hours_minutes(story.wait_s)}**.")
-        if story.status in NOT_STARTED:
-            head += f" It was evicted and never starts again: {EXPLAINED[story.status]}."
-        elif story.status == "waiting at the end":
-            head += " It was evicted and is waiting again at the end of the window."
-    elif story.status in NOT_STARTED:
-        head += f" and never starts: {EXPLAINED[story.status]}."
-    else:
-        head += f" and is still waiting at the end of the window, {hours_minutes(story.wait_s)} later."
-    st.markdown(head)
-    if not story.reasons.empty:
-        parts = [f"{100 * share:.0f}% {md(EXPLAINED.get(reason, reason))} ({hours_minutes(seconds)})"
-                 for reason, seconds, share in story.reasons.itertuples(index=False)]
-        st.markdown("Why it waited: " + "; ".join(parts) + ".")
-    quota = job_quota(run.result, story.row)
-    if quota is not None and (story.status in QUOTA_REASONS or story.reasons["reason"].isin(QUOTA_REASONS).any()):
-        st.markdown(md(f"{quota_text(quota)} It asks for {story.gpus:g} GPUs."))
-    sla = {"met": "met", "missed": "**missed**", "pending": "not yet decided", "none": "no limit"}[story.sla]
-    lines = [f"Its queue *{md(story.queue)}* promises a start within {hours_minutes(story.max_wait_s)}: {sla}."]
-    if story.starved:
-        lines.append("It waited long enough to count as **starved**.")
-    if story.preemptions:
-        again = " and started again" if len(story.starts) > story.preemptions else ""
-        lines.append(f"It was evicted {story.preemptions} time(s){again}, losing "
-                     f"{story.lost_gpu_hours:,.1f} GPU-hours of work since its last checkpoint.")
-    st.markdown(" ".join(lines))
-    columns = st.columns(4)
-    columns[0].metric("Starts (UTC)", f"{run.result.origin_utc + pd.Timedelta(seconds=story.start_s):%b %d, %H:%M}"
-                      if started else "never")
-    columns[1].metric("Waited", hours_minutes(story.wait_s))
-    columns[2].metric("Max-wait SLA", story.sla)
-    columns[3].metric("Jobs ahead at submit", f"{story.moments[0].jobs_ahead:,}",
-                      help=f"of {story.moments[0].waiting:,} jobs waiting in {md(story.region)} then, itself included")
-    _factors(story)
-    at = run.result.origin_utc + pd.to_timedelta(story.timeline["time_s"], unit="s")
-    timeline = story.timeline.assign(time_utc=at)
-    st.dataframe(timeline[["time_utc", "event"]], hide_index=True, key="fair_timeline")
-
-
-def _when_label(label: str) -> str:
-    return "at the window end" if label == "window end" else f"when {label}"
-
-
-def _factors(story) -> None:
-    moments = md("; ".join(f"{_when_label(m.label)}, {m.jobs_ahead:,} ahead of it ({m.waiting:,} waiting in "
-                           f"{story.region})" for m in story.moments))
-    if not story.has_factors:
-        st.markdown(f"The order *{md(story.order)}* has no priority factors. Jobs ahead of it in its order: "
-                    f"{moments}.")
-        return
-    table = factor_table(story)
-    st.markdown(f"Priority under *{md(story.order)}* (highest first; like Slurm's `sprio`). Jobs ahead of it in this "
-                f"order: {moments}." + (" An emergency boost put it first (it had waited too long)."
-                                        if any(m.boosted for m in story.moments) else ""))
-    left, right = st.columns([3, 2])
-    plot(left, charts_fairness.factor_bars(table), theme=None)
-    shown = table.assign(weight=table["weight"].map(lambda w: "" if pd.isna(w) else f"{w:,g}"))  # the total has none
-    right.dataframe(shown, hide_index=True, key="fair_factors",
-                    column_config={c: st.column_config.NumberColumn(format="%.1f") for c in table.columns
-                                   if c not in ("factor", "weight")})
+def _share(story) -> str:
+    """The reason the job waited longest, in words."""
+    if story.reasons.empty:
+        return "not at all"
+    reason, _, share = story.reasons.sort_values("share", ascending=False, kind="stable").iloc[0]
+    return f"mostly ({100 * share:.0f}%) because {EXPLAINED.get(reason, reason)}"
 
 
 st.title("Teams & fairness")
@@ -240,4 +172,4 @@ st.info(md(f"Simulated {window} ({run.jobs:,} jobs)."))
 _kpis(name, report, base)
 _teams(name, run, report, base)
 _queues(report)
-_explain(dataset, bundled[name], days, run, report)
+_explain(dataset, name, days, run, report)

@@ -8,6 +8,7 @@ from dashboard.charts import whatif as charts
 from dashboard.charts.view import plot, say
 from dashboard.data import headroom as data_headroom
 from dashboard.data import predict as data_predict
+from dashboard.forms.job import open_button
 from dashboard.forms.runtimes import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
 from dashboard.forms.scenario import scenario_form
 from engine.analysis.runs import catalogue
@@ -264,7 +265,7 @@ def _stranded(names: list[str], runs: list[data.WhatIfRun]) -> None:
                                     if c.endswith("hours")})
 
 
-def _lookup(runs: list[data.WhatIfRun]) -> None:
+def _lookup(runs: list[data.WhatIfRun], chosen: list[tuple[str, dict]], days: float) -> None:
     st.subheader("Why did this job wait?")
     names = _labels(runs)
     left, right = st.columns([1, 2])
@@ -275,16 +276,13 @@ def _lookup(runs: list[data.WhatIfRun]) -> None:
     if info is None:
         st.info("No jobs in this run.")
         return
-    submit = f"{info['submit_utc']:%Y-%m-%d %H:%M:%S}"
-    start = "never started" if info["start_utc"] is None else f"{info['start_utc']:%Y-%m-%d %H:%M:%S} UTC"
-    st.markdown(f"Job **{markdown_text(info['job_id'])}** ({markdown_text(info['workload_class'])}, {info['gpus']:g} "
-                f"GPUs, {markdown_text(info['region'])}): submitted {submit} UTC, started {start}, waited "
-                f"**{hours_minutes(info['wait_s'])}**. Reason: **{markdown_text(info['reason'])}**.")
-    log = info["decisions"]
-    if not log.empty:
-        counts = log["decision"].value_counts()
-        st.caption(markdown_text("Decisions: " + ", ".join(f"{d} x{n}" for d, n in counts.items())))
-        st.dataframe(log, hide_index=True, key="wi_decisions")
+    st.markdown(markdown_text(say(f"Job {info['job_id']} ({info['workload_class']}, {info['gpus']:g} GPUs, {info['region']}) "
+                       f"waited {hours_minutes(info['wait_s'])} in {which}: {info['reason']}.")))
+    scenario = chosen[names.index(which)][0]
+    if scenario in data.bundled_scenarios() or scenario == data_headroom.RECORDED:
+        open_button(st, str(info["job_id"]), scenario, days, key="wi_open_job", page="What-if")
+    else:
+        st.caption("The job view offers the bundled scenarios and the recorded baseline; this one was built here.")
 
 
 st.title("What-if")
@@ -313,6 +311,6 @@ if stored and stored[0] == dataset:
     _world(dataset, runs, *st.session_state["wi_chosen"])
     _groups(runs)
     _charts(runs)
-    _lookup(runs)
+    _lookup(runs, *st.session_state["wi_chosen"])
     with headline:
         _headroom(dataset, runs, *st.session_state["wi_chosen"], st.session_state.get("wi_headroom_seeds", 3))

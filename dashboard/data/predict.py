@@ -99,7 +99,7 @@ def rightsizing(dataset: str) -> RightSizing:
     return _rightsizing(str(db_path()), dataset, store().fingerprint())
 
 
-def _fleet_and_zones(path: str, dataset: str) -> tuple[pd.DataFrame, dict]:
+def fleet_and_zones(path: str, dataset: str) -> tuple[pd.DataFrame, dict]:
     from engine.predict.features import zones_of
 
     s = _connection(path)[0].cursor()
@@ -111,7 +111,7 @@ def _backtest(path: str, dataset: str, fingerprint: str, snapshots: int) -> dict
     from engine.service.eta_backtest import backtest
 
     jobs = _connection(path)[0].cursor().jobs(dataset)
-    fleet, zones = _fleet_and_zones(path, dataset)
+    fleet, zones = fleet_and_zones(path, dataset)
     return backtest(jobs, fleet, snapshots=snapshots, tz=zones)
 
 
@@ -129,7 +129,7 @@ def _eta(path: str, dataset: str, fingerprint: str, at: pd.Timestamp, calibratio
     from engine.service.eta import Calibration, eta
 
     jobs = _connection(path)[0].cursor().jobs(dataset)
-    fleet, zones = _fleet_and_zones(path, dataset)
+    fleet, zones = fleet_and_zones(path, dataset)
     model = ModelRegistry.beside(path).load(dataset, version).runtime if version is not None else None
     return eta(jobs, fleet, at, model=model, tz=zones,
                calibration=Calibration(*calibration) if calibration else None)
@@ -143,10 +143,16 @@ def eta_at(dataset: str, at: pd.Timestamp, calibration: dict | None = None, vers
     otherwise from a model fitted on the jobs ended by `at`. Raises
     engine.predict.runtime_source.NotEnoughHistory when too few jobs had ended by `at`."""
     shifts = tuple(calibration[k] for k in ("lo_shift", "p50_shift", "hi_shift")) if calibration else None
+    return _eta(str(db_path()), dataset, store().fingerprint(), pd.Timestamp(at), shifts,
+                usable_version(dataset, at, version))
+
+
+def usable_version(dataset: str, at: pd.Timestamp, version) -> int | None:
+    """`version`'s number when it saw nothing after `at` (trained on the data as it is, `at` at or after the
+    last outcome it saw), else None (a model is then fitted on the jobs ended by `at`)."""
     usable = version is not None and trained_on_current_data(dataset, version) and \
         pd.Timestamp(at) >= pd.Timestamp(version.meta["data"]["last_end_utc"]).tz_localize(None)
-    return _eta(str(db_path()), dataset, store().fingerprint(), pd.Timestamp(at), shifts,
-                version.number if usable else None)
+    return version.number if usable else None
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -12,6 +12,8 @@ import streamlit as st
 from dashboard.charts import predict as charts_predict
 from dashboard.charts.view import plot
 from dashboard.data import predict as data_predict
+from dashboard.data.headroom import RECORDED
+from dashboard.forms.job import open_button
 from engine.core.escaping import markdown_text as md
 from engine.core.text import hours
 from engine.predict.runtime_source import NotEnoughHistory
@@ -136,3 +138,7 @@ def eta_section(dataset: str, version=None) -> None:
                  column_config={"waited (h)": st.column_config.NumberColumn(format="%.1f")})
     plot(st, charts_predict.eta_intervals(table.dropna(subset=["start_p50_utc"]), at),
                     width="stretch", key="pr_eta_chart")
+    left, right = st.columns([2, 3], vertical_alignment="bottom")
+    job_id = left.selectbox("A job of this queue", table["job_id"].astype(str).tolist(), key="pr_eta_job",
+                            help="its own view: why it waits, how wide its interval is and why")
+    open_button(right, job_id, RECORDED, 0.0, key="pr_open_job", at=at, page="Predictors")

@@ -27,6 +27,10 @@ class ResourceUnit:
     def is_gpu(self) -> bool:
         return self.one == "GPU"
 
+    def count(self, n: float) -> str:
+        """'1 GPU', '2.5 GPUs', '8 processors'."""
+        return f"{n:g} {self.one if n == 1 else self.many}"
+
     def say(self, text: str) -> str:
         """`text` with its GPU words in this unit ("Idle GPU-hours" -> "Idle processor-hours", "4 GPUs" ->
         "4 processors", "gpus" -> "processors"); unchanged for GPUs. Column keys (gpu_hours) are left alone."""

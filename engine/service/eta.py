@@ -150,19 +150,30 @@ class Replayed:
     why: np.ndarray
 
 
-def replay(queue: Queue, quantiles_s: pd.DataFrame, fleet: pd.DataFrame, scenario: Scenario | None = None,
-           samples: int = SAMPLES, seed: int = 0) -> Replayed:
-    """Replay the queue `samples` times from `queue.at` (module docstring, steps 2, 3 and 5).
-    `quantiles_s`: p10_s, p50_s, p90_s per job, indexed like the queue's rows."""
+@dataclass(frozen=True)
+class Draw:
+    """One replay of a queue: `result`, the simulation; `order`, its rows' positions in the replayed table
+    (running jobs, then pending ones, as `Queue` holds them); `remaining_s`, the runtimes left each job of
+    that table drew (seconds)."""
+
+    result: object
+    order: np.ndarray
+    remaining_s: np.ndarray
+
+
+def draws(queue: Queue, quantiles_s: pd.DataFrame, fleet: pd.DataFrame, scenario: Scenario | None = None,
+          samples: int = SAMPLES, seed: int = 0):
+    """Yield the queue's `samples` replays from `queue.at` as `Draw`s (module docstring, steps 2 and 3).
+    `quantiles_s`: p10_s, p50_s, p90_s per job, indexed like the queue's rows. Nothing when none is pending."""
     scenario = scenario or DEFAULT_SCENARIO
     at, running, pending = queue.at, queue.running, queue.pending
     if not len(pending):
-        return Replayed(np.zeros((samples, 0)), np.zeros(0, object))
+        return
     table = pd.concat([running, pending])
     elapsed = np.concatenate([(at - pd.to_datetime(running["start_utc"])).dt.total_seconds().to_numpy(np.float64),
                               np.zeros(len(pending))])
     q = quantiles_s.loc[table.index, QUANTILE_COLUMNS].to_numpy(np.float64)
-    draws = draw_remaining(q, elapsed, samples, np.random.default_rng(seed))
+    drawn = draw_remaining(q, elapsed, samples, np.random.default_rng(seed))
     for edit in scenario.fleet_edits:
         fleet = edit_fleet(fleet, edit)
     seen = quantiles_s.loc[table.index, COLUMNS[scenario.runtime_quantile]].to_numpy(np.float64) \
@@ -171,19 +182,37 @@ def replay(queue: Queue, quantiles_s: pd.DataFrame, fleet: pd.DataFrame, scenari
     order = workload.job_id.astype(np.int64)  # the replay's row -> position in `table`
     world = scenario.world(World(), fleet)
     policies, sharing = scenario.build_policies(), scenario.sharing(world)
-    starts, why = np.empty((samples, len(pending))), None
     for i in range(samples):
-        result = simulate(replace(workload, run_s=draws[i, order]), policies, scenario.seed, scenario.name,
+        result = simulate(replace(workload, run_s=drawn[i, order]), policies, scenario.seed, scenario.name,
                           scenario.timer_s, world, sharing)
-        start = np.full(len(table), np.inf)
-        start[order] = result.jobs["start_s"].to_numpy(np.float64)
-        starts[i] = np.nan_to_num(start[len(running):], nan=np.inf)
+        yield Draw(result, order, drawn[i])
+
+
+def replay(queue: Queue, quantiles_s: pd.DataFrame, fleet: pd.DataFrame, scenario: Scenario | None = None,
+           samples: int = SAMPLES, seed: int = 0) -> Replayed:
+    """Replay the queue `samples` times from `queue.at` (module docstring, steps 2, 3 and 5).
+    `quantiles_s`: p10_s, p50_s, p90_s per job, indexed like the queue's rows."""
+    running, pending = queue.running, queue.pending
+    if not len(pending):
+        return Replayed(np.zeros((samples, 0)), np.zeros(0, object))
+    n = len(running) + len(pending)
+    starts, why = np.empty((samples, len(pending))), None
+    for i, draw in enumerate(draws(queue, quantiles_s, fleet, scenario, samples, seed)):
+        starts[i] = starts_of(draw, n)[len(running):]
         if why is None:
-            why = _why_at_start(result.decisions, order, len(table))[len(running):]
+            why = why_at_start(draw.result.decisions, draw.order, n)[len(running):]
     return Replayed(starts, why)
 
 
-def _why_at_start(decisions: pd.DataFrame, order: np.ndarray, n: int) -> np.ndarray:
+def starts_of(draw: Draw, n: int) -> np.ndarray:
+    """Per position of the replayed table (n jobs), its start in the draw, seconds after the instant (+inf:
+    never started)."""
+    start = np.full(n, np.inf)
+    start[draw.order] = draw.result.jobs["start_s"].to_numpy(np.float64)
+    return np.nan_to_num(start, nan=np.inf)
+
+
+def why_at_start(decisions: pd.DataFrame, order: np.ndarray, n: int) -> np.ndarray:
     """Per position of the replayed table, its last WHY_DECISIONS decision at time 0 ("backfilled"
     counts as "started"; none: "waiting-in-queue")."""
     first = decisions[(decisions["time_s"] == 0.0).to_numpy() & decisions["decision"].isin(WHY_DECISIONS).to_numpy()]
