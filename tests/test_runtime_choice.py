@@ -77,7 +77,7 @@ def test_whatif_compares_requests_with_predictions_after_the_training_cut(app):
     assert not app.error, [shown(e) for e in app.error]
     table = [d.value for d in app.dataframe if "fifo" in d.value.columns][0]
     runs = ["fifo", "fifo · predicted P50", "easy-backfill", "easy-backfill · predicted P50"]
-    assert [c for c in table.columns if " Δ" not in c] == ["what", "unit", *runs]  # label and unit first
+    assert [c for c in table.columns if " Δ" not in c] == ["what", *runs]  # the label first
     cut = pd.to_datetime(app.session_state["wi_runs"][1][0].start_utc)
     assert all(run.start_utc == cut and run.end_utc == cut + pd.Timedelta(days=3) for run in app.session_state["wi_runs"][1])
     assert cut > pd.Timestamp("2026-03-02")  # after the training data, not the dataset's first days

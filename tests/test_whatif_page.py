@@ -7,7 +7,8 @@ import pytest
 from conftest import shown
 from streamlit.testing.v1 import AppTest
 
-from engine.analysis.runs.catalogue import CATALOGUE
+from engine.analysis.runs.catalogue import CATALOGUE, shown_comparison
+from engine.analysis.runs.catalogue import shown as shown_kpi
 from engine.analysis.runs.sim_metrics import kpis
 from engine.analysis.runs.sim_series import (
     fleet_series,
@@ -53,11 +54,11 @@ def _engine_runs():
 
 
 def _kpi_table(at):
-    """The What-if KPI table's figures (its label and unit columns, from the KPI catalogue, checked and dropped)."""
+    """The What-if KPI table's figures as shown (its label column, from the KPI catalogue, checked and dropped)."""
     table = [d.value for d in at.dataframe if "fifo" in d.value.columns][0]
-    assert list(table.columns[:2]) == ["what", "unit"]
+    assert table.columns[0] == "what"
     assert all(table.loc[key, "what"] == CATALOGUE[key].label for key in table.index if key in CATALOGUE)
-    return table.drop(columns=["what", "unit"])
+    return table.drop(columns=["what"])
 
 
 @pytest.fixture
@@ -110,14 +111,16 @@ def test_whatif_compares_fifo_with_easy_backfill(app):
     expected = kpi_comparison([(name, kpis(r)) for name, r in runs.items()])
     table = _kpi_table(app)
     assert list(table.columns) == ["fifo", "easy-backfill", "easy-backfill Δ", "easy-backfill Δ%"]
-    pd.testing.assert_frame_equal(table.loc[expected.index], expected)   # the simulation's KPIs, then stranded ones
+    # the simulation's KPIs, each in its catalogue format (no seconds, no 4-decimal floats), then stranded ones
+    pd.testing.assert_frame_equal(table.loc[expected.index], shown_comparison(expected).drop(columns="what"))
     assert list(table.index[len(expected):]) == list(STRANDED_KPIS)
+    assert table.loc["wait_p95_s", "fifo"] == "2.9 h" and table.loc["utilization", "fifo"].endswith(" %")
     # FIFO keeps c (2 GPUs) waiting 2 h 58 min behind b while 2 GPUs sit free: stranded in its own region
-    assert table.loc["stranded_order_gpu_hours", "fifo"] > 0 == table.loc["stranded_order_gpu_hours", "easy-backfill"]
-    assert table.loc["wait_p95_s", "easy-backfill Δ"] < 0
+    assert table.loc["stranded_order_gpu_hours", "fifo"] != "0" == table.loc["stranded_order_gpu_hours", "easy-backfill"]
+    assert table.loc["wait_p95_s", "easy-backfill Δ"].startswith("-")
     assert any("jobs submitted from 2024-03-04 00:00 to 2024-03-05 00:00 UTC (3 jobs)" in shown(i)
                for i in app.info)
-    assert table.loc["jct_p95_s", "fifo"] == pytest.approx(10740 + 0.9 * (12480 - 10740))
+    assert table.loc["jct_p95_s", "fifo"] == shown_kpi("jct_p95_s", 10740 + 0.9 * (12480 - 10740))
     assert len(app.get("plotly_chart")) == 6
     assert [m.label for m in _kpi_tiles(app)][:7] == ["Utilisation", "p50 wait", "p95 wait", "p95 completion time",
                                                       "Avg bounded slowdown", "Idle GPU-hours", "Fragmented idle GPUs"]
@@ -149,11 +152,13 @@ def _assert_group_tables(app, runs):
     # FIFO: c (batch, 2 GPUs x 30 min) waits 2 h 58 min behind b; EASY backfills it at once.
     by_class = [d.value for d in app.dataframe if "workload_class" in d.value.columns][0]
     expected = group_comparison(list(runs.items()), "workload_class")
-    pd.testing.assert_frame_equal(by_class, expected)
+    hours = [c for c in expected.columns if c.endswith("_s")]   # the page shows hours, not seconds
+    pd.testing.assert_frame_equal(by_class, expected.assign(**{c: expected[c] / 3600 for c in hours}))
     assert by_class[["workload_class", "scenario", "jobs", "wait_mean_s", "jct_mean_s", "gpu_hours"]].to_dict(
         "list") == {"workload_class": ["batch", "batch", "training", "training"],
                     "scenario": ["fifo", "easy-backfill"] * 2, "jobs": [1, 1, 2, 2],
-                    "wait_mean_s": [10680.0, 0.0, 3570.0, 3570.0], "jct_mean_s": [12480.0, 1800.0, 8970.0, 8970.0],
+                    "wait_mean_s": pytest.approx([10680 / 3600, 0.0, 3570 / 3600, 3570 / 3600]),
+                    "jct_mean_s": pytest.approx([12480 / 3600, 0.5, 8970 / 3600, 8970 / 3600]),
                     "gpu_hours": [1.0, 1.0, 8.0, 8.0]}
     training = (1 + 10740 / 3600) / 2   # a: 1; b: (7140 s wait + 3600 s run) / 3600 s
     assert by_class["avg_bounded_slowdown"].tolist() == pytest.approx([12480 / 1800, 1.0, training, training])
@@ -204,26 +209,23 @@ def test_whatif_shows_cost_idle_cost_and_carbon_with_deltas(app):
     app.button(key="wi_run").click().run()
     assert not app.exception, app.exception
     table = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
-    assert table.loc["cost_usd", "what"] == "Spend" and table.loc["cost_usd", "unit"] == "USD"  # the catalogue's
-    table = table.drop(columns=["what", "unit"])
+    assert table.loc["cost_usd", "what"] == "Spend"  # the catalogue's
+    table = table.drop(columns=["what"])
     assert list(table.columns) == ["fifo", "easy-backfill", "easy-backfill Δ", "easy-backfill Δ%"]
     jobs, fleet = QUEUE.tables["jobs"], QUEUE.tables["fleet"]
     expected = {name: world_kpis(run, fleet, pd.DataFrame(), QUEUE.tables["regions"], None, jobs=jobs)
                 for name, run in _engine_runs().items()}
     for name, values in expected.items():
-        assert table[name].to_dict() == pytest.approx({key: values[key] for key in table.index})
+        assert table[name].to_dict() == {key: shown_kpi(key, values[key]) for key in table.index}
     # 4 reserved H100s over the 3.5 h window at the price book's $2.40; 9 of 14 GPU-hours held
-    assert table.loc["cost_usd", "fifo"] == pytest.approx(33.6)
-    assert table.loc["idle_cost_usd", "fifo"] == pytest.approx(12.0)
-    assert table.loc["carbon_kg", "fifo"] == pytest.approx(9 * 0.7 * 1.2 * 0.48)
-    assert table.loc["cost_usd", "easy-backfill Δ"] == 0.0      # same fleet, same GPU-hours: only waits differ
+    assert table.loc["cost_usd", "fifo"] == "$34" and table.loc["idle_cost_usd", "fifo"] == "$12"
+    assert table.loc["carbon_kg", "fifo"] == shown_kpi("carbon_kg", 9 * 0.7 * 1.2 * 0.48)
+    assert table.loc["cost_usd", "easy-backfill Δ"] == "0"      # same fleet, same GPU-hours: only waits differ
     assert any("no carbon profile" in shown(c) and "default price book" in shown(c) for c in app.caption)
     app.session_state["cost_assumptions"] = assumptions_text(CostAssumptions(pue=1.5))   # set on Cost & carbon
     app.run()
     table = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
-    assert table.loc["cost_usd", "what"] == "Spend" and table.loc["cost_usd", "unit"] == "USD"  # the catalogue's
-    table = table.drop(columns=["what", "unit"])
-    assert table.loc["carbon_kg", "fifo"] == pytest.approx(9 * 0.7 * 1.5 * 0.48)
+    assert table.loc["carbon_kg", "fifo"] == shown_kpi("carbon_kg", 9 * 0.7 * 1.5 * 0.48)
 
 
 def test_whatif_runs_every_bundled_scenario_including_routing(app):
@@ -237,7 +239,7 @@ def test_whatif_runs_every_bundled_scenario_including_routing(app):
     assert {"follow-the-sun", "residency-aware", "conservative-topology"} <= set(table.columns)
     easy = kpis(_engine_runs()["easy-backfill"])
     for name in ("follow-the-sun", "residency-aware"):
-        assert table.loc["wait_p95_s", name] == pytest.approx(easy["wait_p95_s"])
+        assert table.loc["wait_p95_s", name] == shown_kpi("wait_p95_s", easy["wait_p95_s"])
 
 
 def test_custom_scenario_edits_a_regions_prices_and_calendar(app):
@@ -256,8 +258,7 @@ def test_custom_scenario_edits_a_regions_prices_and_calendar(app):
     # the custom form's default policies are FIFO's: the same run, at twice the price book's $2.40
     assert table.loc["wait_p95_s", "custom"] == table.loc["wait_p95_s", "fifo"]
     world = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
-    assert world.loc["cost_usd", "fifo"] == pytest.approx(33.6)
-    assert world.loc["cost_usd", "custom"] == pytest.approx(67.2)
+    assert world.loc["cost_usd", "fifo"] == "$34" and world.loc["cost_usd", "custom"] == "$67"
     assert world.loc["carbon_kg", "custom"] == world.loc["carbon_kg", "fifo"]
 
 
@@ -275,12 +276,12 @@ def test_custom_scenario_rents_cloud_burst_nodes_and_bills_them(app):
     assert not app.exception, app.exception
     assert not app.error
     table = _kpi_table(app)
-    assert table.loc["wait_p50_s", "custom"] == 2340.0 and table.loc["wait_p95_s", "custom"] < 2400.0
-    assert table.loc["wait_p95_s", "fifo"] > 10_000.0
-    assert table.loc["burst_rentals", "custom"] == 1
+    assert table.loc["wait_p50_s", "custom"] == "39 min" and table.loc["wait_p95_s", "custom"] == "40 min"
+    assert table.loc["wait_p95_s", "fifo"] == "2.9 h"
+    assert table.loc["burst_rentals", "custom"] == "1"
     world = [d.value for d in app.dataframe if "cost_usd" in d.value.index][0]
-    assert world.loc["cost_burst_usd", "custom"] == pytest.approx(4 * 100 / 60 * on_demand_price("H100"))
-    assert world.loc["cost_burst_usd", "fifo"] == 0.0
+    assert world.loc["cost_burst_usd", "custom"] == shown_kpi("cost_burst_usd", 4 * 100 / 60 * on_demand_price("H100"))
+    assert world.loc["cost_burst_usd", "fifo"] == "$0"
 
 
 def test_the_headline_leads_with_the_work_served_and_the_gpus_needed_at_the_baselines_level(app):

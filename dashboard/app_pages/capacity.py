@@ -19,7 +19,6 @@ DEFAULT_TARGETS = {"inference": 0.5, "development": 2.0, "batch": 6.0, "hpo": 12
 OTHER_TARGET_H = 24.0
 DEFAULT_FLEXIBLE = ("batch", "hpo", "training")
 DEFAULT_CHECK = "(FCFS + EASY backfill + cheapest tier)"
-HOURS = st.column_config.NumberColumn(format="%.2f")
 
 
 def _usd(value: float, sign: bool = False) -> str:
@@ -116,8 +115,13 @@ def _slo_table(result: PlanResult) -> None:
     table = today.merge(best, on=["workload_class", "target_p95_h"], suffixes=("_today", "_plan"))
     st.dataframe(table[["workload_class", "target_p95_h", "p95_h_today", "met_today", "p95_h_plan", "margin_h_plan",
                         "met_plan"]], hide_index=True, key="cap_slo_table",
-                 column_config={"target_p95_h": HOURS, "p95_h_today": HOURS, "p95_h_plan": HOURS,
-                                "margin_h_plan": st.column_config.NumberColumn("SLO margin (h)", format="%+.2f")})
+                 column_config={"workload_class": "class",
+                                "target_p95_h": st.column_config.NumberColumn("target p95 (h)", format="%.2f"),
+                                "p95_h_today": st.column_config.NumberColumn("p95 today (h)", format="%.2f"),
+                                "met_today": "met today",
+                                "p95_h_plan": st.column_config.NumberColumn("p95 with the plan (h)", format="%.2f"),
+                                "margin_h_plan": st.column_config.NumberColumn("SLO margin (h)", format="%+.2f"),
+                                "met_plan": "met with the plan"})
     st.caption("p95 of the wait before the first start, over the jobs submitted in the planning window; a job that "
                "never started counts as waiting until the simulation's end. Margin = target - p95.")
 
@@ -127,7 +131,11 @@ def _fleet(result: PlanResult) -> None:
     change = fleet_comparison(result)
     plot(st, charts_capacity.fleet_bars(change), theme=None, key="cap_fleet_chart")
     with st.expander("GPUs by region, type and tier"):
-        st.dataframe(change, hide_index=True, key="cap_fleet_table")
+        number = st.column_config.NumberColumn
+        st.dataframe(change, hide_index=True, key="cap_fleet_table", column_config={
+            "gpu_type": "GPU type", "change": number(format="%+,d"),
+            **{f"{when}_{tier}": number(f"{tier.replace('_', '-')}, {when}", format="%,d")
+               for when in ("today", "plan") for tier in ("reserved", "spot", "on_demand", "total")}})
 
 
 def _curves(dataset: str, form: dict, growth: float, result: PlanResult) -> None:
@@ -165,8 +173,9 @@ def _rounds(result: PlanResult) -> None:
                  "all targets met": it.check.met,
                  "pools over a target": ", ".join("/".join(p) for p in it.missed_pools)} for it in result.iterations]
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="cap_rounds_table",
-                     column_config={"integer program $/week": st.column_config.NumberColumn(format="$%.0f"),
-                                    "simulated $/year": st.column_config.NumberColumn(format="$%.0f")})
+                     column_config={"integer program $/week": st.column_config.NumberColumn(format="$%,.0f"),
+                                    "compacted (pools x)": st.column_config.NumberColumn(format="x%.3f"),
+                                    "simulated $/year": st.column_config.NumberColumn(format="$%,.0f")})
         s = result.settings
         st.markdown(
             f"1. **Demand**: jobs submitted {result.start_utc:%Y-%m-%d %H:%M} - {result.end_utc:%Y-%m-%d %H:%M} UTC "

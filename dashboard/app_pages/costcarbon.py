@@ -192,7 +192,7 @@ def _assumption_tables(runs, detail: str, assumptions: CostAssumptions) -> None:
     left.dataframe(rows[shown.to_numpy()], hide_index=True, key="cc_assumptions")
     prices = world.cost.prices.rename(columns={"usd_per_gpu_hour": "USD per GPU-hour", "price_assumed": "assumed"})
     right.dataframe(prices, hide_index=True, key="cc_prices",
-                    column_config={"USD per GPU-hour": st.column_config.NumberColumn(format="$%.3f")})
+                    column_config={"gpu_type": "GPU type", "USD per GPU-hour": st.column_config.NumberColumn(format="$%.3f")})
     notes = list(dict.fromkeys(note for _, _, w in runs for note in w.assumed))
     if notes:
         st.warning("Assumed for lack of data:\n" + "\n".join(f"- {markdown_text(note)}" for note in notes))

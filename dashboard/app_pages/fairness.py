@@ -83,7 +83,7 @@ def _teams(name: str, run: data.WhatIfRun, report: data.FairnessReport, base: da
              "wait_p95_h", "longest_wait_h", "starved_jobs", "preemptions", "lost_gpu_hours", "deadline_hit_rate"]
     number = st.column_config.NumberColumn
     st.dataframe(table[shown], hide_index=True, key="fair_teams", column_config={
-        "entitlement": PERCENT, "share": PERCENT,
+        "weight": number(format="%g"), "entitlement": PERCENT, "share": PERCENT,
         "deadline_hit_rate": number("deadlines met", format="%.1f%%"),
         "gpu_hours": number(say("GPU-hours"), format="%.1f"),
         "fair_gpu_hours": number(say("fair GPU-hours"), format="%.1f"),

@@ -93,10 +93,14 @@ def _handoff(tz, figures) -> None:
     st.markdown("\n".join(f"- {md(say(describe(row)))}" for _, row in tz.pairs.head(TOP_PAIRS).iterrows()))
     with st.expander(f"All {len(tz.pairs)} region pairs"):
         st.dataframe(tz.pairs, hide_index=True, column_config={
+            "from_region": "from region", "to_region": "to region",
             "lendable_gpu_hours": st.column_config.NumberColumn(say("lendable GPU-h"), format="%.0f"),
             "after_hours_pct": st.column_config.NumberColumn("after hours %", format="%.0f"),
             "weekend_pct": st.column_config.NumberColumn("weekend %", format="%.0f"),
-            "holiday_pct": st.column_config.NumberColumn("holiday %", format="%.0f")})
+            "holiday_pct": st.column_config.NumberColumn("holiday %", format="%.0f"),
+            "peak_utc_hour": st.column_config.NumberColumn("peak hour (UTC)", format="%d:00"),
+            "from_local_hour": st.column_config.NumberColumn("then, lender's clock", format="%d:00"),
+            "to_local_hour": st.column_config.NumberColumn("then, borrower's clock", format="%d:00")})
 
 
 def _residency(tz) -> None:
@@ -119,9 +123,11 @@ def _scaling(tz) -> None:
         return
     st.markdown("\n".join(f"- {md(say(sentence))}" for sentence in table["sentence"]))
     st.dataframe(table.drop(columns="sentence"), hide_index=True, key="tz_scaling", column_config={
+        "local_start_hour": st.column_config.NumberColumn("from (local)", format="%d:00"),
+        "local_end_hour": st.column_config.NumberColumn("to (local)", format="%d:00"),
         "gpus": st.column_config.NumberColumn(say("GPUs"), format="%.0f"),
         "gpu_hours_per_day": st.column_config.NumberColumn(say("GPU-hours per day"), format="%.0f"),
-        "days_share": st.column_config.NumberColumn("share of days", format="%.2f")})
+        "days_share": st.column_config.NumberColumn("share of days", format="percent")})
     st.caption(say("Per region and local hour: GPUs queued at that hour on at least half of the days (add: the "
                    "median queued GPUs), or nothing queued on at least 90 % of days (release: the GPUs idle on "
                    "90 % of days). Consecutive hours are joined into one window."))
@@ -132,7 +138,8 @@ def _methods(tz) -> None:
         st.markdown(say(METHODS))
         st.markdown("**Notes for this dataset**\n" + "\n".join(f"- {md(n)}" for n in tz.notes))
         st.markdown("**Calendars**")
-        st.dataframe(tz.calendar_table, hide_index=True)
+        st.dataframe(tz.calendar_table, hide_index=True, column_config={
+            "working_days": "working days", "holiday_country": "holidays of", "home_region": "home region"})
 
 
 dataset = st.session_state.get("dataset")

@@ -43,8 +43,10 @@ HIGHER_IS_BETTER = {key for key in SHOWN if catalogue.higher_is_better(key)}
 WORLD_SHOWN = ("cost_usd", "idle_cost_usd", "cost_usd_per_year", "idle_cost_usd_per_year",
                "effective_usd_per_gpu_hour", "productive_usd_per_gpu_hour", "carbon_kg", "residency_violations")
 GROUP_TABS = (("By workload class", "workload_class", "wi_by_class"), ("By team", "team", "wi_by_team"))
-SECONDS = st.column_config.NumberColumn(format="%.0f")
-GROUP_FORMATS = {"avg_bounded_slowdown": st.column_config.NumberColumn(format="%.2f")}
+# The per-group tables' columns: seconds shown as hours (h), under these headings.
+GROUP_HOURS = {"wait_mean_s": "mean wait", "wait_p50_s": "p50 wait", "wait_p95_s": "p95 wait", "wait_p99_s": "p99 wait",
+               "jct_mean_s": "mean completion", "jct_p50_s": "p50 completion", "jct_p95_s": "p95 completion",
+               "jct_p99_s": "p99 completion"}
 
 
 
@@ -175,17 +177,15 @@ def _kpis(runs: list[data.WhatIfRun]) -> None:
                 delta, colour = _fmt_delta(key, diff), "off" if diff == 0 else colour
             value = _fmt(key, run.kpis[key]) if key in run.kpis else "n/a"
             col.metric(say(SHOWN[key][0]), value, delta, delta_color=colour)
-    st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_kpis",
-                 column_config={c: st.column_config.NumberColumn(format="%,.3f") for c in table.columns})
+    st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_kpis")
 
 
 def _described(table):
-    """The KPI table with each key's label and unit from the KPI catalogue in front (the key stays the
-    index: the name `meridian compare --json` and the README use)."""
-    known = [key in catalogue.CATALOGUE for key in table.index]
-    labels = [say(catalogue.label(k)) if ok else k for k, ok in zip(table.index, known)]
-    units = [say(catalogue.CATALOGUE[k].unit) if ok else "" for k, ok in zip(table.index, known)]
-    return table.assign(what=labels, unit=units)[["what", "unit", *table.columns]]
+    """The KPI table as text: each key's label from the KPI catalogue in front, every value in its key's format
+    (catalogue.shown_comparison; the key stays the index: the name `meridian compare --json` and the README
+    use)."""
+    out = catalogue.shown_comparison(table)
+    return out.assign(what=out["what"].map(say))
 
 
 def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dict]], days: float) -> None:
@@ -201,8 +201,7 @@ def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dic
         if any(report.kpis["cost_burst_usd"] for report in reports) else WORLD_SHOWN
     table = kpi_comparison([(name, {key: report.kpis[key] for key in shown})
                             for name, report in zip(_labels(runs), reports)])
-    st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_world_kpis",
-                 column_config={c: st.column_config.NumberColumn(format="%,.2f") for c in table.columns})
+    st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_world_kpis")
     notes = list(dict.fromkeys(note for report in reports for note in report.assumed))
     st.caption(say("Cost in USD over the measured window W; carbon in kgCO2e = kW per GPU x GPU-hours x PUE x the "
                    "region's grid intensity at the local hour / 1000. Assumptions: as set on the Cost & carbon page.")
@@ -215,14 +214,17 @@ def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dic
 
 def _groups(runs: list[data.WhatIfRun]) -> None:
     st.subheader("By workload class and team")
-    st.caption(say("Waits count started jobs, completion time (JCT, submit to end) and bounded slowdown "
-                   "finished jobs; GPU-hours are those held inside the measured window. Times in seconds."))
+    st.caption(say("Waits count started jobs, completion time (submit to end) and bounded slowdown finished "
+                   "jobs; GPU-hours are those held inside the measured window. Times in hours."))
     labelled = list(zip(_labels(runs), (r.result for r in runs)))
+    number = st.column_config.NumberColumn
+    formats = {column: number(f"{words} (h)", format="%,.2f") for column, words in GROUP_HOURS.items()} | {
+        "workload_class": "class", "avg_bounded_slowdown": number("bounded slowdown", format="%.2f"),
+        "gpu_hours": number(say("GPU-hours"), format="%,.1f")}
     for tab, (_, column, key) in zip(st.tabs([t[0] for t in GROUP_TABS]), GROUP_TABS):
         table = group_comparison(labelled, column)
-        table[column] = table[column].replace("", "(none)")
-        formats = {c: SECONDS for c in table.columns if c.endswith("_s")} | GROUP_FORMATS | {
-            "gpu_hours": st.column_config.NumberColumn(say("GPU-hours"), format="%.1f")}
+        table = table.assign(**{column: table[column].replace("", "(none)")},
+                             **{c: table[c] / 3600 for c in GROUP_HOURS})
         tab.dataframe(table, hide_index=True, key=key, column_config=formats)
 
 
@@ -261,8 +263,9 @@ def _stranded(names: list[str], runs: list[data.WhatIfRun]) -> None:
     with st.expander("By region"):
         table = pd.concat([r.stranded.by_region().assign(scenario=n) for n, r in zip(names, runs)], ignore_index=True)
         st.dataframe(table[["scenario", *table.columns[:-1]]], hide_index=True, key="wi_stranded_regions",
-                     column_config={c: st.column_config.NumberColumn(format="%,.0f") for c in table.columns
-                                    if c.endswith("hours")})
+                     column_config={c: st.column_config.NumberColumn(
+                         say(catalogue.heading(c)), format="%,.1f" if catalogue.CATALOGUE[c].fmt == "one" else "%,.0f")
+                         for c in table.columns if c in catalogue.CATALOGUE})
 
 
 def _lookup(runs: list[data.WhatIfRun], chosen: list[tuple[str, dict]], days: float) -> None:

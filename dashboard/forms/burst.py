@@ -53,11 +53,11 @@ def burst_section(prefix: str, regions: list[str], gpu_types: list[str]) -> list
                                 "region": st.column_config.SelectboxColumn(options=regions, required=True),
                                 "gpu_type": st.column_config.SelectboxColumn("GPU type", options=gpu_types,
                                                                              required=True),
-                                "max_nodes": number(min_value=1, step=1),
-                                "gpus_per_node": number(min_value=1, step=1),
-                                "provision_min": number(min_value=0.0),
-                                "trigger_wait_min": number(min_value=0.0),
-                                "idle_release_min": number(min_value=0.0),
+                                "max_nodes": number("max nodes", min_value=1, step=1),
+                                "gpus_per_node": number("GPUs per node", min_value=1, step=1),
+                                "provision_min": number("provisioning (min)", min_value=0.0, format="%g"),
+                                "trigger_wait_min": number("trigger wait (min)", min_value=0.0, format="%g"),
+                                "idle_release_min": number("released after idle (min)", min_value=0.0, format="%g"),
                                 "usd_per_gpu_hour": number("USD per GPU-hour", min_value=0.0, format="$%.2f")})
     entries = burst_entries(edited)
     try:

@@ -239,19 +239,27 @@ def _sharing_tables(prefix: str) -> dict:
                "it matches, the last one takes the rest; blank limits are none. Times in seconds.")
     queues = st.data_editor(queue_frame(), num_rows="dynamic", hide_index=True, key=f"{prefix}:queues",
                             column_config={
-                                "priority": number("tier (0-1)", min_value=0.0, max_value=1.0),
+                                "priority": number("tier (0-1)", min_value=0.0, max_value=1.0, format="%g"),
                                 "classes": st.column_config.TextColumn(help="workload classes, comma-separated"),
                                 "qos": st.column_config.TextColumn(help="recorded QoS values, comma-separated"),
-                                "max_queued": number(step=1, min_value=0)})
+                                "min_gpus": number("min GPUs", format="%g"), "max_gpus": number("max GPUs", format="%g"),
+                                "max_requested_s": number("max requested runtime (s)", format="%,.0f"),
+                                "checkpoint_s": number("checkpoint every (s)", format="%,.0f"),
+                                "max_wait_s": number("max wait (s)", format="%,.0f"),
+                                "starve_after_s": number("starved after (s)", format="%,.0f"),
+                                "max_queued": number("max queued", step=1, min_value=0, format="%,d")})
     st.caption("Quotas (used by the kueue and team-limit quota policies): a holder is a team or a queue; blank "
                "cells take the policy's defaults.")
     quotas = st.data_editor(quota_frame(), num_rows="dynamic", hide_index=True, key=f"{prefix}:quotas",
-                            column_config={"holder": st.column_config.TextColumn(required=True)})
+                            column_config={"holder": st.column_config.TextColumn(required=True),
+                                           "nominal_gpus": number("nominal GPUs", format="%g"),
+                                           "borrowing_limit_gpus": number("borrowing limit (GPUs)", format="%g"),
+                                           "lending_limit_gpus": number("lending limit (GPUs)", format="%g")})
     st.caption("Team share weights (fair share, entitlements) and organisations (hierarchical fair share).")
     team_table = team_frame(teams)
     edited_teams = st.data_editor(team_table, num_rows="dynamic", hide_index=True, key=f"{prefix}:teams",
                                   column_config={"name": st.column_config.TextColumn("team", required=True),
-                                                 "weight": number(min_value=0.0)})
+                                                 "weight": number(min_value=0.0, format="%g")})
     out = {}
     if _edited(queues, queue_frame()):
         out["queue"] = queue_entries(queues)

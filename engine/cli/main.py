@@ -7,6 +7,7 @@ a fresh database is seeded with the embedded sample data as dataset `sample`.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import signal
@@ -21,6 +22,7 @@ from engine.telemetry.importers.common import DST_RULES, ImportOptions
 from engine.telemetry.store import DEFAULT_DB_PATH, Store, StoreLocked
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 
 
 
@@ -157,9 +159,19 @@ def cmd_sample(args) -> int:
     return EXIT_OK
 
 
+def _die_with_parent() -> None:
+    """In the Streamlit child, before it runs: ask Linux to send it SIGTERM when this process dies, however
+    it dies (even SIGKILL, which this process cannot catch); elsewhere nothing."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
 def cmd_dashboard(args) -> int:
-    """Serve the dashboard with Streamlit as a child process; SIGTERM, SIGHUP or Ctrl+C to this
-    process stop the child too (it never outlives the command)."""
+    """Serve the dashboard with Streamlit as a child process; SIGTERM, SIGHUP, SIGINT (Ctrl+C) to this
+    process stop the child too, and on Linux so does any death of this process (it never outlives the
+    command)."""
     db = str(Path(args.db or DEFAULT_DB_PATH).expanduser().resolve())
     Store.open(db).close()  # create and migrate now, so a bad path fails here with a clear message
     command = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "dashboard" / "app.py"),
@@ -170,11 +182,12 @@ def cmd_dashboard(args) -> int:
             raise BadInput(f"--shared {args.shared}: not a folder (it should hold traces/ and expected/)")
         command += ["--shared", str(shared)]
     print(f"Meridian dashboard at http://localhost:{args.port} (database {db}); Ctrl+C stops it", flush=True)
-    child = subprocess.Popen(command, cwd=REPO_ROOT, env=os.environ.copy())
+    child = subprocess.Popen(command, cwd=REPO_ROOT, env=os.environ.copy(),
+                             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
 
     def stop(signum, frame):
         raise KeyboardInterrupt
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
     try:
         return child.wait()
     except KeyboardInterrupt:

@@ -8,10 +8,11 @@ the baseline. Keys and units: engine.analysis.runs.sim_metrics (kpis, by_group),
 engine.analysis.runs.world_kpis (cost, carbon, residency: KPI_KEYS) and the README. The world KPIs use the
 dataset's prices, regions and carbon tables with --dataset, and the defaults (price book, world-average
 grid intensity, UTC) with --trace; the defaults relied on are printed after the KPIs ("assumed: ..."),
-on stderr with --json so that stdout stays one JSON document. compare prints a line on stderr as each
-scenario finishes ("[2/16] easy-backfill: ran in 5.1 s"), then one per headroom search. The runs and
-their KPIs come from engine.service.compare.run_scenarios, which the executive report
-(engine.service.report) shares.
+on stderr with --json so that stdout stays one JSON document. compare runs its scenarios in parallel
+(--workers local processes, one per core by default, or --dask; engine.service.scenario_runs) and prints
+a line on stderr as each finishes ("[2/16] easy-backfill: ran in 5.1 s"), then one per headroom search.
+The runs and their KPIs come from engine.service.compare.run_one, which the executive report
+(engine.service.report) shares: the same for any number of workers.
 """
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ from engine.cli.common import (
     stored_headroom,
 )
 from engine.scenario.spec import Scenario
-from engine.service.compare import first_days, run_scenarios
+from engine.service.compare import first_days
+from engine.service.scenario_runs import run_scenarios_on
 from engine.service.headroom.measure import (
     AMORTISATION_YEARS,
     GPU_CAPEX_USD,
@@ -52,8 +54,10 @@ def _run(args, files: list[str]) -> tuple[list, list[str], object]:
     with_headroom when asked (compare, by default)."""
     data = source(args)
     scenarios = first_days([load_scenario(f, data.scheduler, args.db) for f in files], data.jobs, check_days(args.days))
-    runs, assumed = run_scenarios(scenarios, data.jobs, data.fleet, data.world, world=True if args.world else None,
-                                  progress=_simulated if len(scenarios) > 1 else None)
+    runs, assumed = run_scenarios_on(scenarios, data.jobs, data.fleet, data.world,
+                                     world=True if args.world else None,
+                                     progress=_simulated if len(scenarios) > 1 else None,
+                                     workers=getattr(args, "workers", 1), dask=getattr(args, "dask", None))
     measured = None
     if getattr(args, "headroom", False):
         with stored_headroom(args, data.name, [s.name for s in scenarios], args.seeds) as ledger:

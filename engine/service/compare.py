@@ -94,24 +94,29 @@ def run_scenarios(scenarios: list[Scenario], jobs: pd.DataFrame, fleet: pd.DataF
                   world_tables: dict[str, pd.DataFrame], assumptions: CostAssumptions | None = None,
                   world: bool | None = None, strand: bool = True,
                   progress: Callable[[int, int, Run, float], None] | None = None) -> tuple[list[Run], list[str]]:
-    """([Run per scenario, in order], the defaults the world KPIs relied on, each once).
+    """([Run per scenario, in order], the defaults the world KPIs relied on, each once), one after the other
+    in this process (engine.service.scenario_runs runs them in parallel).
     `world_tables`: {prices, regions, carbon, teams} (empty tables allowed); `world`: compute the cost,
     carbon and residency KPIs (None: when the fleet is priced); `strand`: the stranded capacity;
     `progress(done, total, run, seconds)` after each scenario.
     Raises Unusable when the world KPIs cannot be computed, ScenarioError for a scenario that cannot run."""
     tables = world_of(world_tables)
     costed = priced(fleet, world_tables.get("prices")) if world is None else world
-    out, assumed = [], {}
+    out = []
     for scenario in scenarios:
         began = time.perf_counter()
         run = run_one(scenario, jobs, fleet, tables, strand)
         if costed:
             run = with_world(run, fleet, tables, assumptions)
-            assumed.update(dict.fromkeys(run.world.assumed))
         out.append(run)
         if progress is not None:
             progress(len(out), len(scenarios), run, time.perf_counter() - began)
-    return out, list(assumed)
+    return out, assumed_of(out)
+
+
+def assumed_of(runs: list[Run]) -> list[str]:
+    """The defaults the runs' world KPIs relied on, each once, in order."""
+    return list(dict.fromkeys(note for run in runs if run.world is not None for note in run.world.assumed))
 
 
 def world_of(world_tables: dict[str, pd.DataFrame]) -> World:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import pandas as pd
+
 from engine.core.text import hours
 
 
@@ -188,3 +190,39 @@ def shown(key: str, value: float | None) -> str:
         return f"-${-value:,.0f}" if value < 0 else f"${value:,.0f}"
     text = f"{value:,.{_DECIMALS[kpi.fmt]}f}"
     return f"${text}" if kpi.unit.startswith("USD") else (f"{text} %" if kpi.unit == "%" else text)
+
+
+def signed(key: str, delta: float | None) -> str:
+    """A change of `key`'s value as a table prints it: "+1.2 h", "-$50", "+1.5 pts" for a share, "0" for
+    none, "n/a" when unknown."""
+    if delta is None or not math.isfinite(delta):
+        return "n/a"
+    if delta == 0:
+        return "0"
+    text = shown(key, abs(delta)) if key in CATALOGUE else f"{abs(delta):,.4g}"
+    if key in CATALOGUE and CATALOGUE[key].fmt == "pct":
+        text = text.replace(" %", " pts")
+    return ("+" if delta > 0 else "-") + text
+
+
+def shown_comparison(table: pd.DataFrame) -> pd.DataFrame:
+    """An engine.analysis.runs.sim_series.kpi_comparison table (index: KPI keys) as a page prints it, in
+    text: "what" (the key's label), then each scenario's value in its key's format (`shown`; keys outside
+    the catalogue to 4 significant digits), each "<name> Δ" signed (`signed`) and each "<name> Δ%" as
+    "+12.3 %" ("" where the baseline is 0)."""
+    rows = {}
+    for key, values in table.iterrows():
+        known = key in CATALOGUE
+        row = {"what": label(key) if known else key}
+        for column, value in values.items():
+            if str(column).endswith(" Δ%"):
+                row[column] = "" if not math.isfinite(value) else f"{value:+.1f} %"
+            elif str(column).endswith(" Δ"):
+                row[column] = signed(key, value)
+            else:
+                row[column] = shown(key, value) if known else ("n/a" if not math.isfinite(value) else f"{value:,.4g}")
+        rows[key] = row
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=["what", *table.columns])
+    out.index.name = table.index.name
+    return out
+
