@@ -24,9 +24,15 @@ def _settle(page, timeout_ms: int = 60_000) -> None:
     page.wait_for_timeout(300)
 
 
-def _wait_for_overview(page) -> None:
+PRICED = """() => { const values = Array.from(document.querySelectorAll('[data-testid="stMetricValue"]'));
+    return values.length >= 5 && values.every(v => v.innerText.trim() !== '...'); }"""
+
+
+def _wait_for_overview(page, charts: int = 6) -> None:
+    """The Overview drawn, its dollars priced (a background replay of the dataset: seconds) and `charts` drawn."""
     page.wait_for_selector('[data-testid="stMetricValue"]', timeout=120_000)
-    page.wait_for_function(ALL_CHARTS_DRAWN, arg=6, timeout=120_000)
+    page.wait_for_function(PRICED, timeout=180_000)
+    page.wait_for_function(ALL_CHARTS_DRAWN, arg=charts, timeout=120_000)
     _settle(page)
 
 

@@ -8,6 +8,7 @@ import pytest
 from conftest import OPENB_INPUTS, shared, shown
 from streamlit.testing.v1 import AppTest
 
+from engine.analysis.runs.catalogue import shown as shown_kpi
 from engine.analysis.telemetry.overview import build_overview
 from engine.service.run import run_scenario
 from engine.telemetry.batch import ImportBatch
@@ -126,7 +127,7 @@ def test_overview_shows_exact_kpis_charts_and_methods(app):
                              "Idle cost a year": "$26,280", "p95 queue wait": "57 min"}
     assert len(app.get("plotly_chart")) == 6
     assert "2 jobs" in shown(app.caption[0]) and "4 GPUs (from the fleet table)" in shown(app.caption[0])
-    assert "recorded history of 2 jobs" in shown(app.caption[1]) and "(0.1 days)" in shown(app.caption[1])
+    assert "recorded history of 2 jobs" in shown(app.caption[1]) and "(0.1 days; a year = x 365 / 0.1)" in shown(app.caption[1])
     methods = " ".join(shown(m) for m in app.expander[0].markdown)
     assert "Capacity: 4 GPUs from the fleet table." in methods
     assert "**Idle cost a year** (`idle_cost_usd_per_year`) = `idle_cost_usd` x the days of a year" in methods
@@ -357,17 +358,18 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     # 4 reserved H100s x 2 h at $3 = $24, 2 idle GPU-hours = $6, 6 GPU-hours held: $4 per GPU-hour;
     # 6 GPU-h x 0.7 kW x PUE 1.2 x 480 g/kWh (no carbon table) = 2.42 kg
     assert _metrics(app) == {"Spend": "$24.00", "Idle reserved cost": "$6.00", "Effective $/GPU-hour": "$4.00",
-                             "Productive $/GPU-hour": "$4.00", "Carbon": "2.42 kg CO2e"}
-    table = app.dataframe[0].value.set_index("scenario")
+                             "Productive $/GPU-hour": "$4.00", "Carbon (CO2e)": "2.42 kg"}
+    table = app.dataframe[0].value   # KPIs as rows, each in its catalogue format, scenarios as columns
     jobs, fleet = TINY.tables["jobs"], TINY.tables["fleet"]
     recorded = recorded_baseline(None)  # tiny does not say how it was scheduled: FCFS + EASY
     expected = world_kpis(run_scenario(recorded, jobs, fleet), fleet, TINY.tables["prices"], TINY.tables["regions"],
                           None)
-    assert table.loc["recorded", "Spend (USD)"] == expected["cost_usd"] == 24.0
-    assert table.loc["recorded", "Carbon (kgCO2e)"] == pytest.approx(expected["carbon_kg"])
-    assert table.loc["easy-backfill", "Spend a year (USD)"] == pytest.approx(24.0 * 365 * 12)
-    assert table.loc["recorded", "Idle cost a year (USD)"] == pytest.approx(6.0 * 365 * 12)
-    assert list(table.index) == ["recorded", "easy-backfill"] and len(app.get("plotly_chart")) == 5
+    assert expected["cost_usd"] == 24.0 and table.loc["cost_usd", "recorded"] == "$24"
+    assert table.loc["carbon_kg", "recorded"] == shown_kpi("carbon_kg", expected["carbon_kg"])
+    assert table.loc["cost_usd_per_year", "easy-backfill"] == "$105,120"    # x 365 x 12
+    assert table.loc["idle_cost_usd_per_year", "recorded"] == "$26,280"
+    assert table.loc["wait_p95_s", "recorded"] == "0 s" and table.loc["cost_usd", "what"] == "Spend"  # b fits beside a
+    assert list(table.columns[1:3]) == ["recorded", "easy-backfill"] and len(app.get("plotly_chart")) == 5
     assert any("eu: no carbon profile; 480 gCO2e/kWh assumed" in shown(w) for w in app.warning)
     prices = [d.value for d in app.dataframe if "source" in d.value.columns][0]
     assert prices[["tier", "USD per GPU-hour", "source"]].values.tolist() == [["reserved", 3.0, "dataset"]]
@@ -378,9 +380,8 @@ def test_cost_and_carbon_page_prices_tiny_exactly_and_recomputes_on_edits(app):
     app.number_input(key="cc_kw:H100").set_value(1.0).run()
     app.number_input(key="cc_year_days").set_value(360.0).run()
     assert not app.exception, app.exception
-    assert _metrics(app)["Carbon"] == "4.32 kg CO2e"                      # 6 GPU-h x 1 kW x 1.5 x 0.48
-    assert app.dataframe[0].value.set_index("scenario").loc["recorded", "Spend a year (USD)"] == pytest.approx(
-        24.0 * 360 * 12)
+    assert _metrics(app)["Carbon (CO2e)"] == "4.32 kg"                    # 6 GPU-h x 1 kW x 1.5 x 0.48
+    assert app.dataframe[0].value.loc["cost_usd_per_year", "recorded"] == shown_kpi("cost_usd_per_year", 24.0 * 360 * 12)
     app.radio(key="cc_detail").set_value("easy-backfill").run()
     assert [(m.label, m.delta) for m in app.metric][0] == ("Spend", "+$0.00")   # same fleet, same GPU-hours
     assert any("Spend a year against recorded, by pricing tier: +$0 a year: no tier's spend moves" in shown(c)

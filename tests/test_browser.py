@@ -29,7 +29,8 @@ def test_upload_on_the_data_page_changes_the_overview(database, tmp_path):
         _wait_for_overview(page)
         _assert_clean(page)
         before = _metrics(page)
-        assert set(before) == {"Utilisation", "Idle GPU-hours", "Idle $ / month", "p95 queue wait"}
+        assert set(before) == {"Utilisation", "Idle GPU-hours", "Spend a year", "Idle cost a year", "p95 queue wait"}
+        assert before["Spend a year"].startswith("$") and before["Idle cost a year"].startswith("$")
         page.screenshot(path=str(ARTIFACTS / "overview-start.png"), full_page=True)
 
         _go(page, "Data")
@@ -42,10 +43,10 @@ def test_upload_on_the_data_page_changes_the_overview(database, tmp_path):
         page.screenshot(path=str(ARTIFACTS / "data-after-upload.png"), full_page=True)
 
         _go(page, "Overview")
-        _wait_for_overview(page)
+        _wait_for_overview(page, charts=5)   # no fleet table: no dollars, and no spend chart
         _assert_clean(page)
         after = _metrics(page)
-        assert after["Utilisation"] == "58.3%" and after != before
+        assert after["Utilisation"] == "58.3%" and after["Spend a year"] == "n/a" and after != before
         page.screenshot(path=str(ARTIFACTS / "overview-uploaded.png"), full_page=True)
 
 
@@ -57,10 +58,16 @@ def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(database, tmp_pa
         _settle(page)
         _assert_clean(page)
         assert "Simulated jobs submitted from" in page.inner_text("body")
-        assert "Reason:" in page.inner_text("body")
+        body = page.inner_text("body")
+        assert " waited " in body and "p95 wait" in body
         labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
         assert labels.count("Utilisation") == 2
         page.screenshot(path=str(ARTIFACTS / "whatif.png"), full_page=True)
+        page.get_by_role("button", name="in the job view").click()   # the one job view, in this run's window
+        page.get_by_text("When will it start? The predicted interval").wait_for(timeout=120_000)
+        _settle(page)
+        _assert_clean(page)
+        assert page.url.endswith("/job") and "Simulated over the first 1 day" in page.inner_text("body")
 
 
 @shared(*FIDELITY_INPUTS)
@@ -99,7 +106,7 @@ def test_cost_and_carbon_page_on_a_week_of_the_sample(database, tmp_path):
         days = page.get_by_role("spinbutton", name="Simulate the first N days (0 = all)")
         assert days.input_value() == "7"  # not "7.00"
         assert set(_metrics(page)) == {"Spend", "Idle reserved cost", "Effective $/GPU-hour",
-                                       "Productive $/GPU-hour", "Carbon"}
+                                       "Productive $/GPU-hour", "Carbon (CO2e)"}
         body = page.inner_text("body")
         assert "Trade-off across scenarios" in body and "none was assumed" in body
         assert page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').count() >= 2  # one per scenario

@@ -20,15 +20,23 @@ from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
 
 
-def test_teams_and_fairness_page_explains_a_job(database, tmp_path):
-    with _opened(database, tmp_path, "/fairness", 4200, 3, timeout_ms=180_000) as page:
+def test_teams_and_fairness_page_opens_a_job_in_the_job_view(database, tmp_path):
+    with _opened(database, tmp_path, "/fairness", 4200, 2, timeout_ms=180_000) as page:
         assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
         metrics = _metrics(page)
-        assert {"Jain's index", "Deadlines met", "Within max wait", "Starved jobs", "Starts (UTC)"} <= set(metrics)
+        assert {"Jain's index", "Deadlines met", "Within max wait", "Starved jobs"} <= set(metrics)
         body = page.inner_text("body")
-        assert "Each team's share against its entitlement" in body and "Why it waited:" in body
-        assert "Priority under multifactor" in body
+        assert "Each team's share against its entitlement" in body and " of team " in body and "mostly (" in body
         page.screenshot(path=str(ARTIFACTS / "fairness.png"), full_page=True)
+        page.get_by_role("button", name="in the job view").click()
+        page.wait_for_url("**/job", timeout=60_000)
+        page.get_by_text("Priority under multifactor").wait_for(timeout=180_000)
+        page.wait_for_function(ALL_CHARTS_DRAWN, arg=1, timeout=180_000)   # its priority factors
+        _settle(page, timeout_ms=180_000)
+        _assert_clean(page)
+        body = page.inner_text("body")
+        assert "Why it waited:" in body and "Priority under multifactor" in body and "Starts (UTC)" in _metrics(page)
+        page.screenshot(path=str(ARTIFACTS / "job-from-fairness.png"), full_page=True)
 
 
 def test_report_page_builds_a_day_of_the_sample_and_previews_it(database, tmp_path):
@@ -90,3 +98,12 @@ def test_predictors_page_scores_the_models_and_estimates_the_queue(database, tmp
         assert "jobs were waiting" in body and "When will the queued jobs start?" in body
         assert "Why: " in body
         page.screenshot(path=str(ARTIFACTS / "predictors.png"), full_page=True)
+        page.get_by_role("button", name="in the job view").click()   # a queued job, at the queue's instant
+        page.wait_for_url("**/job", timeout=60_000)
+        page.get_by_role("button", name="Predict its start").click()
+        page.get_by_text("of its run left").wait_for(timeout=180_000)
+        _settle(page, timeout_ms=180_000)
+        _assert_clean(page)
+        assert {"Expected start", "Interval width", "Why it waits then"} <= set(_metrics(page))
+        assert "of its run left" in page.inner_text("body")
+        page.screenshot(path=str(ARTIFACTS / "job-from-predictors.png"), full_page=True)

@@ -5,9 +5,10 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.charts import cost as charts_cost
-from dashboard.charts.view import plot
+from dashboard.charts.view import plot, say
 from dashboard.data import headroom as data_headroom
-from engine.analysis.runs.catalogue import CATALOGUE, heading, methods
+from engine.analysis.runs.catalogue import CATALOGUE, methods, shown_comparison
+from engine.analysis.runs.sim_series import kpi_comparison
 from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.cost_change import explained, spend_change
 from engine.core.errors import ScenarioError
@@ -36,7 +37,7 @@ def _usd(value: float) -> str:
 
 
 def _kg(value: float) -> str:
-    return f"{value / 1000:,.1f} t CO2e" if abs(value) >= 1000 else f"{value:,.2f} kg CO2e"
+    return f"{value / 1000:,.1f} t" if abs(value) >= 1000 else f"{value:,.2f} kg"
 
 
 def _assumptions(gpu_types: list[str]) -> CostAssumptions:
@@ -87,7 +88,8 @@ def _metrics(runs, detail: str, days_per_year: float) -> None:
         kpi, diff = CATALOGUE[key], world.kpis[key] - base[key]  # the tile's label and direction: the catalogue's
         delta = None if label == BASELINE else ("+" if diff >= 0 else "-") + fmt(abs(diff)).lstrip("-")
         colour = ("inverse" if kpi.better == "lower" else "normal") if diff else "off"
-        col.metric(kpi.label, fmt(world.kpis[key]), delta, delta_color=colour)
+        col.metric(kpi.label + (" (CO2e)" if key == "carbon_kg" else ""), fmt(world.kpis[key]), delta,
+                   delta_color=colour)
     window_days = world.cost.totals["window_days"]
     st.caption(f"**{markdown_text(label)}**, over the simulated window of {window_days:,.1f} days: "
                f"{_usd(world.kpis['cost_usd'])} "
@@ -104,21 +106,17 @@ def _metrics(runs, detail: str, days_per_year: float) -> None:
                                  "while jobs hold them, reserved GPUs every hour."))
 
 
-# The comparison table's columns: KPI key -> (unit shown, scale, Streamlit number format); headings from
-# the KPI catalogue, so the table names a figure as the tiles and the report do.
-_TABLE = {"cost_usd": ("USD", 1, "$%,.0f"), "idle_cost_usd": ("USD", 1, "$%,.0f"),
-          "cost_usd_per_year": ("USD", 1, "$%,.0f"), "idle_cost_usd_per_year": ("USD", 1, "$%,.0f"),
-          "effective_usd_per_gpu_hour": ("", 1, "$%.2f"),
-          "productive_usd_per_gpu_hour": ("", 1, "$%.2f"), "carbon_kg": ("kgCO2e", 1, "%,.0f"),
-          "wait_p95_s": ("h", 1 / 3600, "%.2f"), "utilization": ("%", 100, "%.1f"),
-          "residency_violations": ("jobs", 1, "%,.0f")}
+# The comparison table's rows (KPI keys), each printed in its KPI catalogue format with the catalogue's label, as
+# the tiles, the What-if page and the report name and format a figure.
+_TABLE = ("cost_usd", "idle_cost_usd", "cost_usd_per_year", "idle_cost_usd_per_year", "effective_usd_per_gpu_hour",
+          "productive_usd_per_gpu_hour", "carbon_kg", "wait_p95_s", "utilization", "residency_violations")
 
 
 def _table(runs) -> None:
-    rows = [{"scenario": label, **{heading(key, unit): scale * (w if CATALOGUE[key].group == "world" else run).kpis[key]
-                                   for key, (unit, scale, _) in _TABLE.items()}} for label, run, w in runs]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="cc_table", column_config={
-        heading(key, unit): st.column_config.NumberColumn(format=number) for key, (unit, _, number) in _TABLE.items()})
+    values = [(label, {key: (w if CATALOGUE[key].group == "world" else run).kpis[key] for key in _TABLE})
+              for label, run, w in runs]
+    table = shown_comparison(kpi_comparison(values))
+    st.dataframe(table.assign(what=table["what"].map(say)), height=35 * (len(table) + 1) + 3, key="cc_table")
 
 
 def _charts(runs, detail: str) -> None:

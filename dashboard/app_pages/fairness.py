@@ -136,15 +136,16 @@ def _explain(dataset: str, name: str, days: float, run: data.WhatIfRun, report: 
         story = data.story(dataset, data.bundled_scenarios()[name], days, int(row)) if not typed and row is not None \
             else None
         if story is not None:
-            st.markdown(md(f"Job {story.job_id} of team {story.team or '(none)'} waited "
-                           f"{hours_minutes(story.wait_s)} in {name}, {_share(story)}."))
+            st.markdown(md(f"Job {story.job_id} of team {story.team or '(none)'} " + (
+                f"waited {hours_minutes(story.wait_s)} in {name}, {_share(story)}." if story.wait_s >= 1 else
+                f"did not wait in {name}.")))
         open_button(st, job_id, name, days, key="fair_open_job", page="Teams & fairness")
 
 
 def _share(story) -> str:
     """The reason the job waited longest, in words."""
     if story.reasons.empty:
-        return "not at all"
+        return "for no recorded reason"
     reason, _, share = story.reasons.sort_values("share", ascending=False, kind="stable").iloc[0]
     return f"mostly ({100 * share:.0f}%) because {EXPLAINED.get(reason, reason)}"
 

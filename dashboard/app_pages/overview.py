@@ -61,10 +61,10 @@ def _money_caption(money) -> None:
         days = money.world.cost.totals["window_days"]
         assumed = "; prices partly assumed (see *How these numbers are computed*)" if money.world.assumed else ""
         st.caption(markdown_text(
-            f"Dollars: the recorded history of {money.jobs:,} jobs as the recorded baseline replays it "
-            f"({money.recorded}), {money.start_utc:%Y-%m-%d %H:%M} to {money.end_utc:%Y-%m-%d %H:%M} UTC "
-            f"({days:,.1f} days), a year = x 365 / {days:,.1f} days; the same figures as What-if, Cost & carbon "
-            f"and Report over the whole dataset{assumed}."))
+            f"Dollars: the recorded history of {money.jobs:,} jobs as the recorded baseline replays it, "
+            f"{money.start_utc:%Y-%m-%d %H:%M} to {money.end_utc:%Y-%m-%d %H:%M} UTC ({days:,.1f} days; a year = "
+            f"x 365 / {days:,.1f}): the figures What-if, Cost & carbon and Report give over the whole "
+            f"dataset{assumed}."))
 
 
 @st.fragment(run_every=1.0)
@@ -94,7 +94,7 @@ def _charts(dataset: str, ov, figures, money) -> None:
     if money is False:
         right.info("Spend by region and tier: pricing the recorded history...")
     elif money.world is None:
-        right.info(markdown_text(f"No dollars: {money.reason}."))
+        right.info("No spend by region and tier: this dataset has no dollars (see above).")
     else:
         plot(right, charts_cost.spend_by_region(money.world.cost.spend, "recorded history"), theme=None)
     if "waits" in figures:
@@ -121,6 +121,8 @@ def _methods(ov, money) -> None:
     with st.expander("How these numbers are computed"):
         st.markdown(say(METHODS))
         st.markdown(say(MONEY_NOTE + methods("cost_usd", "idle_cost_usd", *MONEY_TILES)))
+        if money and money.world is not None:
+            st.markdown(markdown_text(f"The recorded baseline of this dataset: {money.recorded}."))
         st.markdown("**Assumptions for this dataset**\n" + "\n".join(f"- {markdown_text(say(a))}" for a in ov.assumptions))
         if money and money.world is not None:
             notes = "\n".join(f"- {markdown_text(note)}" for note in money.world.assumed)

@@ -168,9 +168,11 @@ def _kpis(runs: list[data.WhatIfRun]) -> None:
     names = _labels(runs)
     table = kpi_comparison([(n, r.kpis) for n, r in zip(names, runs)])
     shown = [key for key in SHOWN if key in runs[0].kpis]
+    per_row = 4 if len(shown) > 5 else len(shown)   # wide enough for every label ("Avg bounded slowdown")
     for name, run in zip(names, runs):
         st.markdown(f"**{markdown_text(name)}**")
-        for col, key in zip(st.columns(len(shown)), shown):
+        columns = [col for start in range(0, len(shown), per_row) for col in st.columns(per_row)]
+        for col, key in zip(columns, shown):
             delta, colour = None, "normal" if key in HIGHER_IS_BETTER else "inverse"
             if run is not runs[0] and key in run.kpis:
                 diff = run.kpis[key] - runs[0].kpis[key]

@@ -41,8 +41,8 @@ def spend_parts(spend: pd.DataFrame, key: str) -> pd.DataFrame:
 
 def _short_usd(value: float) -> str:
     """$ with k / M suffixes above ten thousand, so bar labels stay narrow."""
-    if abs(value) >= 1e7:
-        return f"${value / 1e6:,.1f}M"
+    if abs(value) >= 1e6:
+        return f"${value / 1e6:,.2f}M" if abs(value) < 1e7 else f"${value / 1e6:,.1f}M"
     return f"${value / 1e3:,.0f}k" if abs(value) >= 1e4 else f"${value:,.2f}" if abs(value) < 100 else f"${value:,.0f}"
 
 

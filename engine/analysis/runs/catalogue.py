@@ -197,9 +197,9 @@ def signed(key: str, delta: float | None) -> str:
     none, "n/a" when unknown."""
     if delta is None or not math.isfinite(delta):
         return "n/a"
-    if delta == 0:
-        return "0"
     text = shown(key, abs(delta)) if key in CATALOGUE else f"{abs(delta):,.4g}"
+    if delta == 0 or (key in CATALOGUE and text == shown(key, 0.0)):   # no change, or none the format shows
+        return "0"
     if key in CATALOGUE and CATALOGUE[key].fmt == "pct":
         text = text.replace(" %", " pts")
     return ("+" if delta > 0 else "-") + text
@@ -216,7 +216,7 @@ def shown_comparison(table: pd.DataFrame) -> pd.DataFrame:
         row = {"what": label(key) if known else key}
         for column, value in values.items():
             if str(column).endswith(" Δ%"):
-                row[column] = "" if not math.isfinite(value) else f"{value:+.1f} %"
+                row[column] = "" if not math.isfinite(value) else "0 %" if abs(value) < 0.05 else f"{value:+.1f} %"
             elif str(column).endswith(" Δ"):
                 row[column] = signed(key, value)
             else:
