@@ -1,4 +1,4 @@
--- Meridian schema, version 5: the rows an import set aside (ImportOptions.keep_valid, `meridian ingest
+-- Meridian schema, version 6: the rows an import set aside (ImportOptions.keep_valid, `meridian ingest
 -- --keep-valid`, the Data page's "import the valid rows and set the rest aside").
 --   rejects   one row per problem of a row that was set aside: the file it came from (as imported), its
 --             1-based physical line and the problem in words, as a rejected import would have listed it.
