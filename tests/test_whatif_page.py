@@ -184,7 +184,7 @@ def test_a_learned_order_runs_from_the_builder_with_a_packaged_agent(app):
     app.button(key="wi_run").click().run()
     assert not app.exception and not app.error, [shown(e) for e in app.error]
     table = _kpi_table(app)
-    assert "custom" in table.columns and table.loc["jobs_completed", "custom"] == 3
+    assert "custom" in table.columns and table.loc["jobs_completed", "custom"] == "3"
 
 
 def test_an_invalid_custom_scenario_is_an_error_message(app):

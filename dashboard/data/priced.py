@@ -14,7 +14,6 @@ caches, so the What-if page's recorded run of the whole dataset is then free.
 """
 from __future__ import annotations
 
-import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -69,8 +68,7 @@ def _price(path: str, dataset: str, content: str, assumptions: str, fingerprint:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _started(path: str, dataset: str, assumptions: str, fingerprint: str) -> Future:
-    content = json.dumps(recorded_spec(data._connection(path)[0].cursor().recorded_scheduler(dataset)),
-                         sort_keys=True, default=str)
+    content = data._content(recorded_spec(data._connection(path)[0].cursor().recorded_scheduler(dataset)))
     return _POOL.submit(_price, path, dataset, content, assumptions, fingerprint)
 
 
