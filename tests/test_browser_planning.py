@@ -104,6 +104,6 @@ def test_predictors_page_scores_the_models_and_estimates_the_queue(database, tmp
         page.get_by_text("of its run left").wait_for(timeout=180_000)
         _settle(page, timeout_ms=180_000)
         _assert_clean(page)
-        assert {"Expected start", "Interval width", "Why it waits then"} <= set(_metrics(page))
+        assert {"Most likely start", "Interval width", "Why it waits then"} <= set(_metrics(page))
         assert "of its run left" in page.inner_text("body")
         page.screenshot(path=str(ARTIFACTS / "job-from-predictors.png"), full_page=True)

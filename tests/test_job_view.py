@@ -92,7 +92,7 @@ def test_the_predicted_start_says_how_wide_it_is_and_why(sample_db, monkeypatch,
     app.button(key="job_predict").click().run()
     assert not app.exception, app.exception
     tiles = {m.label: m.value for m in app.metric}
-    assert tiles["Expected start"].startswith(("in ", "within ")) and tiles["Interval width"] != "unbounded"
+    assert tiles["Most likely start"].startswith(("in ", "now")) and tiles["Interval width"] != "unbounded"
     text = _text(app)
     assert f"The 80% interval is {tiles['Interval width']} wide. It starts when GPUs come free in " \
            f"{waited['region']}: " in text

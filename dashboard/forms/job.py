@@ -161,13 +161,15 @@ def predicted_section(dataset: str, job: pd.Series, at: pd.Timestamp | None) -> 
     st.session_state["job_predicted_key"] = key
     row = answer.row
     tiles = st.columns(4)
-    tiles[0].metric("Expected start", row["eta_text"])
+    likely = row["wait_p50_s"]
+    tiles[0].metric("Most likely start", "never" if not math.isfinite(likely) else
+                    "now" if likely < 60.0 else f"in {hours_minutes(likely)}", help=md(f"80 % interval: {row['eta_text']}"))
     tiles[1].metric("Interval width", "unbounded" if not math.isfinite(answer.width_s) else
                     hours_minutes(answer.width_s), help="upper bound less lower bound of the 80 % interval")
     tiles[2].metric("Jobs ahead in its region", f"{int(row['jobs_ahead']):,}",
                     help=say(f"{row['gpus_ahead']:,.0f} GPUs asked for by the jobs ahead of it"))
     tiles[3].metric("Why it waits then", row["why_text"])
-    st.markdown(md(width_text(answer, UNIT.get())))
+    st.markdown(md(f"Expected to start {row['eta_text']}. " + width_text(answer, UNIT.get())))
     if pd.notna(start):
         actual = (start - at).total_seconds()
         inside = row["wait_lo_s"] <= actual <= row["wait_hi_s"]
