@@ -25,7 +25,8 @@ _FAMILY_MODULES = (
     "engine.policies.ordering", "engine.policies.placement", "engine.policies.backfill", "engine.policies.admission",
     "engine.policies.gang", "engine.policies.routing", "engine.policies.timing", "engine.policies.priority",
     "engine.policies.fairness", "engine.policies.quota", "engine.policies.preemption",
-    "engine.policies.failure_aware", "engine.policies.rl_order",
+    "engine.policies.failure_aware", "engine.policies.rl_order", "engine.policies.placement_search",
+    "engine.policies.placement_milp",
 )
 
 
