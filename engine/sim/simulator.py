@@ -310,7 +310,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         parked = self.parked
         if self.static:
             job_at = self.job_at
-            if self.batch.on:
+            if self.batch.on and (fresh or new):  # else nothing can start: no plan is needed
                 self.batch.plan(fleet, map(job_at.__getitem__, queue.keys().tolist()))
             while queue.count:
                 j = job_at[queue.lo]
@@ -339,7 +339,7 @@ class _Run(Arrivals, Starts, DecisionLog):
                 self.wait_for_capacity(new, now)
                 return False
             ordered = order.tolist()
-            if self.batch.on:
+            if self.batch.on and (fresh or new):
                 self.batch.plan(fleet, ordered)
             k = 0
             while k < len(ordered) and (fresh or ordered[k] != blocked):

@@ -1,8 +1,8 @@
 """Batch placement in a scheduling pass (steps 3b and 3c of the loop, engine.sim.simulator).
 
 A placement policy with the `batch` trait (engine.policies.placement_batch) places the pass's batch
-together: at the start of each pass the loop hands it the first `batch_pods` single-node jobs of the
-ordered queue (their pod requests, in order) and whether a gang job waits ahead of or among them;
+together: at the start of each pass where something may start (resources were freed or jobs
+arrived since the last) the loop hands it the first `batch_pods` single-node jobs of the ordered queue (their pod requests, in order) and whether a gang job waits ahead of or among them;
 the plan it returns is kept for the pass. When a job of the batch is tried (in order, or as a
 backfill candidate) it takes its planned placement if that still fits the fleet now (an earlier gang
 job, a preemption or a job outside the batch may have taken the room); otherwise, and for jobs
