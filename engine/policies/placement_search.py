@@ -62,14 +62,16 @@ class _Batch(BatchBase):
 @dataclass(frozen=True)
 class Greedy(_Batch):
     """Best-fit pod by pod over the pass's batch in queue order (today's best-fit, planned for the
-    whole batch at once): the start every search improves on."""
+    whole batch at once): the start every search improves on. Best-fit's score is the Kubernetes
+    scheduler's least-allocated leftover as the FGD paper's simulator scores it (Weng et al., ATC'23)."""
 
 
 @register("placement", "hill-climbing", batch=True)
 @dataclass(frozen=True)
 class HillClimbing(_Batch):
-    """Hill climbing from the greedy plan: a random relocate or swap is kept when the plan's cost does
-    not rise (engine.policies.placement_moves.hill_climb)."""
+    """Hill climbing from the greedy plan: a random relocate or swap is kept when it lowers the plan's
+    cost (engine.policies.placement_moves.hill_climb; first-improvement hill climbing as in Burke and
+    Kendall (eds.), Search Methodologies, 2014, ch. "Local search")."""
 
     max_moves: int = _moves(300)
 
@@ -114,7 +116,8 @@ class TabuSearch(_Batch):
 class Hybrid(_Batch):
     """Greedy, then hill climbing only when it is worth it: a pod of the batch was left out, a gang job
     waits (whole free nodes matter), or the greedy plan leaves more than trigger_fraction of the free
-    GPU milli on the nodes it uses fragmented."""
+    GPU milli on the nodes it uses fragmented (a constructive heuristic with local search where it
+    pays, the hybrid of Burke and Kendall (eds.), Search Methodologies, 2014)."""
 
     max_moves: int = _moves(300)
     trigger_fraction: float = field(default=0.1, metadata={
