@@ -8,8 +8,9 @@
    of HiGHS's bound on the optimum (an upper bound on the gap to the optimum), % (mean and max);
    HiGHS stopped after --highs-limit-s: how many it proved optimal and its seconds.
 3. openb: the FGD experiment (engine.service.experiments.fgd_batches) with the pods arriving in
-   batches of --batch-pods, per policy: GPU allocation % and fragmentation ratio % at 100 and 130 %
-   arrived (seed means), beside FGD and best-fit placing pod by pod.
+   batches of --batch-pods, per policy: GPU allocation % at 100 and 130 % arrived, fragmentation
+   ratio % at 90 and 100 % and fragmentation amount (% of capacity) at 100 % (seed means), beside FGD
+   and best-fit placing pod by pod.
 
     .venv/bin/python benchmarks/bench_placement_search.py [--parts pass,gap,openb] [--seeds 42-44]
 """
@@ -106,9 +107,10 @@ def bench_openb(seeds, batch_pods: int) -> None:
         began = time.perf_counter()
         result = batched_means(nodes, pods, key, seeds, size)
         alloc, frag = result["gpu_alloc_ratio_pct"], result["gpu_frag_ratio_pct"]
+        amount = result["gpu_frag_amount_pct"]
         print(f"  {key:20s} GPU alloc {alloc[100]:6.2f} % at 100 %, {alloc[130]:6.2f} % at 130 %; "
-              f"frag ratio {frag[100]:6.2f} % at 100 %  ({(time.perf_counter() - began) / len(seeds):.1f} s per seed)",
-              flush=True)
+              f"frag ratio {frag[90]:6.2f} % at 90 %, {frag[100]:6.2f} % at 100 %; frag amount {amount[100]:5.2f} % "
+              f"at 100 %  ({(time.perf_counter() - began) / len(seeds):.1f} s per seed)", flush=True)
 
 
 def main() -> None:
