@@ -12,7 +12,6 @@ at the end of the region's passes. Policies without the trait never reach this m
 from __future__ import annotations
 
 from engine.core.fleet_view import FleetView, Placement, PodRequest, fits_on
-from engine.core.traits import traits_of
 
 
 class BatchPlan:
@@ -20,7 +19,8 @@ class BatchPlan:
 
     def __init__(self, run) -> None:
         self.run = run
-        self.on = traits_of(run.p.placement).batch
+        traits = getattr(type(run.p.placement), "traits", None)  # a hand-made stand-in has none: not batch
+        self.on = bool(traits is not None and traits.batch)
         self.planned: dict[int, Placement] = {}
 
     def plan(self, fleet, jobs) -> None:
