@@ -97,8 +97,9 @@ def hill_climb(batch: BatchFleet, rng: np.random.Generator, moves: int, cpu_weig
 
 def anneal(batch: BatchFleet, rng: np.random.Generator, moves: int, cpu_weight: float,
            start_temperature: float) -> BatchFleet:
-    """Simulated annealing: a worse move is kept with probability exp(-increase / T); T falls
-    geometrically from `start_temperature` to 1 % of it over the moves. Ends on the best plan seen."""
+    """Simulated annealing: a better move is kept, a worse one with probability exp(-increase / T), one
+    that costs the same is not; T falls geometrically from `start_temperature` to 1 % of it over
+    the moves. Ends on the best plan seen."""
     best, best_cost = batch.snapshot(), batch.cost
     cooling = 0.01 ** (1.0 / max(moves, 1))
     temperature = start_temperature
@@ -109,8 +110,8 @@ def anneal(batch: BatchFleet, rng: np.random.Generator, moves: int, cpu_weight: 
         if moved is None:
             continue
         rise = batch.cost - cost
-        if rise > 1e-9 and (temperature <= 0 or rng.random() >= math.exp(-rise / temperature)):
-            undo(batch, moved)
+        if rise >= -1e-9 and (rise <= 1e-9 or temperature <= 0 or rng.random() >= math.exp(-rise / temperature)):
+            undo(batch, moved)   # a move that changes nothing is not taken: drifting spreads pods
         elif batch.cost < best_cost - 1e-9:
             best, best_cost = batch.snapshot(), batch.cost
     batch.restore(best)
@@ -120,14 +121,15 @@ def anneal(batch: BatchFleet, rng: np.random.Generator, moves: int, cpu_weight: 
 def tabu(batch: BatchFleet, rng: np.random.Generator, moves: int, cpu_weight: float, tenure: int,
          neighbours: int) -> BatchFleet:
     """Tabu search: each step tries `neighbours` random moves and takes the cheapest whose pods were
-    not moved in the last `tenure` steps (or that beats the best plan so far), even if it costs more.
+    not moved in the last `tenure` steps (or that beats the best plan so far), even if it costs more;
+    a move that leaves the cost as it is is not a step.
     Ends on the best plan seen; the moves tried count against the budget."""
     best, best_cost = batch.snapshot(), batch.cost
     last_moved: dict[int, int] = {}
     step, tried = 0, 0
     while tried < moves:
         step += 1
-        choice = None
+        choice, current = None, batch.cost
         for _ in range(neighbours):
             tried += 1
             moved = random_move(batch, rng, cpu_weight)
@@ -135,6 +137,8 @@ def tabu(batch: BatchFleet, rng: np.random.Generator, moves: int, cpu_weight: fl
                 continue
             cost, after = batch.cost, batch.snapshot()
             undo(batch, moved)
+            if abs(cost - current) <= 1e-9:   # changes nothing: not a step (drifting spreads pods)
+                continue
             banned = any(step - last_moved.get(pod, -tenure - 1) <= tenure for pod, _, _ in moved)
             if (not banned or cost < best_cost - 1e-9) and (choice is None or cost < choice[0] - 1e-9):
                 choice = (cost, after, moved)
