@@ -135,7 +135,7 @@ def test_local_search_is_never_worse_than_its_greedy_start_and_never_overallocat
     for i, (placement, request) in enumerate(zip(plan, requests)):
         if placement is not None:
             fleet_state.allocate(placement, request)   # raises PlacementError on any over-allocation
-            found._put(i, placement.node, placement.gpus)
+            found.put(i, placement.node, placement.gpus)
     view = fleet_state.view()
     present = np.arange(view.gpu_free.shape[1]) < view.gpu_count[:, None]
     assert (view.gpu_free[present] >= 0).all() and (view.cpu_free >= 0).all()

@@ -90,9 +90,10 @@ class BatchFleet:
                 self.remove(i)
         for i in range(len(self.requests)):
             if where[i] >= 0 and self.where[i] < 0:
-                self._put(i, where[i], gpus[i])
+                self.put(i, where[i], gpus[i])
 
-    def _put(self, i: int, node: int, gpus: tuple[int, ...]) -> None:
+    def put(self, i: int, node: int, gpus: tuple[int, ...]) -> None:
+        """Put pod i (not placed) on `node` on the given GPUs (which must have room)."""
         self._take(i, node, gpus, -1, self._node_term(node))
 
     def _take(self, i: int, node: int, gpus: tuple[int, ...], sign: int, before: float) -> None:
@@ -117,9 +118,9 @@ class BatchFleet:
         if not self.shape:
             return 0.0
         if node not in self._frag0:
-            self._frag0[node] = self._fragmented(node)
+            self._frag0[node] = self.fragmented(node)
         if node not in self._frag:
-            self._frag[node] = self._fragmented(node)
+            self._frag[node] = self.fragmented(node)
         term = self._frag[node] - self._frag0[node] + (NODE_USED if self._used(node) else 0.0)
         if self.gang_waiting and self.entire[node] and self._used(node):
             term += MILLI * int(self.view.gpu_count[node])
@@ -130,7 +131,8 @@ class BatchFleet:
         return bool(self.cpu[node] < self.view.cpu_free[node] or self.gpu_total[node] < self.view.gpu_free_total[node]
                     or self.memory[node] < self.view.memory_free[node])
 
-    def _fragmented(self, node: int) -> float:
+    def fragmented(self, node: int) -> float:
+        """The node's fragmented GPU milli now (the cost's measure, before any difference is taken)."""
         index, row = self.view.fragmentation, self.gpu[node]
         if index is None:
             return float(row[(row > 0) & (row < MILLI)].sum())

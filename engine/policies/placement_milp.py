@@ -193,5 +193,5 @@ def _read(batch: BatchFleet, values: np.ndarray, x: dict, shared: dict) -> Batch
             gpus, idle_left[n] = tuple(left[: r.num_gpu]), left[r.num_gpu:]
         else:
             gpus = ()
-        plan._put(i, n, gpus)
+        plan.put(i, n, gpus)
     return plan

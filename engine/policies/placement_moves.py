@@ -42,7 +42,7 @@ def undo(batch: BatchFleet, moved: Undo) -> None:
             batch.remove(pod)
     for pod, node, gpus in moved:
         if node >= 0:
-            batch._put(pod, node, gpus)
+            batch.put(pod, node, gpus)
 
 
 def _relocate(batch: BatchFleet, i: int, rng: np.random.Generator) -> Undo | None:

@@ -133,4 +133,4 @@ def _fragmented_share(batch: BatchFleet) -> float:
     """Fragmented milli over free GPU milli on the nodes the batch uses (the measure of the cost)."""
     nodes = sorted({n for n in batch.where if n >= 0})
     free = float(batch.gpu_total[nodes].sum()) if nodes else 0.0
-    return sum(batch._fragmented(n) for n in nodes) / free if free else 0.0
+    return sum(batch.fragmented(n) for n in nodes) / free if free else 0.0
