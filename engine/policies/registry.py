@@ -26,6 +26,7 @@ _FAMILY_MODULES = (
     "engine.policies.gang", "engine.policies.routing", "engine.policies.timing", "engine.policies.priority",
     "engine.policies.fairness", "engine.policies.quota", "engine.policies.preemption",
     "engine.policies.failure_aware", "engine.policies.rl_order",
+    "engine.policies.constraints",
 )
 
 
