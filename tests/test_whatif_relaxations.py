@@ -2,17 +2,12 @@
 whose one relaxation is worked out by hand."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
+from test_whatif_page import whatif_app
 
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.store import Store
 
-APP = str(Path(__file__).parents[1] / "dashboard" / "app.py")
 T = pd.Timestamp
 
 # eu and us have one 4-GPU node each; a (team nlp, eu) fills eu for 2 h. b (team nlp, eu, 2 GPUs, 30 min) arrives
@@ -35,18 +30,7 @@ QUEUE = ImportBatch("csv", {
 
 @pytest.fixture
 def app(tmp_path, monkeypatch):
-    db = tmp_path / "meridian.duckdb"
-    store = Store.open(db)
-    store.add_import("queue", QUEUE, "queue.csv", "sha-queue")
-    store.close()
-    monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(db)])
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["dataset"] = "queue"
-    at.switch_page("app_pages/whatif.py").run()
-    assert not at.exception, at.exception
-    at.selectbox(key="wi_baseline").select("fifo").run()
-    at.number_input(key="wi_seeds").set_value(1).run()
-    return at
+    return whatif_app(tmp_path, monkeypatch, QUEUE)
 
 
 def _table(app, column: str) -> pd.DataFrame:
