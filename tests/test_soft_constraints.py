@@ -3,7 +3,10 @@ cases worked out by hand, hard constraints never broken (a property test), and t
 per-job table, relaxations table, decision log and KPIs."""
 from __future__ import annotations
 
+import argparse
 import math
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,11 +18,14 @@ from sim_helpers import fleet, job
 from engine.analysis.runs.catalogue import keys
 from engine.analysis.runs.relaxation import by_constraint, by_team
 from engine.analysis.runs.sim_metrics import kpis
+from engine.cli.common import tables
 from engine.core.reasons import SOFT_CONSTRAINTS
 from engine.core.views import RegionsView, RouteRequest
 from engine.policies import registry
 from engine.policies.routing import eligible
 from engine.scenario.spec import Scenario
+from engine.service.optimise.space import load_study, parse_study
+from engine.service.optimise.study import run_study
 from engine.service.run import run_scenario
 
 BOOLS = ("at_work", "allowed", "fits")
@@ -211,3 +217,26 @@ def test_a_run_without_soft_constraints_has_no_relaxation_records():
     assert result.relaxations is None and "relaxed" not in result.jobs
     assert not set(kpis(result)) & keys("relaxation")
     assert by_constraint(result)["jobs"].sum() == 0 and by_team(result)["jobs_relaxed"].sum() == 0
+
+
+STUDY = Path(__file__).resolve().parents[1] / "sample_data" / "studies" / "soft-constraint-weights.toml"
+
+
+def test_the_weights_and_the_order_are_searchable_from_the_policys_declarations():
+    study = load_study(STUDY)
+    kinds = {dim.name: dim.kind for dim in study.dimensions}
+    assert kinds == {"routing.w_data_locality": "float", "routing.w_latency": "float", "routing.w_carbon": "float",
+                     "routing.w_cost": "float", "routing.w_team_affinity": "float",
+                     "routing.reserve_fraction": "float", "routing.relax_order": "choice"}
+    assert [(o.key, o.higher) for o in study.objectives][:2] == [("wait_p95_s", False), ("jobs_relaxed", False)]
+
+
+def test_a_study_over_the_weights_measures_the_relaxations(sample_db):
+    data = tables(argparse.Namespace(dataset="sample", trace=None, db=str(sample_db)))
+    text = STUDY.read_text(encoding="utf-8").replace("days = 7", "days = 0.5")
+    study = parse_study(tomllib.loads(text), STUDY)
+    result = run_study(study, data, trials=2, population=2, workers=1, seed=3)
+    for trial in result.trials:
+        assert trial.measured.error is None
+        assert trial.measured.values["jobs_relaxed"] > 0 and trial.measured.kpis["relaxations"] >= \
+            trial.measured.kpis["jobs_relaxed"]
