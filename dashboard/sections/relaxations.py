@@ -19,7 +19,9 @@ EXPLAINED = (
     "a low GPU price, its team's region) carry weights; a job that could start nowhere under all of them had them "
     "relaxed one at a time in the scenario's order until a region could take it. Cost of a relaxation: egress "
     "dollars (data locality), milliseconds over the SLO (latency), g CO2e/kWh over the cleanest feasible region "
-    "(carbon), dollars over the cheapest (cost), GPU-hours run away from the team (team affinity).")
+    "(carbon), dollars over the cheapest (cost), GPU-hours run away from the team (team affinity). A latency "
+    "between regions without a known round trip, and the dollars and GPU-hours of a service without a runtime "
+    "request, are unknown (counted apart).")
 
 
 def relaxations_section(names: list[str], results: list) -> None:
@@ -33,14 +35,15 @@ def relaxations_section(names: list[str], results: list) -> None:
     tables = {name: by_constraint(result) for name, result in relaxing}
     plot(st, charts.relaxed_jobs(tables), theme=None)
     number = st.column_config.NumberColumn
-    by_constraint_tab, by_team_tab, jobs_tab = st.tabs(["By constraint", "By team", "Each job"])
+    by_constraint_tab, by_team_tab, jobs_tab = st.tabs(["Per constraint", "Per team", "Per job"])
     for name, result in relaxing:
         by_constraint_tab.markdown(f"**{markdown_text(name)}**")
         by_constraint_tab.dataframe(
             tables[name].assign(share=100 * tables[name]["share"]), hide_index=True, key=f"wi_relaxed_{name}",
             column_config={"jobs": number("jobs relaxed", format="%,d"), "share": number("% of jobs", format="%.1f"),
                            "cost": number("total cost", format="%,.1f"), "cost_unit": "cost in",
-                           "mean_cost": number("cost per job", format="%,.2f")})
+                           "mean_cost": number("cost per job", format="%,.2f"),
+                           "unknown": number("cost unknown", format="%,d")})
         by_team_tab.markdown(f"**{markdown_text(name)}**")
         team = by_team(result)
         by_team_tab.dataframe(

@@ -21,13 +21,15 @@ Soft (a constraint of weight 0 is off):
 - data-locality: the job runs where its input data is (any region for a job without data);
   relaxing it costs the egress dollars of moving the data;
 - latency: an inference or development job runs within `slo_ms` round-trip of its home, where its
-  users are (other work meets it anywhere); relaxing costs the milliseconds above the SLO;
+  users are (other work meets it anywhere); relaxing costs the milliseconds above the SLO (NaN when
+  the round trip is unknown: no latency pair);
 - carbon: the region's grid intensity now is within `carbon_slack_fraction` above the lowest among
   the hard-feasible regions; relaxing costs the g CO2e/kWh above that lowest;
 - cost: the job's GPU model costs within `cost_slack_fraction` above the cheapest hard-feasible
   region; relaxing costs the extra dollars over its requested runtime;
 - team-affinity: the job runs in its team's home region (its home); relaxing costs its requested
   GPU-hours, run away from the team.
+Those two costs are NaN (unknown) for a job without a finite runtime request (a service).
 An unknown (NaN) intensity or price fails its constraint unless no hard-feasible region knows one.
 
 The rule: with the active constraints in `relax_order` (c1, ..., cn), for k = 0..n the candidates are
@@ -166,7 +168,7 @@ class SoftConstraints:
     def _soft(self, job: RouteRequest, regions: RegionsView, hard: list[bool]):
         """Per constraint, per region: whether it holds there, and what relaxing it there costs."""
         n = len(regions)
-        gpu_h = job.gpus * job.requested_s / 3600.0
+        gpu_h = job.gpus * job.requested_s / 3600.0 if math.isfinite(job.requested_s) else math.nan
         no_data = job.data_region < 0 or job.data_gb <= 0
         latency = regions.latency_ms.tolist() if regions.latency_ms is not None else [0.0] * n
         bound = job.workload_class in LATENCY_BOUND
@@ -177,7 +179,8 @@ class SoftConstraints:
                "carbon": carbon, "cost": price,
                "team-affinity": [i == job.home for i in range(n)]}
         costs = {"data-locality": move_usd(job, regions),
-                 "latency": [max(ms - regions.slo_ms, 0.0) if bound else 0.0 for ms in latency],
+                 "latency": [(ms - regions.slo_ms if math.isfinite(ms) else math.nan)
+                             if bound and ms > regions.slo_ms else 0.0 for ms in latency],
                  "carbon": carbon_cost, "cost": [extra * gpu_h for extra in price_cost],
                  "team-affinity": [0.0 if i == job.home else gpu_h for i in range(n)]}
         return met, costs

@@ -36,14 +36,17 @@ def relaxation_kpis(result: SimulationResult) -> dict[str, float]:
 
 def by_constraint(result: SimulationResult) -> pd.DataFrame:
     """One row per soft constraint (all five, in SOFT_CONSTRAINTS order): constraint, jobs (relaxed for
-    it), share (of the run's jobs), cost (summed), cost_unit, mean_cost (per job relaxed)."""
+    it), share (of the run's jobs), cost (summed over the known costs), cost_unit, mean_cost (per job
+    relaxed with a known cost), unknown (relaxations whose cost is unknown: a latency without a pair, a
+    service without a runtime request)."""
     table = result.relaxations if result.relaxations is not None else _empty()
     rows = []
     for constraint in SOFT_CONSTRAINTS:
         mine = table[table["constraint"] == constraint]
-        jobs, cost = int(mine["row"].nunique()), float(mine["cost"].sum())
+        jobs, cost, known = int(mine["row"].nunique()), float(mine["cost"].sum()), int(mine["cost"].notna().sum())
         rows.append({"constraint": constraint, "jobs": jobs, "share": jobs / max(len(result.jobs), 1),
-                     "cost": cost, "cost_unit": COST_UNITS[constraint], "mean_cost": cost / jobs if jobs else 0.0})
+                     "cost": cost, "cost_unit": COST_UNITS[constraint], "mean_cost": cost / known if known else 0.0,
+                     "unknown": len(mine) - known})
     return pd.DataFrame(rows)
 
 
