@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from sim_helpers import fleet, job
 
 from engine.analysis.runs.catalogue import keys
+from engine.analysis.runs.job_story import StoryContext, job_story
 from engine.analysis.runs.relaxation import by_constraint, by_team
 from engine.analysis.runs.sim_metrics import kpis
 from engine.cli.common import tables
@@ -240,3 +241,23 @@ def test_a_study_over_the_weights_measures_the_relaxations(sample_db):
         assert trial.measured.error is None
         assert trial.measured.values["jobs_relaxed"] > 0 and trial.measured.kpis["relaxations"] >= \
             trial.measured.kpis["jobs_relaxed"]
+
+
+def test_a_job_waiting_after_a_relaxation_waits_for_its_queue_not_for_the_relaxation():
+    # r and b are both full (j0 in r to 100, j3 in b to 200). j1 (8 GPUs, r, at 5) is first in line; j2 (2 GPUs,
+    # home r, its data in b, at 10): only home is hard-feasible (b has no room), so data locality and team
+    # affinity conflict; relaxing in order leaves r, where it waits behind j1 with data-locality relaxed.
+    # Under FCFS without backfilling j1 starts at 100 and j2 at 200 (after j1's 100 s): j2 waits 90 s behind j1,
+    # then 100 s first in line for capacity; the relaxation logged at 10 is not a reason to wait.
+    rows = [job(0, 0, 100, 8), job(3, 0, 200, 8, region="b", team="u"), job(1, 5, 100, 8),
+            {**job(2, 10, 30, 2), "data_location": "b", "data_size_gb": 50.0}]
+    scenario = Scenario.from_dict({"name": "t", "policies": {"routing": {"key": "soft-constraints"}}})
+    result = run_scenario(scenario, pd.DataFrame(rows), _two_regions())
+    assert result.jobs["job_id"].tolist() == ["j0", "j3", "j1", "j2"]
+    assert result.jobs["region"].tolist() == ["r", "b", "r", "r"]
+    assert result.jobs["start_s"].tolist() == [0.0, 0.0, 100.0, 200.0]
+    assert result.jobs["relaxed"].tolist() == ["", "", "", "data-locality"]
+    story = job_story(result, 3, StoryContext.of(scenario))
+    assert "relaxed-data-locality" in story.timeline["event"].tolist()
+    assert story.reasons[["reason", "seconds"]].values.tolist() == [["blocked-by-capacity", 100.0],
+                                                                   ["waiting-in-queue", 90.0]]

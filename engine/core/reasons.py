@@ -20,6 +20,7 @@ BACKFILLED, FAILED, DEFERRED, PREEMPTED, DEGRADED, TRANSFERRING, RECLAIMED = ran
 SOFT_CONSTRAINTS = ("data-locality", "latency", "carbon", "cost", "team-affinity")
 DECISIONS += tuple(f"relaxed-{name}" for name in SOFT_CONSTRAINTS)
 RELAXED = {name: DECISIONS.index(f"relaxed-{name}") for name in SOFT_CONSTRAINTS}
+RELAXED_DECISIONS = frozenset(f"relaxed-{name}" for name in SOFT_CONSTRAINTS)  # where it runs, not why it waits
 
 EXPLAINED = {
     "started": "it started as soon as it was submitted",
