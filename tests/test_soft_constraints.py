@@ -117,6 +117,11 @@ def test_hard_constraints(overrides, job_overrides, expected):
 def test_parameters_are_validated():
     with pytest.raises(ValueError, match="relax_order must name each"):
         registry.make("routing", "soft-constraints", relax_order="carbon,cost")
+    with pytest.raises(ValueError, match="has no parameter"):   # a hard constraint has no weight to give it
+        registry.make("routing", "soft-constraints", w_residency=1.0)
+    with pytest.raises(ValueError, match="residency is a hard constraint and is never relaxed"):
+        registry.make("routing", "soft-constraints", relax_order="residency,carbon,cost,team-affinity,data-locality,"
+                                                                "latency")
     with pytest.raises(ValueError, match="w_carbon must be a finite number >= 0"):
         registry.make("routing", "soft-constraints", w_carbon=-1.0)
     with pytest.raises(ValueError, match="reserve_fraction"):

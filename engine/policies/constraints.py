@@ -58,6 +58,7 @@ from engine.policies.routing import FAMILY, eligible, move_usd
 SOFT = SOFT_CONSTRAINTS
 COST_UNITS = {"data-locality": "USD of egress", "latency": "ms over the SLO", "carbon": "g CO2e/kWh over the lowest",
               "cost": "USD over the cheapest", "team-affinity": "GPU-hours away from the team"}
+HARD = frozenset(("residency", "gpu-type", "deadline", "guaranteed-capacity"))  # never relaxed, never weighted
 LATENCY_BOUND = frozenset(("inference", "development"))  # the classes with users waiting on answers
 DEFAULT_ORDER = "carbon,cost,team-affinity,data-locality,latency"
 _SLACK = 1e-9
@@ -110,6 +111,10 @@ class SoftConstraints:
                 raise ValueError(f"routing policy 'soft-constraints': {name} must be between 0 and 1, "
                                  f"got {getattr(self, name)!r}")
         order = self.order()
+        hard = sorted(set(order) & HARD)
+        if hard:
+            raise ValueError(f"routing policy 'soft-constraints': {', '.join(hard)} is a hard constraint and is "
+                             f"never relaxed; relax_order names the soft ones: {', '.join(SOFT)}")
         if sorted(order) != sorted(SOFT):
             raise ValueError(f"routing policy 'soft-constraints': relax_order must name each of {', '.join(SOFT)} "
                              f"once, got {self.relax_order!r}")
