@@ -57,8 +57,9 @@ class SimulationResult:
     None when the scenario has no quota policy.
     relaxations: one row per soft constraint the router relaxed for a job (engine.policies.constraints):
     row, job_id, team, home_region, time_s (when it was routed), region (where it was sent), constraint,
-    cost (what relaxing it cost, in cost_unit), cost_unit; the per-job table then also has `relaxed`, the
-    job's relaxed constraints joined by ';' ("" none). None when the routing policy relaxes nothing."""
+    cost (what relaxing it cost, in cost_unit), cost_unit (a job routed again because its region went down
+    has rows for each routing); the per-job table then also has `relaxed`, the job's relaxed constraints
+    joined by ';' ("" none). None when the routing policy relaxes nothing."""
 
     scenario: str
     jobs: pd.DataFrame
