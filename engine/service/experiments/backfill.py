@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from engine.service.experiments.backfill_predict import CORRECTORS, Predictor
 from engine.service.experiments.backfill_sim import Scheduler, simulate
@@ -45,6 +46,10 @@ PUBLISHED = {"CTC-SP2": {"easy": 49.57, "easy-sjbf": 30.04, "easy++": 26.53, "ea
                          "clairvoyant": 17.57}}
 PUBLISHED_JOBS = {"CTC-SP2": 77_199, "KTH-SP2": 28_481}
 TOLERANCE = 0.005    # relative: within 0.5 % of the published figure
+# The logs of the experiment, under the shared folder (engine.service.experiments.public_data)
+TRACES = {"CTC-SP2": "traces/swf/CTC-SP2-1996-3.1-cln.swf.gz", "KTH-SP2": "traces/swf/KTH-SP2-1996-2.2.swf.gz",
+          "SDSC-BLUE": "traces/swf/SDSC-BLUE-2000-4.2-cln.swf.gz"}
+RECORD_COLUMNS = ["log", "jobs", "processors", "scheduler", "mode", "ours", "published", "seconds"]
 EXIT_BAD_INPUT = 2
 
 
@@ -93,6 +98,30 @@ def run_table(trace: PyssTrace, names=tuple(SCHEDULERS), modes=MODES) -> list[di
 def within(ours: float, published: float | None) -> bool | None:
     """Whether `ours` is within TOLERANCE (relative) of `published`; None when nothing is published."""
     return None if published is None else abs(ours - published) <= TOLERANCE * published
+
+
+def record_table(shared: Path) -> pd.DataFrame:
+    """Every scheduler in both modes on every log of TRACES under `shared`, compared (see `compare`)."""
+    rows = []
+    for log, relative in TRACES.items():
+        trace = load_pyss_trace(Path(shared) / relative)
+        rows += [{"log": log, "jobs": len(trace), "processors": trace.processors, "scheduler": r["scheduler"],
+                  "mode": r["mode"], "ours": r["avg_bounded_slowdown"], "published": r["published"],
+                  "seconds": r["seconds"]} for r in run_table(trace)]
+    return compare(pd.DataFrame(rows, columns=RECORD_COLUMNS))
+
+
+def compare(rows: pd.DataFrame) -> pd.DataFrame:
+    """RECORD_COLUMNS plus difference (ours - published), relative difference, tolerance (0.5 % of the
+    published figure) and within. Only the pyss-compatible rows are held to the tolerance: textbook rows
+    and logs without a published figure carry NaN tolerance and NA within (shown for information)."""
+    out = rows[RECORD_COLUMNS].copy()
+    out["published"] = out["published"].astype("float64")
+    out["difference"] = out["ours"] - out["published"]
+    out["relative_difference"] = out["difference"] / out["published"]
+    out["tolerance"] = (TOLERANCE * out["published"]).where(out["mode"] == "pyss")
+    out["within"] = (out["difference"].abs() <= out["tolerance"]).astype("boolean").mask(out["tolerance"].isna())
+    return out.reset_index(drop=True)
 
 
 def add_parser(experiment_sub) -> None:
