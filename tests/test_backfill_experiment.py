@@ -183,6 +183,12 @@ def test_cli_prints_json_and_rejects_a_corrector_without_easy_plus_plus(tmp_path
     assert main(["experiment", "backfill", "--trace", str(path), "--scheduler", "easy++", "--corrector",
                  "tsafrir"]) == 0
     assert "easy++ (tsafrir)" in capsys.readouterr().out
+    ctc_named = tmp_path / "CTC-SP2-hand.swf"
+    ctc_named.write_bytes(_swf(EXPIRY, max_procs=2))
+    assert main(["experiment", "backfill", "--trace", str(ctc_named), "--scheduler", "all", "--corrector", "double",
+                 "--json"]) == 0
+    published = {r["scheduler"]: r["published"] for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert published == {**backfill.PUBLISHED["CTC-SP2"], "easy++": None}   # the paper's EASY++ used the request
 
 
 def test_within_is_relative_to_the_published_figure():

@@ -46,9 +46,11 @@ def backfill_section(record) -> None:
     st.metric("SC'15 backfilling · CTC-SP2 · figures within 0.5 %", f"{int(held['within'].sum())} of {len(held)}")
     st.markdown(f"**SC'15 backfilling, CTC-SP2: {int(held['within'].sum())} of {len(held)} published figures "
                 f"reproduced within 0.5 %** by the pyss-compatible mode (largest difference {worst:.3%}).")
-    st.dataframe(wide(rows), hide_index=True, key="fid_bf_table", column_config={
-        **{c: st.column_config.NumberColumn(format="%.2f") for c in ("pyss-compatible", "textbook", "published")},
-        "jobs": st.column_config.NumberColumn(format="%d"),
+    table = wide(rows)
+    cells = table.assign(jobs=table["jobs"].map("{:,}".format),
+                         published=table["published"].map(lambda v: "not held here" if pd.isna(v) else f"{v:.2f}"))
+    st.dataframe(cells, hide_index=True, key="fid_bf_table", height=36 * (len(cells) + 1), column_config={
+        **{c: st.column_config.NumberColumn(format="%.2f") for c in ("pyss-compatible", "textbook")},
         "pyss vs published": st.column_config.NumberColumn(format="%+.3f %%"),
         "within": st.column_config.CheckboxColumn("within 0.5 %")})
     with st.expander("Method and tolerance"):
@@ -100,7 +102,8 @@ def _live(log: str, row: dict, recorded: pd.DataFrame) -> None:
     same = recorded[(recorded["log"] == log) & (recorded["scheduler"] == row["scheduler"])
                     & (recorded["mode"] == row["mode"])]
     identical = len(same) == 1 and same["ours"].iloc[0] == ours
-    head = f"{log}, {backfill.LABELS[row['scheduler']]}, {MODES[row['mode']]}: average bounded slowdown {ours:.2f} just now"
+    head = (f"{log}, {backfill.LABELS[row['scheduler']]}, {MODES[row['mode']]}: average bounded slowdown {ours:.2f} "
+            "just now")
     tail = "; identical to the record." if identical else "; differs from the record."
     if published is None:
         st.info(head + " (no published figure for this log)" + tail)

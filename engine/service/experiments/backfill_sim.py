@@ -20,7 +20,8 @@ The modes differ only in when passes run:
   * a completion runs a pass (so simultaneous completions give several passes, and submissions at the
     same time are scheduled before those completions free their processors);
   * a submission runs a pass, except under `pass_on_submit_if_fits` (pyss's EASY scheduler) where it
-    runs one only if the new job fits now;
+    runs one only if the new job fits now (kept for fidelity: it changes none of the experiment's
+    figures on CTC-SP2);
   * a prediction expiry only extends the job's expected end, with no pass.
   A job whose expected end is now but whose completion is not yet handled counts as free.
 Times are whole seconds; results are deterministic.
@@ -75,7 +76,7 @@ class _Run:
         self.initial = [0] * n
         self.queue: list[int] = []              # waiting jobs in arrival order
         self.by_pred: list[tuple[int, int]] = []  # waiting jobs as (prediction, arrival), for SJBF
-        self.running: list[tuple[int, int, int]] = []  # (expected end, start number, job), sorted
+        self.running: list[tuple[int, int]] = []  # running jobs as (expected end, job), sorted
         self.expected_end = [0] * n
         self.busy = 0                            # processors of running jobs whose completion is unhandled
         self.starts = 0
@@ -118,7 +119,7 @@ class _Run:
     def _free_now(self, now: int) -> int:
         """Processors free now: jobs whose expected end is now count as free."""
         free = self.total - self.busy
-        for end, _, job in self.running:
+        for end, job in self.running:
             if end > now:
                 break
             free += self.procs[job]
@@ -170,7 +171,7 @@ class _Run:
         while k < n:
             end = running[k][0]
             while k < n and running[k][0] == end:
-                free += procs[running[k][2]]
+                free += procs[running[k][1]]
                 k += 1
             if free >= need:
                 return end, free - need
@@ -188,8 +189,7 @@ class _Run:
     def _add_running(self, job: int) -> None:
         end = self.start[job] + self.pred[job]
         self.expected_end[job] = end
-        insort(self.running, (end, job, job))
+        insort(self.running, (end, job))
 
     def _drop_running(self, job: int) -> None:
-        entry = (self.expected_end[job], job, job)
-        self.running.pop(bisect_left(self.running, entry))
+        self.running.pop(bisect_left(self.running, (self.expected_end[job], job)))
