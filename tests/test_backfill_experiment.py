@@ -134,13 +134,13 @@ def test_hand_worked_prediction_expiry_with_each_corrector(corrector, mode):
 
 def test_predictors_and_correctors():
     tsafrir = Predictor("tsafrir").fresh()
-    assert tsafrir.predict(0, 50, 1000, user=1) == 1000        # no history: the request
+    assert tsafrir.predict(50, 1000, user=1) == 1000        # no history: the request
     tsafrir.observe(1, 30)
-    assert tsafrir.predict(0, 50, 1000, user=1) == 1000        # one run is not enough
+    assert tsafrir.predict(50, 1000, user=1) == 1000        # one run is not enough
     tsafrir.observe(1, 41)
-    assert tsafrir.predict(0, 50, 1000, user=1) == 35          # (30 + 41) // 2
-    assert tsafrir.predict(0, 50, 20, user=1) == 20            # at most the request
-    assert Predictor("double").predict(0, 50, 70, 1) == 140 and Predictor("clairvoyant").predict(0, 50, 70, 1) == 50
+    assert tsafrir.predict(50, 1000, user=1) == 35          # (30 + 41) // 2
+    assert tsafrir.predict(50, 20, user=1) == 20            # at most the request
+    assert Predictor("double").predict(50, 70, 1) == 140 and Predictor("clairvoyant").predict(50, 70, 1) == 50
     assert [CORRECTORS["tsafrir"](0, 100, 100_000, n) for n in (1, 2, 3)] == [160, 400, 1000]
     assert CORRECTORS["tsafrir"](0, 100, 350, 2) == 350 and CORRECTORS["tsafrir"](0, 100, 10**7, 12) == 10**7
     assert CORRECTORS["double"](300, 100, 50, 2) == 600 and CORRECTORS["request"](300, 100, 5000, 1) == 5000

@@ -38,7 +38,8 @@ class Predictor:
     def fresh(self) -> Predictor:
         return Predictor(self.name)
 
-    def predict(self, job: int, run: int, requested: int, user: int) -> int:
+    def predict(self, run: int, requested: int, user: int) -> int:
+        """The prediction for a job submitted now (`run`: its actual run time, for the clairvoyant)."""
         if self.name == "request":
             return requested
         if self.name == "double":
