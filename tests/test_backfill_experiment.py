@@ -191,6 +191,21 @@ def test_cli_prints_json_and_rejects_a_corrector_without_easy_plus_plus(tmp_path
     assert published == {**backfill.PUBLISHED["CTC-SP2"], "easy++": None}   # the paper's EASY++ used the request
 
 
+def test_a_log_without_a_machine_size_or_with_a_bad_line_is_rejected_with_the_reason(tmp_path, capsys):
+    nodes_only = tmp_path / "nodes.swf"
+    nodes_only.write_bytes(b"; MaxNodes: 4\n" + _swf(ORDER).split(b"\n", 1)[1])
+    assert parse_pyss_trace(nodes_only.read_bytes(), "nodes.swf").processors == 4   # MaxProcs falls back to MaxNodes
+    headless = tmp_path / "headless.swf"
+    headless.write_bytes(_swf(ORDER).split(b"\n", 1)[1])
+    assert main(["experiment", "backfill", "--trace", str(headless), "--scheduler", "easy"]) == 2
+    assert "no '; MaxProcs:' header" in capsys.readouterr().err
+    broken = tmp_path / "broken.swf"
+    broken.write_bytes(_swf(ORDER) + b"\n6 7 0 x 1 -1 -1 1 5 -1 1 1 1 -1 1 -1 -1 -1")
+    assert main(["experiment", "backfill", "--trace", str(broken), "--scheduler", "easy"]) == 2
+    err = capsys.readouterr().err
+    assert "broken.swf:7: field 4 is not a number: 'x'" in err and "the trace cannot be read (1 problem)" in err
+
+
 def test_within_is_relative_to_the_published_figure():
     assert backfill.within(49.57 * 1.0049, 49.57) and not backfill.within(49.57 * 1.0051, 49.57)
     assert backfill.within(3.0, None) is None

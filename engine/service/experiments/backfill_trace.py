@@ -10,8 +10,9 @@ on Parallel Workloads Archive logs after this filter, applied in this order to t
 6. keep submit time (field 2) >= 0.
 The simulator then reads, per kept job, the requested processors (field 8), the run time and the
 requested time as whole seconds (truncated; at least 1 s) and the user (field 12); the machine is one
-pool of `; MaxProcs:` processors. Jobs keep the log's line order, which is the order submissions
-with the same time are handled in. On CTC-SP2 this keeps 77,199 jobs, on KTH-SP2 28,481.
+pool of `; MaxProcs:` processors (`; MaxNodes:` where MaxProcs is absent). Jobs keep the log's line
+order, which is the order submissions with the same time are handled in. On CTC-SP2 this keeps 77,199
+jobs, on KTH-SP2 28,481.
 """
 from __future__ import annotations
 
