@@ -14,8 +14,9 @@ TURNED_AWAY = frozenset((REJECTED, NEVER, FORECAST, EXCEEDS))  # never queued: t
 
 # Decisions in the log: the reasons, then what else happens to a job.
 DECISIONS = REASONS + ("backfilled", "failed", "deferred", "preempted", "degraded", "transferring-data",
-                       "reclaimed-at-work-start")
-BACKFILLED, FAILED, DEFERRED, PREEMPTED, DEGRADED, TRANSFERRING, RECLAIMED = range(len(REASONS), len(REASONS) + 7)
+                       "reclaimed-at-work-start", "backfill-switched")
+BACKFILLED, FAILED, DEFERRED, PREEMPTED, DEGRADED, TRANSFERRING, RECLAIMED, SWITCHED = range(len(REASONS),
+                                                                                           len(REASONS) + 8)
 
 EXPLAINED = {
     "started": "it started as soon as it was submitted",
@@ -39,6 +40,8 @@ EXPLAINED = {
     "transferring-data": "its input data was being moved to the region it was sent to",
     "reclaimed-at-work-start": "it was evicted because the quota it borrowed went back to its holder as the "
                                "holder's working day began",
+    "backfill-switched": "adaptive backfilling changed its strategy at this job's pass (the replay of the "
+                         "last period scored another strategy better)",
 }
 SHORT = {
     "started": "could start now", "waiting-in-queue": "behind other jobs", "blocked-by-capacity": "no room yet",

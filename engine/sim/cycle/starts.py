@@ -61,8 +61,12 @@ class Starts:
             nodes = [first]
         self.alloc_gpus[j] = units / 1000.0
         self.nodes_of[j] = nodes
-        self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, fleet.pool_of_node[first],
-                                         now + self.overrun[j])
+        if self.history is None:
+            self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, fleet.pool_of_node[first],
+                                             now + self.overrun[j])
+        else:  # EASY++: expected at its prediction, then as its policy's corrector says (from its request)
+            self.slot[j] = fleet.occupy_slot(now + self.history.expected(j, self.requested[j]), units,
+                                             fleet.pool_of_node[first], now + self.requested[j], now)
         if self.start[j] != self.start[j]:
             self.start[j] = now
         region = self.region_name[j]
