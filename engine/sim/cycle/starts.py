@@ -38,7 +38,7 @@ class Starts:
         if released is not None and not (released and self._room_on(j, fleet, np.array(released))):
             return False
         if width > 1:
-            nodes = self._gang_nodes(j, fleet)
+            nodes = self._gang_nodes(j, fleet, now)
             if nodes is None:
                 fleet.remember_no_room(shape)
                 return False
@@ -79,10 +79,25 @@ class Starts:
                          j + self.n_jobs * self.generation[j])
         return True
 
-    def _gang_nodes(self, j: int, fleet: RegionFleet) -> np.ndarray | None:
+    def _gang_nodes(self, j: int, fleet: RegionFleet, now: float) -> np.ndarray | None:
         free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
                                       self.spot_ok[j])
-        return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng) if len(free) >= self.width[j] else None
+        if len(free) < self.width[j]:
+            return None
+        if getattr(self.gang, "sees_time", False):  # a strip-packing policy: when each node frees, when the gang would end
+            return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng,
+                                          free_at=self._node_free_at(fleet, now), end_s=now + self.requested[j])
+        return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng)
+
+    def _node_free_at(self, fleet: RegionFleet, now: float) -> np.ndarray:
+        """Per node of `fleet`, when its running jobs are expected to have ended (now for an idle node)."""
+        at = np.full(len(fleet.name_list), now)
+        ends, region_of, slot, nodes_of = fleet.slot_end, self.region_of, self.slot, self.nodes_of
+        for j in self.pods:
+            if region_of[j] is fleet:
+                held = nodes_of[j]
+                at[held] = np.maximum(at[held], ends[slot[j]])
+        return at
 
     def _within_quota(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> np.ndarray:
         """The gang policy's `nodes` for job j, or, when their GPUs would take its quota holder past
