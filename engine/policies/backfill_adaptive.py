@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from engine.core.bounds import TEN_YEARS_S
 from engine.policies.backfill import FAMILY
 from engine.policies.registry import make, register
 
@@ -36,7 +37,8 @@ class AdaptiveBackfill:
     module docstring for the replay's definition and cost."""
 
     switches_strategy: ClassVar[bool] = True
-    period_s: float = field(default=86_400.0, metadata={"help": "time between strategy decisions"})
+    period_s: float = field(default=86_400.0, metadata={"unit": "s", "min": 600.0, "max": TEN_YEARS_S,
+                                                        "help": "time between strategy decisions (at least 10 min)"})
     kpi: str = field(default="mean-wait", metadata={"help": "what the replay minimises: " + ", ".join(KPIS)})
     strategies: str = field(default="easy,easy-sjbf,selective,conservative",
                             metadata={"help": "backfill policies to choose from, comma-separated"})
@@ -44,11 +46,10 @@ class AdaptiveBackfill:
     def __post_init__(self) -> None:
         if self.kpi not in KPIS:
             raise ValueError(f"kpi must be one of {', '.join(KPIS)}, got {self.kpi!r}")
-        if not self.period_s > 0:
-            raise ValueError(f"period_s must be > 0, got {self.period_s}")
         keys = self.keys()
-        if not keys or "adaptive" in keys:
-            raise ValueError(f"strategies must name other backfill policies, got {self.strategies!r}")
+        if not keys or "adaptive" in keys or "easy++" in keys:
+            raise ValueError(f"strategies must name other backfill policies than adaptive and easy++ (its "
+                             f"predictions are made by the run), got {self.strategies!r}")
         self.policies()  # unknown keys fail here, when the scenario is read
 
     def keys(self) -> list[str]:
