@@ -15,7 +15,7 @@ ratio to the pass without backfilling measured in the same run (the floor). EASY
 jobs with 100 users named (its prediction needs them; the 64 jobs that just ended are its history).
 Lookahead decides once per pass (its dynamic programme over the first 50 candidates, timed on its own
 too); adaptive passes at the strategy in force (the first, EASY, between decisions), and each daily
-decision replays the last day's jobs (here all 12,064) under each of its strategies: its cost per
+decision replays the last day's jobs (here all 12,000) under each of its strategies: its cost per
 decision is timed separately (`--decisions`: that alone), with DECIDED as the strategies. These are CPU times of the process (time.process_time), so that a
 shared machine's waits for a core do not count.
 
