@@ -9,8 +9,10 @@ main variants (HEADROOM) at EASY's service level (engine.service.headroom: the l
 the variant still meets EASY's p95 wait in every workload class, one seed): each variant costs two searches of about ten
 simulations, so it runs on the first `--days` days. `--gangs` compares instead the gang placements on
 the whole sample (EASY backfilling): any free nodes (lowest-index, topology) against adjacent ones (contiguous first fit,
-best fit, strip packing), with the gang jobs' mean and p95 wait; the extra wait of contiguous
-placement is the fragmentation it causes (free nodes that are not adjacent cannot hold a gang).
+best fit, strip packing), with the gang jobs' mean and p95 wait and how scattered the idle nodes
+are (`scattered_idle`: the share of idle nodes outside the longest run of adjacent idle ones);
+the extra wait of contiguous placement is the fragmentation it causes (free nodes that are not
+adjacent cannot hold a gang).
 Prints Markdown tables for benchmarks/RESULTS.md.
 
     .venv/bin/python benchmarks/bench_backfill_variants.py [--days 7] [--headroom] [--gangs] [--workers 1]
@@ -110,7 +112,7 @@ def gang_table(tables) -> None:
     jobs, fleet, world, _ = tables
     base = Scenario.load(BASE)
     print("| gang placement | gang jobs | gang mean wait (h) | gang p95 wait (h) | all jobs mean wait (h) | "
-          "utilisation % | run (s) |\n|---|---:|---:|---:|---:|---:|---:|")
+          "utilisation % | idle nodes not in the longest idle run % | run (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|")
     for gang in GANGS:
         scenario = variant(base, "gang", gang, {}, gang)
         started = time.perf_counter()
@@ -122,7 +124,35 @@ def gang_table(tables) -> None:
         wait_h = frame["wait_s"].to_numpy(np.float64) / 3600.0
         print(f"| {gang} | {int(gang_rows.sum())} | {wait_h[gang_rows].mean():.2f} | "
               f"{np.percentile(wait_h[gang_rows], 95):.2f} | {np.nanmean(wait_h[frame['started'].to_numpy(bool)]):.2f} | "
-              f"{kpis(result)['utilization'] * 100:.2f} | {seconds:.1f} |", flush=True)
+              f"{kpis(result)['utilization'] * 100:.2f} | {100 * scattered_idle(result, fleet):.1f} | {seconds:.1f} |",
+              flush=True)
+
+
+def scattered_idle(result, fleet, step_s: float = 3600.0) -> float:
+    """How scattered the idle nodes are: sampled every `step_s` in each region, the share of the
+    entirely idle nodes (no job on them) outside the longest run of adjacent idle nodes (the node
+    order of engine.policies.gang_contiguous: rack, then the fleet table's order), averaged over the
+    samples with at least two idle nodes. 0: the idle nodes are one block, a gang of all of them fits."""
+    samples = int(float(result.window_s) // step_s) + 1
+    line = fleet.assign(order=np.arange(len(fleet))).sort_values(["region", "rack", "order"], kind="stable")
+    position = {name: k for k, name in enumerate(line["node"])}
+    busy = np.zeros((len(line), samples), bool)
+    segments = result.segments
+    for nodes, start, end in zip(segments["nodes"], segments["start_s"], segments["end_s"]):
+        first = int(np.ceil(start / step_s))
+        last = samples if not np.isfinite(end) else min(int(np.ceil(end / step_s)), samples)
+        for name in str(nodes).split(";"):
+            if name in position:
+                busy[position[name], first:last] = True
+    shares = []
+    for _, rows in line.groupby("region", sort=True).indices.items():
+        for t in range(samples):
+            idle = ~busy[rows, t]
+            count = int(idle.sum())
+            if count >= 2:
+                runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], idle.astype(np.int8), [0]]))))[::2]
+                shares.append(1.0 - runs.max() / count)
+    return float(np.mean(shares)) if shares else 0.0
 
 
 def main() -> None:
