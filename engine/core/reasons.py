@@ -21,6 +21,9 @@ SOFT_CONSTRAINTS = ("data-locality", "latency", "carbon", "cost", "team-affinity
 DECISIONS += tuple(f"relaxed-{name}" for name in SOFT_CONSTRAINTS)
 RELAXED = {name: DECISIONS.index(f"relaxed-{name}") for name in SOFT_CONSTRAINTS}
 RELAXED_DECISIONS = frozenset(f"relaxed-{name}" for name in SOFT_CONSTRAINTS)  # where it runs, not why it waits
+# Adaptive backfilling changed its strategy (engine.policies.backfill_adaptive).
+DECISIONS += ("backfill-switched",)
+SWITCHED = DECISIONS.index("backfill-switched")
 
 EXPLAINED = {
     "started": "it started as soon as it was submitted",
@@ -49,6 +52,8 @@ EXPLAINED = {
     "relaxed-carbon": "no low-carbon region could take it, so it runs on a dirtier grid",
     "relaxed-cost": "no low-priced region could take it, so it runs where its GPUs cost more",
     "relaxed-team-affinity": "its team's region could not take it, so it runs in another region",
+    "backfill-switched": "adaptive backfilling changed its strategy at this job's pass (the replay of the "
+                         "last period scored another strategy better)",
 }
 SHORT = {
     "started": "could start now", "waiting-in-queue": "behind other jobs", "blocked-by-capacity": "no room yet",
