@@ -3,8 +3,9 @@
 RLScheduler: the 100 published runs on Lublin-1 (5 orders x {none, compat} x 10 sequences);
 FGD: 6 policies x 10 seeds (42-51) on openb_pod_list_default, seeds run by `--workers` processes;
 the evolved queue order's three anchors (Lublin-1 with backfilling, HPC2N without and with: 200
-trials on 10 training sequences each). The Fidelity page shows this record, because FGD's 60 runs
-and the searches take minutes.
+trials on 10 training sequences each); the SC'15 backfilling experiment (5 EASY variants x {pyss,
+textbook} on CTC-SP2, KTH-SP2 and SDSC-BLUE). The Fidelity page shows this record, because FGD's 60
+runs and the searches take minutes.
 
     .venv/bin/python benchmarks/fidelity_record.py [--shared ../shared] [--workers 2] [--out FILE] [--allow-dirty]
 
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.service.experiments import fgd, fidelity, rlscheduler  # noqa: E402
+from engine.service.experiments import backfill, fgd, fidelity, rlscheduler  # noqa: E402
 from engine.service.experiments.public_data import DEFAULT_SHARED  # noqa: E402
 
 
@@ -67,8 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-dirty", action="store_true", help="record with uncommitted changes (a trial)")
     args = parser.parse_args(argv)
     inputs = fidelity.Inputs.under(args.shared)
-    if inputs.missing():
-        print("missing: " + ", ".join(map(str, inputs.missing())), file=sys.stderr)
+    missing = inputs.missing() + [p for p in (args.shared / r for r in backfill.TRACES.values()) if not p.is_file()]
+    if missing:
+        print("missing: " + ", ".join(map(str, missing)), file=sys.stderr)
         return 2
     status = _git("status", "--porcelain", "--untracked-files=no")
     if status and not args.allow_dirty:
@@ -86,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     t2 = time.perf_counter()
     evolved = fidelity.run_evolved(inputs)
     t3 = time.perf_counter()
+    backfill_rows = backfill.record_table(args.shared)
+    t4 = time.perf_counter()
 
     meta = {
         "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -93,17 +97,21 @@ def main(argv: list[str] | None = None) -> int:
         "commit": _git("rev-parse", "HEAD"),
         "dirty": bool(status) if status is not None else None,
         "inputs": {name: _relative(getattr(inputs, name), args.shared) for name in inputs.__dataclass_fields__},
+        "backfill_inputs": backfill.TRACES,
         "fgd_seeds": list(fgd.SEEDS),
         "fgd_inflation": fgd.INFLATION,
-        "seconds": {"rlscheduler": round(t1 - t0, 1), "fgd": round(t2 - t1, 1), "evolved": round(t3 - t2, 1)},
+        "seconds": {"rlscheduler": round(t1 - t0, 1), "fgd": round(t2 - t1, 1), "evolved": round(t3 - t2, 1),
+                    "backfill": round(t4 - t3, 1)},
     }
-    record = fidelity.Record(meta, rls_rows, fgd_rows, evolved)
+    record = fidelity.Record(meta, rls_rows, fgd_rows, evolved, backfill_rows)
     args.out.write_text(_dump(record.to_json()), encoding="utf-8")
     print(fidelity.summary(rls_rows, fgd_rows).to_string(index=False))
     print(f"RLScheduler {len(runs)} x {len(rlscheduler.START_INDICES)} sequences: {t1 - t0:.1f} s; "
           f"FGD {len(fgd.POLICIES)} policies x {len(fgd.SEEDS)} seeds, {args.workers} workers: {t2 - t1:.1f} s")
     print(evolved.drop(columns=["weights"]).to_string(index=False))
     print(f"evolved orders, {len(evolved)} anchors: {t3 - t2:.1f} s")
+    print(backfill_rows.drop(columns=["jobs", "processors"]).to_string(index=False))
+    print(f"SC'15 backfilling, {len(backfill_rows)} runs: {t4 - t3:.1f} s")
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes)")
     return 0
 

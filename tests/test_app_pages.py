@@ -286,10 +286,11 @@ def test_fidelity_page_without_traces_shows_the_record_and_where_to_put_them(app
     assert _metrics(app)["RLScheduler · Lublin-1 · runs within ±0.01"] == "100 of 100"
     notes = [shown(i) for i in app.info if "Live re-runs need the trace files" in shown(i)]
     traces = tmp_path / "nowhere" / "traces"
-    assert len(notes) == 3 and f"`{traces / 'swf' / 'lublin_256.swf'}`" in notes[0]
+    assert len(notes) == 4 and f"`{traces / 'swf' / 'lublin_256.swf'}`" in notes[0]
     assert f"`{traces / 'swf' / 'lublin_256.swf'}`" in notes[1]   # the evolved order's first anchor
     assert f"`{traces / 'alibaba-openb' / 'openb_pod_list_default.csv'}`" in notes[2]
-    assert all(b.key not in ("fid_rls_run", "fid_fgd_run", "fid_evolve_run") for b in app.button)
+    assert f"`{traces / 'swf' / 'CTC-SP2-1996-3.1-cln.swf.gz'}`" in notes[3]   # SC'15 backfilling
+    assert all(b.key not in ("fid_rls_run", "fid_fgd_run", "fid_evolve_run", "fid_bf_run") for b in app.button)
     evolved = [d.value for d in app.dataframe if "beats_rival" in d.value.columns]
     assert len(evolved) == 1 and evolved[0]["beats_rival"].all()
 

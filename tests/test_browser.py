@@ -89,6 +89,19 @@ def test_fidelity_shows_the_record_and_reruns_both_experiments(database, tmp_pat
         page.screenshot(path=str(ARTIFACTS / "fidelity.png"), full_page=True)
 
 
+@shared("traces/swf/CTC-SP2-1996-3.1-cln.swf.gz")
+def test_fidelity_shows_the_sc15_backfilling_table_and_reruns_one_scheduler(database, tmp_path):
+    with _opened(database, tmp_path, "/fidelity", 12000, 3) as page:
+        assert _metrics(page)["SC'15 backfilling · CTC-SP2 · figures within 0.5 %"] == "5 of 5"
+        page.get_by_role("button", name="Run again", exact=True).nth(2).click()   # RLScheduler, FGD, then ours
+        page.get_by_text("CTC-SP2, EASY (user estimates), pyss-compatible: average bounded slowdown 49.57 just "
+                         "now").wait_for(timeout=60_000)
+        _settle(page)
+        _assert_clean(page)
+        assert "published 49.57: within 0.5 %; identical to the record." in page.inner_text("body")
+        page.screenshot(path=str(ARTIFACTS / "fidelity-backfill.png"), full_page=True)
+
+
 def test_timezones_page_draws_bands_handoff_and_holidays(database, tmp_path):
     with _opened(database, tmp_path, "/timezones", 4200, 5) as page:
         assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"

@@ -100,7 +100,8 @@ def test_predictors_page_scores_the_models_and_estimates_the_queue(database, tmp
         page.screenshot(path=str(ARTIFACTS / "predictors.png"), full_page=True)
         page.get_by_role("button", name="in the job view").click()   # a queued job, at the queue's instant
         page.wait_for_url("**/job", timeout=60_000)
-        page.get_by_role("button", name="Predict its start").click()
+        # the job view simulates the job's window before it offers the prediction
+        page.get_by_role("button", name="Predict its start").click(timeout=180_000)
         page.get_by_text("of its run left").wait_for(timeout=180_000)
         _settle(page, timeout_ms=180_000)
         _assert_clean(page)

@@ -120,7 +120,31 @@ def test_the_record_round_trips_through_json(record):
     pd.testing.assert_frame_equal(again.rlscheduler, record.rlscheduler)
     pd.testing.assert_frame_equal(again.fgd, record.fgd)
     pd.testing.assert_frame_equal(again.evolved, record.evolved)
+    pd.testing.assert_frame_equal(again.backfill, record.backfill)
     assert again.meta == record.meta
+
+
+def test_the_record_holds_the_sc15_backfilling_table(record):
+    rows = record.backfill
+    assert len(rows) == 30 and list(rows["log"].unique()) == ["CTC-SP2", "KTH-SP2", "SDSC-BLUE"]
+    held = rows[rows["within"].notna()]
+    assert set(held["log"]) == {"CTC-SP2"} and set(held["mode"]) == {"pyss"} and len(held) == 5 and held["within"].all()
+    assert (held["relative_difference"].abs() < 0.005).all()
+    assert rows.groupby("log")["jobs"].first().to_dict()["KTH-SP2"] == 28_481
+    assert rows[rows["log"] != "CTC-SP2"]["published"].isna().all()
+    assert record.meta["backfill_inputs"]["CTC-SP2"] == "traces/swf/CTC-SP2-1996-3.1-cln.swf.gz"
+
+
+@shared("traces/swf/KTH-SP2-1996-2.2.swf.gz")
+def test_a_backfilling_run_recomputed_now_equals_the_record(record):
+    from engine.service.experiments import backfill
+    from engine.service.experiments.backfill_trace import load_pyss_trace
+
+    trace = load_pyss_trace(TRACES / "swf" / "KTH-SP2-1996-2.2.swf.gz")
+    recorded = record.backfill.set_index(["log", "scheduler", "mode"])["ours"]
+    for mode in backfill.MODES:
+        now = backfill.run_one(trace, "easy-sjbf", mode)["avg_bounded_slowdown"]
+        assert now == recorded["KTH-SP2", "easy-sjbf", mode]
 
 
 @shared(*FIDELITY_INPUTS)

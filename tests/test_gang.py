@@ -48,7 +48,8 @@ def test_gang_choices_by_hand(name):
 
 
 def test_family_is_registered_and_defaults_to_lowest_index():
-    assert registry.families()["gang"] == ["lowest-index", "topology"]
+    assert registry.families()["gang"] == ["contiguous-best-fit", "contiguous-first-fit", "contiguous-strip",
+                                          "lowest-index", "topology"]
     assert DEFAULTS["gang"] == "lowest-index"
     assert Scenario.from_dict({}).policies["gang"] == ("lowest-index", {})
     chosen = Scenario.from_dict({"policies": {"gang": {"key": "topology"}}}).build_policies()

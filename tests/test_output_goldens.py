@@ -1,7 +1,7 @@
 """The engine's outputs pinned as goldens (benchmarks/output_hashes.json, from benchmarks/hash_outputs.py):
 the per-job table, segments, timeline, decision log and KPIs of each case hash as before every
 refactor and speed-up. CI checks the cases that exercise each world process and compiled path; the
-slow test checks all 20 (`pytest -m slow`)."""
+slow test checks all 25 (`pytest -m slow`)."""
 from __future__ import annotations
 
 import importlib.util
@@ -18,9 +18,9 @@ spec.loader.exec_module(hash_outputs)
 GOLDEN = json.loads((BENCHMARKS / "output_hashes.json").read_text(encoding="utf-8"))
 
 # fifo: the plain loop; conservative-topology: the compiled profile; region-outage and burst-to-cloud: the
-# outage and burst processes; follow-the-sun: the router
+# outage and burst processes; follow-the-sun: the router; soft-constraints: the router's relaxations
 CI_CASES = [("sample", name) for name in ("fifo", "conservative-topology", "region-outage", "burst-to-cloud",
-                                          "follow-the-sun")]
+                                          "follow-the-sun", "soft-constraints")]
 
 
 @pytest.mark.parametrize("case", CI_CASES, ids="/".join)

@@ -249,7 +249,7 @@ def _route_requests(n_regions, seed=19):
 
 def test_the_routing_family_is_registered():
     assert registry.families()["routing"] == ["cheapest", "data-local", "follow-the-sun", "home-only",
-                                              "latency-aware", "lowest-carbon", "overflow", "weighted"]
+                                              "latency-aware", "lowest-carbon", "overflow", "soft-constraints", "weighted"]
 
 
 @pytest.mark.parametrize("family,key", _of("routing"))
@@ -275,6 +275,21 @@ def test_routing_copes_with_every_region_disallowed(family, key):
         scores = policy.scores(request, view, 0.0)
         assert scores.shape == (4,)
         assert (np.delete(scores, request.home) == -np.inf).all(), "only home may keep a score"
+
+
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in _of("routing")
+                                        if registry.policy_class(f, k).traits.relaxes])
+def test_a_relaxing_router_decides_what_it_scores_and_names_each_regions_relaxed_constraints(family, key):
+    policy = registry.make(family, key)
+    for seed in range(3):
+        view = _regions(5, seed)
+        for request in _route_requests(5, seed):
+            routed = policy.decide(request, view, request.submit_s)
+            assert np.array_equal(routed.scores, policy.scores(request, view, request.submit_s))
+            assert len(routed.relaxed) == 5
+            assert routed.region == -1 or routed.scores[routed.region] == routed.scores.max() > -np.inf
+            assert all(isinstance(name, str) and isinstance(cost, float) for region in routed.relaxed
+                       for name, cost in region)
 
 
 def _timing_view(seed=23, n=673, latest=np.inf):

@@ -63,9 +63,14 @@ def _kpi_table(at):
 
 @pytest.fixture
 def app(tmp_path, monkeypatch):
+    return whatif_app(tmp_path, monkeypatch, QUEUE)
+
+
+def whatif_app(tmp_path, monkeypatch, batch: ImportBatch) -> AppTest:
+    """The What-if page on a database holding `batch` as dataset "queue", fifo the baseline, one headroom seed."""
     db = tmp_path / "meridian.duckdb"
     store = Store.open(db)
-    store.add_import("queue", QUEUE, "queue.csv", "sha-queue")
+    store.add_import("queue", batch, "queue.csv", "sha-queue")
     store.close()
     monkeypatch.setattr(sys, "argv", ["app.py", "--db", str(db)])
     at = AppTest.from_file(APP, default_timeout=120)

@@ -11,6 +11,7 @@ from dashboard.data import predict as data_predict
 from dashboard.forms.job import open_button
 from dashboard.forms.runtimes import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
 from dashboard.forms.scenario import scenario_form
+from dashboard.sections.relaxations import relaxations_section
 from engine.analysis.runs import catalogue
 from engine.analysis.runs.sim_series import (
     fleet_series,
@@ -315,6 +316,7 @@ if stored and stored[0] == dataset:
     _kpis(runs)
     _world(dataset, runs, *st.session_state["wi_chosen"])
     _groups(runs)
+    relaxations_section(_labels(runs), [r.result for r in runs])
     _charts(runs)
     _lookup(runs, *st.session_state["wi_chosen"])
     with headline:

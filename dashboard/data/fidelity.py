@@ -68,3 +68,17 @@ def evolve_rerun(trace: Path, backfill: str, trials: int) -> dict:
     """The evolved order's search re-run now on `trace` (`meridian experiment evolve --json`'s document),
     cached per trace content, backfill mode and trial count."""
     return _evolve_rerun(str(trace), trace.stat().st_mtime_ns, backfill, int(trials))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _backfill_rerun(trace: str, mtime_ns: int, scheduler: str, mode: str) -> dict:
+    from engine.service.experiments.backfill import run_one
+    from engine.service.experiments.backfill_trace import load_pyss_trace
+
+    return run_one(load_pyss_trace(trace), scheduler, mode)
+
+
+def backfill_rerun(trace: Path, scheduler: str, mode: str) -> dict:
+    """One scheduler of the SC'15 backfilling experiment re-run now on `trace` (backfill.run_one's row),
+    cached per trace content, scheduler and mode."""
+    return _backfill_rerun(str(trace), trace.stat().st_mtime_ns, scheduler, mode)

@@ -205,13 +205,14 @@ def cmd_dashboard(args) -> int:
 
 def _add_experiment_parsers(sub) -> None:
     """`meridian experiment NAME`: reproductions of published results (see engine.service.experiments)."""
-    from engine.service.experiments import fgd, rlscheduler, rlscheduler_evolve
+    from engine.service.experiments import backfill, fgd, rlscheduler, rlscheduler_evolve
 
     p = sub.add_parser("experiment", help="re-run a published scheduling experiment (the fidelity report)")
     experiments = p.add_subparsers(dest="experiment", required=True)
     rlscheduler.add_parser(experiments)
     fgd.add_parser(experiments)
     rlscheduler_evolve.add_parser(experiments)
+    backfill.add_parser(experiments)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,6 +16,14 @@ TURNED_AWAY = frozenset((REJECTED, NEVER, FORECAST, EXCEEDS))  # never queued: t
 DECISIONS = REASONS + ("backfilled", "failed", "deferred", "preempted", "degraded", "transferring-data",
                        "reclaimed-at-work-start")
 BACKFILLED, FAILED, DEFERRED, PREEMPTED, DEGRADED, TRANSFERRING, RECLAIMED = range(len(REASONS), len(REASONS) + 7)
+# A soft constraint the router relaxed for the job (engine.policies.constraints), one decision each.
+SOFT_CONSTRAINTS = ("data-locality", "latency", "carbon", "cost", "team-affinity")
+DECISIONS += tuple(f"relaxed-{name}" for name in SOFT_CONSTRAINTS)
+RELAXED = {name: DECISIONS.index(f"relaxed-{name}") for name in SOFT_CONSTRAINTS}
+RELAXED_DECISIONS = frozenset(f"relaxed-{name}" for name in SOFT_CONSTRAINTS)  # where it runs, not why it waits
+# Adaptive backfilling changed its strategy (engine.policies.backfill_adaptive).
+DECISIONS += ("backfill-switched",)
+SWITCHED = DECISIONS.index("backfill-switched")
 
 EXPLAINED = {
     "started": "it started as soon as it was submitted",
@@ -39,6 +47,13 @@ EXPLAINED = {
     "transferring-data": "its input data was being moved to the region it was sent to",
     "reclaimed-at-work-start": "it was evicted because the quota it borrowed went back to its holder as the "
                                "holder's working day began",
+    "relaxed-data-locality": "no region holding its input data could take it, so it was sent away from its data",
+    "relaxed-latency": "no region near its users could take it, so it runs beyond their latency SLO",
+    "relaxed-carbon": "no low-carbon region could take it, so it runs on a dirtier grid",
+    "relaxed-cost": "no low-priced region could take it, so it runs where its GPUs cost more",
+    "relaxed-team-affinity": "its team's region could not take it, so it runs in another region",
+    "backfill-switched": "adaptive backfilling changed its strategy at this job's pass (the replay of the "
+                         "last period scored another strategy better)",
 }
 SHORT = {
     "started": "could start now", "waiting-in-queue": "behind other jobs", "blocked-by-capacity": "no room yet",

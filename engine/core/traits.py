@@ -15,6 +15,9 @@ are always safe: an order's keys may change with time, a policy does something.
   gang_waiting)` (engine.policies.placement_batch), and the simulator asks it once per pass.
 - `inert`: the policy changes nothing, so the simulator skips its family: no backfilling, every job
   admitted as asked, every job stays home, no delays, no quota gate, no preemption.
+- `relaxes` (routing): it has soft constraints it may relax, and a method `decide(job, regions, now_s)`
+  returning its scores with, per region, the constraints that region fails and their costs
+  (engine.policies.constraints.Routed), so the router records what it relaxed for each job.
 
 Settings are the few parameters the simulator reads from the policies of a family that have them,
 declared here with the value that stands for a policy without one (`setting`): an order's
@@ -31,7 +34,7 @@ FAMILY_TRAITS: dict[str, frozenset[str]] = {
     "placement": frozenset({"batch"}),
     "backfill": frozenset({"inert"}),
     "admission": frozenset({"inert"}),
-    "routing": frozenset({"inert"}),
+    "routing": frozenset({"inert", "relaxes"}),
     "timing": frozenset({"inert"}),
     "quota": frozenset({"inert"}),
     "preemption": frozenset({"inert"}),
@@ -47,6 +50,7 @@ class Traits:
     reads_members: bool = False
     batch: bool = False
     inert: bool = False
+    relaxes: bool = False
 
 
 DEFAULT_HALF_LIFE_S = 7 * 86_400.0

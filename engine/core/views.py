@@ -158,7 +158,8 @@ class RouteRequest:
     engine.core.vocabulary.WORKLOAD_CLASSES; flexible: True for work that may run anywhere its data may go
     (training, batch, HPO), False for work tied to its home (inference, development);
     requested_s: the runtime asked for, seconds; submit_s: seconds from time 0; data_region: index
-    of the region holding its input data (-1: unknown or none); data_gb: the data's size, GB.
+    of the region holding its input data (-1: unknown or none); data_gb: the data's size, GB;
+    deadline_s: when it must end, seconds from time 0 (+inf: no deadline).
     """
 
     index: int
@@ -170,6 +171,7 @@ class RouteRequest:
     submit_s: float
     data_region: int = -1
     data_gb: float = 0.0
+    deadline_s: float = float("inf")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,9 @@ and the window `allows` it. Every window class has:
   fits, refused, start, stop) -> int`: that walk from candidate `start` up to the first whose units
   are free now (`fits`) and that it allows, skipping the others (marking in `refused` those it
   refused), in one call (the simulator then tries to place that one).
+A window may also have `plan(now_s, waiting) -> (window, order)`: shown the waiting jobs first, it
+returns the window to use and the candidates to try, in its order (engine.policies.backfill_order;
+EASY-SJBF, selective, list scheduling and lookahead, in the backfill_*.py modules).
 Windows are per-pass scratch objects built by `window()`: `after_start` / `after_skip` may update
 the window in place and return it (`ProfileWindow` does), so use only the returned window. The
 policy objects themselves are frozen and stateless.

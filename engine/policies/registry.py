@@ -22,11 +22,13 @@ from engine.core.traits import declare
 _REGISTRY: dict[str, dict[str, type]] = {}
 # Modules that register policies when imported; import order does not matter.
 _FAMILY_MODULES = (
-    "engine.policies.ordering", "engine.policies.placement", "engine.policies.backfill", "engine.policies.admission",
-    "engine.policies.gang", "engine.policies.routing", "engine.policies.timing", "engine.policies.priority",
+    "engine.policies.ordering", "engine.policies.placement", "engine.policies.backfill", "engine.policies.backfill_order",
+    "engine.policies.backfill_predicted", "engine.policies.backfill_selective", "engine.policies.backfill_list",
+    "engine.policies.backfill_lookahead", "engine.policies.backfill_adaptive", "engine.policies.admission",
+    "engine.policies.gang", "engine.policies.gang_contiguous", "engine.policies.routing", "engine.policies.timing", "engine.policies.priority",
     "engine.policies.fairness", "engine.policies.quota", "engine.policies.preemption",
     "engine.policies.failure_aware", "engine.policies.rl_order", "engine.policies.placement_search",
-    "engine.policies.placement_milp",
+    "engine.policies.placement_milp", "engine.policies.constraints",
 )
 
 

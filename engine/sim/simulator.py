@@ -64,6 +64,7 @@ from engine.policies.ordering import queue_order
 from engine.policies.registry import make
 from engine.scenario.sharing import SharingSetup
 from engine.sim.budget import CENSUS, budget, overrun
+from engine.sim.cycle.adaptive import Adaptive
 from engine.sim.cycle.arrivals import WEEK_S, Arrivals
 from engine.sim.cycle.backfill_pass import backfill
 from engine.sim.cycle.batch_plan import BatchPlan
@@ -71,6 +72,7 @@ from engine.sim.cycle.order_cache import OrderCache
 from engine.sim.cycle.patience import Patience
 from engine.sim.cycle.sharing import Sharing
 from engine.sim.cycle.starts import Starts
+from engine.sim.cycle.user_history import UserHistory
 from engine.sim.output.collector import collector_paused
 from engine.sim.output.decision_log import DecisionLog
 from engine.sim.output.result import SimulationResult
@@ -141,6 +143,9 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.timeline: list[tuple[float, str, float, int]] = []
         self.events = EventQueue(w.submit_s)
         self.backfills = not traits_of(policies.backfill).inert
+        # EASY++ (engine.policies.backfill_predicted): runtimes predicted from each user's finished jobs
+        self.history = UserHistory(w) if getattr(policies.backfill, "predicts", False) else None
+        self.adaptive = None  # set below when the backfill policy switches strategy (engine.sim.cycle.adaptive)
         self.admits_all = traits_of(policies.admission).inert  # admits every job as asked: not asked
         self.requests: dict[tuple, PodRequest] = {}
         # Python copies of the per-job figures the loop reads one at a time (cheaper than numpy scalars)
@@ -174,6 +179,8 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.queued_gpu_s = dict.fromkeys(names, 0.0)
         self.patience = Patience(self, w.patience_s)  # users who give up on jobs not started in time
         self.processes = table.attach(self, [self.patience])  # engine.sim.processes.table
+        if getattr(policies.backfill, "switches_strategy", False):
+            self.adaptive = Adaptive(self, policies.backfill, simulate)
 
     def region_facts(self) -> RegionFacts:
         """The regions' calendars, prices and carbon over the run's span (built once, when asked)."""
@@ -234,6 +241,8 @@ class _Run(Arrivals, Starts, DecisionLog):
     def _finish(self, j: int, now: float, failed: bool) -> None:
         self.release(j, now)
         self.end[j] = now
+        if self.history is not None:
+            self.history.finished(j, now - self.start[j])
         if failed:
             self.log(now, j, FAILED)
 

@@ -3,6 +3,7 @@ display format, in one place. `meridian compare --json`, the What-if and Teams &
 the tests read it; the README's KPI table documents the same keys (a test checks both ways).
 
 Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only runs that sample it),
+"relaxation" (engine.analysis.runs.relaxation, only runs whose routing relaxes soft constraints),
 "stranded" (engine.analysis.runs.stranded), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
 `kpis`), "world" (engine.analysis.runs.world_kpis.KPI_KEYS, for a priced fleet or on request) and
 "headroom" (engine.service.headroom, for compared candidates). `better` says which way is an
@@ -65,6 +66,16 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
     *_rows("fragmentation",
            ("frag_gpus_mean", "Fragmented GPUs", "GPUs", "lower", "one"),
            ("frag_gpu_pct_of_idle", "Fragmented idle GPUs", "%", "lower", "one")),
+    *_rows("relaxation",
+           ("jobs_relaxed", "Jobs with a constraint relaxed", "jobs", "lower", "int"),
+           ("relaxations", "Constraints relaxed", "relaxations", "lower", "int"),
+           ("relaxed_data_locality_jobs", "Data locality relaxed", "jobs", "lower", "int"),
+           ("relaxed_latency_jobs", "Latency relaxed", "jobs", "lower", "int"),
+           ("relaxed_carbon_jobs", "Carbon relaxed", "jobs", "lower", "int"),
+           ("relaxed_cost_jobs", "Cost preference relaxed", "jobs", "lower", "int"),
+           ("relaxed_team_affinity_jobs", "Team affinity relaxed", "jobs", "lower", "int"),
+           ("jobs_moved_region", "Jobs moved region", "jobs", "", "int"),
+           ("relaxed_egress_usd", "Egress of relaxed locality", "USD", "lower", "usd")),
     *_rows("stranded",
            ("stranded_gpu_hours", "Stranded GPU-hours", "GPU-hours", "lower", "int"),
            ("stranded_order_gpu_hours", "Stranded by the order", "GPU-hours", "lower", "int"),
@@ -133,6 +144,8 @@ MONEY: dict[str, str] = {
     "egress_usd": "input data moved to where jobs ran: for each started job that ran outside the region holding "
                   "its data (`data_location`), `data_size_gb` x the egress price of the data's region "
                   "(`regions.egress_usd_per_gb`); not part of `cost_usd`",
+    "relaxed_egress_usd": "egress dollars of the data-locality relaxations: `data_size_gb` x the egress price of "
+                          "the data's region, for each job sent away from its data",
     "compaction_usd_per_year": "`compaction_gpus` x the price of one GPU ($30,000 unless edited) / its "
                                "amortisation years (3 unless edited)",
     "saved_usd_per_year": "`saved_gpus` x the price of one GPU ($30,000 unless edited) / its amortisation years "

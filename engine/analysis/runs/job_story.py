@@ -2,7 +2,8 @@
 
 `job_story(result, row, context)` tells, for the job at position `row` of `result.jobs`:
 - its timeline: submitted, every decision the simulator logged for it (a reason it waited, started,
-  backfilled, preempted, degraded, deferred, failed), and its end;
+  backfilled, preempted, degraded, deferred, failed, a soft constraint relaxed where it was routed), and
+  its end;
 - its wait, split by reason. The job waits from its submit to its first start, and again from every
   eviction ("preempted") to its next start. While it waits its reason is the last one logged, and
   "waiting-in-queue" (not yet at the front) after its submit or an eviction until another is logged;
@@ -48,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs.held import horizon_s
+from engine.core.reasons import RELAXED_DECISIONS
 from engine.core.traits import setting
 from engine.core.views import QueueView, ShareView
 from engine.policies.ordering import queue_order
@@ -179,7 +181,7 @@ def _reasons(submit: float, log: pd.DataFrame, horizon: float) -> tuple[pd.DataF
             waiting = False
         elif decision == "preempted":
             waiting, reason = True, QUEUED
-        elif waiting and decision not in ("failed", "degraded"):
+        elif waiting and decision not in ("failed", "degraded") and decision not in RELAXED_DECISIONS:
             reason = decision
     if waiting and horizon > since:
         spent[reason] = spent.get(reason, 0.0) + horizon - since

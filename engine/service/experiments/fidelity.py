@@ -1,4 +1,5 @@
-"""Fidelity: our reproductions of RLScheduler (SC'20) and FGD (ATC'23) against the published tables.
+"""Fidelity: our reproductions of RLScheduler (SC'20), FGD (ATC'23) and the SC'15 backfilling experiment
+(`backfill`, relative tolerance 0.5 %) against the published tables.
 
 The published tables are `../shared/expected/*.csv` (see the README there). Each comparison row holds
 the published value, ours, difference = ours - published, the tolerance and whether |difference| is
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.service.experiments import backfill as sc15_backfill
 from engine.service.experiments import fgd, rlscheduler
 from engine.service.experiments.public_data import DEFAULT_SHARED
 
@@ -239,6 +241,7 @@ class Record:
     rlscheduler: pd.DataFrame
     fgd: pd.DataFrame
     evolved: pd.DataFrame | None = None
+    backfill: pd.DataFrame | None = None   # the SC'15 experiment (backfill.record_table); absent in older records
 
     def to_json(self) -> dict:
         """Only the stored columns; the differences, tolerances and verdicts are recomputed on load."""
@@ -246,16 +249,20 @@ class Record:
                "rlscheduler": _table(self.rlscheduler[_RLS_STORED]), "fgd": _table(self.fgd[_FGD_STORED])}
         if self.evolved is not None and len(self.evolved):
             doc["evolved"] = _table(self.evolved[EVOLVED_COLUMNS])
+        if self.backfill is not None and len(self.backfill):
+            doc["backfill"] = _table(self.backfill[sc15_backfill.RECORD_COLUMNS])
         return doc
 
     @classmethod
     def from_json(cls, doc: dict) -> Record:
-        meta = {k: v for k, v in doc.items() if k not in ("rlscheduler", "fgd", "evolved")}
+        meta = {k: v for k, v in doc.items() if k not in ("rlscheduler", "fgd", "evolved", "backfill")}
         rls = pd.DataFrame(doc["rlscheduler"]["data"], columns=doc["rlscheduler"]["columns"])
         fgd_ = pd.DataFrame(doc["fgd"]["data"], columns=doc["fgd"]["columns"])
         evolved = doc.get("evolved", {"data": [], "columns": EVOLVED_COLUMNS})
+        bf = doc.get("backfill", {"data": [], "columns": sc15_backfill.RECORD_COLUMNS})
         return cls(meta, rlscheduler_rows(rls, rls), fgd_rows(fgd_, fgd_, len(meta["fgd_seeds"])),
-                   pd.DataFrame(evolved["data"], columns=evolved["columns"]))
+                   pd.DataFrame(evolved["data"], columns=evolved["columns"]),
+                   sc15_backfill.compare(pd.DataFrame(bf["data"], columns=bf["columns"])))
 
 
 def load_record(path: str | Path = RECORD) -> Record:

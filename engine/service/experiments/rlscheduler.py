@@ -164,16 +164,13 @@ def _starts(text: str) -> tuple[int, ...]:
 
 
 def cmd_rlscheduler(args) -> int:
-    from engine.service.experiments.swf_jobs import load_swf_jobs
+    from engine.service.experiments.swf_jobs import load_swf_jobs, print_rejected
     from engine.telemetry.errors import ImportRejected
 
     try:
         jobs = load_swf_jobs(args.trace)
     except ImportRejected as exc:
-        for line in exc.lines():
-            print(line, file=sys.stderr)
-        print(f"meridian: the trace cannot be read ({exc.total} problem{'s' if exc.total != 1 else ''})",
-              file=sys.stderr)
+        print_rejected(exc)
         return EXIT_BAD_INPUT
     try:
         result = run_experiment(jobs, args.policy, args.backfill, starts=args.starts, length=args.length,

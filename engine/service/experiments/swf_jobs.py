@@ -13,6 +13,7 @@ Times are seconds from the log's time 0.
 from __future__ import annotations
 
 import io
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,31 +61,29 @@ class SwfJobs:
 
 def load_swf_jobs(path: str | Path) -> SwfJobs:
     """Read an SWF file (gzip recognised by content). Raises ImportRejected naming bad lines."""
-    path = Path(path)
+    return parse_swf_jobs(read_trace(path), Path(path).name)
+
+
+def read_trace(path: str | Path) -> bytes:
+    """A trace file's bytes; ImportRejected when it cannot be read."""
     try:
-        data = path.read_bytes()
+        return Path(path).read_bytes()
     except OSError as exc:
         raise ImportRejected.whole_file(str(path), f"cannot read file ({exc.strerror or exc})") from exc
-    return parse_swf_jobs(data, path.name)
+
+
+def print_rejected(exc: ImportRejected) -> None:
+    """A trace's problems, one per line, and a summary, on stderr (for the experiments' commands)."""
+    for line in exc.lines():
+        print(line, file=sys.stderr)
+    print(f"meridian: the trace cannot be read ({exc.total} problem{'s' if exc.total != 1 else ''})", file=sys.stderr)
 
 
 def parse_swf_jobs(data: bytes, source: str) -> SwfJobs:
     """`load_swf_jobs` on bytes already read; `source` names the file in messages."""
-    text = decode_text(data, source)
-    comments, body, numbers = [], [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if stripped.startswith(";"):
-            comments.append(stripped)
-        elif stripped:
-            body.append(stripped)
-            numbers.append(number)
-    if not body:
-        raise ImportRejected.whole_file(source, "no job lines")
-    header = SwfHeader.parse(comments)
+    header, values = read_swf_lines(data, source)
     if header.max_nodes is None:
         raise ImportRejected.whole_file(source, "no '; MaxNodes:' or '; MaxProcs:' header: the cluster size is unknown")
-    values = _values(body, np.asarray(numbers), source)
 
     procs = np.maximum(values[:, _ALLOC], values[:, _REQ_PROCS])
     raw_run = values[:, _RUN]
@@ -104,6 +103,23 @@ def parse_swf_jobs(data: bytes, source: str) -> SwfJobs:
         **{name: values[keep, column][order] for name, column in
            (("memory", _REQ_MEMORY), ("user", _USER), ("group", _GROUP), ("executable", _EXECUTABLE))},
     )
+
+
+def read_swf_lines(data: bytes, source: str) -> tuple[SwfHeader, np.ndarray]:
+    """The header and the job lines, in file order, as an (n, 18) float64 array; every malformed line
+    is reported (ImportRejected)."""
+    text = decode_text(data, source)
+    comments, body, numbers = [], [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith(";"):
+            comments.append(stripped)
+        elif stripped:
+            body.append(stripped)
+            numbers.append(number)
+    if not body:
+        raise ImportRejected.whole_file(source, "no job lines")
+    return SwfHeader.parse(comments), _values(body, np.asarray(numbers), source)
 
 
 def _values(body: list[str], numbers: np.ndarray, source: str) -> np.ndarray:

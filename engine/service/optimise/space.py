@@ -42,7 +42,7 @@ from engine.scenario.spec import DEFAULTS, Scenario
 
 MIN_OBJECTIVES, MAX_OBJECTIVES = 2, 12
 # The KPI groups a study's runs measure: one simulation per window, no headroom search.
-MEASURED = ("sim", "stranded", "fairness", "world")
+MEASURED = ("sim", "relaxation", "stranded", "fairness", "world")  # relaxation: only runs whose routing relaxes
 CLASS_WAITS = tuple(c for c in WAIT_COLUMNS if c.startswith("wait_"))
 _KEYS = {"base", "objectives", "search", "constraints", "windows", "name"}
 _RANGE = {"low", "high", "log", "step", "choices"}

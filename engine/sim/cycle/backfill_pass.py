@@ -18,6 +18,11 @@ Shortcuts that keep a pass over thousands of waiting jobs cheap, and change no d
   scanned with Python scalars (same steps, same order), since numpy's cost per call dominates there.
 - A window that blocks by pool (`by_pool`: first come, first served per pool) is walked pool by
   pool: each start or blocked job is one numpy step over the candidates.
+A window with a `plan` method (engine.policies.backfill_order: EASY-SJBF, selective, list, lookahead)
+first sees the waiting jobs and chooses the order the candidates are tried in, and which are tried
+(engine.sim.cycle.backfill_plan). Under EASY++ (`run.history`) the head, the candidates and the
+running jobs are seen at their predicted runtimes, late running jobs as the policy's corrector says;
+adaptive backfilling (`run.adaptive`) asks the strategy in force (engine.sim.cycle.adaptive).
 Reasons for the candidates left waiting: "blocked-by-reservation" when its units are free but the
 window refuses it, else "blocked-by-capacity" (its units are not free, or no node had room).
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.core.reasons import CAPACITY, RESERVATION
+from engine.sim.cycle.backfill_plan import planned
 
 FEW = 32  # candidates scanned in Python below this many (numpy from here on)
 
@@ -48,23 +54,29 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         run.mark(now, rest, CAPACITY)
         return
     pool = pools[head]
-    ends, running = fleet.running_in_pool(pool, now)
-    window = run.p.backfill.window(units[head], free[pool], ends, running, now, head_requested_s=run.requested[head],
-                                   head_pool=pool)
+    policy = run.p.backfill if run.adaptive is None else run.adaptive.policy(region, now, head)
+    predicted = run.history is not None
+    ends, running = fleet.running_in_pool(pool, now, policy.correct if predicted else None)
+    head_s = run.history.expected(head, run.requested[head]) if predicted else run.requested[head]
+    window = policy.window(units[head], free[pool], ends, running, now, head_requested_s=head_s, head_pool=pool)
     if window is None:
         return
     if window.sequential and only is not None:  # every waiting job's reservation counts
         rest = _candidates(run, queue, None, all_rest)
     if window.sequential and window.limit:  # the policy looks this far back only (Slurm's bf_max_job_test)
         rest = rest[:window.limit]
+    if hasattr(window, "plan"):
+        window, rest = planned(run, window, now, region, head, head_s, rest, pool)
+        if not len(rest):
+            return
     if window.by_pool:
         _by_pool(run, fleet, window, now, queue, rest)
         return
-    if not window.sequential and len(rest) < FEW:
+    if not window.sequential and len(rest) < FEW and not predicted:
         _few(run, fleet, window, now, queue, rest, pool)
         return
     cand_units, cand_pool = run.units[rest], run.pool[rest]
-    req = run.requested_s[rest]
+    req = run.history.expected_many(rest, run.requested_s[rest]) if predicted else run.requested_s[rest]
     in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), cand_units, 0.0)
     if window.sequential:
         started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)

@@ -38,7 +38,7 @@ class Starts:
         if released is not None and not (released and self._room_on(j, fleet, np.array(released))):
             return False
         if width > 1:
-            nodes = self._gang_nodes(j, fleet)
+            nodes = self._gang_nodes(j, fleet, now)
             if nodes is None:
                 fleet.remember_no_room(shape)
                 return False
@@ -63,8 +63,12 @@ class Starts:
             nodes = [first]
         self.alloc_gpus[j] = units / 1000.0
         self.nodes_of[j] = nodes
-        self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, fleet.pool_of_node[first],
-                                         now + self.overrun[j])
+        if self.history is None:
+            self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, fleet.pool_of_node[first],
+                                             now + self.overrun[j])
+        else:  # EASY++: expected at its prediction, then as its policy's corrector says (from its request)
+            self.slot[j] = fleet.occupy_slot(now + self.history.expected(j, self.requested[j]), units,
+                                             fleet.pool_of_node[first], now + self.requested[j], now)
         if self.start[j] != self.start[j]:
             self.start[j] = now
         region = self.region_name[j]
@@ -77,10 +81,25 @@ class Starts:
                          j + self.n_jobs * self.generation[j])
         return True
 
-    def _gang_nodes(self, j: int, fleet: RegionFleet) -> np.ndarray | None:
+    def _gang_nodes(self, j: int, fleet: RegionFleet, now: float) -> np.ndarray | None:
         free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
                                       self.spot_ok[j])
-        return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng) if len(free) >= self.width[j] else None
+        if len(free) < self.width[j]:
+            return None
+        if getattr(self.gang, "sees_time", False):  # a strip-packing policy: when each node frees, when the gang would end
+            return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng,
+                                          free_at=self._node_free_at(fleet, now), end_s=now + self.requested[j])
+        return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng)
+
+    def _node_free_at(self, fleet: RegionFleet, now: float) -> np.ndarray:
+        """Per node of `fleet`, when its running jobs are expected to have ended (now for an idle node)."""
+        at = np.full(len(fleet.name_list), now)
+        ends, region_of, slot, nodes_of = fleet.slot_end, self.region_of, self.slot, self.nodes_of
+        for j in self.pods:
+            if region_of[j] is fleet:
+                held = nodes_of[j]
+                at[held] = np.maximum(at[held], ends[slot[j]])
+        return at
 
     def _within_quota(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> np.ndarray:
         """The gang policy's `nodes` for job j, or, when their GPUs would take its quota holder past

@@ -54,7 +54,12 @@ class SimulationResult:
     queue class), by ("team" or "queue"), nominal_gpus, borrowing_limit_gpus, lending_limit_gpus,
     cap_gpus (inf: none; without kueue quotas nominal and borrowing are inf, lending 0) and most_gpus
     (the most the holder can ever hold there: a job asking more is turned away, "exceeds-quota");
-    None when the scenario has no quota policy."""
+    None when the scenario has no quota policy.
+    relaxations: one row per soft constraint the router relaxed for a job (engine.policies.constraints):
+    row, job_id, team, home_region, time_s (when it was routed), region (where it was sent), constraint,
+    cost (what relaxing it cost, in cost_unit), cost_unit (a job routed again because its region went down
+    has rows for each routing); the per-job table then also has `relaxed`, the job's relaxed constraints
+    joined by ';' ("" none). None when the routing policy relaxes nothing."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -71,6 +76,7 @@ class SimulationResult:
     queue_classes: pd.DataFrame | None = None
     burst: pd.DataFrame | None = None
     quotas: pd.DataFrame | None = None
+    relaxations: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -102,18 +108,20 @@ class SimulationResult:
             tables["burst"] = self.burst
         if self.quotas is not None:
             tables["quotas"] = self.quotas
+        if self.relaxations is not None:
+            tables["relaxations"] = self.relaxations
         return tables
 
     def to_csv(self, directory: str | Path) -> list[Path]:
         """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv,
-        burst.csv and quotas.csv when the result has them) into `directory`; return the paths.
+        burst.csv, quotas.csv and relaxations.csv when the result has them) into `directory`; return the paths.
         Spreadsheet-safe (engine.core.escaping.to_spreadsheet_csv): a job id such as "=HYPERLINK(...)"
         is written as text a spreadsheet never evaluates; the Parquet files keep every value as it is."""
         return self._export(Path(directory), "csv")
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
         """Write jobs.parquet, timeline.parquet, decisions.parquet (and segments, fragmentation,
-        burst and quotas when the result has them) into `directory`; return the paths."""
+        burst, quotas and relaxations when the result has them) into `directory`; return the paths."""
         return self._export(Path(directory), "parquet")
 
     def _export(self, directory: Path, kind: str) -> list[Path]:

@@ -14,11 +14,13 @@ import pandas as pd
 import pyarrow as pa
 
 from engine.core.reasons import DECISIONS, REASONS
+from engine.policies.constraints import COST_UNITS
 from engine.scenario.queues import queue_table
 from engine.sim.output.result import SimulationResult
 
 QUOTA_COLUMNS = ["region", "holder", "by", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cap_gpus",
                  "most_gpus"]
+RELAXATION_COLUMNS = ["row", "job_id", "team", "home_region", "time_s", "region", "constraint", "cost", "cost_unit"]
 SEGMENT_COLUMNS = ["row", "job_id", "region", "nodes", "start_s", "end_s", "gpus_allocated", "outcome", "lost_s"]
 
 
@@ -43,6 +45,10 @@ def run_tables(run, scenario: str) -> SimulationResult:
         "priority": w.priority, "deadline_s": w.deadline_s,
         "preemptions": sharing.preemptions, "lost_gpu_hours": sharing.lost_gpu_s / 3600.0,
         **run.processes.job_columns(len(w))})
+    relaxations = _relaxations(run, jobs, regions)
+    if relaxations is not None:
+        relaxed = relaxations.groupby("row", sort=False)["constraint"].agg(";".join)
+        jobs["relaxed"] = pd.array(relaxed.reindex(range(len(jobs)), fill_value="").tolist(), dtype="str")
     timeline = _timeline(run, regions)
     logged = np.asarray(run.log_j, np.int64)
     decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "row": logged, "job_id": w.job_id[logged],
@@ -52,7 +58,23 @@ def run_tables(run, scenario: str) -> SimulationResult:
     return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
                             w.observed_end_s, latency_slo_ms=run.latency_slo_ms, segments=_segments(run, jobs),
                             teams=_teams(run), queue_classes=queue_table(sharing.queues), quotas=_quotas(run),
+                            relaxations=relaxations,
                             **run.processes.result())
+
+
+def _relaxations(run, jobs: pd.DataFrame, regions: list[str]) -> pd.DataFrame | None:
+    """The soft constraints the router relaxed, one row each (None when its policy relaxes nothing)."""
+    if run.router is None or not run.router.relaxes:
+        return None
+    records = run.router.relaxed
+    time_s, row, region, constraint, cost = (list(c) for c in zip(*records)) if records else ([],) * 5
+    row = np.asarray(row, np.int64)
+    return pd.DataFrame({
+        "row": row, "job_id": jobs["job_id"].to_numpy()[row], "team": jobs["team"].to_numpy()[row],
+        "home_region": jobs["home_region"].to_numpy()[row], "time_s": np.asarray(time_s, np.float64),
+        "region": labels(region, regions), "constraint": pd.array(constraint, dtype="str"),
+        "cost": np.asarray(cost, np.float64), "cost_unit": pd.array([COST_UNITS[c] for c in constraint], dtype="str"),
+    }, columns=RELAXATION_COLUMNS)
 
 
 def labels(codes, names) -> pd.api.extensions.ExtensionArray:

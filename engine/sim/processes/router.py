@@ -8,6 +8,10 @@ the job stays home, unless the regions that could hold it are all down (an outag
 engine.sim.processes.outage): then it waits in one of them, home first. Facts that do not change during a
 run are computed once per job shape (GPU model, GPUs, CPU, memory, nodes) and region: the job's
 resource pool there, whether it fits there, and its GPU model's on-demand price there.
+
+A policy that `relaxes` soft constraints (engine.policies.constraints) decides with its scores the
+constraints each region fails; the router records those of the region it sends the job to, each as a
+"relaxed-<constraint>" decision in the log and a row of `relaxed` (time, job, region, constraint, cost).
 """
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from engine.core.reasons import RELAXED
+from engine.core.traits import traits_of
 from engine.core.views import RegionsView, RouteRequest
 from engine.world.facts import RegionFacts
 
@@ -39,8 +45,21 @@ class Router:
         self.classes = [str(c) for c in w.workload_class]
         self.home, self.flexible = run.home, run.flexible
         self.data_region = run.data_region
+        self.deadline = w.deadline_s.tolist()
+        self.relaxes = traits_of(policy).relaxes
+        self.relaxed: list[tuple[float, int, int, str, float]] = []  # (time, job, region, constraint, cost)
 
     def route(self, j: int, now_s: float) -> int:
+        if not self.relaxes:
+            return self._route(j, now_s)[0]
+        r, routed = self._route(j, now_s)
+        for name, cost in routed.relaxed[r]:
+            self.run.log(now_s, j, RELAXED[name])
+            self.relaxed.append((now_s, j, r, name, cost))
+        return r
+
+    def _route(self, j: int, now_s: float):
+        """(the region chosen for job j, the policy's decision when it relaxes, else None)."""
         run, shape, fleets = self.run, self.run.shape_list[j], self.fleets
         pools = self.pool_in[shape]
         free = np.array([f.pool_free[p] / 1000.0 if p >= 0 else 0.0 for f, p in zip(fleets, pools)])
@@ -55,15 +74,16 @@ class Router:
         if run.processes.holds:  # a region that is down cannot hold anything now
             view = replace(view, fits=view.fits & ~np.array([run.down(n) for n in self.names]))
         job = RouteRequest(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j], run.submit[j],
-                           self.data_region[j], run.data_gb[j])
-        raw = np.asarray(self.policy.scores(job, view, now_s), np.float64)
+                           self.data_region[j], run.data_gb[j], self.deadline[j])
+        routed = self.policy.decide(job, view, now_s) if self.relaxes else None
+        raw = np.asarray(routed.scores if routed else self.policy.scores(job, view, now_s), np.float64)
         scores = np.where(view.fits, raw, -np.inf)
         best = scores.max() if len(scores) else -np.inf
         if not np.isfinite(best) and run.processes.holds:
-            return self._while_down(j, shape, home, raw)
+            return self._while_down(j, shape, home, raw), routed
         if not np.isfinite(best) or scores[home] == best:
-            return home
-        return int(np.flatnonzero(scores == best)[0])
+            return home, routed
+        return int(np.flatnonzero(scores == best)[0]), routed
 
     def _while_down(self, j: int, shape: int, home: int, raw: np.ndarray) -> int:
         """Where job j waits when no region can hold it now because the ones that could are down: home

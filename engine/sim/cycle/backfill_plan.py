@@ -1,0 +1,53 @@
+"""A window that plans its pass (engine.policies.backfill_order: `plan`) sees the waiting jobs first.
+
+`planned` shows it the head and the candidates (`Waiting`: waits, requested runtimes, units in the
+head's pool, priorities, the pool's free units, and the recent expansion factor when the window asks
+for it with `wants_recent`) and returns the window it gives back and the candidates to try, in its
+order. A candidate the plan leaves out is not tried this pass: it is "blocked-by-reservation" when its
+units are free now (the plan kept the hole for others), else "blocked-by-capacity".
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.core.reasons import BACKFILLED, CAPACITY, RESERVATION, STARTED
+from engine.policies.backfill_order import Waiting
+
+RECENT = 50  # started jobs the recent expansion factor averages over
+
+
+def planned(run, window, now: float, region: str, head: int, head_s: float, rest: np.ndarray, pool: int):
+    """(the planned window, the candidates to try in its order)."""
+    cand_pool = run.pool[rest]
+    in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), run.units[rest], 0.0)
+    req = run.history.expected_many(rest, run.requested_s[rest]) if run.history is not None else run.requested_s[rest]
+    waiting = Waiting(now - run.submit[head], head_s, now - run.w.submit_s[rest], req, in_pool,
+                      run.w.priority[rest].astype(np.float64), float(run.regions[region].pool_free[pool]),
+                      recent_xfactor(run, region) if getattr(window, "wants_recent", False) else math.nan)
+    window, order = window.plan(now, waiting)
+    order = np.asarray(order, np.int64)
+    if len(order) < len(rest):
+        left = np.ones(len(rest), bool)
+        left[order] = False
+        fits = run.units[rest] <= np.array(run.regions[region].pool_free)[cand_pool]
+        run.mark(now, rest[left & fits], RESERVATION)
+        run.mark(now, rest[left & ~fits], CAPACITY)
+    return window, rest[order]
+
+
+def recent_xfactor(run, region: str) -> float:
+    """Mean expansion factor (wait + requested) / requested at start of the last RECENT jobs started
+    in `region` (from the decision log; NaN when none has started)."""
+    codes, jobs, names = run.log_c, run.log_j, run.region_name
+    total, count, k = 0.0, 0, len(codes) - 1
+    while k >= 0 and count < RECENT:
+        if codes[k] == STARTED or codes[k] == BACKFILLED:
+            j = jobs[k]
+            requested = run.requested[j]
+            if names[j] == region and 0 < requested < math.inf:
+                total += (run.log_t[k] - run.submit[j] + requested) / requested
+                count += 1
+        k -= 1
+    return total / count if count else math.nan
