@@ -63,7 +63,7 @@ def scenario(order, backfill, quota, preemption, routing, timing, placement, con
 @given(st.lists(job_spec, min_size=1, max_size=25), st.sampled_from(["fcfs", "multifactor", "drf", "fair-tree", "sjf"]),
        st.sampled_from(["none", "easy", "conservative"]), QUOTAS, PREEMPTIONS,
        st.sampled_from(["home-only", "overflow", "cheapest", "follow-the-sun"]), st.sampled_from(["immediate", "off-peak"]),
-       st.sampled_from(["first-fit", "best-fit"]), st.booleans(), OUTAGE, st.booleans(), st.sampled_from([0.0, 2.0]),
+       st.sampled_from(["first-fit", "best-fit", "hybrid"]), st.booleans(), OUTAGE, st.booleans(), st.sampled_from([0.0, 2.0]),
        st.sampled_from([0.0, 300.0]), st.booleans())
 def test_every_feature_at_once_keeps_the_run_sound(specs, order, backfill, quota, preemption, routing, timing,
                                                    placement, controls, outage, burst, spot_rate, timer_s,

@@ -114,8 +114,9 @@ IMPOSSIBLE = [PodRequest(1000, 0, 4, 1000), PodRequest(1000, 200000), PodRequest
 
 
 def test_the_family_has_the_policies_of_the_issue():
-    assert POLICIES == ["best-fit", "cheapest-tier", "dot-product", "fgd", "first-fit", "gpu-clustering", "gpu-packing",
-                        "random", "worst-fit"]
+    assert POLICIES == ["best-fit", "cheapest-tier", "dot-product", "exact", "fgd", "first-fit", "gpu-clustering",
+                        "gpu-packing", "greedy", "hill-climbing", "hybrid", "random", "simulated-annealing", "tabu-search",
+                        "worst-fit"]
 
 
 @pytest.mark.parametrize("key", POLICIES)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
-from test_policy_contract import ALL, _queue, _regions, _route_requests, _timing_view
+from test_policy_contract import ALL, REQUESTS, _fleet, _queue, _regions, _route_requests, _timing_view
 
 from engine.core.traits import DEFAULT, FAMILY_SETTINGS, FAMILY_TRAITS, INERT, Traits, setting, traits_of
 from engine.policies import registry
@@ -31,7 +31,7 @@ def _with(traits_name: str, value: bool = True):
 def test_every_registered_policy_declares_traits_of_its_family_only(family, key, traits):
     assert isinstance(traits, Traits)
     declared = {name for name in FAMILY_TRAITS.get(family, ()) if getattr(traits, name) != getattr(DEFAULT, name)}
-    undeclared = {name for name in ("time_dependent", "needs_failure", "reads_members", "inert")
+    undeclared = {name for name in ("time_dependent", "needs_failure", "reads_members", "batch", "inert")
                   if name not in FAMILY_TRAITS.get(family, ()) and getattr(traits, name) != getattr(DEFAULT, name)}
     assert undeclared == set(), undeclared
     assert declared <= FAMILY_TRAITS.get(family, frozenset())
@@ -62,6 +62,21 @@ def test_an_order_that_needs_failure_predictions_reads_them(family, key):
     rng = np.random.default_rng(1)
     low, high = replace(queue, fail_prob=rng.uniform(0, 0.1, 300)), replace(queue, fail_prob=rng.uniform(0.5, 1, 300))
     assert not np.array_equal(policy.keys(low, 10.0), policy.keys(high, 10.0))
+
+
+@pytest.mark.parametrize("family,key", _with("batch"))
+def test_a_batch_placement_plans_the_whole_batch_at_once_and_others_have_no_plan(family, key):
+    policy = registry.make(family, key)
+    state = _fleet(12)
+    requests = [REQUESTS[i % len(REQUESTS)] for i in range(40)]
+    plan = policy.plan(state.view(), requests, np.random.default_rng(0), gang_waiting=True)
+    assert len(plan) == len(requests) and any(p is not None for p in plan) and any(p is None for p in plan)
+    for placement, request in zip(plan, requests):
+        if placement is not None:
+            state.allocate(placement, request)   # all at once: raises on any over-allocation
+    assert policy.batch_pods >= 1
+    assert all(not hasattr(registry.make(f, k), "plan") for f, k in ALL if f == "placement" and (f, k) not in
+               _with("batch"))
 
 
 @pytest.mark.parametrize("family,key", [(f, k) for f, k in _with("inert") if f == "backfill"])

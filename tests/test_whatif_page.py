@@ -192,6 +192,16 @@ def test_a_learned_order_runs_from_the_builder_with_a_packaged_agent(app):
     assert "custom" in table.columns and table.loc["jobs_completed", "custom"] == "3"
 
 
+def test_a_batch_placement_search_runs_from_the_builder(app):
+    app.multiselect(key="wi_candidates").set_value(["custom (built below)"]).run()
+    app.selectbox(key="custom:placement").select("hybrid").run()
+    assert app.number_input(key="custom:placement:hybrid:max_moves").value == 300
+    app.button(key="wi_run").click().run()
+    assert not app.exception and not app.error, [shown(e) for e in app.error]
+    table = _kpi_table(app)
+    assert "custom" in table.columns and table.loc["jobs_completed", "custom"] == "3"
+
+
 def test_an_invalid_custom_scenario_is_an_error_message(app):
     app.multiselect(key="wi_candidates").set_value(["custom (built below)"]).run()
     app.selectbox(key="custom:admission").select("queue-length-limit").run()

@@ -11,6 +11,8 @@ are always safe: an order's keys may change with time, a policy does something.
   scenario using it needs a failure predictor.
 - `reads_members` (order): it reads the per-user and per-project decayed usage, so the simulator's
   ledger keeps those as well as the per-team usage.
+- `batch` (placement): it also places a pass's batch of pods together, `plan(view, requests, rng,
+  gang_waiting)` (engine.policies.placement_batch), and the simulator asks it once per pass.
 - `inert`: the policy changes nothing, so the simulator skips its family: no backfilling, every job
   admitted as asked, every job stays home, no delays, no quota gate, no preemption.
 - `relaxes` (routing): it has soft constraints it may relax, and a method `decide(job, regions, now_s)`
@@ -29,6 +31,7 @@ from dataclasses import dataclass, fields
 
 FAMILY_TRAITS: dict[str, frozenset[str]] = {
     "order": frozenset({"time_dependent", "needs_failure", "reads_members"}),
+    "placement": frozenset({"batch"}),
     "backfill": frozenset({"inert"}),
     "admission": frozenset({"inert"}),
     "routing": frozenset({"inert", "relaxes"}),
@@ -45,6 +48,7 @@ class Traits:
     time_dependent: bool = True
     needs_failure: bool = False
     reads_members: bool = False
+    batch: bool = False
     inert: bool = False
     relaxes: bool = False
 

@@ -27,8 +27,8 @@ _FAMILY_MODULES = (
     "engine.policies.backfill_lookahead", "engine.policies.backfill_adaptive", "engine.policies.admission",
     "engine.policies.gang", "engine.policies.gang_contiguous", "engine.policies.routing", "engine.policies.timing", "engine.policies.priority",
     "engine.policies.fairness", "engine.policies.quota", "engine.policies.preemption",
-    "engine.policies.failure_aware", "engine.policies.rl_order",
-    "engine.policies.constraints",
+    "engine.policies.failure_aware", "engine.policies.rl_order", "engine.policies.placement_search",
+    "engine.policies.placement_milp", "engine.policies.constraints",
 )
 
 

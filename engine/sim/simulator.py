@@ -67,6 +67,7 @@ from engine.sim.budget import CENSUS, budget, overrun
 from engine.sim.cycle.adaptive import Adaptive
 from engine.sim.cycle.arrivals import WEEK_S, Arrivals
 from engine.sim.cycle.backfill_pass import backfill
+from engine.sim.cycle.batch_plan import BatchPlan
 from engine.sim.cycle.order_cache import OrderCache
 from engine.sim.cycle.patience import Patience
 from engine.sim.cycle.sharing import Sharing
@@ -170,6 +171,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.sharing_setup = sharing or SharingSetup()
         self.sharing = Sharing(self, self.sharing_setup, world)
         self.orders = OrderCache(policies.order, len(w))
+        self.batch = BatchPlan(self)  # batch placement (engine.sim.cycle.batch_plan)
         self.remaining = list(self.run_s)  # work left per job, s (less after checkpointed evictions)
         self.n_jobs = max(len(w), 1)
         self.spot_ok = [True] * len(w)  # False once a job fell back to on-demand (engine.sim.processes.spot)
@@ -299,6 +301,8 @@ class _Run(Arrivals, Starts, DecisionLog):
             sharing.schedule_vip(region, self.regions[region], now)
         while self._pass(region, now):
             pass
+        if self.batch.on:
+            self.batch.clear()
         for hook in hooks.after_pass:
             hook(region, now)
 
@@ -315,6 +319,8 @@ class _Run(Arrivals, Starts, DecisionLog):
         parked = self.parked
         if self.static:
             job_at = self.job_at
+            if self.batch.on and (fresh or new):  # else nothing can start: no plan is needed
+                self.batch.plan(fleet, map(job_at.__getitem__, queue.keys().tolist()))
             while queue.count:
                 j = job_at[queue.lo]
                 if (not fresh and j == blocked) or not self.try_start(j, now, fleet, False):
@@ -342,6 +348,8 @@ class _Run(Arrivals, Starts, DecisionLog):
                 self.wait_for_capacity(new, now)
                 return False
             ordered = order.tolist()
+            if self.batch.on and (fresh or new):
+                self.batch.plan(fleet, ordered)
             k = 0
             while k < len(ordered) and (fresh or ordered[k] != blocked):
                 if self.try_start(ordered[k], now, fleet, False):

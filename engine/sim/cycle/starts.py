@@ -51,7 +51,9 @@ class Starts:
             first = int(nodes[0])
         else:
             request = self.request_of(j)
-            placement = self.p.placement.choose(fleet.view, request, self.rng)
+            placement = self.batch.take(j, fleet.view, request) if self.batch.on else None
+            if placement is None:
+                placement = self.p.placement.choose(fleet.view, request, self.rng)
             if placement is None:
                 fleet.remember_no_room(shape)
                 return False
