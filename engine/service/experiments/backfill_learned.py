@@ -34,7 +34,7 @@ from engine.service.experiments.backfill_trace import PyssTrace
 RETRAIN_DAYS = 30
 MIN_TRAIN_JOBS = 500
 BOOST_ITERATIONS = 60
-SCHEDULE_QUANTILE = 0.7
+SCHEDULE_QUANTILE = 0.3
 SETTINGS = RuntimeSettings(max_iter=BOOST_ITERATIONS, schedule_quantile=SCHEDULE_QUANTILE)
 
 
@@ -88,5 +88,6 @@ def walk_forward(trace: PyssTrace, retrain_days: float = RETRAIN_DAYS,
         fits += 1
         predicted[rows] = model.predict(X.iloc[rows])["sched_s"].to_numpy()
         by_model[rows] = True
-    whole = np.trunc(np.clip(predicted, 1, trace.requested_s)).astype(np.int64)
+    # whole seconds; the 1e-6 keeps a request that went through ln and exp (4.9999999 s) whole
+    whole = np.clip(np.floor(predicted + 1e-6), 1, trace.requested_s).astype(np.int64)
     return WalkForward(whole, by_model, fits, seconds)
