@@ -48,7 +48,7 @@ LABELS = {"easy": "EASY (user estimates)", "easy-sjbf": "EASY-SJBF", "easy++": "
           "easy++-double": "EASY++ with twice the request", "clairvoyant": "EASY++ clairvoyant",
           "easy++-learned": "EASY++ with Meridian's runtime model"}
 DEFAULT_CORRECTOR = "request"
-LEARNED_CORRECTOR = "double"   # chosen on KTH-SP2 alone, before any learned run on CTC-SP2 (RESULTS.md)
+LEARNED_CORRECTOR = "double"   # chosen on KTH-SP2 alone, the second time (backfill_learned's docstring)
 # The paper's published CTC-SP2 figures (../shared/expected/README.md, section 3); none are given there
 # for KTH-SP2 or SDSC-BLUE.
 PUBLISHED = {"CTC-SP2": {"easy": 49.57, "easy-sjbf": 30.04, "easy++": 26.53, "easy++-double": 30.40,

@@ -4,9 +4,11 @@ The `easy++-learned` scheduler of `backfill` plans with these predictions. Per j
 1. features: engine.predict.features on the filtered log (user, processors, request, local submit hour
    and weekday, and the user's history: jobs finished, mean of the last two run times, median of the
    last ten), each from the jobs that had ended in the log (submit + wait + run) by the job's submit;
-2. the model: engine.predict.runtime's `sched_s`, the SCHEDULE_QUANTILE (0.7) of ln(run time) by
-   HistGradientBoosting with the pinball loss, which costs an underestimate 2.3 times an overestimate
-   (the asymmetry Gaussier et al., SC'15, found backfilling needs), BOOST_ITERATIONS trees;
+2. the model: engine.predict.runtime's scheduling output (`sched_s`), the SCHEDULE_QUANTILE of ln(run
+   time) by HistGradientBoosting with the pinball loss, BOOST_ITERATIONS trees. At 0.3 the loss costs an
+   overestimate 2.3 times an underestimate: below the median, the opposite of the runtime model's default
+   0.7; under shortest-first backfilling with a corrector, a short prediction lets a job backfill and the
+   corrector repairs the reservation when it is wrong;
 3. walk-forward: the jobs are cut into blocks of RETRAIN_DAYS of submits; each block's model is fitted
    on the jobs that had ended in the log by the block's first submit, and only if there are at least
    MIN_TRAIN_JOBS of them; otherwise (the first block) the job gets the last-two mean, or the request
@@ -14,9 +16,13 @@ The `easy++-learned` scheduler of `backfill` plans with these predictions. Per j
 4. the prediction is at most the request (the filtered log runs no job past it) and at least 1 s,
    truncated to whole seconds.
 So nothing a prediction uses had happened after its job's submit: perturbing the log after a time t
-leaves every prediction of a job submitted before t unchanged. The settings were fixed from the
-paper's method and Meridian's defaults before any run on CTC-SP2; the corrector (LEARNED_CORRECTOR)
-was chosen on KTH-SP2 alone (benchmarks/RESULTS.md).
+leaves every prediction of a job submitted before t unchanged.
+How the settings were chosen: RETRAIN_DAYS, MIN_TRAIN_JOBS and BOOST_ITERATIONS for speed, before any run.
+The first setting, the runtime model's 0.7 with Tsafrir's corrector (the best of the three correctors on
+KTH-SP2 at 0.7), gave 53.40 on CTC-SP2 (48.44 after the fix below), about EASY's 49.57. SCHEDULE_QUANTILE and
+backfill.LEARNED_CORRECTOR were then chosen again on KTH-SP2 alone (benchmarks/backfill_learned_selection.py:
+lowest mean over the grid's other axis) and run on CTC-SP2 and SDSC-BLUE (benchmarks/RESULTS.md): 17.54 on
+CTC-SP2, 17.06 after a fix that changed no setting (a request through ln and exp lost a second).
 """
 from __future__ import annotations
 
