@@ -42,7 +42,7 @@ SCHEDULERS = {   # name -> (predictor, SJBF order, pyss's EASY submission rule)
     "clairvoyant": ("clairvoyant", True, False),
     "easy++-learned": ("given", True, False),
 }
-PAPER_SCHEDULERS = ("easy", "easy-sjbf", "easy++", "easy++-double", "clairvoyant")   # the fidelity record's
+PAPER_SCHEDULERS = ("easy", "easy-sjbf", "easy++", "easy++-double", "clairvoyant")   # the fidelity record's and page's
 CORRECTED = ("easy++", "easy++-learned")   # the schedulers that can under-predict, so take --corrector
 LABELS = {"easy": "EASY (user estimates)", "easy-sjbf": "EASY-SJBF", "easy++": "EASY++",
           "easy++-double": "EASY++ with twice the request", "clairvoyant": "EASY++ clairvoyant",
