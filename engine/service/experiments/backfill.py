@@ -184,9 +184,9 @@ def cmd_backfill(args) -> int:
         return 0
     print(f"SC'15 backfilling experiment on {trace.source}: {len(trace):,} jobs after the paper's filter, "
           f"{trace.processors} processors, {'pyss-compatible' if args.pyss_compat else 'textbook'} mode")
-    print(f"{'scheduler':<18}  {'avg bounded slowdown':>20}  {'published':>9}")
+    print(f"{'scheduler':<23}  {'avg bounded slowdown':>20}  {'published':>9}")
     for row in rows:
         name = row["scheduler"] + (f" ({row['corrector']})" if row["corrector"] else "")
         published = "-" if row["published"] is None else f"{row['published']:.2f}"
-        print(f"{name:<18}  {row['avg_bounded_slowdown']:>20.2f}  {published:>9}")
+        print(f"{name:<23}  {row['avg_bounded_slowdown']:>20.2f}  {published:>9}")
     return 0
