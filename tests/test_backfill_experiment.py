@@ -13,7 +13,7 @@ from engine.service.experiments.backfill_trace import load_pyss_trace, parse_pys
 
 CTC = TRACES / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
 KTH = TRACES / "swf" / "KTH-SP2-1996-2.2.swf.gz"
-ALL = tuple(backfill.SCHEDULERS)
+ALL = backfill.PAPER_SCHEDULERS
 
 
 def _swf(rows, max_procs=4) -> bytes:
@@ -176,9 +176,10 @@ def test_cli_prints_json_and_rejects_a_corrector_without_easy_plus_plus(tmp_path
     doc = json.loads(capsys.readouterr().out)
     assert (doc["jobs"], doc["processors"]) == (6, 2)
     got = {r["scheduler"]: r["avg_bounded_slowdown"] for r in doc["rows"]}
-    assert got == pytest.approx(EXPIRY_BSLD["pyss"], abs=1e-6)
+    assert list(got) == list(backfill.SCHEDULERS)
+    assert {name: got[name] for name in ALL} == pytest.approx(EXPIRY_BSLD["pyss"], abs=1e-6)
     assert main(["experiment", "backfill", "--trace", str(path), "--scheduler", "easy", "--corrector", "double"]) == 2
-    assert "applies to easy++ only" in capsys.readouterr().err
+    assert "applies to easy++ and easy++-learned only" in capsys.readouterr().err
     assert main(["experiment", "backfill", "--trace", str(tmp_path / "none.swf"), "--scheduler", "easy"]) == 2
     assert main(["experiment", "backfill", "--trace", str(path), "--scheduler", "easy++", "--corrector",
                  "tsafrir"]) == 0
@@ -188,7 +189,7 @@ def test_cli_prints_json_and_rejects_a_corrector_without_easy_plus_plus(tmp_path
     assert main(["experiment", "backfill", "--trace", str(ctc_named), "--scheduler", "all", "--corrector", "double",
                  "--json"]) == 0
     published = {r["scheduler"]: r["published"] for r in json.loads(capsys.readouterr().out)["rows"]}
-    assert published == {**backfill.PUBLISHED["CTC-SP2"], "easy++": None}   # the paper's EASY++ used the request
+    assert published == {**backfill.PUBLISHED["CTC-SP2"], "easy++": None, "easy++-learned": None}   # the paper's EASY++ used the request
 
 
 def test_a_log_without_a_machine_size_or_with_a_bad_line_is_rejected_with_the_reason(tmp_path, capsys):

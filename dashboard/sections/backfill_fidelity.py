@@ -83,7 +83,7 @@ def _rerun(rows: pd.DataFrame) -> None:
         return
     log_col, sched_col, mode_col, button_col = st.columns([2, 2, 2, 1], vertical_alignment="bottom")
     log = log_col.selectbox("Log", list(present), key="fid_bf_log")
-    name = sched_col.selectbox("Scheduler", list(backfill.SCHEDULERS), format_func=backfill.LABELS.get,
+    name = sched_col.selectbox("Scheduler", list(backfill.PAPER_SCHEDULERS), format_func=backfill.LABELS.get,
                                key="fid_bf_scheduler")
     mode = mode_col.selectbox("Mode", list(MODES), format_func=MODES.get, key="fid_bf_mode")
     if button_col.button("Run again", key="fid_bf_run"):

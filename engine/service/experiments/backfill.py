@@ -11,7 +11,10 @@ named them (the pyss scheduler and predictor each reproduces in brackets):
 - easy++: SJBF with the mean of the user's last two run times as the prediction and a corrector
   when a job outlives it (default: jump to the request) [easy_plus_plus_scheduler, predictor tsafrir];
 - easy++-double: SJBF with twice the requested time as the prediction [predictor double_reqtime];
-- clairvoyant: SJBF with the actual run times as predictions [predictor clairvoyant].
+- clairvoyant: SJBF with the actual run times as predictions [predictor clairvoyant];
+- easy++-learned (Meridian's, not the paper's): SJBF with walk-forward predictions of Meridian's runtime
+  model (its asymmetric `sched_s`, the last-two mean as a feature and as the first weeks' fallback:
+  `backfill_learned`) and, when a job outlives its prediction, LEARNED_CORRECTOR.
 Bounded slowdown per job: max(1, (wait + run) / max(run, 10 s)); the figure is the mean over all jobs.
 """
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.service.experiments.backfill_learned import walk_forward
 from engine.service.experiments.backfill_predict import CORRECTORS, Predictor
 from engine.service.experiments.backfill_sim import Scheduler, simulate
 from engine.service.experiments.backfill_trace import PyssTrace, load_pyss_trace
@@ -36,10 +40,15 @@ SCHEDULERS = {   # name -> (predictor, SJBF order, pyss's EASY submission rule)
     "easy++": ("tsafrir", True, False),
     "easy++-double": ("double", True, False),
     "clairvoyant": ("clairvoyant", True, False),
+    "easy++-learned": ("given", True, False),
 }
+PAPER_SCHEDULERS = ("easy", "easy-sjbf", "easy++", "easy++-double", "clairvoyant")   # the fidelity record's and page's
+CORRECTED = ("easy++", "easy++-learned")   # the schedulers that can under-predict, so take --corrector
 LABELS = {"easy": "EASY (user estimates)", "easy-sjbf": "EASY-SJBF", "easy++": "EASY++",
-          "easy++-double": "EASY++ with twice the request", "clairvoyant": "EASY++ clairvoyant"}
+          "easy++-double": "EASY++ with twice the request", "clairvoyant": "EASY++ clairvoyant",
+          "easy++-learned": "EASY++ with Meridian's runtime model"}
 DEFAULT_CORRECTOR = "request"
+LEARNED_CORRECTOR = "double"   # chosen on KTH-SP2 alone, the second time (backfill_learned's docstring)
 # The paper's published CTC-SP2 figures (../shared/expected/README.md, section 3); none are given there
 # for KTH-SP2 or SDSC-BLUE.
 PUBLISHED = {"CTC-SP2": {"easy": 49.57, "easy-sjbf": 30.04, "easy++": 26.53, "easy++-double": 30.40,
@@ -53,14 +62,21 @@ RECORD_COLUMNS = ["log", "jobs", "processors", "scheduler", "mode", "ours", "pub
 EXIT_BAD_INPUT = 2
 
 
-def scheduler(name: str, corrector: str = DEFAULT_CORRECTOR) -> Scheduler:
-    """The named scheduler of the experiment; `corrector` matters only for easy++."""
+def scheduler(name: str, corrector: str | None = None, trace: PyssTrace | None = None) -> Scheduler:
+    """The named scheduler of the experiment; `corrector` (default: DEFAULT_CORRECTOR, LEARNED_CORRECTOR for
+    easy++-learned) matters only for CORRECTED; easy++-learned needs the `trace` to train on."""
+    corrector = corrector or (LEARNED_CORRECTOR if name == "easy++-learned" else DEFAULT_CORRECTOR)
     if name not in SCHEDULERS:
         raise ValueError(f"unknown scheduler {name!r}; choose from {', '.join(SCHEDULERS)}")
     if corrector not in CORRECTORS:
         raise ValueError(f"unknown corrector {corrector!r}; choose from {', '.join(CORRECTORS)}")
     predictor, sjbf, submit_rule = SCHEDULERS[name]
-    return Scheduler(Predictor(predictor), CORRECTORS[corrector], sjbf, submit_rule)
+    given = None
+    if predictor == "given":
+        if trace is None:
+            raise ValueError(f"{name} trains on the trace: pass it")
+        given = tuple(int(v) for v in walk_forward(trace).predicted_s)
+    return Scheduler(Predictor(predictor, given), CORRECTORS[corrector], sjbf, submit_rule)
 
 
 def bounded_slowdown(wait_s: np.ndarray, run_s: np.ndarray) -> np.ndarray:
@@ -73,20 +89,22 @@ def log_name(source: str) -> str:
     return "-".join(Path(source).name.split("-")[:2])
 
 
-def run_one(trace: PyssTrace, name: str, mode: str, corrector: str = DEFAULT_CORRECTOR) -> dict:
+def run_one(trace: PyssTrace, name: str, mode: str, corrector: str | None = None) -> dict:
     """One scheduler on one trace: its average bounded slowdown and the published figure if any."""
+    chosen = scheduler(name, corrector, trace)
     start = simulate(trace.submit_s, trace.run_s, trace.requested_s, trace.procs, trace.user,
-                     trace.processors, scheduler(name, corrector), mode)
+                     trace.processors, chosen, mode)
     wait = (start - trace.submit_s).astype(np.float64)
     published = PUBLISHED.get(log_name(trace.source), {}).get(name)
-    if name == "easy++" and corrector != DEFAULT_CORRECTOR:
+    if name == "easy++" and corrector not in (None, DEFAULT_CORRECTOR):
         published = None   # the paper's EASY++ figure is with the request as the corrector
-    return {"scheduler": name, "corrector": corrector if name == "easy++" else None, "mode": mode,
+    used = next(n for n, f in CORRECTORS.items() if f is chosen.corrector)
+    return {"scheduler": name, "corrector": used if name in CORRECTED else None, "mode": mode,
             "avg_bounded_slowdown": float(bounded_slowdown(wait, trace.run_s.astype(np.float64)).mean()),
             "avg_wait_s": float(wait.mean()), "published": published}
 
 
-def run_table(trace: PyssTrace, names=tuple(SCHEDULERS), modes=MODES) -> list[dict]:
+def run_table(trace: PyssTrace, names=PAPER_SCHEDULERS, modes=MODES) -> list[dict]:
     """Every (scheduler, mode) on `trace`, each row with the seconds it took."""
     rows = []
     for name in names:
@@ -135,8 +153,9 @@ def add_parser(experiment_sub) -> None:
     p.add_argument("--trace", required=True, help="SWF log, plain or .gz")
     p.add_argument("--scheduler", required=True, choices=[*SCHEDULERS, "all"])
     p.add_argument("--corrector", choices=list(CORRECTORS),
-                   help=f"EASY++ only: a job that outlives its prediction gets the request, twice the prediction, "
-                        f"or Tsafrir's steps (default {DEFAULT_CORRECTOR})")
+                   help=f"easy++ and easy++-learned only: a job that outlives its prediction gets the request, twice "
+                        f"the prediction, or Tsafrir's steps (default {DEFAULT_CORRECTOR}; {LEARNED_CORRECTOR} for "
+                        f"easy++-learned)")
     p.add_argument("--pyss-compat", action="store_true",
                    help="the authors' simulator's event rules (pyss) instead of textbook EASY")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -147,8 +166,9 @@ def cmd_backfill(args) -> int:
     from engine.service.experiments.swf_jobs import print_rejected
     from engine.telemetry.errors import ImportRejected
 
-    if args.corrector and args.scheduler not in ("easy++", "all"):
-        print(f"meridian: --corrector applies to easy++ only ({args.scheduler} never under-predicts)", file=sys.stderr)
+    if args.corrector and args.scheduler not in (*CORRECTED, "all"):
+        print(f"meridian: --corrector applies to {' and '.join(CORRECTED)} only ({args.scheduler} never "
+              f"under-predicts)", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         trace = load_pyss_trace(args.trace)
@@ -157,16 +177,16 @@ def cmd_backfill(args) -> int:
         return EXIT_BAD_INPUT
     mode = "pyss" if args.pyss_compat else "textbook"
     names = list(SCHEDULERS) if args.scheduler == "all" else [args.scheduler]
-    rows = [run_one(trace, n, mode, args.corrector or DEFAULT_CORRECTOR) for n in names]
+    rows = [run_one(trace, n, mode, args.corrector if n in CORRECTED else None) for n in names]
     if args.json:
         print(json.dumps({"trace": trace.source, "jobs": len(trace), "processors": trace.processors, "rows": rows},
                          indent=2))
         return 0
     print(f"SC'15 backfilling experiment on {trace.source}: {len(trace):,} jobs after the paper's filter, "
           f"{trace.processors} processors, {'pyss-compatible' if args.pyss_compat else 'textbook'} mode")
-    print(f"{'scheduler':<18}  {'avg bounded slowdown':>20}  {'published':>9}")
+    print(f"{'scheduler':<23}  {'avg bounded slowdown':>20}  {'published':>9}")
     for row in rows:
         name = row["scheduler"] + (f" ({row['corrector']})" if row["corrector"] else "")
         published = "-" if row["published"] is None else f"{row['published']:.2f}"
-        print(f"{name:<18}  {row['avg_bounded_slowdown']:>20.2f}  {published:>9}")
+        print(f"{name:<23}  {row['avg_bounded_slowdown']:>20.2f}  {published:>9}")
     return 0

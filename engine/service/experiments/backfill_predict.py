@@ -5,7 +5,9 @@ Predictors, evaluated when a job is submitted (whole seconds, at least 1):
 - double: twice the requested time (Tsafrir, Etsion and Feitelson's "doubling", TPDS 2007);
 - clairvoyant: the actual run time (a bound no real scheduler reaches);
 - tsafrir: the mean of the user's last two completed run times (floored), at most the request; the
-  request while the user has fewer than two completed jobs (EASY++, Tsafrir et al., TPDS 2007).
+  request while the user has fewer than two completed jobs (EASY++, Tsafrir et al., TPDS 2007);
+- given: a prediction per job computed before the run (`given`, by job index in log order): the
+  walk-forward runtime model of `backfill_learned`.
 Correctors, when a running job reaches its prediction and is still running (n = the correction's
 number, from 1):
 - request: the requested time;
@@ -28,18 +30,24 @@ class Predictor:
     """A predictor by name; `fresh()` gives one with no history, for one simulation."""
 
     name: str
+    given: tuple[int, ...] | None = field(default=None, repr=False)
     _last: dict[int, int] = field(default_factory=dict, repr=False)
     _previous: dict[int, int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.name not in PREDICTORS:
             raise ValueError(f"unknown predictor {self.name!r}; choose from {', '.join(PREDICTORS)}")
+        if (self.name == "given") != (self.given is not None):
+            raise ValueError("the 'given' predictor needs its predictions (`given`), and only it takes them")
 
     def fresh(self) -> Predictor:
-        return Predictor(self.name)
+        return Predictor(self.name, self.given)
 
-    def predict(self, run: int, requested: int, user: int) -> int:
-        """The prediction for a job submitted now (`run`: its actual run time, for the clairvoyant)."""
+    def predict(self, run: int, requested: int, user: int, job: int = -1) -> int:
+        """The prediction for a job submitted now (`run`: its actual run time, for the clairvoyant;
+        `job`: its index in log order, for the given predictions)."""
+        if self.name == "given":
+            return self.given[job]
         if self.name == "request":
             return requested
         if self.name == "double":
@@ -58,7 +66,7 @@ class Predictor:
             self._last[user] = run
 
 
-PREDICTORS = ("request", "double", "clairvoyant", "tsafrir")
+PREDICTORS = ("request", "double", "clairvoyant", "tsafrir", "given")
 
 
 def correct_request(current: int, first: int, requested: int, n: int) -> int:

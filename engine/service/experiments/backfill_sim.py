@@ -98,7 +98,7 @@ class _Run:
 
     def _apply(self, now: int, kind: int, job: int) -> None:
         if kind == _SUBMIT:
-            pred = self.predictor.predict(self.run[job], self.requested[job], self.user[job])
+            pred = self.predictor.predict(self.run[job], self.requested[job], self.user[job], job)
             self.pred[job] = self.initial[job] = pred
             self.queue.append(job)
             if self.sched.shortest_first:

@@ -24,7 +24,7 @@ import numpy as np
 from engine.service.experiments.swf_jobs import read_swf_lines, read_trace
 from engine.telemetry.errors import ImportRejected
 
-_SUBMIT, _RUN, _ALLOC, _REQ_PROCS, _REQ_TIME, _USER = 1, 3, 4, 7, 8, 11
+_SUBMIT, _WAIT, _RUN, _ALLOC, _REQ_PROCS, _REQ_TIME, _USER = 1, 2, 3, 4, 7, 8, 11
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,9 @@ class PyssTrace:
     requested_s: np.ndarray  # int64, >= run
     procs: np.ndarray        # int64, 1..processors
     user: np.ndarray         # int64, the log's user number
+    end_s: np.ndarray | None = None   # float64, the job's end in the log (submit + wait + run), NaN: wait unknown
+    unix_start_s: int | None = None   # epoch seconds of the log's time 0 (`; UnixStartTime:`)
+    timezone: str | None = None       # the log's IANA zone (`; TimeZoneString:`)
 
     def __len__(self) -> int:
         return len(self.submit_s)
@@ -50,12 +53,16 @@ def load_pyss_trace(path: str | Path) -> PyssTrace:
 
 def parse_pyss_trace(data: bytes, source: str) -> PyssTrace:
     """`load_pyss_trace` on bytes already read; `source` names the file in messages."""
-    values, max_procs = _raw(data, source)
+    header, values = read_swf_lines(data, source)
+    if not header.max_procs:
+        raise ImportRejected.whole_file(source, "no '; MaxProcs:' header: the machine size is unknown")
+    max_procs = int(header.max_procs)
     alloc, req = values[:, _ALLOC], values[:, _REQ_PROCS]
     keep = (alloc <= max_procs) & (req <= max_procs)                       # 1
     req = np.where(req > 0, req, alloc)                                    # 2: copy the positive one
     keep &= req > 0
-    run, requested = values[:, _RUN], values[:, _REQ_TIME]
+    run, requested, wait = values[:, _RUN], values[:, _REQ_TIME], values[:, _WAIT]
+    end = np.where(wait >= 0, values[:, _SUBMIT] + wait + run, np.nan)   # before step 5: the log's own end
     keep &= run > 0                                                        # 3
     keep &= requested > 0                                                  # 4
     run = np.minimum(run, requested)                                       # 5
@@ -64,12 +71,4 @@ def parse_pyss_trace(data: bytes, source: str) -> PyssTrace:
     requested_s = np.maximum(np.trunc(requested[keep]).astype(np.int64), 1)
     return PyssTrace(source, max_procs, np.trunc(values[keep, _SUBMIT]).astype(np.int64), run_s,
                      np.maximum(requested_s, run_s), req[keep].astype(np.int64),
-                     values[keep, _USER].astype(np.int64))
-
-
-def _raw(data: bytes, source: str) -> tuple[np.ndarray, int]:
-    """The job lines in log order as an (n, 18) array, and MaxProcs."""
-    header, values = read_swf_lines(data, source)
-    if not header.max_procs:
-        raise ImportRejected.whole_file(source, "no '; MaxProcs:' header: the machine size is unknown")
-    return values, int(header.max_procs)
+                     values[keep, _USER].astype(np.int64), end[keep], header.unix_start_s, header.timezone)
