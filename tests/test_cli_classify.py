@@ -4,18 +4,11 @@ import json
 
 import pytest
 from conftest import TRACES, shared
+from test_cli_predict import meridian
 from test_predict_registry import database
 
-from engine.cli.main import main
 from engine.predict.classify import CLASSES
 from engine.telemetry.sample import read_bundle
-
-
-def meridian(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
