@@ -95,12 +95,9 @@ def evaluate(jobs: pd.DataFrame, tz: TimeZones = None, split: str = "users",
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
     rows, labels = _labelled_rows(jobs, tz)
-    users = jobs.loc[labelled(jobs), "user_name"].astype(object).fillna("").to_numpy()
+    users = _users(jobs)
     if split == "users":
-        predicted = np.empty(len(labels), dtype=object)
-        for fit_rows, test_rows in GroupKFold(n_splits=settings.folds).split(rows, labels, users):
-            model = WorkloadClassifier(settings).fit(rows.iloc[fit_rows], labels[fit_rows])
-            predicted[test_rows] = model.predict(rows.iloc[test_rows])
+        predicted = _out_of_fold(rows, labels, users, settings)
         truth, majority_from = labels, labels
     else:
         submit = seconds(jobs.loc[labelled(jobs), "submit_utc"])
@@ -143,6 +140,28 @@ def class_shares(jobs: pd.DataFrame, predicted: np.ndarray) -> pd.DataFrame:
     table["gpu_hour_share"] = table["gpu_hours"] / max(float(gpu_hours.sum()), 1e-12)
     table.index.name = "workload_class"
     return table.reset_index()[["workload_class", "jobs", "job_share", "gpu_hours", "gpu_hour_share"]]
+
+
+def held_out_classes(jobs: pd.DataFrame, tz: TimeZones = None,
+                     settings: ClassifierSettings = ClassifierSettings()) -> np.ndarray:
+    """Each labelled job's class as predicted by the user-grouped fold that never saw its user (the
+    "users" evaluation's predictions), aligned with `jobs`; "unknown" for jobs without a label."""
+    rows, labels = _labelled_rows(jobs, tz)
+    out = np.full(len(jobs), "unknown", dtype=object)
+    out[labelled(jobs)] = _out_of_fold(rows, labels, _users(jobs), settings)
+    return out
+
+
+def _out_of_fold(rows: pd.DataFrame, labels: np.ndarray, users: np.ndarray, settings: ClassifierSettings) -> np.ndarray:
+    predicted = np.empty(len(labels), dtype=object)
+    for fit_rows, test_rows in GroupKFold(n_splits=settings.folds).split(rows, labels, users):
+        model = WorkloadClassifier(settings).fit(rows.iloc[fit_rows], labels[fit_rows])
+        predicted[test_rows] = model.predict(rows.iloc[test_rows])
+    return predicted
+
+
+def _users(jobs: pd.DataFrame) -> np.ndarray:
+    return jobs.loc[labelled(jobs), "user_name"].astype(object).fillna("").to_numpy()
 
 
 def _labelled_rows(jobs: pd.DataFrame, tz: TimeZones) -> tuple[pd.DataFrame, np.ndarray]:
