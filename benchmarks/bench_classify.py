@@ -8,8 +8,10 @@
    under FIFO with the jobs' classes as labelled, removed ("unknown": every job in the standard
    queue) and inferred by the user-grouped folds (each job classified by a model that never saw its
    user), always judged against the labels.
+4. Right-sizing at submit (engine/service/submit_sizing.py, issue 27 item 4) against the retrospective
+   right-sizing on the sample's later jobs, at several quantiles of the predicted used share.
 
-    nice .venv/bin/python benchmarks/bench_classify.py [--part 1|2|3]
+    nice .venv/bin/python benchmarks/bench_classify.py [--part 1|2|3|4]
 """
 from __future__ import annotations
 
@@ -23,9 +25,11 @@ import pandas as pd
 from engine.analysis.runs.matching import matching_kpis
 from engine.predict.classify import CLASSES, class_shares, classify, evaluate, held_out_classes, train
 from engine.predict.features import zones_of
+from engine.predict.gpu_need import NeedSettings
 from engine.scenario.spec import Scenario
 from engine.service.compare import run_one, world_of
 from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
+from engine.service.submit_sizing import submit_sizing
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.swf import parse_swf
 from engine.telemetry.sample import read_bundle
@@ -79,6 +83,19 @@ def matching(tables: dict) -> None:
         _line("fifo", how, {**run.kpis, **matching_kpis(run.result, run.fleet, truth)})
 
 
+def sizing(tables: dict) -> None:
+    for quantile in (0.1, 0.25, 0.4, 0.5, 0.9):
+        began = time.perf_counter()
+        r = submit_sizing(tables["jobs"], tables["regions"], NeedSettings(quantile=quantile))
+        print(f"q {quantile:.2f}: {r['jobs_test']:,} later jobs ({r['gpu_hours']:,.0f} GPU-h); retrospective "
+              f"{r['retrospective_over_asking']:,} over-asking, {r['retrospective_freed_gpu_hours']:,.0f} GPU-h freed; "
+              f"at submit {r['resized_at_submit']:,} resized, {r['undersized_jobs']:,} undersized "
+              f"({r['undersized_share']:.2%}), freed {r['freed_sized_well_gpu_hours']:,.0f}, lost "
+              f"{r['lost_gpu_hours']:,.0f}, net {r['net_freed_gpu_hours']:,.0f} GPU-h "
+              f"({r['net_share_of_retrospective']:+.1%} of the retrospective) ({time.perf_counter() - began:.0f} s)",
+              flush=True)
+
+
 def _line(scenario: str, classes: str, kpis: dict) -> None:
     print(f"{scenario:<20} {classes:<28} resource {kpis['resource_matching']:.4f}  GPU type "
           f"{kpis['gpu_type_matching']:.4f}  queue {kpis['queue_matching']:.4f}  p95 wait "
@@ -87,7 +104,7 @@ def _line(scenario: str, classes: str, kpis: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", type=int, choices=(1, 2, 3), help="one part only (default: all)")
+    parser.add_argument("--part", type=int, choices=(1, 2, 3, 4), help="one part only (default: all)")
     part = parser.parse_args().part
     tables = read_bundle().tables
     tz = zones_of(tables["regions"])
@@ -97,6 +114,8 @@ def main() -> None:
         swf_shares(tables["jobs"], tz)
     if part in (None, 3):
         matching(tables)
+    if part in (None, 4):
+        sizing(tables)
 
 
 if __name__ == "__main__":
