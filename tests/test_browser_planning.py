@@ -108,3 +108,22 @@ def test_predictors_page_scores_the_models_and_estimates_the_queue(database, tmp
         assert {"Most likely start", "Interval width", "Why it waits then"} <= set(_metrics(page))
         assert "of its run left" in page.inner_text("body")
         page.screenshot(path=str(ARTIFACTS / "job-from-predictors.png"), full_page=True)
+
+
+def test_predictors_page_classifies_the_sample_and_draws_its_confusion_matrix(database, tmp_path):
+    store = Store.open(database)
+    ensure_sample(store)
+    store.close()
+    with _opened(database, tmp_path, "/predictors", 2600, charts=0, timeout_ms=180_000) as page:
+        page.get_by_role("button", name="Classify the workload").wait_for(timeout=180_000)
+        page.get_by_text("later jobs", exact=True).click()   # the time split: one fit, not three
+        _settle(page)
+        page.get_by_role("button", name="Classify the workload").click()
+        page.wait_for_function(ALL_CHARTS_DRAWN, arg=2, timeout=300_000)
+        _settle(page, timeout_ms=300_000)
+        _assert_clean(page)
+        metrics = _metrics(page)
+        assert float(metrics["Accuracy"].rstrip("%")) >= 98.0 and metrics["Held-out jobs"] == "27,702"
+        assert "Lowest recall" in metrics and "Workload classes" in page.inner_text("body")
+        assert page.locator('[data-testid="stPlotlyChart"] .heatmaplayer').count() == 1   # the confusion matrix
+        page.screenshot(path=str(ARTIFACTS / "predictors_classes.png"), full_page=True)

@@ -36,9 +36,9 @@ def test_every_entry_is_complete():
     assert not higher_is_better("wait_p95_s")
 
 
-def test_a_runs_kpis_are_the_catalogues_sim_fairness_and_stranded_keys(day):
+def test_a_runs_kpis_are_the_catalogues_sim_fairness_stranded_and_matching_keys(day):
     computed = set(day.kpis)
-    assert computed - keys("fragmentation") == keys("sim", "fairness", "stranded")
+    assert computed - keys("fragmentation") == keys("sim", "fairness", "stranded", "matching")
     assert computed & keys("fragmentation") in (set(), keys("fragmentation"))
 
 
@@ -54,7 +54,7 @@ def test_the_readme_documents_every_key_and_no_other():
     kpi_table = text[text.index("| key | unit | meaning |"):].split("\n\n", 1)[0]
     table = {key for row in re.findall(r"^\| (`[a-z_0-9]+`(?:, `[a-z_0-9]+`)*) \|", kpi_table, flags=re.M)
              for key in re.findall(r"`([a-z_0-9]+)`", row)}
-    assert table == keys("sim", "fragmentation", "relaxation", "stranded", "fairness", "world")
+    assert table == keys("sim", "fragmentation", "relaxation", "stranded", "fairness", "matching", "world")
     for key in keys("headroom"):  # the JSON document's keys, as `meridian headroom --json` prints them
         assert f'"{key}"' in text, key
 

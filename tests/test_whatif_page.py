@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.analysis.runs.catalogue import CATALOGUE, shown_comparison
 from engine.analysis.runs.catalogue import shown as shown_kpi
+from engine.analysis.runs.matching import KPI_KEYS as MATCHING_KPIS
 from engine.analysis.runs.sim_metrics import kpis
 from engine.analysis.runs.sim_series import (
     fleet_series,
@@ -116,9 +117,14 @@ def test_whatif_compares_fifo_with_easy_backfill(app):
     expected = kpi_comparison([(name, kpis(r)) for name, r in runs.items()])
     table = _kpi_table(app)
     assert list(table.columns) == ["fifo", "easy-backfill", "easy-backfill Δ", "easy-backfill Δ%"]
-    # the simulation's KPIs, each in its catalogue format (no seconds, no 4-decimal floats), then stranded ones
+    # the simulation's KPIs, each in its catalogue format (no seconds, no 4-decimal floats), then resource matching
+    # and stranded ones
     pd.testing.assert_frame_equal(table.loc[expected.index], shown_comparison(expected).drop(columns="what"))
-    assert list(table.index[len(expected):]) == list(STRANDED_KPIS)
+    assert list(table.index[len(expected):]) == [*MATCHING_KPIS, *STRANDED_KPIS]
+    # a and b (training, 4 + 4 GPU-hours) on H100 in the standard queue fit; c (batch, 1 GPU-hour) is in the batch
+    # queue but H100 is not a batch GPU type: 8 of 9 GPU-hours matched
+    assert table.loc["resource_matching", "fifo"] == table.loc["gpu_type_matching", "easy-backfill"] == "88.9 %"
+    assert table.loc["queue_matching", "fifo"] == "100.0 %"
     assert table.loc["wait_p95_s", "fifo"] == "2.9 h" and table.loc["utilization", "fifo"].endswith(" %")
     # FIFO keeps c (2 GPUs) waiting 2 h 58 min behind b while 2 GPUs sit free: stranded in its own region
     assert table.loc["stranded_order_gpu_hours", "fifo"] != "0" == table.loc["stranded_order_gpu_hours", "easy-backfill"]

@@ -1,5 +1,6 @@
 """Predictors: how well the runtime and failure models predict, what they look at, one job's
-prediction, when the queued jobs will start, and the jobs that ask for more GPUs than they use."""
+prediction, when the queued jobs will start, the jobs that ask for more GPUs than they use, and the
+workload classes (scored on a labelled dataset, inferred on one without labels)."""
 import math
 
 import pandas as pd
@@ -9,6 +10,7 @@ from dashboard.charts import predict as charts_predict
 from dashboard.charts.view import plot, say
 from dashboard.data import predict as data_predict
 from dashboard.forms.eta import eta_section
+from dashboard.sections.classes import classes_section
 from engine.core.escaping import markdown_code
 from engine.core.escaping import markdown_text as md
 from engine.core.text import duration
@@ -200,3 +202,4 @@ if model is not None:
     _job(dataset, model)
     eta_section(dataset, model)
 _rightsizing(dataset)
+classes_section(dataset)

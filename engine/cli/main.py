@@ -277,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_headroom_parser(sub, db_help)
     add_report_parser(sub, db_help)
+    from engine.cli.classify import add_parser as add_classify_parser
     from engine.cli.optimise import add_parser as add_optimise_parser
     from engine.cli.plan import add_parser as add_plan_parser
     from engine.cli.predict import add_parser as add_predict_parser
@@ -287,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_parsers(sub, db_help)
     add_optimise_parser(sub, db_help)
     add_predict_parser(sub, db_help)
+    add_classify_parser(sub, db_help)
     add_rl_parser(sub, db_help)
     return parser
 

@@ -16,6 +16,8 @@ Modules:
 - `evaluate`: the time-ordered split and the model-vs-baseline reports.
 - `threads`: the OpenMP thread cap the models fit and predict under.
 - `registry`: trained models versioned per dataset, stored beside the database (the lifecycle).
+- `class_features`, `classify`: the workload class of a log without labels, learned on a labelled one.
+- `gpu_need`: the GPUs a job will use (its peak share of its request), predicted at submit from utilisation telemetry.
 - `importance`: permutation importance of each model's features on the time split.
 - `runtime_source`, `failure_source`: predictions handed to a scenario's scheduler.
 - `eta`, `eta_backtest`: a queued job's predicted start interval, and its backtested coverage.

@@ -4,7 +4,8 @@ the tests read it; the README's KPI table documents the same keys (a test checks
 
 Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only runs that sample it),
 "relaxation" (engine.analysis.runs.relaxation, only runs whose routing relaxes soft constraints),
-"stranded" (engine.analysis.runs.stranded), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
+"stranded" (engine.analysis.runs.stranded), "matching" (engine.analysis.runs.matching, only runs with
+jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
 `kpis`), "world" (engine.analysis.runs.world_kpis.KPI_KEYS, for a priced fleet or on request) and
 "headroom" (engine.service.headroom, for compared candidates). `better` says which way is an
 improvement ("higher", "lower", or "" when neither is); `fmt` how a page shows the value: "pct" a
@@ -92,6 +93,10 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("preemptions", "Preemptions", "evictions", "lower", "int"),
            ("lost_gpu_hours", "Lost GPU-hours", "GPU-hours", "lower", "one"),
            ("starved_jobs", "Starved jobs", "jobs", "lower", "int")),
+    *_rows("matching",
+           ("resource_matching", "Resource matching", "0-1", "higher", "pct"),
+           ("gpu_type_matching", "On a fit GPU type", "0-1", "higher", "pct"),
+           ("queue_matching", "In a fit queue", "0-1", "higher", "pct")),
     *_rows("world",
            ("cost_usd", "Spend", "USD", "lower", "usd"),
            ("cost_reserved_usd", "Reserved spend", "USD", "lower", "usd"),
