@@ -49,7 +49,8 @@ def _mapping_editor(name: str, content: bytes) -> dict[str, str]:
 
 
 def _report(exc: ImportRejected) -> None:
-    st.error(markdown_text(f"Import rejected: {exc.summary()}."))
+    whole = len(exc.errors) == 1 and not exc.errors[0].line   # the file as a whole: the message says it
+    st.error(markdown_text(f"Import rejected: {f'{exc.errors[0]}; nothing was imported' if whole else exc.summary()}."))
     st.dataframe(pd.DataFrame([(e.file, e.line, e.reason) for e in exc.errors], columns=["file", "line", "reason"]),
                  hide_index=True, column_config={"file": st.column_config.TextColumn(width="small"),
                                                  "line": st.column_config.NumberColumn(width="small"),
