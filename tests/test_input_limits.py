@@ -16,7 +16,7 @@ from engine.service.experiments.openb_inputs import load_pods
 from engine.service.experiments.swf_jobs import load_swf_jobs
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.ingest import ingest_bytes, ingest_path
-from engine.telemetry.input_limits import MIB, check_size, gunzip_bounded, read_input
+from engine.telemetry.input_limits import MIB, check_memory, check_size, gunzip_bounded, read_input
 from engine.telemetry.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,3 +149,11 @@ def test_gzip_members_and_padding_read_as_gzip_does_and_damage_is_named():
     assert "corrupt gzip file (Compressed file ended before the end-of-stream marker" in refusal(
         lambda: gunzip_bounded(two[:200], "cut.gz"))
     assert "data after its last member is not gzip" in refusal(lambda: gunzip_bounded(two + b"junk", "tail.gz"))
+
+
+def test_text_that_would_need_more_memory_than_is_available_is_refused_before_parsing():
+    line = refusal(lambda: check_memory(100 * MIB, "huge.csv", available=1000 * MIB))
+    assert line == ("huge.csv: 100 MiB of text needs about 1,200 MiB of memory to import, and 1,000 MiB are "
+                    "available; split the file, or import it on a larger machine")
+    check_memory(100 * MIB, "huge.csv", available=1200 * MIB)
+    check_memory(MIB, "small.csv")     # what this machine has now: a small file always passes

@@ -14,6 +14,12 @@ the file instead of a hang or an exhausted memory:
 | gzip expansion                               | MAX_EXPANSION (100 x the compressed size) once the |
 |                                              | content passes EXPANSION_FLOOR (16 MiB)            |
 
+An import holds at most about MEMORY_PER_TEXT_BYTE (12) bytes of memory per byte of text (the content once
+decompressed) above the ~150 MiB Python, pandas and DuckDB take (benchmarks/bench_ingest_memory.py, in
+benchmarks/RESULTS.md): with MAX_TEXT_BYTES that is at most about 12.2 GiB, and a machine with M GiB free
+imports up to M / 12 GiB of text. Text that would need more than the memory available now (Linux's
+MemAvailable) is refused before it is parsed, instead of exhausting the memory.
+
 Real logs expand 5-10 times (the Parallel Workloads Archive's SWF logs, the sample's jobs.csv.gz); a
 gzip bomb expands about 1,000 times. Decompression stops at the first byte past a limit, so a bomb costs
 at most the limit in memory, never its full expansion.
@@ -32,6 +38,7 @@ MAX_FILE_BYTES = 512 * MIB
 MAX_TEXT_BYTES = 1024 * MIB
 MAX_EXPANSION = 100
 EXPANSION_FLOOR = 16 * MIB
+MEMORY_PER_TEXT_BYTE = 12
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 4 * MIB
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -109,6 +116,25 @@ def gunzip_bounded(data: bytes, source: str, *, limit: int = MAX_TEXT_BYTES, rat
     if rest.strip(b"\x00"):
         raise ImportRejected.whole_file(source, "corrupt gzip file (data after its last member is not gzip)")
     return b"".join(parts)
+
+
+def check_memory(text_bytes: int, source: str, *, available: int | None = None) -> None:
+    """ImportRejected naming `source` when importing `text_bytes` of text would need more memory than is
+    `available` (default: MemAvailable now; nothing is checked where the system does not say)."""
+    available = _available() if available is None else available
+    needed = MEMORY_PER_TEXT_BYTE * text_bytes
+    if available is not None and needed > available:
+        raise ImportRejected.whole_file(source, f"{text_bytes / MIB:,.0f} MiB of text needs about {needed / MIB:,.0f} "
+                                                f"MiB of memory to import, and {available / MIB:,.0f} MiB are "
+                                                "available; split the file, or import it on a larger machine")
+
+
+def _available() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            return next(int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
 
 
 def _too_large(size: int, limit: int) -> str:

@@ -5,7 +5,7 @@ import codecs
 from dataclasses import dataclass, field
 
 from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
-from engine.telemetry.input_limits import GZIP_MAGIC, gunzip_bounded
+from engine.telemetry.input_limits import GZIP_MAGIC, check_memory, gunzip_bounded
 
 BINARY_SNIFF_BYTES = 8192
 # Byte-order marks of encodings other than UTF-8, longest first (UTF-32 LE starts like UTF-16 LE).
@@ -54,6 +54,7 @@ def maybe_gunzip(data: bytes, source: str) -> bytes:
 def decode_text(data: bytes, source: str) -> str:
     """Bytes -> str, rejecting empty, binary, UTF-16/32 and non-UTF-8 content with a located reason."""
     data = maybe_gunzip(data, source)
+    check_memory(len(data), source)
     if not data or data.isspace():   # not data.strip(): that would copy the whole file
         raise ImportRejected.whole_file(source, "file is empty")
     encoding = next((name for bom, name in _OTHER_BOMS if data.startswith(bom)), None)
