@@ -5,6 +5,7 @@ the database is left exactly as it was (its tables' content, and the file itself
 import gzip
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from engine.service.experiments.swf_jobs import load_swf_jobs
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.ingest import ingest_bytes, ingest_path
 from engine.telemetry.input_limits import MIB, check_memory, check_size, gunzip_bounded, read_input
+from engine.telemetry.sample import BUNDLE_FILES, SAMPLE_DIR
 from engine.telemetry.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,3 +159,16 @@ def test_text_that_would_need_more_memory_than_is_available_is_refused_before_pa
                     "available; split the file, or import it on a larger machine")
     check_memory(100 * MIB, "huge.csv", available=1200 * MIB)
     check_memory(MIB, "small.csv")     # what this machine has now: a small file always passes
+
+
+def test_a_sample_bundle_with_a_bomb_for_its_jobs_is_refused_and_the_store_stays_as_it_was(store, tmp_path):
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    for name in BUNDLE_FILES.values():
+        shutil.copy(SAMPLE_DIR / name, bundle / name)
+    row = b"job-1,u,t,p,training,q,2026-08-03 00:00:00,,,1,H100,us-east,pending\n"
+    (bundle / "jobs.csv.gz").write_bytes(gzip.compress(row * (BOMB_TEXT // len(row)), compresslevel=9))
+    before = snapshot(store)
+    line = refusal(lambda: ingest_path(store, bundle))
+    assert line.startswith(f"{bundle / 'jobs.csv.gz'}: gzip content expands") and BOMB in line, line
+    assert snapshot(store) == before
