@@ -13,6 +13,7 @@ from engine.telemetry.importers import FORMATS
 from engine.telemetry.importers.columns import COLUMN_ALIASES, shown_name
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
+from engine.telemetry.input_limits import MAX_EXPANSION, MAX_TEXT_BYTES, MIB
 
 NOT_STATED = "not stated (the file's own)"
 TIME_ZONES = [NOT_STATED, "UTC"] + sorted(z for z in available_timezones() if "/" in z and not z.startswith("Etc/"))
@@ -48,7 +49,8 @@ def _mapping_editor(name: str, content: bytes) -> dict[str, str]:
 
 
 def _report(exc: ImportRejected) -> None:
-    st.error(markdown_text(f"Import rejected: {exc.summary()}."))
+    whole = len(exc.errors) == 1 and not exc.errors[0].line   # the file as a whole: the message says it
+    st.error(markdown_text(f"Import rejected: {f'{exc.errors[0]}; nothing was imported' if whole else exc.summary()}."))
     st.dataframe(pd.DataFrame([(e.file, e.line, e.reason) for e in exc.errors], columns=["file", "line", "reason"]),
                  hide_index=True, column_config={"file": st.column_config.TextColumn(width="small"),
                                                  "line": st.column_config.NumberColumn(width="small"),
@@ -57,6 +59,9 @@ def _report(exc: ImportRejected) -> None:
 
 def _upload() -> None:
     st.subheader("Import telemetry")
+    st.caption(f"Limits: an upload of at most {st.get_option('server.maxUploadSize'):,} MB; "
+               f"gzip content may expand to at most {MAX_TEXT_BYTES // MIB:,} MiB and {MAX_EXPANSION} times its "
+               "compressed size (more is refused as a possible decompression bomb).")
     # A new key after each successful import empties the uploader for the next file.
     uploaded = st.file_uploader("Telemetry file (CSV, SWF, sacct export, openb lists, utilisation series; "
                                 "gzip welcome)", type=FILE_TYPES, key=f"upload_{st.session_state.get('uploads', 0)}")

@@ -23,6 +23,7 @@ from engine.telemetry.batch import TABLE_COLUMNS
 from engine.telemetry.importers import parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
+from engine.telemetry.input_limits import read_input
 from engine.telemetry.store import DEFAULT_DB_PATH, Store, StoreLocked
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
@@ -48,10 +49,7 @@ def source(args) -> Source:
     importer gives, else empty (the world KPIs then use their defaults)."""
     if args.trace:
         path = Path(args.trace)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise Unusable(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = read_input(path)
         batch = parser_for(detect_format(path.name, data))(data, str(path), ImportOptions())
         jobs, fleet = batch.tables.get("jobs"), batch.tables.get("fleet")
         if jobs is None or fleet is None:

@@ -17,6 +17,7 @@ from engine.telemetry.errors import MAX_REPORTED, ImportRejected, RowError
 from engine.telemetry.importers import FORMATS, parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
+from engine.telemetry.input_limits import check_size, read_input
 from engine.telemetry.names import BadName, check_name, name_from
 from engine.telemetry.sample import BUNDLE_FILES, bundle_digest, read_bundle
 from engine.telemetry.store import Store
@@ -60,16 +61,14 @@ def _chosen(dataset: str | None, source: str) -> str | None:
 
 
 def ingest_path(store: Store, path: str | Path, **kwargs) -> IngestResult:
+    """Import the file, or the folder written by `meridian sample`, at `path`; anything else (a device, a
+    FIFO, a folder of another kind, a symlink loop) is refused naming it (engine.telemetry.input_limits)."""
     path = Path(path)
     if path.is_dir():
         if kwargs.get("format", "auto") not in ("auto", "sample"):
             raise ImportRejected.whole_file(str(path), f"a folder is read as a sample bundle, not as {kwargs['format']}")
         return ingest_folder(store, path, kwargs.get("dataset"))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ImportRejected.whole_file(str(path), f"cannot read file ({exc.strerror or exc})") from exc
-    return ingest_bytes(store, data, str(path), **kwargs)
+    return ingest_bytes(store, read_input(path), str(path), **kwargs)
 
 
 def ingest_bytes(
@@ -83,6 +82,7 @@ def ingest_bytes(
 ) -> IngestResult:
     """Parse `data` (the content of file `source`) and add it to `dataset` in one transaction."""
     options = options or ImportOptions()
+    check_size(data, source)
     dataset = _chosen(dataset, source)
     sha = hashlib.sha256(data).hexdigest()
     fmt = detect_format(source, data) if format == "auto" else format

@@ -16,6 +16,7 @@ import pyarrow.csv as pa_csv
 from engine.core.vocabulary import JOB_STATUSES, WORKLOAD_CLASSES
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ImportRejected, RowError
+from engine.telemetry.input_limits import GZIP_MAGIC, gunzip_bounded, read_input
 from engine.telemetry.store import Store
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
@@ -50,18 +51,22 @@ def bundle_digest(directory: Path = SAMPLE_DIR) -> str:
     """sha256 of the bundle's files' bytes, concatenated in `BUNDLE_FILES` order."""
     digest = hashlib.sha256()
     for name in BUNDLE_FILES.values():
-        digest.update(_path(directory, name).read_bytes())
+        digest.update(_content(directory, name))
     return digest.hexdigest()
 
 
 def read_bundle(directory: Path = SAMPLE_DIR) -> ImportBatch:
-    """Every table of the bundle as one batch (format "sample"), timestamps naive UTC."""
+    """Every table of the bundle as one batch (format "sample"), timestamps naive UTC. Each file is read
+    within the limits of engine.telemetry.input_limits (a bundle may come from anyone too)."""
     tables = {}
     for table, name in BUNDLE_FILES.items():
-        path = _path(directory, name)
+        path = Path(directory) / name
+        data = _content(directory, name)
+        if data[:2] == GZIP_MAGIC:
+            data = gunzip_bounded(data, str(path))
         types = _TYPES[table]
         try:
-            arrow = pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(
+            arrow = pa_csv.read_csv(pa.BufferReader(data), convert_options=pa_csv.ConvertOptions(
                 column_types=types, include_columns=list(types), strings_can_be_null=True))
         except (pa.ArrowInvalid, KeyError) as exc:
             raise ImportRejected.whole_file(str(path), f"not a sample bundle file ({exc})") from exc
@@ -96,12 +101,13 @@ def ensure_sample(store: Store, directory: Path = SAMPLE_DIR) -> bool:
     return loaded
 
 
-def _path(directory: Path, name: str) -> Path:
+def _content(directory: Path, name: str) -> bytes:
+    """The bytes of the bundle file `name` (a regular file within the size limit)."""
     path = Path(directory) / name
     if not path.is_file():
         raise ImportRejected.whole_file(
             str(path), "sample bundle file is missing; regenerate it with `meridian sample --out sample_data`")
-    return path
+    return read_input(path)
 
 
 def _sanity_check(table: str, frame: pd.DataFrame, source: str) -> None:

@@ -17,6 +17,7 @@ from engine.telemetry.errors import ErrorCollector, ImportRejected
 from engine.telemetry.importers.common import decode_text
 from engine.telemetry.importers.csv_records import CSV
 from engine.telemetry.importers.named_columns import numbers, read_rows, report_empty
+from engine.telemetry.input_limits import read_input
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
@@ -50,10 +51,7 @@ class PodList:
 
 def _read(path: str | Path) -> tuple[str, str]:
     path = Path(path)
-    try:
-        return decode_text(path.read_bytes(), path.name), path.name
-    except OSError as exc:
-        raise ImportRejected.whole_file(str(path), f"cannot read file ({exc.strerror or exc})") from exc
+    return decode_text(read_input(path), path.name), path.name
 
 
 def _whole(rows, column: str, errors: ErrorCollector, *, maximum: int | None = None) -> np.ndarray:

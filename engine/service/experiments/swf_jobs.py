@@ -23,6 +23,7 @@ import pandas as pd
 from engine.telemetry.errors import ErrorCollector, ImportRejected
 from engine.telemetry.importers.common import decode_text
 from engine.telemetry.importers.swf_header import SwfHeader
+from engine.telemetry.input_limits import read_input
 
 SWF_FIELDS = 18
 _ID, _SUBMIT, _RUN, _ALLOC, _REQ_PROCS, _REQ_TIME = 0, 1, 3, 4, 7, 8
@@ -65,11 +66,8 @@ def load_swf_jobs(path: str | Path) -> SwfJobs:
 
 
 def read_trace(path: str | Path) -> bytes:
-    """A trace file's bytes; ImportRejected when it cannot be read."""
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise ImportRejected.whole_file(str(path), f"cannot read file ({exc.strerror or exc})") from exc
+    """A trace file's bytes; ImportRejected when it cannot be read or is no regular file (input_limits)."""
+    return read_input(path)
 
 
 def print_rejected(exc: ImportRejected) -> None:

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import codecs
-import gzip
 from dataclasses import dataclass, field
 
 from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
+from engine.telemetry.input_limits import GZIP_MAGIC, check_memory, gunzip_bounded
 
 BINARY_SNIFF_BYTES = 8192
 # Byte-order marks of encodings other than UTF-8, longest first (UTF-32 LE starts like UTF-16 LE).
@@ -46,18 +46,15 @@ class ImportOptions:
 
 
 def maybe_gunzip(data: bytes, source: str) -> bytes:
-    """Decompress gzip content (recognised by its magic bytes, whatever the file name)."""
-    if data[:2] != b"\x1f\x8b":
-        return data
-    try:
-        return gzip.decompress(data)
-    except (OSError, EOFError) as exc:
-        raise ImportRejected.whole_file(source, f"corrupt gzip file ({exc})") from exc
+    """Decompress gzip content (recognised by its magic bytes, whatever the file name), within the
+    limits of engine.telemetry.input_limits."""
+    return gunzip_bounded(data, source) if data[:2] == GZIP_MAGIC else data
 
 
 def decode_text(data: bytes, source: str) -> str:
     """Bytes -> str, rejecting empty, binary, UTF-16/32 and non-UTF-8 content with a located reason."""
     data = maybe_gunzip(data, source)
+    check_memory(len(data), source)
     if not data or data.isspace():   # not data.strip(): that would copy the whole file
         raise ImportRejected.whole_file(source, "file is empty")
     encoding = next((name for bom, name in _OTHER_BOMS if data.startswith(bom)), None)

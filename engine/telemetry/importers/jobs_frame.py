@@ -11,8 +11,10 @@ Rules (units as in the schema):
 - job_id, submit_utc, gpus are required per row; job ids must be unique within the file.
 - times: see `timestamps.parse_times`; start must not precede submit, end must not precede
   start (or submit when there is no start).
+- every column within the data contract (`contract`: type, unit, range; times 1970-2100, text at most
+  256 characters without control characters but tab, LF and CR).
 - numbers: gpus, cpus, memory_gib, data_size_gb, requested_runtime_s >= 0 (fractional GPUs
-  allowed); nodes and gpu_milli whole numbers, gpu_milli at most 1000; priority any number.
+  allowed); nodes and gpu_milli whole numbers, gpu_milli at most 1000.
   requested_runtime_s also accepts [D-]HH:MM:SS.
 - measured GPU use (optional; NULL when absent): gpu_util_pct 0-100 (percent of the job's GPUs);
   gpus_used_max >= 0 and at most the job's gpus; gpus_used_pct (GPUs busy in percent of one GPU,
@@ -36,6 +38,15 @@ from engine.core.vocabulary import DEFAULT_REGION, JOB_STATUSES, WORKLOAD_CLASSE
 from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
 from engine.telemetry.importers.columns import STATUS_ALIASES, WORKLOAD_CLASS_ALIASES, value_lookup
 from engine.telemetry.importers.common import ImportOptions
+from engine.telemetry.importers.contract import (
+    CONTROL_CHARACTERS,
+    EARLIEST,
+    LATEST,
+    MAX_TEXT_CHARS,
+    NUMBER_COLUMNS,
+    TEXT_COLUMNS,
+    TIME_COLUMNS,
+)
 from engine.telemetry.importers.derived_columns import end_from_elapsed, expand_tres
 from engine.telemetry.importers.slurm_fields import NO_LIMIT, job_state
 from engine.telemetry.importers.timestamps import (
@@ -45,16 +56,6 @@ from engine.telemetry.importers.timestamps import (
     text_to_float,
 )
 
-TEXT_COLUMNS = ("job_id", "user_name", "team", "project", "qos", "queue", "gpu_type", "region",
-                "cluster", "data_location", "residency")
-TIME_COLUMNS = ("submit_utc", "start_utc", "end_utc", "deadline_utc")
-# column -> (minimum, maximum, whole numbers only); None = unbounded
-NUMBER_COLUMNS = {
-    "priority": (None, None, False), "gpus": (0, None, False), "gpu_milli": (0, 1000, True),
-    "cpus": (0, None, False), "memory_gib": (0, None, False), "nodes": (0, 2**31 - 1, True),
-    "requested_runtime_s": (0, None, False), "data_size_gb": (0, None, False),
-    "gpu_util_pct": (0, 100, False), "gpus_used_max": (0, None, False), "gpus_used_pct": (0, None, False),
-}
 _CLOCK = r"(?:([0-9]+)-)?([0-9]+):([0-9]{2}):([0-9]{2})"  # RE2-friendly: no \d
 _STATUS = value_lookup(STATUS_ALIASES)
 _CLASS = value_lookup(WORKLOAD_CLASS_ALIASES)
@@ -87,10 +88,11 @@ def _numbers(text: pd.Series, column: str, label: str, lines: np.ndarray, errors
     values[bad] = np.nan  # reported: an infinity must not reach the whole-number columns' Int64 cast
     ok = present & ~bad
     checks = []
-    if low is not None:
-        checks.append((ok & (values < low), f"negative {what} {{!r}} in column {label!r}"))
-    if high is not None:
-        checks.append((ok & (values > high), f"{what} {{!r}} in column {label!r} is above {high}"))
+    below = (f"negative {what} {{!r}} in column {label!r}" if low == 0
+             else f"{what} {{!r}} in column {label!r} is below {low:g}")
+    checks.append((ok & (values < low), below))
+    checks.append((ok & (values > high), f"{what} {{!r}} in column {label!r} is above "
+                                         f"{f'{high:g}' if isinstance(high, float) else high}"))
     if whole:
         checks.append((ok & (values != np.round(values)), f"{{!r}} in column {label!r} is not a whole number"))
     for mask, template in checks:
@@ -157,6 +159,10 @@ def _times(text: dict[str, pd.Series], labels, lines, errors, options, naive_utc
             (parsed.out_of_range, f"epoch seconds {{!r}} in column {label!r} are outside 1970-2100"),
         ):
             errors.add_many(lines[mask], template, text[column][mask].to_numpy())
+        outside = ~np.isnat(parsed.values) & ((parsed.values < EARLIEST) | (parsed.values >= LATEST))
+        errors.add_many(lines[outside], f"time {{!r}} in column {label!r} is outside 1970-2100",
+                        text[column][outside].to_numpy())
+        parsed.values[outside] = np.datetime64("NaT")
         if parsed.naive_unzoned.any():
             unzoned.append((int(lines[parsed.naive_unzoned].min()), label))
         clock_changes(errors, lines, text[column], parsed.skipped, parsed.repeated, label, options.tz, options.dst,
@@ -214,6 +220,7 @@ def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions
         absent = text[column].isna().to_numpy() & (~unread_tres if column == "gpus" else True)
         errors.add_many(lines[absent], f"missing {what} in column {labels[column]!r}")
     _duplicates(text["job_id"], labels["job_id"], lines, errors)
+    _text_contract(text, labels, lines, errors)
     out: dict[str, object] = {"source_line": lines}
     out.update({c: text[c] for c in TEXT_COLUMNS if c in text})
     times = _times(text, labels, lines, errors, options, naive_utc, notes)
@@ -233,6 +240,20 @@ def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions
     errors.raise_if_any()
     jobs = pd.DataFrame(out)
     return (jobs[errors.valid(lines)].reset_index(drop=True) if errors.tolerant else jobs), notes
+
+
+def _text_contract(text: dict[str, pd.Series], labels, lines, errors) -> None:
+    """Report text values longer than MAX_TEXT_CHARS or holding a control character (the contract)."""
+    for column in TEXT_COLUMNS:
+        if column not in text:
+            continue
+        values = text[column]
+        long = values.str.len().gt(MAX_TEXT_CHARS).to_numpy(dtype=bool, na_value=False)
+        errors.add_many(lines[long], f"{{!r}} in column {labels[column]!r} is longer than {MAX_TEXT_CHARS} characters",
+                        values[long].to_numpy())
+        control = values.str.contains(CONTROL_CHARACTERS, regex=True).to_numpy(dtype=bool, na_value=False) & ~long
+        errors.add_many(lines[control], f"{{!r}} in column {labels[column]!r} holds a control character "
+                                        "(NUL, escape, ...)", values[control].to_numpy())
 
 
 def _gpu_use(out, text, labels, lines, errors, notes) -> None:

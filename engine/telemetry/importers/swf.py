@@ -91,7 +91,7 @@ def _split(text: str) -> tuple[list[str], str, np.ndarray]:
     and need no per-line work. Comments or blank lines among the jobs take the slower path.
     """
     comments, offset, number = [], 0, 1
-    for number, line in enumerate(io.StringIO(text), start=1):
+    for number, line in enumerate(_lines(text), start=1):
         stripped = line.strip()
         if stripped and not stripped.startswith(";"):
             break
@@ -115,10 +115,21 @@ def _split(text: str) -> tuple[list[str], str, np.ndarray]:
     return comments, "\n".join(body), np.asarray(numbers, dtype=np.int64)
 
 
+def _lines(text: str):
+    """Each line of `text` with its line end, one at a time (io.StringIO would copy the whole text at four
+    bytes a character)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start) + 1 or len(text)
+        yield text[start:end]
+        start = end
+
+
 def _read_fast(body: str, count: int) -> np.ndarray | None:
-    """All `count` job lines as an (n, 18) float array, or None when any line is malformed."""
+    """All `count` job lines as an (n, 18) float array, or None when any line is malformed. The reader gets
+    the lines as UTF-8 bytes: from a str it would hold a copy at four bytes a character."""
     try:
-        frame = pd.read_csv(io.StringIO(body), sep=r"\s+", header=None, dtype=np.float64,
+        frame = pd.read_csv(io.BytesIO(body.encode()), sep=r"\s+", header=None, dtype=np.float64,
                             engine="c", skip_blank_lines=False)
     except (ValueError, pd.errors.ParserError):
         return None

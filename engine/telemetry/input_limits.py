@@ -1,0 +1,148 @@
+"""The resource limits of every import: which files are read, how large, and how far gzip may expand.
+
+Every path that reads telemetry or a trace (`meridian ingest`, `--trace`, the experiments' readers, the
+Data page's upload) goes through here, so that a careless or hostile input ends in one clear line naming
+the file instead of a hang or an exhausted memory:
+
+| what                                         | limit                                              |
+|----------------------------------------------|----------------------------------------------------|
+| kind of file                                 | a regular file (or a symlink to one); no device,   |
+|                                              | FIFO, socket, folder or symlink loop               |
+| a file as stored or uploaded                 | MAX_FILE_BYTES (512 MiB; the dashboard's upload    |
+|                                              | limit, .streamlit/config.toml, is 500 MB)          |
+| content after gzip decompression             | MAX_TEXT_BYTES (1 GiB)                             |
+| gzip expansion                               | MAX_EXPANSION (100 x the compressed size) once the |
+|                                              | content passes EXPANSION_FLOOR (16 MiB)            |
+
+An import holds at most about MEMORY_PER_TEXT_BYTE (12) bytes of memory per byte of text (the content once
+decompressed) above the ~150 MiB Python, pandas and DuckDB take (benchmarks/bench_ingest_memory.py, in
+benchmarks/RESULTS.md): with MAX_TEXT_BYTES that is at most about 12.2 GiB, and a machine with M GiB free
+imports up to M / 12 GiB of text. Text that would need more than the memory available now (Linux's
+MemAvailable) is refused before it is parsed, instead of exhausting the memory.
+
+Real logs expand 5-10 times (the Parallel Workloads Archive's SWF logs, the sample's jobs.csv.gz); a
+gzip bomb expands about 1,000 times. Decompression stops at the first byte past a limit, so a bomb costs
+at most the limit in memory, never its full expansion.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import zlib
+from pathlib import Path
+
+from engine.telemetry.errors import ImportRejected
+
+MIB = 1 << 20
+MAX_FILE_BYTES = 512 * MIB
+MAX_TEXT_BYTES = 1024 * MIB
+MAX_EXPANSION = 100
+EXPANSION_FLOOR = 16 * MIB
+MEMORY_PER_TEXT_BYTE = 12
+GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 4 * MIB
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def limits_text() -> str:
+    """The limits in one sentence, for the Data page and the CLI's help."""
+    return (f"a regular file of at most {MAX_FILE_BYTES // MIB:,} MiB; gzip content may expand to at most "
+            f"{MAX_TEXT_BYTES // MIB:,} MiB and {MAX_EXPANSION} times its compressed size")
+
+
+def read_input(path: str | Path, *, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the regular file `path` (symlinks followed); ImportRejected naming the file when it is
+    no regular file, cannot be read or is larger than `limit` bytes.
+
+    The file is opened without blocking (a FIFO would otherwise wait for a writer) and checked on the
+    opened descriptor, so what is checked is what is read.
+    """
+    source = str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ImportRejected.whole_file(source, f"cannot read file ({exc.strerror or exc})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        kind = next((name for test, name in _KINDS if test(info.st_mode)), "a special file")
+        raise ImportRejected.whole_file(source, f"not a regular file but {kind}; give a file that holds the data")
+    if info.st_size > limit:
+        os.close(fd)
+        raise ImportRejected.whole_file(source, _too_large(info.st_size, limit))
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(limit + 1)      # a file that grows while it is read stops at the limit too
+        except OSError as exc:
+            raise ImportRejected.whole_file(source, f"cannot read file ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise ImportRejected.whole_file(source, _too_large(len(data), limit))
+    return data
+
+
+def check_size(data: bytes, source: str, *, limit: int = MAX_FILE_BYTES) -> None:
+    """ImportRejected naming `source` when content handed over in memory (an upload) exceeds `limit`."""
+    if len(data) > limit:
+        raise ImportRejected.whole_file(source, _too_large(len(data), limit))
+
+
+def gunzip_bounded(data: bytes, source: str, *, limit: int = MAX_TEXT_BYTES, ratio: int = MAX_EXPANSION,
+                   floor: int = EXPANSION_FLOOR) -> bytes:
+    """Decompress gzip `data` (every member of a multi-member file) chunk by chunk, stopping with
+    ImportRejected naming `source` as soon as the output passes `limit` bytes, or passes both `floor`
+    bytes and `ratio` times the compressed size."""
+    cap = min(limit, max(floor, ratio * len(data)))
+    parts, size, rest = [], 0, data
+    while rest[:2] == GZIP_MAGIC:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pending = rest
+        while not inflater.eof:
+            try:
+                chunk = inflater.decompress(pending, min(_CHUNK, cap + 1 - size))
+            except zlib.error as exc:
+                raise ImportRejected.whole_file(source, f"corrupt gzip file ({exc})") from None
+            size += len(chunk)
+            if size > cap:
+                raise ImportRejected.whole_file(source, _bomb(len(data), cap, limit))
+            parts.append(chunk)
+            pending = inflater.unconsumed_tail
+            if not chunk and not pending:     # input used up before the member's end
+                break
+        if not inflater.eof:
+            raise ImportRejected.whole_file(source, "corrupt gzip file (Compressed file ended before the "
+                                                    "end-of-stream marker was reached)")
+        rest = inflater.unused_data
+    if rest.strip(b"\x00"):
+        raise ImportRejected.whole_file(source, "corrupt gzip file (data after its last member is not gzip)")
+    return b"".join(parts)
+
+
+def check_memory(text_bytes: int, source: str, *, available: int | None = None) -> None:
+    """ImportRejected naming `source` when importing `text_bytes` of text would need more memory than is
+    `available` (default: MemAvailable now; nothing is checked where the system does not say)."""
+    available = _available() if available is None else available
+    needed = MEMORY_PER_TEXT_BYTE * text_bytes
+    if available is not None and needed > available:
+        raise ImportRejected.whole_file(source, f"{text_bytes / MIB:,.0f} MiB of text needs about {needed / MIB:,.0f} "
+                                                f"MiB of memory to import, and {available / MIB:,.0f} MiB are "
+                                                "available; split the file, or import it on a larger machine")
+
+
+def _available() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            return next(int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (f"file is {size / MIB:,.1f} MiB, more than the {limit / MIB:,.0f} MiB an import reads; split it "
+            "into smaller files and import them into one dataset")
+
+
+def _bomb(compressed: int, cap: int, limit: int) -> str:
+    what = (f"more than {limit / MIB:,.0f} MiB" if cap == limit
+            else f"more than {cap / MIB:,.0f} MiB, over {cap // max(compressed, 1):,} times its compressed size")
+    return f"gzip content expands to {what}; refused as a possible decompression bomb (limits: {limits_text()})"
