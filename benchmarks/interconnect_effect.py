@@ -4,15 +4,19 @@ Runs conservative backfilling with lowest-index gangs (`conservative`) and with 
 (`conservative-topology`) on the whole sample, each without and with the interconnect model
 (engine/world/interconnect.py, its defaults), and prints mean JCT, p95 wait, the multi-node jobs'
 mean JCT, how many multi-node starts spanned racks, and the GPU-hours the spread added. With
-`--headroom DAYS`, the load headroom of conservative-topology against conservative (the baseline's
-service level, 3 seeds) over the first DAYS days, with and without the interconnect.
+`--headroom DAYS`, instead, the load headroom of conservative-topology against conservative, both
+with the interconnect (the baseline's service level, 3 seeds), over the first DAYS days; `--slack X`
+measures it instead at X times the baseline's p95 wait per class (written as an [slo] file), for a
+baseline with no headroom at its own level.
 
-    nice .venv/bin/python benchmarks/interconnect_effect.py [--headroom 7] [--workers 1]
+    nice .venv/bin/python benchmarks/interconnect_effect.py [--headroom 7 [--slack 1.25]] [--workers 1]
 """
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +24,7 @@ from engine.analysis.runs.sim_metrics import kpis
 from engine.scenario.spec import Scenario
 from engine.service.compare import first_days
 from engine.service.headroom.measure import measure
+from engine.service.headroom.service import from_baseline
 from engine.service.run import run_scenario
 from engine.telemetry.sample import read_bundle
 from engine.world.facts import World
@@ -50,10 +55,13 @@ def row(result) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--headroom", type=float, default=0, help="also the load headroom over the first N days")
+    parser.add_argument("--slack", type=float, default=0, help="targets: this x the baseline's p95 wait per class")
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     tables = read_bundle().tables
     world = World(tables["regions"], tables["prices"], tables["carbon"], teams=tables["teams"])
+    if args.headroom:
+        return _headroom(tables, world, args)
     print("| scenario | mean JCT (h) | p95 wait (h) | multi-node mean JCT (h) | spread starts | extra GPU-h | run s |")
     print("|---|---|---|---|---|---|---|")
     for interconnect in (False, True):
@@ -64,18 +72,31 @@ def main() -> int:
             r = row(result)
             print(f"| {s.name} | {r['mean JCT h']:.3f} | {r['p95 wait h']:.3f} | {r['multi-node mean JCT h']:.3f} | "
                   f"{r['spread starts']:,} | {r['extra GPU-h']:,.0f} | {time.perf_counter() - started:.1f} |")
-    if args.headroom:
-        world_tables = {k: tables[k] for k in ("regions", "prices", "carbon", "teams")}
-        for interconnect in (False, True):
-            base, cand = first_days([scenario("lowest-index", interconnect), scenario("topology", interconnect)],
-                                    tables["jobs"], args.headroom)
-            report = measure(base, [cand], tables["jobs"], tables["fleet"], world_tables, workers=args.workers)
-            for s in report.scenarios:
-                print(f"headroom, first {args.headroom:g} days, {s.name}: load headroom x{s.load_headroom:.3f} "
-                      f"({s.load_headroom_min:.3f}-{s.load_headroom_max:.3f}), ratio x{s.load_headroom_ratio:.3f} "
-                      f"({min(s.ratio_by_seed):.3f}-{max(s.ratio_by_seed):.3f}), needed GPUs {s.needed_gpus:,.0f} "
-                      f"({report.elapsed_s:.0f} s)")
     return 0
+
+
+def _headroom(tables: dict, world: World, args) -> int:
+    world_tables = {k: tables[k] for k in ("regions", "prices", "carbon", "teams")}
+    base, cand = first_days([scenario("lowest-index", True), scenario("topology", True)], tables["jobs"],
+                            args.headroom)
+    slo = _slack_file(base, tables, world, args.slack) if args.slack else None
+    report = measure(base, [cand], tables["jobs"], tables["fleet"], world_tables, workers=args.workers, slo_file=slo)
+    for s in report.scenarios:
+        print(f"headroom, first {args.headroom:g} days, {s.name}: load headroom x{s.load_headroom:.3f} "
+              f"({s.load_headroom_min:.3f}-{s.load_headroom_max:.3f}), ratio x{s.load_headroom_ratio:.3f} "
+              f"({min(s.ratio_by_seed):.3f}-{max(s.ratio_by_seed):.3f}), needed GPUs {s.needed_gpus:,.0f}, "
+              f"limited by {s.limited_by or '-'} ({report.elapsed_s:.0f} s)")
+    return 0
+
+
+def _slack_file(base: Scenario, tables: dict, world: World, slack: float) -> Path:
+    """An [slo] file with `slack` x the p95 wait per class `base` achieves (engine.service.headroom.service)."""
+    level = from_baseline(run_scenario(base, tables["jobs"], tables["fleet"], world))
+    path = Path(tempfile.mkdtemp()) / "slack.toml"
+    path.write_text("[slo]\n" + "".join(f'"{c}" = {slack * h!r}\n' for c, h in level.p95_wait_h.items()))
+    print(f"targets x{slack:g} of {base.name}'s: " + ", ".join(f"{c} {slack * h:.2f} h"
+                                                             for c, h in level.p95_wait_h.items()))
+    return path
 
 
 if __name__ == "__main__":
