@@ -7,9 +7,9 @@ mean JCT, how many multi-node starts spanned racks, and the GPU-hours the spread
 `--headroom DAYS`, instead, the load headroom of conservative-topology against conservative, both
 with the interconnect (the baseline's service level, 3 seeds), over the first DAYS days; `--slack X`
 measures it instead at X times the baseline's p95 wait per class (written as an [slo] file), for a
-baseline with no headroom at its own level.
+baseline with no headroom at its own level; `--only CLASS` keeps that class's target alone.
 
-    nice .venv/bin/python benchmarks/interconnect_effect.py [--headroom 7 [--slack 1.25]] [--workers 1]
+    nice .venv/bin/python benchmarks/interconnect_effect.py [--headroom 7 [--slack 1.25] [--only training]]
 """
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--headroom", type=float, default=0, help="also the load headroom over the first N days")
     parser.add_argument("--slack", type=float, default=0, help="targets: this x the baseline's p95 wait per class")
+    parser.add_argument("--only", help="with --slack: the target of this workload class only")
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     tables = read_bundle().tables
@@ -79,7 +80,7 @@ def _headroom(tables: dict, world: World, args) -> int:
     world_tables = {k: tables[k] for k in ("regions", "prices", "carbon", "teams")}
     base, cand = first_days([scenario("lowest-index", True), scenario("topology", True)], tables["jobs"],
                             args.headroom)
-    slo = _slack_file(base, tables, world, args.slack) if args.slack else None
+    slo = _slack_file(base, tables, world, args.slack, args.only) if args.slack else None
     report = measure(base, [cand], tables["jobs"], tables["fleet"], world_tables, workers=args.workers, slo_file=slo)
     for s in report.scenarios:
         print(f"headroom, first {args.headroom:g} days, {s.name}: load headroom x{s.load_headroom:.3f} "
@@ -89,13 +90,14 @@ def _headroom(tables: dict, world: World, args) -> int:
     return 0
 
 
-def _slack_file(base: Scenario, tables: dict, world: World, slack: float) -> Path:
-    """An [slo] file with `slack` x the p95 wait per class `base` achieves (engine.service.headroom.service)."""
+def _slack_file(base: Scenario, tables: dict, world: World, slack: float, only: str | None) -> Path:
+    """An [slo] file with `slack` x the p95 wait per class `base` achieves (engine.service.headroom.service),
+    of class `only` alone when given."""
     level = from_baseline(run_scenario(base, tables["jobs"], tables["fleet"], world))
+    targets = {c: slack * h for c, h in level.p95_wait_h.items() if only is None or c == only}
     path = Path(tempfile.mkdtemp()) / "slack.toml"
-    path.write_text("[slo]\n" + "".join(f'"{c}" = {slack * h!r}\n' for c, h in level.p95_wait_h.items()))
-    print(f"targets x{slack:g} of {base.name}'s: " + ", ".join(f"{c} {slack * h:.2f} h"
-                                                             for c, h in level.p95_wait_h.items()))
+    path.write_text("[slo]\n" + "".join(f'"{c}" = {h!r}\n' for c, h in targets.items()))
+    print(f"targets x{slack:g} of {base.name}'s: " + ", ".join(f"{c} {h:.2f} h" for c, h in targets.items()))
     return path
 
 
