@@ -18,9 +18,10 @@ spec.loader.exec_module(hash_outputs)
 GOLDEN = json.loads((BENCHMARKS / "output_hashes.json").read_text(encoding="utf-8"))
 
 # fifo: the plain loop; conservative-topology: the compiled profile; region-outage and burst-to-cloud: the
-# outage and burst processes; follow-the-sun: the router; soft-constraints: the router's relaxations
+# outage and burst processes; follow-the-sun: the router; soft-constraints: the router's relaxations;
+# topology-interconnect: the interconnect's pace of multi-node jobs
 CI_CASES = [("sample", name) for name in ("fifo", "conservative-topology", "region-outage", "burst-to-cloud",
-                                          "follow-the-sun", "soft-constraints")]
+                                          "follow-the-sun", "soft-constraints", "topology-interconnect")]
 
 
 @pytest.mark.parametrize("case", CI_CASES, ids="/".join)

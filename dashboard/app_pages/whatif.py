@@ -11,6 +11,7 @@ from dashboard.data import predict as data_predict
 from dashboard.forms.job import open_button
 from dashboard.forms.runtimes import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
 from dashboard.forms.scenario import scenario_form
+from dashboard.sections.interconnect import interconnect_section
 from dashboard.sections.relaxations import relaxations_section
 from engine.analysis.runs import catalogue
 from engine.analysis.runs.sim_series import (
@@ -317,6 +318,7 @@ if stored and stored[0] == dataset:
     _world(dataset, runs, *st.session_state["wi_chosen"])
     _groups(runs)
     relaxations_section(_labels(runs), [r.result for r in runs])
+    interconnect_section(_labels(runs), [r.result for r in runs])
     _charts(runs)
     _lookup(runs, *st.session_state["wi_chosen"])
     with headline:

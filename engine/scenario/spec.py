@@ -41,6 +41,9 @@
     source = "predicted"            # "request" (default): the users' requests; "predicted": the model's,
     quantile = "p50"                # trained on the jobs before the window's start; p10, p50 or p90
     failure = true                  # predicted failure probabilities (engine.scenario.runtime)
+    [interconnect]                  # optional: multi-node jobs slow down when their nodes span racks or
+    cluster_gbps = 200              # clusters (bandwidths per level, a share of communication per class:
+                                    # engine.world.interconnect); off without the table
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -79,15 +82,16 @@ from engine.scenario.sharing import SharingSetup, parse_queues, parse_quotas, pa
 from engine.scenario.spot import SpotModel
 from engine.scenario.world import RegionEdit, edit_world, parse_outages, parse_region_edits
 from engine.world.facts import World
+from engine.world.interconnect import Interconnect, parse_interconnect
 from engine.world.latency import Latency, parse_latency
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data", "outage", "burst", "runtime"}
+        "spot", "data", "outage", "burst", "runtime", "interconnect"}
 # _TOP's [name] tables, and its [[name]] lists of tables
-_TABLES = {"policies", "workload", "latency", "spot", "data", "runtime"}
+_TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
@@ -119,6 +123,7 @@ class Scenario:
     runtime_source: str = "request"
     runtime_quantile: str = "p50"
     predict_failure: bool = False
+    interconnect: Interconnect = field(default_factory=Interconnect)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -181,6 +186,8 @@ class Scenario:
                    transfer_gbps=_transfer(data.get("data", {}), source),
                    outages=parse_outages(data.get("outage", []), source),
                    bursts=parse_bursts(data.get("burst", []), source),
+                   interconnect=parse_interconnect(data.get("interconnect", {"enabled": False}), source,
+                                                   ScenarioError),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -207,6 +214,8 @@ class Scenario:
             _known_regions(self, fleet)
         if self.bursts:
             world = replace(world, bursts=self.bursts)
+        if self.interconnect.enabled:
+            world = replace(world, interconnect=self.interconnect)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:

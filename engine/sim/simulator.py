@@ -178,6 +178,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.generation = [0] * len(w)  # evictions so far: a finish event carries the one it was planned in
         self.queued_gpu_s = dict.fromkeys(names, 0.0)
         self.patience = Patience(self, w.patience_s)  # users who give up on jobs not started in time
+        self.links = None  # an [interconnect]'s pace of multi-node jobs, set when attached (engine.sim.processes.interconnect)
         self.processes = table.attach(self, [self.patience])  # engine.sim.processes.table
         if getattr(policies.backfill, "switches_strategy", False):
             self.adaptive = Adaptive(self, policies.backfill, simulate)

@@ -28,6 +28,7 @@ import pandas as pd
 from engine.world import offpeak
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS, Calendar
 from engine.world.grid import hourly_intensity
+from engine.world.interconnect import Interconnect
 from engine.world.latency import Latency
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
@@ -51,6 +52,7 @@ class World:
     transfer_gbps: float = 0.0  # bandwidth for moving a job's input data to another region (0: instant)
     outages: tuple = ()  # engine.scenario.world.Outage: regions down over a time range (disaster recovery)
     bursts: tuple = ()  # engine.scenario.burst.BurstPool: cloud nodes a region rents when its queue backs up
+    interconnect: Interconnect = Interconnect()  # off: multi-node jobs run at their recorded speed anywhere
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":

@@ -4,6 +4,7 @@ the tests read it; the README's KPI table documents the same keys (a test checks
 
 Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only runs that sample it),
 "relaxation" (engine.analysis.runs.relaxation, only runs whose routing relaxes soft constraints),
+"interconnect" (engine.analysis.runs.interconnect, only runs with an [interconnect]),
 "stranded" (engine.analysis.runs.stranded), "matching" (engine.analysis.runs.matching, only runs with
 jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
 `kpis`), "world" (engine.analysis.runs.world_kpis.KPI_KEYS, for a priced fleet or on request) and
@@ -77,6 +78,12 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("relaxed_team_affinity_jobs", "Team affinity relaxed", "jobs", "lower", "int"),
            ("jobs_moved_region", "Jobs moved region", "jobs", "", "int"),
            ("relaxed_egress_usd", "Egress of relaxed locality", "USD", "lower", "usd")),
+    *_rows("interconnect",
+           ("multi_node_starts", "Multi-node starts", "starts", "", "int"),
+           ("spread_starts", "Spread over racks", "starts", "lower", "int"),
+           ("cross_cluster_starts", "Spread over clusters", "starts", "lower", "int"),
+           ("interconnect_mean_slowdown", "Mean network slowdown", "x", "lower", "x"),
+           ("interconnect_extra_gpu_hours", "GPU-hours lost to the network", "GPU-hours", "lower", "int")),
     *_rows("stranded",
            ("stranded_gpu_hours", "Stranded GPU-hours", "GPU-hours", "lower", "int"),
            ("stranded_order_gpu_hours", "Stranded by the order", "GPU-hours", "lower", "int"),

@@ -33,6 +33,7 @@ import pandas as pd
 from engine.analysis.runs import burst
 from engine.analysis.runs.fairness import fairness_kpis
 from engine.analysis.runs.held import finished_jobs, holding, window_end_s
+from engine.analysis.runs.interconnect import interconnect_kpis
 from engine.analysis.runs.relaxation import relaxation_kpis
 from engine.sim.output.result import SimulationResult
 
@@ -71,8 +72,9 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     idle_gpu_hours and the fragmentation KPIs are over the measurement window [0, window_s]; the
     rest over all started (waits) or finished jobs; then engine.analysis.runs.fairness.fairness_kpis.
     frag_gpus_mean and frag_gpu_pct_of_idle come next, present only when the result has a
-    fragmentation table; the relaxation KPIs (engine.analysis.runs.relaxation) last, only when it has a
-    relaxations table."""
+    fragmentation table; the relaxation KPIs (engine.analysis.runs.relaxation), only when it has a
+    relaxations table; the interconnect KPIs (engine.analysis.runs.interconnect) last, only when it has an
+    interconnect table."""
 
     jobs = result.jobs
     finished = finished_jobs(jobs)
@@ -102,6 +104,7 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     if result.fragmentation is not None:
         values.update(fragmentation_kpis(result.fragmentation, horizon))
     values.update(relaxation_kpis(result))
+    values.update(interconnect_kpis(result))
     return values
 
 

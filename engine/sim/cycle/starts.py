@@ -6,7 +6,8 @@ policy, all or none). Before asking a policy, cheap refusals: the quota gate, th
 the job's pool, and the per-shape "no room" memo (engine.sim.state.region: a shape that found no room
 still has none until a node released since has room for it). A started job takes a running-job
 slot in its region, leaves the waiting counts, is logged STARTED or BACKFILLED, and its finish
-(or failure) is scheduled after its remaining work.
+(or failure) is scheduled after its remaining work (longer for a multi-node job spread over racks or
+clusters under an [interconnect]: engine.sim.processes.interconnect).
 
 `Starts` is a part of `_Run` kept in its own file; it reads and writes the run's state.
 """
@@ -77,7 +78,9 @@ class Starts:
         self.log(now, j, BACKFILLED if backfilled else STARTED)
         if now <= self.submit[j]:
             self.reason[j] = 0
-        self.events.push(now + self.remaining[j], FAILURE if self.failed[j] else FINISH,
+        running = self.remaining[j] if self.links is None else self.links.running_s(j, fleet, nodes, now,
+                                                                                   self.remaining[j])
+        self.events.push(now + running, FAILURE if self.failed[j] else FINISH,
                          j + self.n_jobs * self.generation[j])
         return True
 

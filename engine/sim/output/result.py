@@ -59,7 +59,10 @@ class SimulationResult:
     row, job_id, team, home_region, time_s (when it was routed), region (where it was sent), constraint,
     cost (what relaxing it cost, in cost_unit), cost_unit (a job routed again because its region went down
     has rows for each routing); the per-job table then also has `relaxed`, the job's relaxed constraints
-    joined by ';' ("" none). None when the routing policy relaxes nothing."""
+    joined by ';' ("" none). None when the routing policy relaxes nothing.
+    interconnect: one row per start of a multi-node job under an [interconnect] (engine.sim.processes.interconnect):
+    row, job_id, workload_class, region, start_s, nodes, level (rack, cluster, region), slowdown, extra_s,
+    extra_gpu_hours; None when the scenario has none."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -77,6 +80,7 @@ class SimulationResult:
     burst: pd.DataFrame | None = None
     quotas: pd.DataFrame | None = None
     relaxations: pd.DataFrame | None = None
+    interconnect: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -110,18 +114,20 @@ class SimulationResult:
             tables["quotas"] = self.quotas
         if self.relaxations is not None:
             tables["relaxations"] = self.relaxations
+        if self.interconnect is not None:
+            tables["interconnect"] = self.interconnect
         return tables
 
     def to_csv(self, directory: str | Path) -> list[Path]:
         """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv,
-        burst.csv, quotas.csv and relaxations.csv when the result has them) into `directory`; return the paths.
+        burst.csv, quotas.csv, relaxations.csv and interconnect.csv when the result has them) into `directory`; return the paths.
         Spreadsheet-safe (engine.core.escaping.to_spreadsheet_csv): a job id such as "=HYPERLINK(...)"
         is written as text a spreadsheet never evaluates; the Parquet files keep every value as it is."""
         return self._export(Path(directory), "csv")
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
         """Write jobs.parquet, timeline.parquet, decisions.parquet (and segments, fragmentation,
-        burst, quotas and relaxations when the result has them) into `directory`; return the paths."""
+        burst, quotas, relaxations and interconnect when the result has them) into `directory`; return the paths."""
         return self._export(Path(directory), "parquet")
 
     def _export(self, directory: Path, kind: str) -> list[Path]:

@@ -12,7 +12,8 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   13 GIVEUP        users giving up                  engine.sim.cycle.patience (every run's)
 
 The load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
-loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches.
+loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
+interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start.
 A new process: its module, and a line here (or `register` from outside the engine, as a test does).
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ from engine.sim.output.frag_sampler import FragmentationSampler
 from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.burst import Bursts
 from engine.sim.processes.holder import Holder
+from engine.sim.processes.interconnect import Links
 from engine.sim.processes.outage import Outages
 from engine.sim.processes.reclaim_clock import ClockEdges
 from engine.sim.processes.spot import SpotReclaimer
@@ -32,7 +34,7 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Holder, SpotReclaimer, Outages, ClockEdges, Bursts,
-                                       FragmentationSampler]
+                                       FragmentationSampler, Links]
 
 
 def register(process: type[WorldProcess]) -> None:
