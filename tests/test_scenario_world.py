@@ -143,14 +143,17 @@ def _at_work(world, local: str, zone: str, names=("ap", "eu")) -> dict[str, bool
 
 
 def test_region_facts_use_the_calendar_override():
-    week = edits({"region": "ap", "working_days": "Sun-Thu", "work_start_hour": 8, "work_end_hour": 17})
+    week = edits({"region": "ap", "working_days": "Mon-Fri", "work_start_hour": 8, "work_end_hour": 17})
     edited = edit_world(WORLD, week)
-    assert edited.calendars == {"ap": {"working_days": "Sun-Thu", "work_start_hour": 8, "work_end_hour": 17}}
-    # Sunday 2026-01-11 10:00 in Jerusalem: at work on a Sun-Thu week, not on the default Mon-Fri 9-18
-    assert _at_work(edited, "2026-01-11 10:00", "Asia/Jerusalem") == {"ap": True, "eu": False}
-    assert _at_work(WORLD, "2026-01-11 10:00", "Asia/Jerusalem") == {"ap": False, "eu": False}
-    # Friday 10:00 is off on Sun-Thu; 16:30 is inside 8-17 and 17:30 outside it (default 9-18: inside)
-    assert _at_work(edited, "2026-01-16 10:00", "Asia/Jerusalem")["ap"] is False
+    assert edited.calendars == {"ap": {"working_days": "Mon-Fri", "work_start_hour": 8, "work_end_hour": 17}}
+    # Sunday 2026-01-11 10:00 in Jerusalem: at work on Israel's Sun-Thu week (the default from its
+    # country, engine.world.countries), not on the Mon-Fri week the override sets
+    assert _at_work(edited, "2026-01-11 10:00", "Asia/Jerusalem") == {"ap": False, "eu": False}
+    assert _at_work(WORLD, "2026-01-11 10:00", "Asia/Jerusalem") == {"ap": True, "eu": False}
+    # Friday 10:00 is off on Sun-Thu, at work on Mon-Fri; 16:30 is inside 8-17 and 17:30 outside it
+    # (default 9-18: inside)
+    assert _at_work(edited, "2026-01-16 10:00", "Asia/Jerusalem")["ap"] is True
+    assert _at_work(WORLD, "2026-01-16 10:00", "Asia/Jerusalem")["ap"] is False
     assert _at_work(edited, "2026-01-14 16:30", "Asia/Jerusalem")["ap"] is True
     assert _at_work(edited, "2026-01-14 17:30", "Asia/Jerusalem")["ap"] is False
     assert _at_work(WORLD, "2026-01-14 17:30", "Asia/Jerusalem")["ap"] is True

@@ -18,8 +18,9 @@ METHODS = f"""
   cancelled, or the data's end if still pending). **Demand** = busy + queued, as a % of capacity: above
   100% means work was waiting for room.
 - **By UTC hour of day / week**: the mean over every day (week) of the data's time range.
-- **Working hours**: a region works Mon-Fri 9:00-18:00 on its local clock, minus its country's public
-  holidays; a team works its own hours, week and holidays (teams table). The bands are the shifts of the
+- **Working hours**: a region works 9:00-18:00 on its local clock on its country's working week (Sun-Thu in
+  Saudi Arabia, Israel and most of the Gulf; Sat-Wed in Iran; Mon-Fri elsewhere, the UAE included since 2022),
+  minus its country's public holidays; a team works its own hours, week and holidays (teams table). The bands are the shifts of the
   chosen week converted to UTC, so daylight saving time moves them; the *average day* chart shades that
   week's most common shift.
 - **Off-hours** of a region: the middle of the UTC hour falls outside its working hours, or on a weekend or
@@ -58,7 +59,7 @@ def _profiles(dataset: str, figures) -> None:
     view = st.radio("Average over", ["UTC day", "UTC week"], horizontal=True, key=f"tz_view:{dataset}")
     plot(st, figures["profile_day" if view == "UTC day" else "profile_week"], theme=None)
     st.caption(say("Solid: busy GPUs / capacity. Dotted: running + queued GPUs / capacity (above 100% = jobs "
-                   "waiting). Shaded: the region's local working hours (Mon-Fri 9-18) in UTC in the chosen week."))
+                   "waiting). Shaded: the region's local working hours (9-18 on its country's working week) in UTC in the chosen week."))
     plot(st, figures["gantt"], theme=None)
     st.caption("Each bar is one shift of the chosen week in UTC: regions' default hours and each team's own "
                "hours, week and holidays. A missing bar on a working day is a holiday.")

@@ -4,8 +4,8 @@ keys, then one input per parameter of the chosen policy, typed from the paramete
 Widget keys: "{prefix}:{family}" for the policy choice, "{prefix}:{family}:{key}:{parameter}" for a
 parameter. A "Regions" expander edits regions of the current dataset (engine.scenario.world):
 "{prefix}:regions" picks them, "{prefix}:region:{region}:{field}" holds price_scale, carbon_scale,
-working_days, work_start_hour and work_end_hour; inputs left at their defaults (x1, Mon-Fri 9-18) edit
-nothing. A "Queues & quotas" expander holds three tables (engine.scenario.sharing): "{prefix}:queues"
+working_days, work_start_hour and work_end_hour; inputs left at their defaults (x1, the
+region's country's working week, 9-18: engine.world.countries) edit nothing. A "Queues & quotas" expander holds three tables (engine.scenario.sharing): "{prefix}:queues"
 (the queue classes, prefilled with engine.scenario.queues.DEFAULT_QUEUES; a blank limit is none),
 "{prefix}:quotas" (quota entries, empty) and "{prefix}:teams" (share weights and organisations,
 prefilled from the dataset's teams table); a table reaches the scenario as "queue", "quota" or "team"
@@ -30,7 +30,8 @@ from engine.policies import registry
 from engine.scenario.queues import DEFAULT_QUEUES
 from engine.scenario.sharing import parse_queues, parse_quotas, parse_teams
 from engine.scenario.spec import DEFAULTS
-from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS
+from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR
+from engine.world.countries import working_days_of
 
 WORKING_WEEKS = ("Mon-Fri", "Sun-Thu", "Sat-Wed", "Mon-Sat", "Mon-Sun")
 QUEUE_NUMBERS = ("priority", "min_gpus", "max_gpus", "max_requested_s", "checkpoint_s", "max_wait_s",
@@ -40,8 +41,8 @@ QUEUE_COLUMNS = ("name", "priority", "classes", "qos", "min_gpus", "max_gpus", "
                  "preemptible", "checkpoint_s", "max_wait_s", "starve_after_s", "max_queued")
 QUOTA_NUMBERS = ("nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus")
 QUOTA_COLUMNS = ("holder", *QUOTA_NUMBERS, "cohort", "region")
-REGION_DEFAULTS = {"price_scale": 1.0, "carbon_scale": 1.0, "working_days": REGION_WORKING_DAYS,
-                   "work_start_hour": REGION_START_HOUR, "work_end_hour": REGION_END_HOUR}
+REGION_DEFAULTS = {"price_scale": 1.0, "carbon_scale": 1.0, "work_start_hour": REGION_START_HOUR,
+                   "work_end_hour": REGION_END_HOUR}
 
 
 def _parameter_input(family: str, key: str, param: registry.Parameter, prefix: str):
@@ -71,21 +72,32 @@ def _dataset_regions() -> list[str]:
                    for r in tables[name]["region"].dropna()})
 
 
+def _country_week(region: str) -> str:
+    """The working week `region` keeps by default: its country's (engine.world.countries)."""
+    regions = data.world_tables(st.session_state["dataset"])["regions"]
+    countries = regions.loc[regions["region"].astype(str) == region, "country"] if "country" in regions else []
+    return working_days_of(countries.iloc[0] if len(countries) else None)
+
+
 def _region_edit(region: str, prefix: str) -> dict:
     """One region's inputs in a row; the [[region]] entry with the values that differ from the defaults."""
     key = f"{prefix}:region:{region}"
+    week_default = _country_week(region)
+    weeks = WORKING_WEEKS if week_default in WORKING_WEEKS else (week_default, *WORKING_WEEKS)
     price, carbon, week, start, end = st.columns(5)
     values = {
         "price_scale": price.number_input(f"{markdown_text(region)} · price ×", min_value=0.01, value=1.0, step=0.05,
                                           key=f"{key}:price_scale", help="multiplies all its prices, every tier"),
         "carbon_scale": carbon.number_input(f"{markdown_text(region)} · carbon ×", min_value=0.01, value=1.0, step=0.05,
                                             key=f"{key}:carbon_scale", help="multiplies its hourly grid intensity"),
-        "working_days": week.selectbox("working days", WORKING_WEEKS, key=f"{key}:working_days"),
+        "working_days": week.selectbox("working days", weeks, index=weeks.index(week_default),
+                                       key=f"{key}:working_days", help="default: its country's working week"),
         "work_start_hour": int(start.number_input("starts (h)", 0, 23, REGION_START_HOUR,
                                                   key=f"{key}:work_start_hour")),
         "work_end_hour": int(end.number_input("ends (h)", 0, 23, REGION_END_HOUR, key=f"{key}:work_end_hour")),
     }
-    return {"region": region, **{k: v for k, v in values.items() if v != REGION_DEFAULTS[k]}}
+    defaults = {**REGION_DEFAULTS, "working_days": week_default}
+    return {"region": region, **{k: v for k, v in values.items() if v != defaults[k]}}
 
 
 def scenario_form(prefix: str = "custom") -> dict:

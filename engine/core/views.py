@@ -181,9 +181,9 @@ class RegionsView:
     names: region names. free_gpus / capacity_gpus: GPUs of the job's GPU model (any model for a
     job without one) free now / installed, float64. queued_gpus: GPUs asked for by the jobs
     waiting in the region's queue, float64. at_work: bool, the region is inside its local working
-    hours now (its calendar: engine.world.calendar, Mon-Fri 9-18 local by default, holidays of
-    its country). usd_per_gpu_hour: on-demand price of the job's GPU model there (NaN: unknown).
-    g_co2e_per_kwh: grid carbon intensity there at the current local hour. allowed: bool, the
+    hours now (its calendar: engine.world.calendar, 9-18 local on its country's working week by
+    default, holidays of its country). usd_per_gpu_hour: on-demand price of the job's GPU model
+    there (NaN: unknown). g_co2e_per_kwh: grid carbon intensity there at the current local hour. allowed: bool, the
     job's data-residency tag allows the region (engine.world.residency). fits: bool, the region's
     fleet could hold the job when empty (GPU model, node sizes). latency_ms: round-trip time from
     the job's home region (where its users are) to each region, ms (0 at home, inf unknown; None:

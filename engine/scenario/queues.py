@@ -11,6 +11,10 @@ carries what the scheduler and the service levels need to know about its jobs:
   fit; they are never evicted themselves;
 - preemptible: its jobs may be evicted by any job of a higher tier;
 - checkpoint_s: how often its jobs checkpoint (0: never, so an eviction loses all work so far);
+- spot: whether its jobs may run on spot nodes, which the cloud may take back at any moment
+  (engine.sim.processes.spot). Unset, it is true for interruptible work only: a preemptible class
+  or one that checkpoints, never a guaranteed one; a guaranteed class cannot set it true. The
+  simulator keeps the others' jobs off spot nodes, as the planner's integer program does;
 - max_wait_s: the class's maximum-wait SLA (inf: none); starve_after_s: a job waiting longer is
   counted as starved; max_queued: the most of its jobs allowed to wait per region (0: no limit),
   enforced by admission policies that honour queue limits.
@@ -43,6 +47,7 @@ class QueueClass:
     max_wait_s: float = INF
     starve_after_s: float = 3 * 86_400.0
     max_queued: int = 0
+    spot: bool | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -56,6 +61,10 @@ class QueueClass:
             raise ValueError(f"queue {self.name}: max_queued must be >= 0, got {self.max_queued}")
         if self.guaranteed and self.preemptible:
             raise ValueError(f"queue {self.name}: a queue cannot be both guaranteed and preemptible")
+        if self.guaranteed and self.spot:
+            raise ValueError(f"queue {self.name}: guaranteed work cannot run on spot nodes (spot = true)")
+        if self.spot is None:
+            object.__setattr__(self, "spot", not self.guaranteed and (self.preemptible or self.checkpoint_s > 0))
 
     def matches(self, workload_class: np.ndarray, qos: np.ndarray, gpus: np.ndarray,
                 requested_s: np.ndarray) -> np.ndarray:
@@ -93,7 +102,7 @@ def assign_queues(queues: tuple[QueueClass, ...], workload_class, qos, gpus, req
 
 def queue_table(queues: tuple[QueueClass, ...]) -> pd.DataFrame:
     """The queue classes as the result's queue_classes table (engine.sim.output.result)."""
-    keep = ("priority", "max_wait_s", "starve_after_s", "guaranteed", "preemptible", "checkpoint_s")
+    keep = ("priority", "max_wait_s", "starve_after_s", "guaranteed", "preemptible", "checkpoint_s", "spot")
     return pd.DataFrame([{"queue": q.name, **{f: getattr(q, f) for f in keep}} for q in queues])
 
 

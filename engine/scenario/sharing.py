@@ -6,7 +6,7 @@
     classes = ["inference"]         # rules, all optional: classes, qos, min_gpus, max_gpus,
     qos = ["guaranteed"]            #   max_requested_s; the first queue a job matches takes it,
     guaranteed = true               #   the last one takes the rest
-    max_wait_s = 60                 # also: preemptible, checkpoint_s, starve_after_s, max_queued
+    max_wait_s = 60                 # also: preemptible, checkpoint_s, starve_after_s, max_queued, spot
     [[quota]]                       # a holder's quota (the quota policy's `by`: a team or a queue)
     holder = "foundation"
     nominal_gpus = 96               # optional: else its weight's share of the region
@@ -45,7 +45,7 @@ _QUOTA = {"holder", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus"
           "reclaim_at_work_start", "reclaim_lead_min"}
 _TEAM = {"team", "weight", "org"}
 _LISTS = {"classes", "qos"}
-_FLAGS = {"guaranteed", "preemptible"}
+_FLAGS = {"guaranteed", "preemptible", "spot"}
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@
     usd_per_gpu_hour = { H100 = 3.2 }   # on-demand USD per GPU-hour by GPU type; reserved and spot follow
     carbon_scale = 0.5                  # the region's hourly grid intensity x 0.5, or instead
     g_co2e_per_kwh = 120.0              # one flat intensity (gCO2e/kWh) at every local hour
-    working_days = "Sun-Thu"            # the region's working calendar (default Mon-Fri 9-18 local)
+    working_days = "Sun-Thu"            # the region's working week (default: its country's, 9-18)
     work_start_hour = 8                 # 0-23, local
     work_end_hour = 17                  # 0-23, local; <= start: the shift crosses midnight
     holiday_country = "IL"              # ISO 3166 code (optionally "-subdivision"); "" for no holidays

@@ -62,6 +62,7 @@ from engine.core.vocabulary import FLEXIBLE_CLASSES
 from engine.policies.bundle import Policies
 from engine.policies.ordering import queue_order
 from engine.policies.registry import make
+from engine.scenario.queues import assign_queues
 from engine.scenario.sharing import SharingSetup
 from engine.sim.budget import CENSUS, budget, overrun
 from engine.sim.cycle.adaptive import Adaptive
@@ -105,7 +106,15 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.region_index = {r: i for i, r in enumerate(names)}
         self.region_of = [self.regions[r] for r in w.region]
         self.units = (w.nodes * w.num_gpu * w.gpu_milli).astype(np.float64)
-        shapes = job_shapes(w, list(self.regions.values()))
+        self.sharing_setup = sharing or SharingSetup()
+        queues = self.sharing_setup.queues
+        qos = w.qos if w.qos is not None else np.full(len(w), "", object)
+        self.qclass = assign_queues(queues, w.workload_class, qos, w.gpus, w.requested_s)  # each job's queue class
+        # may the job use spot nodes: its queue class says (interruptible work only); a job that falls back
+        # to on-demand after its interruptions no longer may (engine.sim.processes.spot)
+        spot_ok = np.array([q.spot for q in queues], bool)[self.qclass]
+        self.spot_ok = spot_ok.tolist()
+        shapes = job_shapes(w, list(self.regions.values()), spot_ok)
         self.shape, self.shape_pools, self.shape_fits = shapes.shape, shapes.pools, shapes.fits
         home = np.fromiter(map(self.region_index.__getitem__, w.region), np.int64, len(w))
         self.home = home.tolist()  # each job's home region, an index into the region names
@@ -168,13 +177,11 @@ class _Run(Arrivals, Starts, DecisionLog):
         self._facts: RegionFacts | None = None
         routing = policies.routing
         self.router = None if traits_of(routing).inert else Router(self, routing, self.region_facts())
-        self.sharing_setup = sharing or SharingSetup()
         self.sharing = Sharing(self, self.sharing_setup, world)
         self.orders = OrderCache(policies.order, len(w))
         self.batch = BatchPlan(self)  # batch placement (engine.sim.cycle.batch_plan)
         self.remaining = list(self.run_s)  # work left per job, s (less after checkpointed evictions)
         self.n_jobs = max(len(w), 1)
-        self.spot_ok = [True] * len(w)  # False once a job fell back to on-demand (engine.sim.processes.spot)
         self.generation = [0] * len(w)  # evictions so far: a finish event carries the one it was planned in
         self.queued_gpu_s = dict.fromkeys(names, 0.0)
         self.patience = Patience(self, w.patience_s)  # users who give up on jobs not started in time

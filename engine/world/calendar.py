@@ -30,11 +30,12 @@ import holidays
 import numpy as np
 import pandas as pd
 
+from engine.world.countries import working_days_of
+
 DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 DAY_S = 86_400
 HOUR_S = 3_600
 HOURS_PER_WEEK = 168
-REGION_WORKING_DAYS = "Mon-Fri"
 REGION_START_HOUR = 9
 REGION_END_HOUR = 18
 _EPOCH_WEEKDAY = 3          # 1970-01-01 was a Thursday; Mon = 0
@@ -138,19 +139,27 @@ class Calendar:
 
     @classmethod
     def from_team(cls, row: Mapping) -> Calendar:
-        """Calendar of a ``teams`` row (a dict or a pandas Series)."""
-        return cls(tz=row["timezone"], working_days=str(row["working_days"]),
+        """Calendar of a ``teams`` row (a dict or a pandas Series). A blank or missing
+        ``working_days`` is the working week of its ``holiday_country`` (engine.world.countries)."""
+        country = None if _blank(row.get("holiday_country")) else str(row["holiday_country"])
+        days = row.get("working_days")
+        return cls(tz=row["timezone"], working_days=working_days_of(country) if _blank(days) else str(days),
                    start_hour=int(row["work_start_hour"]), end_hour=int(row["work_end_hour"]),
-                   holiday_country=None if _blank(row.get("holiday_country")) else str(row["holiday_country"]))
+                   holiday_country=country)
 
     @classmethod
-    def from_region(cls, row: Mapping, working_days: str = REGION_WORKING_DAYS,
+    def from_region(cls, row: Mapping, working_days: str | None = None,
                     start_hour: int = REGION_START_HOUR, end_hour: int = REGION_END_HOUR) -> Calendar:
-        """Calendar of a ``regions`` row: its time zone, Mon-Fri 9-18 unless given, and the public
-        holidays of its ``country`` (none when the country is empty)."""
-        country = row.get("country")
+        """Calendar of a ``regions`` row: its time zone, 9-18 unless given, the public holidays of
+        its ``country`` (none when the country is empty) and, unless ``working_days`` is given, the
+        row's own ``working_days`` when it has one, else its country's working week
+        (engine.world.countries: Sun-Thu in Saudi Arabia, Mon-Fri where the table is silent)."""
+        country = None if _blank(row.get("country")) else str(row["country"])
+        if working_days is None:
+            own = row.get("working_days")
+            working_days = working_days_of(country) if _blank(own) else str(own)
         return cls(tz=row["timezone"], working_days=working_days, start_hour=start_hour, end_hour=end_hour,
-                   holiday_country=None if _blank(country) else str(country))
+                   holiday_country=country)
 
     @property
     def shift_hours(self) -> int:
@@ -264,7 +273,8 @@ def team_calendars(teams: pd.DataFrame) -> dict[str, Calendar]:
 
 
 def region_calendars(regions: pd.DataFrame) -> dict[str, Calendar]:
-    """Default calendar (Mon-Fri 9-18, national holidays) per region of a ``regions`` table."""
+    """Default calendar (its country's working week, 9-18, national holidays) per region of a
+    ``regions`` table."""
     return {str(row["region"]): Calendar.from_region(row) for _, row in regions.iterrows()}
 
 

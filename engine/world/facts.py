@@ -3,10 +3,10 @@
 `World` holds a dataset's `regions`, `prices` and `carbon` tables (engine.telemetry schema); any
 may be None. `RegionFacts` turns them into arrays over the simulator's regions:
 - `at_work[r, q]`: region r inside its working hours at quarter-hour q of the run (q = floor(t /
-  900 s) from the workload's time 0), from `Calendar.from_region` (Mon-Fri 9-18 local, the public
-  holidays of its country; DST through zoneinfo) or, for a region in `World.calendars` (a
-  scenario's [[region]] edits, engine.scenario.world), the working days, hours and holiday country
-  given there. A quarter-hour grid is exact for zones whose offset is a multiple of 15 minutes,
+  900 s) from the workload's time 0), from `Calendar.from_region` (9-18 local on its country's
+  working week, engine.world.countries, minus the public holidays of its country; DST through
+  zoneinfo) or, for a region in `World.calendars` (a scenario's [[region]] edits,
+  engine.scenario.world), the working days, hours and holiday country given there. A quarter-hour grid is exact for zones whose offset is a multiple of 15 minutes,
   i.e. all of them in use.
 - `g_co2e[r, q]`: the grid intensity of region r at the local hour of quarter q (the carbon
   table's profile through engine.world.grid: a region without one gets its default, a missing hour
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from engine.world import offpeak
-from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS, Calendar
+from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, Calendar
 from engine.world.grid import hourly_intensity
 from engine.world.interconnect import Interconnect
 from engine.world.latency import Latency
@@ -88,11 +88,12 @@ def _rows(table: pd.DataFrame | None) -> pd.DataFrame:
 def region_calendar(row: Mapping, override: Mapping) -> Calendar:
     """The calendar of a regions row (Calendar.from_region) with `override`'s working_days (text such
     as "Sun-Thu"), work_start_hour, work_end_hour and holiday_country ("" = no holidays) in place of
-    the defaults (Mon-Fri 9-18, the row's country)."""
+    the defaults (the working week of the row's country, 9-18, the row's country's holidays). A
+    holiday_country override changes the holidays only, not the working week."""
+    days = override.get("working_days") or Calendar.from_region(row).working_days
     if "holiday_country" in override:
         row = {**row, "country": override["holiday_country"]}
-    return Calendar.from_region(row, override.get("working_days", REGION_WORKING_DAYS),
-                                override.get("work_start_hour", REGION_START_HOUR),
+    return Calendar.from_region(row, days, override.get("work_start_hour", REGION_START_HOUR),
                                 override.get("work_end_hour", REGION_END_HOUR))
 
 

@@ -1,7 +1,8 @@
 """Working hours of regions and teams as UTC bands, and their holidays, for the Time zones page.
 
-Calendars come from `engine.world.calendar`: a region works Mon-Fri 9-18 local with the public
-holidays of its country (`Calendar.from_region`); a team works its own hours, week and holiday
+Calendars come from `engine.world.calendar`: a region works 9-18 local on its country's working
+week (engine.world.countries: Sun-Thu in Saudi Arabia) with the public holidays of its country
+(`Calendar.from_region`); a team works its own hours, week (its country's when blank) and holiday
 country (`Calendar.from_team`). Bands are the calendar's shifts (`Calendar.work_intervals`), so
 daylight-saving time moves them in UTC and holidays remove them. Weeks are UTC weeks starting
 Monday 00:00.

@@ -26,7 +26,6 @@ from engine.core.reasons import CAPACITY, NEVER, PREEMPTED, QUOTA, WAITING
 from engine.core.traits import setting, traits_of
 from engine.policies.preemption import NoPreemption, PreemptRequest
 from engine.policies.quota import NoQuota
-from engine.scenario.queues import assign_queues
 from engine.scenario.sharing import SharingSetup
 from engine.sim.cycle.preempt import Planner
 from engine.sim.cycle.quota_gate import OK, RECLAIM, QuotaGate
@@ -49,8 +48,7 @@ class Sharing(ClockReclaim):
         self.queues = setup.queues
         n = len(w)
         empty = np.full(n, "", object)
-        qos = w.qos if w.qos is not None else empty
-        self.qclass = assign_queues(setup.queues, w.workload_class, qos, w.gpus, w.requested_s)
+        self.qclass = run.qclass  # each job's queue class (engine.scenario.queues.assign_queues)
         self.qclass_list = self.qclass.tolist()
         classes = self.queues
         self.tier = np.array([q.priority for q in classes])[self.qclass] if n else np.zeros(0)

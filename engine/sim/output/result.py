@@ -37,7 +37,8 @@ class SimulationResult:
     run), nominal_gpus (its quota in GPUs over all regions; NaN: no quota).
     queue_classes: queue, priority (tier 0-1), max_wait_s (the class's maximum-wait SLA; inf: none),
     starve_after_s (a job waiting longer is starved), guaranteed (production capacity: starts at
-    once, preempting other work), preemptible, checkpoint_s (0: no checkpoints).
+    once, preempting other work), preemptible, checkpoint_s (0: no checkpoints), spot (its jobs may
+    run on spot nodes).
     timeline: time_s, region, busy_gpus, queue_length, sampled after every event batch.
     decisions: time_s, row (the job's position in jobs: job ids may repeat), job_id, region, decision.
     capacity_gpus: GPUs per region.

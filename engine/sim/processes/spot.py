@@ -19,8 +19,10 @@ constant-rate model: each interruption comes `rng.exponential(1 / rate)` seconds
 Every draw comes from one generator seeded with the scenario's seed, in event order, so a run is
 reproducible. An interruption evicts every job on the node (checkpoint-aware, like any eviction:
 engine.sim.cycle.sharing), and a replacement node is there at once (the fleet's size does not change).
-A job interrupted `fallback_after` times (0: never) falls back to on-demand: from then on it is
-kept off spot nodes; when the region's other nodes could never hold it (a region of spot nodes
+Only interruptible work runs on spot nodes at all: a job whose queue class does not allow spot
+(engine.scenario.queues: guaranteed and non-checkpointing classes by default) is kept off them from
+its submission, whether or not interruptions are drawn. A job interrupted `fallback_after` times
+(0: never) falls back to on-demand: from then on it is kept off spot nodes too; when the region's other nodes could never hold it (a region of spot nodes
 only, say), it leaves the queue recorded "never-fits". Interruptions stop being drawn once one
 evicts nothing while no job is running and no other event is pending: the next would change
 nothing either, and the run ends. A job that loses all its work to `FRUITLESS_MAX` interruptions in

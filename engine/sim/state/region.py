@@ -150,15 +150,13 @@ class RegionFleet:
         names = self.state.model_names
         return names.index(gpu_type) + 1 if gpu_type in names else -1
 
-    def fits_empty(self, num_gpu: int, cpu_milli: int, memory_mib: int, nodes: int, pool: int) -> bool:
-        """Whether such a job fits this region's fleet when nothing runs."""
+    def fits_empty(self, num_gpu: int, cpu_milli: int, memory_mib: int, nodes: int, pool: int,
+                   spot_ok: bool = True) -> bool:
+        """Whether such a job fits this region's fleet when nothing runs (without `spot_ok`, on
+        its nodes other than spot ones)."""
         if pool < 0 and num_gpu:
             return False
-        s = self.state
-        ok = (s.gpu_count >= num_gpu) & (s.cpu_total >= cpu_milli) & (s.memory_total >= memory_mib)
-        if num_gpu and pool > 0:
-            ok &= self.node_pool == pool
-        return int(ok.sum()) >= nodes
+        return int(np.count_nonzero(self.big_enough(num_gpu, cpu_milli, memory_mib, pool, spot_ok))) >= nodes
 
     def big_enough(self, num_gpu: int, cpu_milli: int, memory_mib: int, pool: int, spot_ok: bool = True) -> np.ndarray:
         """Nodes big enough (when empty) for one pod of a gang job of this shape (cached mask);

@@ -1,6 +1,7 @@
 """Job shapes: jobs that ask for the same resources fit alike, so fit facts are computed per shape.
 
-A shape is (GPU model, GPUs per node, milli per GPU, CPU milli, memory MiB, nodes). For every shape
+A shape is (GPU model, GPUs per node, milli per GPU, CPU milli, memory MiB, nodes, whether its
+queue class lets it run on spot nodes: engine.scenario.queues). For every shape
 and region: the shape's resource pool in the region (engine.sim.state.region.RegionFleet: 0 for
 CPU-only jobs, -1 when the region lacks the GPU model) and whether it fits the region's fleet
 when empty. The simulator uses them for "never fits", for its per-shape "no room" memo, and the
@@ -23,17 +24,19 @@ class Shapes:
     fits: np.ndarray
 
 
-def job_shapes(w, fleets: list) -> Shapes:
-    """The shapes of workload `w`'s jobs on `fleets` (RegionFleet per region, in region order)."""
+def job_shapes(w, fleets: list, spot_ok: np.ndarray) -> Shapes:
+    """The shapes of workload `w`'s jobs on `fleets` (RegionFleet per region, in region order);
+    `spot_ok`: bool per job, may it run on spot nodes."""
     table = pd.DataFrame({"t": pd.Series(w.gpu_type, dtype=object).fillna(""), "g": w.num_gpu,
-                          "u": w.gpu_milli, "c": w.cpu_milli, "m": w.memory_mib, "n": w.nodes})
+                          "u": w.gpu_milli, "c": w.cpu_milli, "m": w.memory_mib, "n": w.nodes,
+                          "s": np.asarray(spot_ok, bool)})
     shape = table.groupby(list(table.columns), sort=True).ngroup().to_numpy(np.int64)
     first = ~table.duplicated().to_numpy()
     firsts = table[first].assign(id=shape[first]).sort_values("id")
     pools = np.zeros((len(firsts), len(fleets)), np.int64)
     fits = np.zeros((len(firsts), len(fleets)), bool)
-    for i, (t, g, c, m, n) in enumerate(firsts[["t", "g", "c", "m", "n"]].itertuples(index=False)):
+    for i, (t, g, c, m, n, s) in enumerate(firsts[["t", "g", "c", "m", "n", "s"]].itertuples(index=False)):
         for r, fleet in enumerate(fleets):
             pools[i, r] = fleet.pool_of(t or None) if g else 0
-            fits[i, r] = fleet.fits_empty(g, c, m, n, int(pools[i, r]))
+            fits[i, r] = fleet.fits_empty(g, c, m, n, int(pools[i, r]), bool(s))
     return Shapes(shape, pools, fits)
