@@ -59,7 +59,10 @@ class SimulationResult:
     row, job_id, team, home_region, time_s (when it was routed), region (where it was sent), constraint,
     cost (what relaxing it cost, in cost_unit), cost_unit (a job routed again because its region went down
     has rows for each routing); the per-job table then also has `relaxed`, the job's relaxed constraints
-    joined by ';' ("" none). None when the routing policy relaxes nothing."""
+    joined by ';' ("" none). None when the routing policy relaxes nothing.
+    transfers, datasets: the input data moved for jobs sent away from their dataset's region, and the
+    datasets with their replicas (engine.sim.processes.data_moves); None unless the scenario's [data]
+    table turns on replicas, prefetch, compression or incremental sync."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -77,6 +80,8 @@ class SimulationResult:
     burst: pd.DataFrame | None = None
     quotas: pd.DataFrame | None = None
     relaxations: pd.DataFrame | None = None
+    transfers: pd.DataFrame | None = None
+    datasets: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
