@@ -241,6 +241,17 @@ def test_data_local_keeps_jobs_with_their_data(view_overrides, data_region, expe
     assert routed("data-local", view, job(data_region=data_region, data_gb=500.0)) == expected
 
 
+def test_cheapest_counts_the_egress_of_moving_the_data_in_the_price():
+    # 4 GPUs for 1 h with 500 GB in eu-west ($0.02/GB out): moving it costs $10, $2.50 a GPU-hour, so
+    # eu-north ($1.80 + $2.50 = $4.30) and ap-south ($2.00 + $2.50) are dearer than eu-west ($2.50, no move)
+    view = RegionsView(**{**regions().__dict__, "egress_usd_per_gb": EGRESS})
+    assert routed("cheapest", view, job()) == 3                                   # no data: lowest price
+    assert routed("cheapest", view, job(data_region=1, data_gb=500.0)) == 1       # with its data
+    assert routed("cheapest", view, job(data_region=1, data_gb=50.0)) == 3        # $1, 25 c a GPU-hour: move
+    # the same 500 GB for a 10 h job: $0.25 a GPU-hour, so eu-north ($2.05) wins again
+    assert routed("cheapest", view, job(data_region=1, data_gb=500.0, requested_s=36_000.0)) == 3
+
+
 def test_weighted_egress_term_pulls_work_towards_its_data():
     view = RegionsView(**{**regions().__dict__, "egress_usd_per_gb": EGRESS})
     request = job(data_region=1, data_gb=5000.0)

@@ -49,8 +49,9 @@ def test_defaults_and_parameters():
      " policies, queue, quota, region, runtime, seed, spot, team, timer_s, workload"),
     ({"outage": [{"region": "r", "start_utc": "2026-01-02"}]}, "an [[outage]] needs exactly region, start_utc and end_utc"),
     ({"outage": [{"region": "r", "start_utc": "2026-01-02", "end_utc": "2026-01-01"}]}, "ends before it starts"),
-    ({"data": {"transfer_gbps": -1}}, "[data] transfer_gbps must be a number of Gbit/s >= 0"),
-    ({"data": {"gbps": 1}}, "unknown [data] key gbps; valid: transfer_gbps"),
+    ({"data": {"transfer_gbps": -1}}, "[data] transfer_gbps must be from 0 to 1,000,000 (Gbit/s), got -1"),
+    ({"data": {"gbps": 1}}, "unknown [data] key gbps; valid: changed_fraction, compress_s_per_gb, compression_ratio, "
+                            "incremental, prefetch, replicate_after, storage_usd_per_gb_month, transfer_gbps"),
     ({"seed": 1.5}, "seed must be a whole number >= 0, got 1.5"),
     ({"seed": -1}, "seed must be a whole number >= 0, got -1"),
     ({"fleet": 5}, "fleet must be a list of [[fleet]] tables, got 5"),

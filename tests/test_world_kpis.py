@@ -128,3 +128,11 @@ def test_egress_prices_the_data_moved_to_jobs_that_ran_away_from_it():
     report = world_report(result(JOBS, {"r": 16.0}), FLEET, PRICES, regions, CARBON, jobs=data)
     assert report.kpis["egress_usd"] == pytest.approx(5.0)
     assert "egress from ap priced at $0/GB: no egress_usd_per_gb for them" in report.assumed
+    # egress is part of the bill: the hand-built run's $210 of GPUs + $5, booked to j1, in every figure
+    kpis = report.kpis
+    assert kpis["cost_usd"] == pytest.approx(215.0) and report.cost.totals["usd_egress"] == pytest.approx(5.0)
+    assert kpis["cost_usd_per_year"] == pytest.approx(215.0 * 876.0)
+    assert kpis["effective_usd_per_gpu_hour"] == pytest.approx(215.0 / 46.5)
+    jobs = report.cost.jobs.set_index("job_id")
+    assert jobs.loc["j1", "egress_usd"] == pytest.approx(5.0) and jobs["egress_usd"].drop("j1").eq(0.0).all()
+    assert jobs["usd"].sum() + kpis["idle_cost_usd"] == pytest.approx(kpis["cost_usd"])   # the reconciliation

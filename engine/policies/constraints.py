@@ -26,7 +26,8 @@ Soft (a constraint of weight 0 is off):
 - carbon: the region's grid intensity now is within `carbon_slack_fraction` above the lowest among
   the hard-feasible regions; relaxing costs the g CO2e/kWh above that lowest;
 - cost: the job's GPU model costs within `cost_slack_fraction` above the cheapest hard-feasible
-  region; relaxing costs the extra dollars over its requested runtime;
+  region; relaxing costs the extra dollars over its requested runtime (egress is not counted here: it
+  is the data-locality constraint's cost, so a move is never charged twice);
 - team-affinity: the job runs in its team's home region (its home); relaxing costs its requested
   GPU-hours, run away from the team.
 Those two costs are NaN (unknown) for a job without a finite runtime request (a service).

@@ -124,12 +124,13 @@ class FollowTheSun:
 @register(FAMILY, "cheapest")
 @dataclass(frozen=True)
 class Cheapest:
-    """Among eligible regions free for the job (home included), the lowest `usd_per_gpu_hour`
-    (unknown NaN prices last); when none is free, home (fallback if home is not eligible).
-    Inflexible jobs: home."""
+    """Among eligible regions free for the job (home included), the lowest price of a GPU-hour there
+    with the egress of moving its input data there spread over the job's GPU-hours (`priced`: the
+    lowest dollars of running it there); unknown NaN prices last. When none is free, home (fallback
+    if home is not eligible). Inflexible jobs: home."""
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
-        return _cheapest_by(job, regions, regions.usd_per_gpu_hour)
+        return _cheapest_by(job, regions, priced(job, regions))
 
 
 @register(FAMILY, "lowest-carbon")
@@ -140,17 +141,17 @@ class LowestCarbon:
     eligible). Inflexible jobs: home."""
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
-        return _cheapest_by(job, regions, regions.g_co2e_per_kwh)
+        return _cheapest_by(job, regions, regions.g_co2e_per_kwh.tolist())
 
 
-def _cheapest_by(job: RouteRequest, regions: RegionsView, cost: np.ndarray) -> np.ndarray:
+def _cheapest_by(job: RouteRequest, regions: RegionsView, cost: list[float]) -> np.ndarray:
     """Tier 2: free for the job, by lowest cost; tier 1: home; tier 0: fallback."""
     ok = eligible(regions)
     if not job.flexible:
         return stay_home(job, regions, ok)
     need, keys = job.gpus - _SLACK, []
     for i, (fine, free, queued, value) in enumerate(zip(
-            ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist(), cost.tolist())):
+            ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist(), cost)):
         if not fine:
             keys.append(None)
         elif free >= need:
@@ -169,6 +170,17 @@ def move_usd(job: RouteRequest, regions: RegionsView) -> list[float]:
     price = float(regions.egress_usd_per_gb[job.data_region])
     price = price if price == price else 0.0
     return [0.0 if i == job.data_region else job.data_gb * price for i in range(n)]
+
+
+def priced(job: RouteRequest, regions: RegionsView) -> list[float]:
+    """Per region: what a GPU-hour of the job costs there, egress included: usd_per_gpu_hour +
+    move_usd / the job's requested GPU-hours (GPUs x requested hours; one GPU-hour when that is not a
+    positive finite number). Dollars of running the job there = this x its GPU-hours, so the order of
+    the regions is that of the job's whole bill; the price itself for a job that moves no data (NaN
+    where the price is unknown)."""
+    gpu_hours = job.gpus * job.requested_s / 3600.0
+    spread = gpu_hours if 0.0 < gpu_hours < math.inf else 1.0
+    return [price + usd / spread for price, usd in zip(regions.usd_per_gpu_hour.tolist(), move_usd(job, regions))]
 
 
 @register(FAMILY, "data-local")
@@ -262,6 +274,9 @@ class Weighted:
           + w_price x (1 - price / max price) + w_carbon x (1 - intensity / max intensity)
           - w_queue x queued/capacity - w_wait_penalty x [not free for the job]
           - w_egress x dollars to move the job's input data there / the most it costs anywhere.
+    price is `priced`: a GPU-hour's price there with the egress of moving the job's input data there
+    spread over its GPU-hours, so the price term counts egress as well (the on-demand price alone for
+    a job that moves no data); w_egress adds egress on its own on top.
     Maxima are over the eligible regions with a known value; an unknown (NaN) price or intensity
     scores 0 on that term, as does every region when the maximum is not positive. A region without
     capacity scores 0 on the free and queue terms.
@@ -270,7 +285,7 @@ class Weighted:
     w_home: float = _weight(0.25, "staying home (bonus)")
     w_free: float = _weight(1.0, "the region's free share of GPUs")
     w_offhours: float = _weight(0.5, "the region being off-hours")
-    w_price: float = _weight(0.5, "a low on-demand price")
+    w_price: float = _weight(0.5, "a low price of a GPU-hour there, egress included")
     w_carbon: float = _weight(0.5, "a low grid carbon intensity")
     w_queue: float = _weight(1.0, "the queued GPUs per installed GPU (penalty)")
     w_wait_penalty: float = _weight(1.0, "the region lacking free GPUs for the job now (penalty)")
@@ -287,7 +302,7 @@ class Weighted:
         ok = eligible(regions)
         if not job.flexible:
             return stay_home(job, regions, ok)
-        prices, carbon = regions.usd_per_gpu_hour.tolist(), regions.g_co2e_per_kwh.tolist()
+        prices, carbon = priced(job, regions), regions.g_co2e_per_kwh.tolist()
         top_price, top_carbon = _top(prices, ok), _top(carbon, ok)
         need, scores = job.gpus - _SLACK, []
         moves = move_usd(job, regions)

@@ -36,7 +36,8 @@
     region = "us-east"              # gpu_type, max_nodes, provision_min, trigger_wait_min, ...
     gpu_type = "H100"               # (engine.scenario.burst, engine.sim.processes.burst)
     [data]                          # optional: a job away from its input data waits for it to move
-    transfer_gbps = 10              # data_size_gb x 8 / transfer_gbps seconds (0, the default: instant)
+    transfer_gbps = 10              # data_size_gb x 8 / transfer_gbps seconds (0, the default: instant);
+                                    # replicas, prefetch, compression, incremental sync: engine.scenario.data
     [runtime]                       # optional: what the scheduler knows of runtimes and failures
     source = "predicted"            # "request" (default): the users' requests; "predicted": the model's,
     quantile = "p50"                # trained on the jobs before the window's start; p10, p50 or p90
@@ -52,7 +53,6 @@ are `ScenarioError`s that name the valid choices.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -74,6 +74,7 @@ from engine.policies.quota import QuotaEntry
 from engine.scenario import limits
 from engine.scenario.burst import parse_bursts
 from engine.scenario.checks import known_keys
+from engine.scenario.data import parse_data
 from engine.scenario.demand import scale_demand
 from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
@@ -81,6 +82,7 @@ from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictio
 from engine.scenario.sharing import SharingSetup, parse_queues, parse_quotas, parse_spot, parse_teams
 from engine.scenario.spot import SpotModel
 from engine.scenario.world import RegionEdit, edit_world, parse_outages, parse_region_edits
+from engine.world.data_model import DataModel
 from engine.world.facts import World
 from engine.world.interconnect import Interconnect, parse_interconnect
 from engine.world.latency import Latency, parse_latency
@@ -117,7 +119,7 @@ class Scenario:
     team_weights: dict = field(default_factory=dict)
     team_orgs: dict = field(default_factory=dict)
     spot: SpotModel = field(default_factory=SpotModel)
-    transfer_gbps: float = 0.0
+    data: DataModel = field(default_factory=DataModel)
     outages: tuple = ()
     bursts: tuple = ()
     runtime_source: str = "request"
@@ -183,7 +185,7 @@ class Scenario:
                    latency=parse_latency(data["latency"], source, ScenarioError) if "latency" in data else None,
                    queues=parse_queues(data.get("queue"), source), quotas=parse_quotas(data.get("quota", []), source),
                    team_weights=weights, team_orgs=orgs, spot=parse_spot(data.get("spot", {}), source),
-                   transfer_gbps=_transfer(data.get("data", {}), source),
+                   data=parse_data(data.get("data", {}), source),
                    outages=parse_outages(data.get("outage", []), source),
                    bursts=parse_bursts(data.get("burst", []), source),
                    interconnect=parse_interconnect(data.get("interconnect", {"enabled": False}), source,
@@ -206,8 +208,8 @@ class Scenario:
         `fleet`, the dataset's, lets a region exist only there and completes its prices from the book)."""
         if self.latency is not None:
             world = replace(world, latency=self.latency)
-        if self.transfer_gbps > 0:
-            world = replace(world, transfer_gbps=self.transfer_gbps)
+        if self.data != DataModel():
+            world = replace(world, data=self.data)
         if self.outages:
             world = replace(world, outages=self.outages)
         if fleet is not None:
@@ -262,15 +264,6 @@ def _known_regions(scenario: Scenario, fleet: pd.DataFrame) -> None:
         if region not in regions:
             raise ScenarioError(f"{scenario.name}: {where} region {region!r} is not in the fleet; "
                                 f"its regions: {', '.join(sorted(regions))}")
-
-
-def _transfer(table, source: str) -> float:
-    """[data] transfer_gbps: the bandwidth that moves a job's input data to another region (0: instant)."""
-    known_keys(table, {"transfer_gbps"}, source, "[data] key")
-    value = table.get("transfer_gbps", 0.0)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-        raise ScenarioError(f"{source}: [data] transfer_gbps must be a number of Gbit/s >= 0, got {value!r}")
-    return float(value)
 
 
 def _runtime(choice: RuntimeChoice, order: str, source: str) -> dict:

@@ -149,7 +149,7 @@ def with_world(run: Run, fleet: pd.DataFrame, tables: World, assumptions: CostAs
     edited = scenario.world(tables, fleet)
     try:
         report = world_report(run.result, run.fleet, edited.prices, edited.regions, edited.carbon, assumptions,
-                              jobs=run.jobs)
+                              jobs=run.jobs, data=edited.data)
     except ValueError as exc:
         raise Unusable(f"{scenario.name}: cannot compute cost, carbon and residency: {exc}") from None
     return replace(run, kpis={**run.kpis, **report.kpis}, world=report)

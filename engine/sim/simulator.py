@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.fleet_view import PodRequest
-from engine.core.reasons import CAPACITY, FAILED, WAITING
+from engine.core.reasons import CAPACITY, DATA_WAIT, FAILED, WAITING
 from engine.core.traits import traits_of
 from engine.core.views import QueueView
 from engine.core.vocabulary import FLEXIBLE_CLASSES
@@ -122,7 +122,9 @@ class _Run(Arrivals, Starts, DecisionLog):
         located, where = pd.factorize(w.data_location if w.data_location is not None else np.full(len(w), None))
         self.data_region = np.array([self.region_index.get(r, -1) for r in where] + [-1], np.int64)[located].tolist()
         self.data_gb = shared_list(w.data_size_gb if w.data_size_gb is not None else np.zeros(len(w)))
-        self.transfer_gbps = float(world.transfer_gbps) if world is not None else 0.0
+        self.transfer_gbps = float(world.data.transfer_gbps) if world is not None else 0.0
+        self.data_moves = None  # [data] replicas, prefetch, ...: engine.sim.processes.data_moves attaches itself
+        self.data_gate = False  # prefetch: a job may be queued before its data is there
         self.transferred = [False] * len(w)  # its data was moved (the transfer delay is behind it)
         self.pool = self.shape_pools[self.shape, home] if len(w) else np.zeros(0, np.int64)
         self.never = (~self.shape_fits[self.shape, home]).tolist() if len(w) else []
@@ -377,7 +379,7 @@ class _Run(Arrivals, Starts, DecisionLog):
             if self.try_start(head, now, fleet, False):  # before its victims, back in the queue, can
                 queue.remove(self.key_of[head])  # take the room again
             return True
-        self.block(now, head, CAPACITY)
+        self.block(now, head, DATA_WAIT if self.data_gate and self.data_moves.holds_back(head, now) else CAPACITY)
         if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
             backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
         return False

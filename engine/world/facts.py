@@ -20,13 +20,14 @@ A region missing from the regions table runs on UTC with no holidays.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from engine.world import offpeak
-from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, Calendar
+from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS, Calendar
+from engine.world.data_model import DataModel
 from engine.world.grid import hourly_intensity
 from engine.world.interconnect import Interconnect
 from engine.world.latency import Latency
@@ -49,7 +50,7 @@ class World:
     calendars: Mapping[str, Mapping] | None = None
     latency: Latency | None = None  # inter-region round-trip times and the inference SLO
     teams: pd.DataFrame | None = None  # team, share_weight, ... (fair-share weights)
-    transfer_gbps: float = 0.0  # bandwidth for moving a job's input data to another region (0: instant)
+    data: DataModel = field(default_factory=DataModel)  # how input data moves ([data]: bandwidth, replicas, ...)
     outages: tuple = ()  # engine.scenario.world.Outage: regions down over a time range (disaster recovery)
     bursts: tuple = ()  # engine.scenario.burst.BurstPool: cloud nodes a region rents when its queue backs up
     interconnect: Interconnect = Interconnect()  # off: multi-node jobs run at their recorded speed anywhere

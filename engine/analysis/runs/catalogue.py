@@ -7,7 +7,8 @@ Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only run
 "interconnect" (engine.analysis.runs.interconnect, only runs with an [interconnect]),
 "stranded" (engine.analysis.runs.stranded), "matching" (engine.analysis.runs.matching, only runs with
 jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
-`kpis`), "world" (engine.analysis.runs.world_kpis.KPI_KEYS, for a priced fleet or on request) and
+`kpis`), "world" (engine.analysis.runs.world_kpis.KPI_KEYS, for a priced fleet or on request), "data"
+(engine.analysis.runs.data_kpis, with the world KPIs of a run whose [data] tracks datasets) and
 "headroom" (engine.service.headroom, for compared candidates). `better` says which way is an
 improvement ("higher", "lower", or "" when neither is); `fmt` how a page shows the value: "pct" a
 0-1 share as a percentage, "duration" seconds as s/min/h, "int", "one" (one decimal), "two", "three",
@@ -120,6 +121,16 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("carbon_kg_per_year", "Carbon a year", "kgCO2e/year", "lower", "int"),
            ("residency_violations", "Residency violations", "jobs", "lower", "int"),
            ("egress_usd", "Egress", "USD", "lower", "usd")),
+    *_rows("data",
+           ("data_moved_gb", "Data moved", "GB", "lower", "int"),
+           ("data_transfers", "Data transfers", "transfers", "lower", "int"),
+           ("replicas_created", "Replicas created", "replicas", "", "int"),
+           ("replica_storage_usd", "Replica storage", "USD", "lower", "usd"),
+           ("replica_egress_usd", "Egress of replica copies", "USD", "lower", "usd"),
+           ("replica_egress_saved_usd", "Egress saved by replicas", "USD", "higher", "usd"),
+           ("compression_cpu_hours", "Compression CPU-hours", "CPU-hours", "lower", "one"),
+           ("data_wait_hours", "Hours held by data", "h", "lower", "one"),
+           ("data_hidden_hours", "Transfer hours hidden in the queue", "h", "higher", "one")),
     *_rows("headroom",
            ("load_headroom", "Load headroom", "x", "higher", "x"),
            ("load_headroom_min", "Load headroom (lowest seed)", "x", "higher", "x"),
@@ -139,7 +150,8 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
 MONEY: dict[str, str] = {
     "cost_usd": "all spend over the window W: reserved GPUs x the hours of W x their price (paid every hour, used "
                 "or not) + on-demand and spot GPU-hours held by jobs x their price (less any off-peak discount) + "
-                "GPU-hours billed for rented burst nodes x the pool's price; prices per region, GPU type and tier",
+                "GPU-hours billed for rented burst nodes x the pool's price + `egress_usd` (the input data moved to where "
+                "jobs ran); prices per region, GPU type and tier",
     "cost_reserved_usd": "installed reserved GPUs x the hours of W x their price: the reserved part of `cost_usd`",
     "cost_on_demand_usd": "on-demand GPU-hours held by jobs inside W x their price: the on-demand part of "
                           "`cost_usd`",
@@ -155,7 +167,13 @@ MONEY: dict[str, str] = {
                                    "work evictions lost",
     "egress_usd": "input data moved to where jobs ran: for each started job that ran outside the region holding "
                   "its data (`data_location`), `data_size_gb` x the egress price of the data's region "
-                  "(`regions.egress_usd_per_gb`); not part of `cost_usd`",
+                  "(`regions.egress_usd_per_gb`): the egress part of `cost_usd`",
+    "replica_storage_usd": "for each replica a run made: the dataset's `size_gb` x `[data] storage_usd_per_gb_month` x "
+                           "the months (30 days) from the copy being complete to the end of W: part of `cost_usd`",
+    "replica_egress_usd": "the GB sent to make the replicas x the egress price of each dataset's home region: part of "
+                          "`egress_usd`",
+    "replica_egress_saved_usd": "for each job that read a replica instead of moving its own data: its `data_size_gb` / "
+                                "`compression_ratio` x the egress price of the dataset's home region",
     "relaxed_egress_usd": "egress dollars of the data-locality relaxations: `data_size_gb` x the egress price of "
                           "the data's region, for each job sent away from its data",
     "compaction_usd_per_year": "`compaction_gpus` x the price of one GPU ($30,000 unless edited) / its "

@@ -24,8 +24,12 @@ measures utilisation); H = W / 3600 hours. Prices p(region, gpu_type, tier) are 
   usd = P x p                     idle_usd = (P - U) x p   (non-zero only for reserved and burst GPUs); on-demand
                                   and spot GPU-hours held in their region's local off-peak hours cost
                                   p x (1 - discount) (engine.analysis.telemetry.offpeak; none by default)
-  job usd = sum over j's nodes of g_jn x t_j / 3600 x p(node's region, type, tier)
-            so that  sum of job usd + idle_usd = total usd  (the reconciliation)
+  job usd = sum over j's nodes of g_jn x t_j / 3600 x p(node's region, type, tier) + egress_j
+            (egress_j: the dollars of moving its input data to where it ran, engine.analysis.runs.egress,
+            when the caller passes them; 0 otherwise)
+  total usd = spend's usd + sum of egress_j + usd_storage   (usd_egress: the second term; usd_storage:
+            the replicas' storage, engine.analysis.runs.data_kpis, when the caller passes it)
+            so that  sum of job usd + idle_usd + usd_storage = total usd  (the reconciliation)
   effective $/GPU-hour  = total usd / total U
   productive $/GPU-hour = total usd / (U of jobs that completed (not failed), less the work their
                           preempted pieces lost: g_jn x the lost_s seconds before the eviction,
@@ -120,7 +124,8 @@ class CostAssumptions:
 @dataclass(frozen=True)
 class CostReport:
     """spend: one row per (region, tier, gpu_type) with SPEND_COLUMNS; by_region, by_tier: the
-    same sums per region or tier; jobs: job_id, region, team, workload_class, gpu_hours, usd;
+    same sums per region or tier (GPU spend: egress is not in them); jobs: job_id, region, team,
+    workload_class, gpu_hours, usd (egress included), egress_usd;
     by_team: team, gpu_hours, usd (job spend; idle dollars belong to no team); prices: region,
     gpu_type, tier, usd_per_gpu_hour, price_assumed, source (dataset, override, price book);
     totals: see `cost_report`."""
@@ -250,12 +255,15 @@ def _summed(spend: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 def cost_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataFrame,
-                assumptions: CostAssumptions | None = None, regions: pd.DataFrame | None = None) -> CostReport:
+                assumptions: CostAssumptions | None = None, regions: pd.DataFrame | None = None,
+                egress: pd.Series | None = None, storage_usd: float = 0.0) -> CostReport:
     """Spend of `result` on `fleet` at `prices` (the schema's tables; see the module docstring).
     `regions` (the regions table) gives off-peak windows and discounts (engine.analysis.telemetry.offpeak):
-    on-demand and spot GPU-hours held in them cost price x (1 - discount).
+    on-demand and spot GPU-hours held in them cost price x (1 - discount). `egress` (job_id -> USD,
+    engine.analysis.runs.egress.per_job) adds each job's data movement to its spend and to the total;
+    `storage_usd` (the replicas' storage) adds to the total.
 
-    totals: usd, usd_reserved, usd_on_demand, usd_spot, usd_burst, idle_usd, gpu_hours_used, gpu_hours_paid,
+    totals: usd (GPU spend + usd_egress + usd_storage), usd_egress, usd_storage, usd_reserved, usd_on_demand, usd_spot, usd_burst, idle_usd, gpu_hours_used, gpu_hours_paid,
     idle_gpu_hours_paid, installed_gpus, effective_usd_per_gpu_hour, productive_usd_per_gpu_hour,
     window_s, window_days, usd_per_year, idle_usd_per_year, price_assumed (1.0 when any dollar
     rests on an assumed price, else 0.0)."""
@@ -296,13 +304,17 @@ def cost_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataFr
     per_job = held.groupby("job_id", as_index=False, sort=True).agg(
         region=("region", "first"), team=("team", "first"), workload_class=("workload_class", "first"),
         gpu_hours=("gpu_hours", "sum"), productive_gpu_hours=("productive_gpu_hours", "sum"), usd=("usd", "sum"))
+    moved = egress if egress is not None else pd.Series(dtype=float)
+    per_job["egress_usd"] = per_job["job_id"].astype(str).map(moved).fillna(0.0).to_numpy(np.float64)
+    per_job["usd"] = per_job["usd"] + per_job["egress_usd"]
     by_team = per_job.groupby("team", as_index=False, sort=True)[["gpu_hours", "usd"]].sum()
 
-    usd, used = float(spend["usd"].sum()), float(spend["gpu_hours_used"].sum())
+    usd_egress = float(moved.sum())
+    usd, used = float(spend["usd"].sum()) + usd_egress + storage_usd, float(spend["gpu_hours_used"].sum())
     productive = float(per_job["productive_gpu_hours"].sum())
     tier_usd = spend.groupby("tier")["usd"].sum()
     totals = {
-        "usd": usd,
+        "usd": usd, "usd_egress": usd_egress, "usd_storage": float(storage_usd),
         **{f"usd_{tier.replace('-', '_')}": float(tier_usd.get(tier, 0.0)) for tier in (*TIERS, BURST_TIER)},
         "idle_usd": float(spend["idle_usd"].sum()), "gpu_hours_used": used,
         "gpu_hours_paid": float(spend["gpu_hours_paid"].sum()),

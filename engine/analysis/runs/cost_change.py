@@ -7,6 +7,9 @@ each annualised over its own window W as `cost_usd_per_year` is:
   part_t        = usd_t(candidate) x Y_c - usd_t(baseline) x Y_b          Y = days a year x 86400 / W
   sum of part_t = cost_usd_per_year(candidate) - cost_usd_per_year(baseline)   (the decomposition is exact)
 
+with two more parts beside the tiers when either run pays them, "egress" (usd_egress: input data moved
+between regions) and "storage" (usd_storage: the replicas stored), annualised the same way.
+
 and the GPU-hours behind each part, annualised the same way: reserved GPUs are paid every hour, so
 their part moves only with the GPUs installed (a scenario's [[fleet]] edits) or the window; on-demand
 and spot GPUs are paid only while a job holds them, so their part moves with the GPU-hours jobs held
@@ -82,7 +85,18 @@ def spend_change(baseline: CostReport, candidate: CostReport, days: float) -> li
         parts.append(Part(tier, delta["usd"], delta["paid"], delta["used"], delta["installed"],
                           _reason(tier, delta["usd"], delta["paid"], delta["used"], delta["installed"],
                                   same_window)))
+    for key, name, reason in (("usd_egress", "egress", "input data moved between regions"),
+                              ("usd_storage", "storage", "dataset replicas stored")):
+        before, after = (_annual(report, key, days) for report in (baseline, candidate))
+        if before or after:
+            more = "more" if after >= before else "less"
+            parts.append(Part(name, after - before, 0.0, 0.0, 0.0, f"{more} {reason}"))
     return parts
+
+
+def _annual(report: CostReport, key: str, days: float) -> float:
+    window = report.totals["window_s"]
+    return annualise(report.totals.get(key, 0.0), window, days) if window > 0 else 0.0
 
 
 def explained(parts: list[Part], total: float, fmt_usd, least_usd: float = 500.0, most: int | None = None) -> str:

@@ -4,7 +4,7 @@ Every figure comes from `engine.analysis.runs.cost.cost_report` and `engine.anal
 (their docstrings give the formulas); W is the measurement window in seconds, as there:
 
   cost_usd                     all spend over the window: reserved GPUs paid every hour, on-demand
-                               and spot while a job holds them (USD)
+                               and spot while a job holds them, and egress_usd (USD)
   cost_reserved_usd, cost_on_demand_usd, cost_spot_usd   the same by pricing tier (USD)
   cost_burst_usd               cloud nodes rented by [[burst]] pools, billed from renting to return (USD)
   idle_cost_usd                dollars of reserved and rented burst GPU-hours no job held (USD)
@@ -20,8 +20,13 @@ Every figure comes from `engine.analysis.runs.cost.cost_report` and `engine.anal
   egress_usd                   dollars of input data moved to where jobs ran: for every started job
                                that ran outside the region holding its data (its data_location),
                                data_size_gb x the egress price of the data's region
-                               (regions.egress_usd_per_gb; USD). Each run of a job moves its data
-                               once; jobs without a data location or size move nothing.
+                               (regions.egress_usd_per_gb; USD; engine.analysis.runs.egress). Each run
+                               of a job moves its data once; jobs without a data location or size move
+                               nothing. Part of cost_usd.
+
+With a DataModel (the scenario's [data]) and a run that tracked its data (a `transfers` table), the
+data KPIs of engine.analysis.runs.data_kpis follow KPI_KEYS, and the replicas' storage is part of
+cost_usd (cost_report's usd_storage).
 
 A dataset without prices, carbon or regions tables still works: prices come from the default price
 book, grid intensity from `CostAssumptions.default_g_co2e_per_kwh`, local hours from UTC; `assumed`
@@ -33,10 +38,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from engine.analysis.runs import egress
 from engine.analysis.runs.carbon import CarbonReport, carbon_report
 from engine.analysis.runs.cost import CostAssumptions, CostReport, annualise, cost_report, fleet_nodes
+from engine.analysis.runs.data_kpis import data_kpis, storage_usd
 from engine.sim.output.result import SimulationResult
 from engine.world import residency
+from engine.world.data_model import DataModel
 
 KPI_KEYS = ("cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_usd", "cost_burst_usd", "idle_cost_usd",
             "cost_usd_per_year", "idle_cost_usd_per_year", "effective_usd_per_gpu_hour",
@@ -63,7 +71,7 @@ class WorldReport:
 
 def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataFrame, regions: pd.DataFrame,
                  carbon: pd.DataFrame, assumptions: CostAssumptions | None = None,
-                 jobs: pd.DataFrame | None = None) -> WorldReport:
+                 jobs: pd.DataFrame | None = None, data: DataModel | None = None) -> WorldReport:
     """Cost, carbon and residency of `result` on `fleet` (the one it ran on: `Scenario.apply`), with the
     dataset's prices, regions and carbon tables (empty tables allowed). Residency tags come from
     result.jobs' `residency` column, else from `jobs` (the table the run was built from) by job_id.
@@ -71,10 +79,12 @@ def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataF
     assumptions = assumptions or CostAssumptions()
     prices, regions, carbon = (_table(frame, name) for frame, name in
                                ((prices, "prices"), (regions, "regions"), (carbon, "carbon")))
-    cost = cost_report(result, fleet, prices, assumptions, regions)
+    moved, egress_notes = egress.per_job(result, regions, jobs)
+    tracked = data is not None and result.transfers is not None
+    cost = cost_report(result, fleet, prices, assumptions, regions, egress=moved,
+                       storage_usd=storage_usd(result, data) if tracked else 0.0)
     emissions = carbon_report(result, fleet, regions, carbon, assumptions)
     violations, residency_notes = _residency(result, regions, jobs)
-    egress_usd, egress_notes = _egress(result, regions, jobs)
     totals = cost.totals
     horizon = totals["window_s"]
     kpis = {
@@ -88,10 +98,11 @@ def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataF
         "energy_kwh": emissions.totals["kwh"], "carbon_kg": emissions.totals["kg_co2e"],
         "carbon_kg_per_year": annualise(emissions.totals["kg_co2e"], horizon, assumptions.annualisation_days)
         if horizon > 0 else 0.0,
-        "residency_violations": float(len(violations)), "egress_usd": egress_usd}
+        "residency_violations": float(len(violations)), "egress_usd": totals["usd_egress"]}
     assumed = (*_price_notes(cost.prices), *_power_notes(fleet, result, assumptions), *emissions.assumed,
                *residency_notes, *egress_notes)
-    return WorldReport(kpis={key: float(kpis[key]) for key in KPI_KEYS}, assumed=tuple(assumed), cost=cost,
+    moves = data_kpis(result, regions, data) if tracked else {}
+    return WorldReport(kpis={**{key: float(kpis[key]) for key in KPI_KEYS}, **moves}, assumed=tuple(assumed), cost=cost,
                        carbon=emissions, violations=violations)
 
 
@@ -150,24 +161,3 @@ def _residency(result: SimulationResult, regions: pd.DataFrame,
                 [f"no regions table: the {int(tagged.sum()):,} residency-tagged jobs that ran are counted as "
                  "violations, since no region is known to lie in any jurisdiction"])
     return residency.violations(ran, regions), []
-
-
-def _egress(result: SimulationResult, regions: pd.DataFrame, jobs: pd.DataFrame | None) -> tuple[float, list[str]]:
-    """(USD of input data moved to started jobs that ran away from it, notes on unpriced regions)."""
-    ran = result.jobs.loc[result.jobs["started"], ["job_id", "region"]]
-    if jobs is None or "data_location" not in jobs or "data_size_gb" not in jobs or ran.empty:
-        return 0.0, []
-    data = jobs.assign(job_id=jobs["job_id"].astype(str)).drop_duplicates("job_id").set_index("job_id")
-    key = ran["job_id"].astype(str)
-    location = key.map(data["data_location"]).astype("string").str.strip()
-    size = pd.to_numeric(key.map(data["data_size_gb"]), errors="coerce").fillna(0.0)
-    moved = location.notna().to_numpy(bool) & (location.fillna("").to_numpy(object) != ran["region"].to_numpy(object)) \
-        & (size.to_numpy(float) > 0)
-    if not moved.any():
-        return 0.0, []
-    price = (regions.set_index(regions["region"].astype(str))["egress_usd_per_gb"]
-             if "egress_usd_per_gb" in regions else pd.Series(dtype=float))
-    per_gb = location[moved].map(pd.to_numeric(price, errors="coerce"))
-    unpriced = sorted(set(location[moved][per_gb.isna().to_numpy(bool)].astype(str)))
-    notes = [f"egress from {', '.join(unpriced)} priced at $0/GB: no egress_usd_per_gb for them"] if unpriced else []
-    return float((size[moved].to_numpy(float) * per_gb.fillna(0.0).to_numpy(float)).sum()), notes

@@ -26,8 +26,8 @@ from engine.service.report.tables import local_hour_utilisation
 
 WIDTH = 700
 SCENARIO_COLOURS = ("#7f8c9a", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
-TIER_GROUPS = ("reserved, used", "reserved, idle", "on-demand", "spot")
-TIER_LABELS = ("reserved, used", "reserved, idle", "on-demand", "spot")   # plain text: data strings are escaped
+TIER_GROUPS = ("reserved, used", "reserved, idle", "on-demand", "spot", "egress, storage")
+TIER_LABELS = TIER_GROUPS   # plain text: data strings are escaped
 
 
 def _layout(height: int, width: int, **extra) -> dict:
@@ -74,7 +74,8 @@ def utilisation_by_local_hour(baseline: Run, candidate: Run, height: int = 240) 
 
 def tier_spend(run: Run, days_per_year: float) -> dict[str, float]:
     """TIER_GROUPS -> USD per year of one run."""
-    spend, window = run.world.cost.spend, run.world.cost.totals["window_s"]
+    spend, totals = run.world.cost.spend, run.world.cost.totals
+    window = totals["window_s"]
     year = days_per_year * 86_400.0 / window if window > 0 else 0.0
     tier = spend.groupby("tier")[["usd", "idle_usd"]].sum()
 
@@ -82,7 +83,8 @@ def tier_spend(run: Run, days_per_year: float) -> dict[str, float]:
         return float(tier[column].get(name, 0.0)) * year
     return {"reserved, used": total("reserved", "usd") - total("reserved", "idle_usd"),
             "reserved, idle": total("reserved", "idle_usd"), "on-demand": total("on-demand", "usd"),
-            "spot": total("spot", "usd")}
+            "spot": total("spot", "usd"),
+            "egress, storage": (totals.get("usd_egress", 0.0) + totals.get("usd_storage", 0.0)) * year}
 
 
 def spend_by_tier(runs: list[Run], days_per_year: float, height: int = 230) -> dict:

@@ -35,18 +35,37 @@ def _per_year(run: Run, days_per_year: float) -> float:
 
 
 def region_figures(run: Run, days_per_year: float) -> pd.DataFrame:
-    """region, gpus, util, idle_usd_per_year, spend_usd_per_year, carbon_t_per_year of one run."""
+    """region, gpus, util, idle_usd_per_year, spend_usd_per_year, carbon_t_per_year of one run. A region's
+    spend holds the egress of the jobs that ran there (the data they pulled in) and, when the run made
+    replicas, its share of their storage by the GB it holds (engine.analysis.runs.data_kpis)."""
     cost, carbon = run.world.cost.by_region, run.world.carbon.by_region
     hours = run.world.cost.totals["window_s"] / HOUR_S
     year = _per_year(run, days_per_year)
     table = cost[["region", "installed_gpus", "gpu_hours_used", "idle_usd", "usd"]].merge(
         carbon[["region", "kg_co2e"]], on="region", how="left").fillna({"kg_co2e": 0.0})
+    pulled = run.world.cost.jobs.groupby("region")["egress_usd"].sum() if "egress_usd" in run.world.cost.jobs \
+        else pd.Series(dtype=float)
+    table["usd"] = table["usd"] + table["region"].map(pulled).fillna(0.0) \
+        + _storage_shares(run, table["region"]) * run.world.cost.totals.get("usd_storage", 0.0)
     capacity = table["installed_gpus"].to_numpy(np.float64) * hours
     return pd.DataFrame({
         "region": table["region"], "gpus": table["installed_gpus"],
         "util": np.divide(table["gpu_hours_used"], capacity, out=np.zeros(len(table)), where=capacity > 0),
         "idle_usd_per_year": table["idle_usd"] * year, "spend_usd_per_year": table["usd"] * year,
         "carbon_t_per_year": table["kg_co2e"] * year / 1000.0})
+
+
+def _storage_shares(run: Run, regions: pd.Series) -> np.ndarray:
+    """Each region's share of the GB the run's replicas hold (0 everywhere without replicas)."""
+    held = run.result.datasets if run.result is not None else None
+    if held is None or held.empty:
+        return np.zeros(len(regions))
+    gb = {}
+    for size, where in zip(held["size_gb"].astype(float), held["replicas"]):
+        for region in filter(None, where.split(";")):
+            gb[region] = gb.get(region, 0.0) + size
+    total = sum(gb.values())
+    return regions.map(gb).fillna(0.0).to_numpy(np.float64) / total if total > 0 else np.zeros(len(regions))
 
 
 def region_table(baseline: Run, candidate: Run, days_per_year: float) -> pd.DataFrame:

@@ -19,13 +19,23 @@ class Arrivals:
         """Route job j (when a router runs), then queue it or record why not (never fits, refused by
         admission, more than its quota can ever give: engine.sim.cycle.quota_gate); returns its region. A
         job away from its input data waits for the data first (data_gb x 8 / transfer_gbps s). A job
-        whose user gave up while it was held back or its data moved is not queued."""
+        whose user gave up while it was held back or its data moved is not queued. With [data] replicas,
+        prefetch, compression or incremental sync, engine.sim.processes.data_moves decides what moves and
+        when it is there (with prefetch the job queues at once and waits for its data in the queue)."""
         if self.patience.left(j):
             return self.region_name[j]
         if self.router is not None and not self.transferred[j]:
             self._move(j, self.router.route(j, now))
         region = self.region_name[j]
-        if self.transfer_gbps > 0 and not self.transferred[j] and self.data_gb[j] > 0 \
+        if self.data_moves is not None and not self.transferred[j]:
+            self.transferred[j] = True
+            ready = self.data_moves.arrive(j, self.region_index[region], now)
+            if ready > now:
+                self.log(now, j, TRANSFERRING)
+                if not self.data_gate:
+                    self.events.push(ready, DEFERRED, j)
+                    return region
+        elif self.transfer_gbps > 0 and not self.transferred[j] and self.data_gb[j] > 0 \
                 and self.data_region[j] >= 0 and self.data_region[j] != self.region_index[region]:
             self.transferred[j] = True
             self.events.push(now + self.data_gb[j] * 8.0 / self.transfer_gbps, DEFERRED, j)

@@ -38,6 +38,9 @@ class Starts:
         released = fleet.released_since(shape)
         if released is not None and not (released and self._room_on(j, fleet, np.array(released))):
             return False
+        if self.data_gate and self.data_moves.ready_at[j] > now:  # its GPUs are free; its data is on its way
+            self.data_moves.held(j, now)
+            return False
         if width > 1:
             nodes = self._gang_nodes(j, fleet, now)
             if nodes is None:

@@ -63,7 +63,10 @@ class SimulationResult:
     joined by ';' ("" none). None when the routing policy relaxes nothing.
     interconnect: one row per start of a multi-node job under an [interconnect] (engine.sim.processes.interconnect):
     row, job_id, workload_class, region, start_s, nodes, level (rack, cluster, region), slowdown, extra_s,
-    extra_gpu_hours; None when the scenario has none."""
+    extra_gpu_hours; None when the scenario has none.
+    transfers, datasets: the input data moved for jobs sent away from their dataset's region, and the
+    datasets with their replicas (engine.sim.processes.data_moves); None unless the scenario's [data]
+    table turns on replicas, prefetch, compression or incremental sync."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -82,6 +85,8 @@ class SimulationResult:
     quotas: pd.DataFrame | None = None
     relaxations: pd.DataFrame | None = None
     interconnect: pd.DataFrame | None = None
+    transfers: pd.DataFrame | None = None
+    datasets: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,

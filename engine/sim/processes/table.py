@@ -10,6 +10,7 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   9  CLOCK         reclaim by the clock             engine.sim.processes.reclaim_clock
   10, 11, 12       burst node up, trigger, idle     engine.sim.processes.burst
   13 GIVEUP        users giving up                  engine.sim.cycle.patience (every run's)
+  14 DATA_READY    prefetched input data arrived    engine.sim.processes.data_moves
 
 The load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
@@ -23,6 +24,7 @@ import numpy as np
 from engine.sim.output.frag_sampler import FragmentationSampler
 from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.burst import Bursts
+from engine.sim.processes.data_moves import DataMoves
 from engine.sim.processes.holder import Holder
 from engine.sim.processes.interconnect import Links
 from engine.sim.processes.outage import Outages
@@ -33,7 +35,7 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
-PROCESSES: list[type[WorldProcess]] = [Timer, Holder, SpotReclaimer, Outages, ClockEdges, Bursts,
+PROCESSES: list[type[WorldProcess]] = [Timer, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
                                        FragmentationSampler, Links]
 
 

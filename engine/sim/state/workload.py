@@ -63,6 +63,7 @@ class Workload:
     qos: np.ndarray | None = None
     data_location: np.ndarray | None = None  # region holding each job's input data (None: unknown)
     data_size_gb: np.ndarray | None = None  # size of that data, GB (0: none)
+    dataset: np.ndarray | None = None  # the dataset each job names (None: no dataset column; engine.world.datasets)
     overrun_s: np.ndarray | None = None  # runtime to expect once a job outlives requested_s (None: none)
     fail_prob: np.ndarray | None = None  # predicted P(fail or cancel), 0-1, 0 where unknown (None: not predicted)
     patience_s: np.ndarray | None = None  # seconds its user waits before giving up (NaN: forever; None: no one gives up)
@@ -172,6 +173,7 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         qos=_text(jobs, "qos"),
         data_location=_labels(_col(jobs, "data_location", None), None, as_text=False),
         data_size_gb=pd.to_numeric(_col(jobs, "data_size_gb", 0.0), errors="coerce").fillna(0.0).to_numpy(np.float64),
+        dataset=_text(jobs, "dataset") if "dataset" in jobs else None,
         overrun_s=np.where(np.isfinite(asked) & (asked > requested), asked, np.nan)
         if "user_requested_runtime_s" in jobs else None,
         fail_prob=pd.to_numeric(jobs["fail_prob"], errors="coerce").fillna(0.0).to_numpy(np.float64)

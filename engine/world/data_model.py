@@ -1,0 +1,31 @@
+"""How jobs' input data moves between regions: the values of a scenario's [data] table
+(engine.scenario.data parses and documents them; engine.sim.cycle.data_moves applies them)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def _bounded(default: float, unit: str, low: float, high: float, what: str):
+    return field(default=default, metadata={"unit": unit, "min": low, "max": high, "help": what})
+
+
+@dataclass(frozen=True)
+class DataModel:
+    """The [data] table's values (engine.scenario.data's docstring explains each); `moves` says whether any mechanism beyond
+    the plain transfer delay is on, so the simulator tracks datasets, replicas and transfers."""
+
+    transfer_gbps: float = _bounded(0.0, "Gbit/s", 0.0, 1e6, "bandwidth between regions (0: instant)")
+    replicate_after: int = _bounded(0, "jobs", 0, 1e9, "replicate a dataset to a region after this many jobs "
+                                                       "there needed it (0: never)")
+    storage_usd_per_gb_month: float = _bounded(0.023, "USD per GB-month", 0.0, 1000.0, "a replica's storage price")
+    prefetch: bool = field(default=False, metadata={"help": "start the transfer when the job is queued"})
+    compression_ratio: float = _bounded(1.0, "x", 1.0, 1000.0, "raw size / size moved")
+    compress_s_per_gb: float = _bounded(0.0, "CPU-s per GB", 0.0, 86_400.0,
+                                        "CPU seconds to compress and decompress a GB of raw data")
+    incremental: bool = field(default=False, metadata={"help": "repeat jobs move only the changed fraction"})
+    changed_fraction: float = _bounded(0.1, "fraction", 0.0, 1.0, "share of a dataset changed between two jobs")
+
+    @property
+    def moves(self) -> bool:
+        return (self.replicate_after > 0 or self.prefetch or self.compression_ratio > 1.0
+                or self.compress_s_per_gb > 0.0 or self.incremental)
