@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from engine.world import offpeak
-from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, REGION_WORKING_DAYS, Calendar
+from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, Calendar
 from engine.world.data_model import DataModel
 from engine.world.grid import hourly_intensity
 from engine.world.interconnect import Interconnect
