@@ -65,7 +65,7 @@ if st.button("Test the claims", type="primary", key="cl_run"):
 
     def progress(message: str) -> None:
         steps.append(message)
-        bar.progress(min(len(steps) / 4, 1.0), text=md(message))
+        bar.progress(min(len(steps) / 5, 1.0), text=md(message))
     try:
         table = data_headroom.claims(dataset, float(days), int(seeds), progress)
     except (ScenarioError, HeadroomError, ValueError, KeyError) as exc:

@@ -22,6 +22,7 @@ import pandas as pd
 from engine.scenario.runtime import TRAIN_SHARE
 from engine.scenario.spec import Scenario
 from engine.service.compare import Run, first_days, run_scenarios
+from engine.service.experiments.claims_classes import matching_gain
 from engine.service.experiments.claims_prediction import best_cut, cut_table, prediction_scenarios
 from engine.service.headroom.measure import HeadroomOptions, with_headroom
 
@@ -100,8 +101,12 @@ def measure_claims(jobs: pd.DataFrame, fleet: pd.DataFrame, world_tables: dict, 
         guess, _ = run_scenarios(prediction_scenarios(after), jobs, fleet, world_tables, world=False, strand=False)
     except ValueError as exc:  # too little history to train on
         guess = exc
-    rows = [_stranded(by["recorded"]), _sun(head), _untested(CLAIMS[2], "Meridian has no classifier for logs "
-            "without workload classes yet, nor a resource-matching measure (issue 27)"),
+    say("scheduling fifo without workload classes, then with the classes the classifier infers")
+    try:
+        matching = matching_gain(by["fifo"].scenario, jobs, fleet, world_tables)
+    except ValueError as exc:  # no labels to judge by, or too few users to hold any out
+        matching = exc
+    rows = [_stranded(by["recorded"]), _sun(head), _classification(matching),
             _priorities(by["fifo"], by["priority-fairshare"]), _fair(by["priority-fairshare"]),
             _backfill(head), _packing(by["fifo"], by["fifo-best-fit"]), _prediction(guess),
             _untested(CLAIMS[8], "Meridian's learned schedulers (issue 24) order one processor "
@@ -185,6 +190,18 @@ def _packing(first: Run, best: Run) -> dict:
     return _row(CLAIMS[6], "fifo best-fit vs first-fit", cut, f"{_pct(-cut)} ({before:,.0f} to {after:,.0f} "
                 "GPU-hours)", "", "waste: GPU-hours stranded in fragments plus idle GPU-hours on partly used nodes, "
                                   "FIFO with best-fit placement against first-fit", "")
+
+
+def _classification(matching) -> dict:
+    if isinstance(matching, Exception):
+        return _untested(CLAIMS[2], f"resource matching cannot be judged here: {matching}")
+    return _row(CLAIMS[2], "fifo with inferred classes vs fifo without classes", matching.gain,
+                f"{_pct(matching.gain)} resource matching ({_pct(matching.without, False)} to "
+                f"{_pct(matching.inferred, False)} of GPU-hours)", f"classifier accuracy {_pct(matching.accuracy, False)}",
+                "resource matching (share of GPU-hours on a GPU type and in a queue fit for the job's recorded "
+                "class), FIFO with every job in the standard queue against FIFO with the classes the classifier "
+                "infers, each job classified by a model that never saw its user",
+                "each job runs on its recorded GPU type here, so only the queue part of matching can change")
 
 
 def _prediction(guess) -> dict:
