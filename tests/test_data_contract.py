@@ -66,6 +66,15 @@ def test_a_header_of_100000_columns_is_refused_before_its_rows_are_read(tmp_path
         "wide.csv: the header has 100,011 columns, more than the 1,000 a jobs file may have"]
 
 
+def test_a_file_of_jobs_that_never_started_imports_and_simulates(tmp_path):
+    """Found while probing the contract: with no job in the run, the fairness KPIs' team column was float64."""
+    db = tmp_path / "m.duckdb"
+    store = Store.open(db)
+    name = ingest_bytes(store, b"job_id,user,submit,gpus\nj1,u,2024-05-01T10:00:00Z,1\n", "pending.csv").dataset
+    store.close()
+    assert main(["simulate", "--dataset", name, "--scenario", "recorded", "--db", str(db)]) == 0
+
+
 def _edges(column: str) -> list[str]:
     low, high, whole = NUMBER_COLUMNS[column]
     step = 1 if whole else 0.5

@@ -113,7 +113,8 @@ def _thresholds(classes: pd.DataFrame | None, queue: np.ndarray) -> tuple[np.nda
 def _teams(result: SimulationResult, names) -> pd.DataFrame:
     """team, weight, entitlement, nominal_gpus for the run's teams and the teams table's, by name."""
     table = result.teams if result.teams is not None else pd.DataFrame(columns=["team"])
-    teams = sorted(set(map(str, names)) | set(table["team"].astype(str)))
+    # text even when there is no team (no job in the window): an empty list would make a float64 column
+    teams = pd.array(sorted(set(map(str, names)) | set(table["team"].astype(str))), dtype="str")
     frame = pd.DataFrame({"team": teams}).merge(table.assign(team=table["team"].astype(str)), on="team", how="left")
     weight = pd.to_numeric(frame["weight"], errors="coerce") if "weight" in frame else pd.Series(np.nan, frame.index)
     weight = weight.where(weight > 0, 1.0).to_numpy(np.float64)
@@ -161,6 +162,8 @@ def _team_table(result: SimulationResult, per_job: pd.DataFrame) -> pd.DataFrame
                        lost_gpu_hours=("lost_gpu_hours", "sum"), starved_jobs=("starved", "sum"),
                        deadlines=("deadline_set", "sum"), deadline_hits=("deadline_hit", "sum"))
     sums["wait_p95_s"] = grouped["wait_started"].quantile(0.95)
+    if per_job.empty:   # no job in the window: an empty grouping's index is float64, the teams' names text
+        sums.index = pd.Index([], dtype="str", name="team")
     table = teams.merge(sums, left_on="team", right_index=True, how="left")
     table = table.fillna({c: 0 for c in ("jobs", "held", "wait_mean_s", "wait_p95_s", "preemptions",
                                          "lost_gpu_hours", "starved_jobs", "deadlines", "deadline_hits")})
@@ -319,6 +322,8 @@ def queue_sla_table(result: SimulationResult) -> pd.DataFrame:
     sums = grouped.agg(jobs=("queue", "size"), hits=("sla_hit", "sum"), decided=("decided", "sum"),
                        preemptions=("preemptions", "sum"))
     sums["wait_p95_s"] = grouped["wait_started"].quantile(0.95)
+    if per_job.empty:   # no job in the window: an empty grouping's index is float64, the teams' names text
+        sums.index = pd.Index([], dtype="str", name="team")
     table = pd.DataFrame({"queue": names}).merge(sums, left_on="queue", right_index=True, how="left")
     table = table.fillna({"jobs": 0, "hits": 0, "decided": 0, "preemptions": 0, "wait_p95_s": 0.0})
     max_wait = _thresholds(classes, table["queue"].to_numpy(object))[0]
