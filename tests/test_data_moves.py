@@ -128,6 +128,13 @@ def test_egress_of_the_transfers_and_the_replica_storage_are_in_cost_usd():
     assert set(KPI_KEYS) <= set(report.kpis) and keys("data") == set(KPI_KEYS)
 
 
+def test_the_transfers_and_datasets_tables_are_exported(tmp_path):
+    result = run_scenario(scenario(replicate_after=1), repeat_jobs(2), NODES)
+    names = {path.name for path in result.to_csv(tmp_path)}
+    assert {"transfers.csv", "datasets.csv"} <= names
+    assert pd.read_csv(tmp_path / "datasets.csv")["replicas"].tolist() == ["r"]
+
+
 def test_compression_and_incremental_sync_move_less():
     # ratio 2 and 1 CPU-s per GB: j0 sends 50 of its 100 GB in 100 s of CPU + 40 s on the wire; each later
     # job on the same dataset in r moves only its changed 10 %: 5 GB sent, 10 s CPU + 4 s
