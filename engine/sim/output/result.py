@@ -110,47 +110,24 @@ class SimulationResult:
 
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
-<<<<<<< HEAD
-        if self.segments is not None:
-            tables["segments"] = self.segments
-        if self.fragmentation is not None:
-            tables["fragmentation"] = self.fragmentation
-        if self.burst is not None:
-            tables["burst"] = self.burst
-        if self.quotas is not None:
-            tables["quotas"] = self.quotas
-        if self.relaxations is not None:
-            tables["relaxations"] = self.relaxations
-        if self.interconnect is not None:
-            tables["interconnect"] = self.interconnect
-        return tables
-
-    def to_csv(self, directory: str | Path) -> list[Path]:
-        """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv,
-        burst.csv, quotas.csv, relaxations.csv and interconnect.csv when the result has them) into `directory`; return the paths.
-=======
-        for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "transfers", "datasets"):
+        for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "transfers",
+                     "datasets"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables
 
     def to_csv(self, directory: str | Path) -> list[Path]:
         """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv, burst.csv,
-        quotas.csv, relaxations.csv, transfers.csv and datasets.csv when the result has them) into `directory`;
-        return the paths.
->>>>>>> issue-26-data
+        quotas.csv, relaxations.csv, interconnect.csv, transfers.csv and datasets.csv when the result has them)
+        into `directory`; return the paths.
         Spreadsheet-safe (engine.core.escaping.to_spreadsheet_csv): a job id such as "=HYPERLINK(...)"
         is written as text a spreadsheet never evaluates; the Parquet files keep every value as it is."""
         return self._export(Path(directory), "csv")
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
         """Write jobs.parquet, timeline.parquet, decisions.parquet (and segments, fragmentation,
-<<<<<<< HEAD
-        burst, quotas, relaxations and interconnect when the result has them) into `directory`; return the paths."""
-=======
         burst, quotas, relaxations, transfers and datasets when the result has them) into `directory`; return
         the paths."""
->>>>>>> issue-26-data
         return self._export(Path(directory), "parquet")
 
     def _export(self, directory: Path, kind: str) -> list[Path]:
