@@ -1,7 +1,7 @@
 """The engine's outputs pinned as goldens (benchmarks/output_hashes.json, from benchmarks/hash_outputs.py):
 the per-job table, segments, timeline, decision log and KPIs of each case hash as before every
 refactor and speed-up. CI checks the cases that exercise each world process and compiled path; the
-slow test checks all 25 (`pytest -m slow`)."""
+slow test checks all 29 (`pytest -m slow`)."""
 from __future__ import annotations
 
 import importlib.util
