@@ -100,7 +100,6 @@ def test_no_store_writes_no_database(tmp_path, capsys):
 @pytest.mark.parametrize("argv, expected", [
     (["sweep", "--trace", SMALL, "--grid", "BAD"], "grid.toml: axis[1].values must be a non-empty list"),
     (["sweep", "--trace", SMALL, "--grid", "MISSING"], "absent.toml: cannot read grid"),
-    (["sweep", "--trace", REPO / "nope.swf", "--grid", "GOOD"], "cannot read"),
     (["sweep", "--dataset", "nope", "--grid", "GOOD", "--db", "SAMPLE"], "unknown dataset 'nope'; choose from sample"),
     (["sweep", "--trace", SMALL, "--grid", "GOOD", "--workers", 0], "--workers must be a positive integer, got 0"),
     (["sweeps", 7, "--db", "SAMPLE"], "no sweep 7; stored sweeps: none"),
@@ -114,6 +113,13 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, sample_db, argv, expe
     code, out, err = meridian(capsys, *[swap.get(a, a) if isinstance(a, str) else a for a in argv])
     assert (code, out) == (2, "")
     assert err.startswith("meridian: ") and expected in err and len(err.splitlines()) == 1, err
+
+
+def test_a_trace_that_cannot_be_read_exits_2_naming_the_file(tmp_path, capsys):
+    code, out, err = meridian(capsys, "sweep", "--trace", REPO / "nope.swf", "--grid", _grid(tmp_path, GRID))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [f"{REPO / 'nope.swf'}: cannot read file (No such file or directory)",
+                                "meridian: 1 problem found; nothing was imported"], err
 
 
 def test_missing_dask_exits_2_naming_the_extra(tmp_path, capsys, monkeypatch):

@@ -20,6 +20,7 @@ from engine.service.compare import WORLD_TABLES, Unusable
 from engine.service.headroom.ledger import stored_run
 from engine.service.headroom.measure import DEFAULT_SEEDS
 from engine.telemetry.batch import TABLE_COLUMNS
+from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers import parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
@@ -130,13 +131,24 @@ def print_assumed(notes: list[str], json_mode: bool) -> None:
         print(f"assumed: {note}", file=sys.stderr if json_mode else sys.stdout)
 
 
-def guarded(command, more=tuple):
+def print_rejected(exc: ImportRejected, lead: str = "") -> None:
+    """A rejected input on stderr: its problems line by line (file:line: reason), then the total."""
+    for line in exc.lines():
+        print(line, file=sys.stderr)
+    print(f"meridian: {lead}{exc.summary()}", file=sys.stderr)
+
+
+def guarded(command, more=tuple, rejected: str = ""):
     """`command` with a user error (a bad scenario, unusable input, BadInput, a locked database, or
     one of the exception types `more()` returns, asked only when something was raised) printed as
-    one line on stderr and exit code 2."""
+    one line on stderr and exit code 2; a rejected input file gets its problems (print_rejected, the
+    total after `rejected`)."""
     def wrapped(args) -> int:
         try:
             return command(args)
+        except ImportRejected as exc:
+            print_rejected(exc, rejected)
+            return EXIT_BAD_INPUT
         except (ScenarioError, Unusable, BadInput, StoreLocked, *more()) as exc:
             print(f"meridian: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT

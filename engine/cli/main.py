@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.cli.common import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, BadInput
+from engine.cli.common import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, BadInput, print_rejected
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers import FORMATS
 from engine.telemetry.importers.common import DST_RULES, ImportOptions
@@ -304,9 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ImportRejected as exc:
-        for line in exc.lines():
-            print(line, file=sys.stderr)
-        print(f"meridian: {exc.summary()}", file=sys.stderr)
+        print_rejected(exc)
         return EXIT_BAD_INPUT
     except (BadInput, StoreLocked) as exc:
         print(f"meridian: {exc}", file=sys.stderr)

@@ -24,7 +24,7 @@ import argparse
 import json
 import sys
 
-from engine.cli.common import EXIT_BAD_INPUT, EXIT_OK, BadInput, add_source, guarded
+from engine.cli.common import EXIT_OK, BadInput, add_source, guarded
 from engine.service.experiments.rlscheduler import SEQUENCE_LENGTH, START_INDICES
 from engine.telemetry.store import DEFAULT_DB_PATH
 
@@ -40,19 +40,7 @@ def _errors() -> tuple:
 def _guarded(command):
     """engine.cli.common.guarded, with the agents', the registry's and the logs' errors as user errors;
     a log that cannot be read gets its problems line by line (file:line: reason), then a total."""
-    inner = guarded(command, _errors)
-
-    def wrapped(args) -> int:
-        from engine.telemetry.errors import ImportRejected
-
-        try:
-            return inner(args)
-        except ImportRejected as exc:
-            for line in exc.lines():
-                print(line, file=sys.stderr)
-            print(f"meridian: the log cannot be read: {exc.summary()}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    return wrapped
+    return guarded(command, _errors, "the log cannot be read: ")
 
 
 def _registry(args):

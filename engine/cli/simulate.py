@@ -36,7 +36,6 @@ from engine.cli.common import (
 )
 from engine.scenario.spec import Scenario
 from engine.service.compare import first_days
-from engine.service.scenario_runs import run_scenarios_on
 from engine.service.headroom.measure import (
     AMORTISATION_YEARS,
     GPU_CAPEX_USD,
@@ -44,6 +43,7 @@ from engine.service.headroom.measure import (
     with_headroom,
 )
 from engine.service.report.headline import capacity_sentences
+from engine.service.scenario_runs import run_scenarios_on
 
 GROUPS = (("workload_class", "by_workload_class"), ("team", "by_team"))
 

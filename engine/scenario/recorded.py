@@ -56,8 +56,10 @@ def recorded_of(scheduler: str | None) -> Recorded:
 
 
 def recorded_spec(scheduler: str | None) -> dict:
-    """The scenario "recorded" of a dataset scheduled by `scheduler`, as a Scenario.from_dict dict."""
-    return {"name": "recorded", "policies": {f: {"key": k} for f, k in recorded_of(scheduler).policies.items()}}
+    """The scenario "recorded" of a dataset scheduled by `scheduler`, as a Scenario.from_dict dict. Any
+    job may run on spot nodes, as the history placed it ([spot] interruptible_only = false)."""
+    return {"name": "recorded", "policies": {f: {"key": k} for f, k in recorded_of(scheduler).policies.items()},
+            "spot": {"interruptible_only": False}}
 
 
 def recorded_baseline(scheduler: str | None) -> Scenario:

@@ -28,6 +28,8 @@
                                     # optional: the rate x these per local hour 0-23 (default all 1)
     [spot.region_hourly_factor]     # optional, per region (24 finite numbers >= 0 each; 0: never)
     eu-west = [0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 3, 3, 3, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0]
+    # [spot] interruptible_only = false lets any job onto spot nodes (default true: only queue
+    # classes whose spot is true; the recorded baseline sets false to reproduce history)
 """
 from __future__ import annotations
 
@@ -170,10 +172,13 @@ def _hourly(value, source: str, what: str) -> tuple[float, ...]:
 
 def parse_spot(entry, source: str) -> SpotModel:
     entry = _table(entry, {"interruptions_per_node_hour", "region_rate", "fallback_after", "hourly_factor",
-                           "region_hourly_factor"}, source, "[spot]")
+                           "region_hourly_factor", "interruptible_only"}, source, "[spot]")
     fallback = entry.get("fallback_after", 0)
     if isinstance(fallback, bool) or not isinstance(fallback, int) or fallback < 0:
         raise ScenarioError(f"{source}: [spot] fallback_after must be an integer >= 0, got {fallback!r}")
+    only = entry.get("interruptible_only", True)
+    if not isinstance(only, bool):
+        raise ScenarioError(f"{source}: [spot] interruptible_only must be true or false, got {only!r}")
     rate = _rate(entry, "interruptions_per_node_hour", source, "[spot]")
     regions = entry.get("region_rate", {})
     if not isinstance(regions, dict):
@@ -184,4 +189,4 @@ def parse_spot(entry, source: str) -> SpotModel:
         raise ScenarioError(f"{source}: [spot.region_hourly_factor] must be a table of region = [{HOURS} numbers]")
     return SpotModel(rate, {str(r): _rate(regions, r, source, "[spot] region_rate") for r in regions}, fallback,
                      hourly, {str(r): _hourly(f, source, f"[spot.region_hourly_factor] {r}")
-                              for r, f in region_hourly.items()})
+                              for r, f in region_hourly.items()}, only)

@@ -14,13 +14,16 @@ class SpotModel:
     """interruptions_per_node_hour: the rate of every spot node (0: no interruptions);
     region_rate: region -> rate, overriding it; fallback_after: interruptions after which a job
     keeps off spot nodes (0: never); hourly_factor: 24 multipliers of the rate, one per local hour
-    0-23; region_hourly_factor: region -> 24 multipliers, overriding them."""
+    0-23; region_hourly_factor: region -> 24 multipliers, overriding them; interruptible_only: only
+    jobs whose queue class allows spot run on spot nodes (false: any job may, as a recorded history
+    that placed work there did; the `recorded` baseline sets it, engine.scenario.recorded)."""
 
     interruptions_per_node_hour: float = 0.0
     region_rate: dict = field(default_factory=dict)
     fallback_after: int = 0
     hourly_factor: tuple = FLAT
     region_hourly_factor: dict = field(default_factory=dict)
+    interruptible_only: bool = True
 
     def rate(self, region: str) -> float:
         """Interruptions per node-hour of `region`'s spot nodes before the hourly factor."""

@@ -111,8 +111,10 @@ class _Run(Arrivals, Starts, DecisionLog):
         qos = w.qos if w.qos is not None else np.full(len(w), "", object)
         self.qclass = assign_queues(queues, w.workload_class, qos, w.gpus, w.requested_s)  # each job's queue class
         # may the job use spot nodes: its queue class says (interruptible work only); a job that falls back
-        # to on-demand after its interruptions no longer may (engine.sim.processes.spot)
-        spot_ok = np.array([q.spot for q in queues], bool)[self.qclass]
+        # to on-demand after its interruptions no longer may (engine.sim.processes.spot); [spot]
+        # interruptible_only = false lets every job, as a recorded history did
+        spot_ok = np.array([q.spot or not self.sharing_setup.spot.interruptible_only for q in queues],
+                           bool)[self.qclass]
         self.spot_ok = spot_ok.tolist()
         shapes = job_shapes(w, list(self.regions.values()), spot_ok)
         self.shape, self.shape_pools, self.shape_fits = shapes.shape, shapes.pools, shapes.fits
