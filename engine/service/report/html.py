@@ -32,7 +32,7 @@ th:first-child, td:first-child { text-align: left; }
 table.ranking th:nth-child(2), table.ranking td:nth-child(2) { text-align: left; }
 th { background: #f3f5f8; font-weight: 600; }
 .appendix { break-before: page; page-break-before: always; }
-.appendix table { font-size: 8.5px; } .appendix th, .appendix td { padding: 1px 4px; }
+.appendix table { font-size: 8.5px; line-height: 1.2; } .appendix th, .appendix td { padding: 1px 4px; }
 .appendix th { white-space: normal; }
 .appendix p, .appendix li { font-size: 8.5px; } .appendix ul { padding-left: 14px; margin: 2px 0; }
 .muted { color: #5b6675; } .fidelity { border-left: 3px solid #1f77b4; padding-left: 6px; }
