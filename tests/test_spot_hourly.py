@@ -60,7 +60,9 @@ def clock(per_node_hour: float, factors, zone: str, origin: str) -> HourlyClock:
     ({"region_hourly_factor": {"eu": [1] * 23 + [-0.5]}},
      r"\[spot.region_hourly_factor\] eu hour 23 must be a finite number >= 0, got -0.5"),
     ({"hourly_factors": [1] * 24}, r"unknown \[spot\] key hourly_factors; valid: fallback_after, hourly_factor, "
-                                   r"interruptions_per_node_hour, region_hourly_factor, region_rate"),
+                                   r"interruptible_only, interruptions_per_node_hour, region_hourly_factor, "
+                                   r"region_rate"),
+    ({"interruptible_only": "no"}, r"\[spot\] interruptible_only must be true or false, got 'no'"),
 ])
 def test_invalid_hourly_factors_are_scenario_errors_naming_the_key(spot, message):
     with pytest.raises(ScenarioError, match=message):

@@ -65,6 +65,19 @@ def test_guaranteed_work_waits_for_a_reserved_node_while_batch_work_takes_the_sp
     assert placed["queue"].tolist() == ["reserved", "reserved", "batch"]
 
 
+def test_interruptible_only_false_lets_guaranteed_work_onto_spot_as_the_recorded_baseline_does():
+    # the same two guaranteed jobs: with the rule lifted the second starts on s1 at once, as a history that
+    # placed it there did; the recorded baseline lifts it (engine.scenario.recorded)
+    from engine.scenario.recorded import recorded_baseline
+
+    jobs = [guaranteed(0, 0, HOUR, 8), guaranteed(1, 10, HOUR, 8)]
+    spec = {"name": "any", "policies": {"backfill": "easy"}, "spot": {"interruptible_only": False}}
+    placed = run_scenario(Scenario.from_dict(spec), pd.DataFrame(jobs), nodes("reserved", "spot")).jobs
+    assert placed.set_index("job_id").loc["j1", ["start_s", "nodes"]].tolist() == [10.0, "s1"]
+    assert recorded_baseline("per-pool-fifo").spot.interruptible_only is False
+    assert Scenario.from_dict({"name": "s"}).spot.interruptible_only is True
+
+
 def test_spot_never_holds_a_guaranteed_job_under_interruptions():
     # one spot node interrupted about every 30 min: only the batch work on it is ever interrupted
     jobs = [guaranteed(i, i * 60, 2 * HOUR, 4) for i in range(4)] + \

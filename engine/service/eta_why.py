@@ -28,13 +28,13 @@ from engine.service.eta import (
     QUANTILE_COLUMNS,
     SAMPLES,
     Replayed,
-    why_at_start,
     draws,
     eta_table,
     fit_runtime_model,
     known_at,
     queue_at,
     starts_of,
+    why_at_start,
 )
 
 AT_ONCE, NEVER, OTHER = "at once", "never", "another pass"

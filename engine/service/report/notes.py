@@ -4,6 +4,7 @@ from __future__ import annotations
 from engine.analysis.runs.catalogue import MONEY
 from engine.service.experiments import fidelity
 
+
 def _plain(key: str) -> str:
     """The KPI catalogue's one definition of money figure `key`, without its Markdown code marks."""
     return MONEY[key].replace("`", "")
