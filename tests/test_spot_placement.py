@@ -1,5 +1,6 @@
-"""Spot nodes hold interruptible work only (engine.scenario.queues `spot`): guaranteed inference and
-express work never land on them, with or without interruptions drawn; checkpointing and
+"""Spot nodes hold interruptible work only (engine.scenario.queues `spot`) where the scenario's [spot]
+keeps work off them (interruptible_only, by default wherever interruptions are drawn): guaranteed
+inference and express work never land on them, with or without interruptions drawn; checkpointing and
 preemptible work may, and falls back to on-demand after `fallback_after` interruptions as before."""
 from __future__ import annotations
 
@@ -27,10 +28,14 @@ def guaranteed(i: int, submit: float, run: float, gpus: int) -> dict:
     return {**job(i, submit, run, gpus, workload_class="inference"), "qos": "guaranteed"}
 
 
-def spot_run(jobs: list[dict], fleet: pd.DataFrame, rate: float = 0.0, fallback_after: int = 0, seed: int = 0):
-    spec = {"name": "spot", "seed": seed, "policies": {"backfill": "easy"}}
+def spot_run(jobs: list[dict], fleet: pd.DataFrame, rate: float = 0.0, fallback_after: int = 0, seed: int = 0,
+             rule: bool | None = True):
+    """A run under [spot] with the rule as `rule` says (None: unset, so on when `rate` draws interruptions)."""
+    spec = {"name": "spot", "seed": seed, "policies": {"backfill": "easy"}, "spot": {}}
     if rate:
         spec["spot"] = {"interruptions_per_node_hour": rate, "fallback_after": fallback_after}
+    if rule is not None:
+        spec["spot"]["interruptible_only"] = rule
     return run_scenario(Scenario.from_dict(spec), pd.DataFrame(jobs), fleet)
 
 
@@ -65,17 +70,23 @@ def test_guaranteed_work_waits_for_a_reserved_node_while_batch_work_takes_the_sp
     assert placed["queue"].tolist() == ["reserved", "reserved", "batch"]
 
 
-def test_interruptible_only_false_lets_guaranteed_work_onto_spot_as_the_recorded_baseline_does():
-    # the same two guaranteed jobs: with the rule lifted the second starts on s1 at once, as a history that
-    # placed it there did; the recorded baseline lifts it (engine.scenario.recorded)
+def test_the_rule_holds_where_interruptions_are_drawn_unless_a_scenario_says_otherwise():
+    # the same two guaranteed jobs on a reserved and a spot node: the second takes s1 at once when the rule is
+    # off (set false, as the recorded baseline does, or unset with no interruptions drawn: a spot node never
+    # taken back is capacity like any other) and waits for r0 when it is on (set, or unset with a rate)
     from engine.scenario.recorded import recorded_baseline
 
     jobs = [guaranteed(0, 0, HOUR, 8), guaranteed(1, 10, HOUR, 8)]
-    spec = {"name": "any", "policies": {"backfill": "easy"}, "spot": {"interruptible_only": False}}
-    placed = run_scenario(Scenario.from_dict(spec), pd.DataFrame(jobs), nodes("reserved", "spot")).jobs
-    assert placed.set_index("job_id").loc["j1", ["start_s", "nodes"]].tolist() == [10.0, "s1"]
-    assert recorded_baseline("per-pool-fifo").spot.interruptible_only is False
-    assert Scenario.from_dict({"name": "s"}).spot.interruptible_only is True
+    fleet = nodes("reserved", "spot")
+    second = {}
+    for rate, rule in ((0.0, False), (0.0, None), (0.0, True), (1e-9, None), (1e-9, False)):
+        placed = spot_run(jobs, fleet, rate=rate, rule=rule).jobs.set_index("job_id")
+        second[rate, rule] = placed.loc["j1", ["start_s", "nodes"]].tolist()
+    assert second == {(0.0, False): [10.0, "s1"], (0.0, None): [10.0, "s1"], (0.0, True): [HOUR, "r0"],
+                      (1e-9, None): [HOUR, "r0"], (1e-9, False): [10.0, "s1"]}
+    assert recorded_baseline("per-pool-fifo").spot.keeps_work_off_spot is False
+    assert Scenario.from_dict({"name": "s"}).spot.keeps_work_off_spot is False
+    assert Scenario.from_dict({"name": "s", "spot": {"interruptions_per_node_hour": 0.1}}).spot.keeps_work_off_spot
 
 
 def test_spot_never_holds_a_guaranteed_job_under_interruptions():
@@ -108,7 +119,7 @@ CLASSES = {"inference": "reserved", "development": "express", "batch": "batch", 
 @given(st.lists(st.tuples(st.integers(0, 3600), st.integers(60, 4 * 3600), st.sampled_from([1, 2, 4, 8]),
                           st.sampled_from(sorted(CLASSES))), min_size=1, max_size=16),
        st.lists(st.sampled_from(["reserved", "spot", "on-demand"]), min_size=1, max_size=4),
-       st.sampled_from([0.0, 0.5, 4.0]), st.sampled_from([0, 1, 2]), st.integers(0, 2))
+       st.sampled_from([0.0, 0.5, 4.0]), st.sampled_from([0, 1, 2]), st.integers(0, 2))  # the rule set: on at rate 0
 def test_no_piece_of_work_that_may_not_use_spot_is_ever_on_a_spot_node(specs, tiers, rate, fallback_after, seed):
     jobs = [{**job(i, submit, run, gpus, workload_class=cls), "qos": "guaranteed" if cls == "inference" else ""}
             for i, (submit, run, gpus, cls) in enumerate(specs)]

@@ -26,10 +26,11 @@
     fallback_after = 2              # optional: after 2 interruptions a job keeps to on-demand nodes
     hourly_factor = [1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1]
                                     # optional: the rate x these per local hour 0-23 (default all 1)
+    interruptible_only = true       # optional: keep the work of queue classes whose spot is false off
+                                    # spot nodes; false lets any job onto them (the recorded baseline,
+                                    # to reproduce history); unset: true when interruptions are drawn
     [spot.region_hourly_factor]     # optional, per region (24 finite numbers >= 0 each; 0: never)
     eu-west = [0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 3, 3, 3, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0]
-    # [spot] interruptible_only = false lets any job onto spot nodes (default true: only queue
-    # classes whose spot is true; the recorded baseline sets false to reproduce history)
 """
 from __future__ import annotations
 
@@ -176,8 +177,8 @@ def parse_spot(entry, source: str) -> SpotModel:
     fallback = entry.get("fallback_after", 0)
     if isinstance(fallback, bool) or not isinstance(fallback, int) or fallback < 0:
         raise ScenarioError(f"{source}: [spot] fallback_after must be an integer >= 0, got {fallback!r}")
-    only = entry.get("interruptible_only", True)
-    if not isinstance(only, bool):
+    only = entry.get("interruptible_only")
+    if only is not None and not isinstance(only, bool):
         raise ScenarioError(f"{source}: [spot] interruptible_only must be true or false, got {only!r}")
     rate = _rate(entry, "interruptions_per_node_hour", source, "[spot]")
     regions = entry.get("region_rate", {})

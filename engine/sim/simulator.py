@@ -111,9 +111,9 @@ class _Run(Arrivals, Starts, DecisionLog):
         qos = w.qos if w.qos is not None else np.full(len(w), "", object)
         self.qclass = assign_queues(queues, w.workload_class, qos, w.gpus, w.requested_s)  # each job's queue class
         # may the job use spot nodes: its queue class says (interruptible work only); a job that falls back
-        # to on-demand after its interruptions no longer may (engine.sim.processes.spot); [spot]
-        # interruptible_only = false lets every job, as a recorded history did
-        spot_ok = np.array([q.spot or not self.sharing_setup.spot.interruptible_only for q in queues],
+        # to on-demand after its interruptions no longer may (engine.sim.processes.spot); the rule holds
+        # when the scenario's [spot] says so (engine.scenario.spot.SpotModel.keeps_work_off_spot)
+        spot_ok = np.array([q.spot or not self.sharing_setup.spot.keeps_work_off_spot for q in queues],
                            bool)[self.qclass]
         self.spot_ok = spot_ok.tolist()
         shapes = job_shapes(w, list(self.regions.values()), spot_ok)
