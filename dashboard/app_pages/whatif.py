@@ -11,6 +11,7 @@ from dashboard.data import predict as data_predict
 from dashboard.forms.job import open_button
 from dashboard.forms.runtimes import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
 from dashboard.forms.scenario import scenario_form
+from dashboard.forms.scenario_files import scenario_files, uploaded
 from dashboard.sections.interconnect import interconnect_section
 from dashboard.sections.relaxations import relaxations_section
 from engine.analysis.runs import catalogue
@@ -64,7 +65,8 @@ def _fmt_delta(key: str, diff: float) -> str:
 
 def _choose(dataset: str) -> tuple[list[tuple[str, dict]], float, int] | None:
     recorded, meaning = data_headroom.recorded(dataset)
-    bundled = {data_headroom.RECORDED: recorded, **data.bundled_scenarios(), **st.session_state.get(PICKS, {})}
+    bundled = {data_headroom.RECORDED: recorded, **data.bundled_scenarios(), **st.session_state.get(PICKS, {}),
+               **uploaded()}
     names = list(bundled) + [CUSTOM]
     left, right = st.columns(2)
     baseline = left.selectbox("Baseline", names, index=0, key="wi_baseline",
@@ -75,6 +77,8 @@ def _choose(dataset: str) -> tuple[list[tuple[str, dict]], float, int] | None:
     candidates = right.multiselect("Candidates", others, default=default, key="wi_candidates")
     with st.expander("Custom scenario", expanded=CUSTOM in [baseline, *candidates]):
         custom = scenario_form("custom")
+    with st.expander("Scenario files: download the custom scenario, upload TOML"):
+        scenario_files(custom)
     days = st.number_input("Simulate the jobs submitted in the first N days of the dataset (0 = all)",
                            min_value=0.0, value=7.0, step=1.0, key="wi_days", format="%g",
                            help="The whole sample takes tens of seconds to simulate; a week takes a few. With "

@@ -17,10 +17,17 @@ def read_toml(path: str | Path, what: str, error: type[Exception]) -> dict:
     """The parsed file at `path`; `what` names it in the message of `error`."""
     path = Path(path)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read {what}: {exc}") from None
+    return parse_toml(text, str(path), error)
+
+
+def parse_toml(text: str, source: str, error: type[Exception]) -> dict:
+    """`text` parsed as TOML; `error("<source>: not valid TOML: ...")` when it is not."""
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise error(f"{path}: not valid TOML: {exc}") from None
+        raise error(f"{source}: not valid TOML: {exc}") from None
     except RecursionError:
-        raise error(f"{path}: not valid TOML here: arrays or tables nested too deeply to read") from None
+        raise error(f"{source}: not valid TOML here: arrays or tables nested too deeply to read") from None

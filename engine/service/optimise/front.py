@@ -11,8 +11,9 @@ it grows as generations find better trade-offs and never falls.
 from __future__ import annotations
 
 import numpy as np
-import tomli_w
 from optuna._hypervolume import compute_hypervolume
+
+from engine.scenario import files
 
 REFERENCE = 1.1
 
@@ -69,22 +70,6 @@ def hypervolume_history(trials, objectives) -> list[float]:
 def scenario_toml(study, params: dict, name: str) -> str:
     """The scenario of a trial's `params` as TOML: the base scenario with them set, named `name`, with a
     comment saying where it came from. It loads with Scenario.load like any bundled scenario."""
-    data = study.scenario(params, name)
-    lines = [f"Found by `meridian optimise` ({study.name}, {study.source}): the base scenario with",
-             *(f"  {key} = {value!r}" for key, value in params.items())]
-    header = "".join(f"# {_comment(line)}\n" for line in lines)
-    return header + tomli_w.dumps(_plain(data))
-
-
-def _comment(text: str) -> str:
-    """`text` safe inside a TOML comment: no line break or other control character can end the comment."""
-    return "".join(c if c.isprintable() else "?" for c in str(text))
-
-
-def _plain(value):
-    """TOML has no None and no tuples: drop the one, list the other."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items() if v is not None}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+    lines = (f"Found by `meridian optimise` ({study.name}, {study.source}): the base scenario with",
+             *(f"  {key} = {value!r}" for key, value in params.items()))
+    return files.scenario_toml(study.scenario(params, name), lines)
