@@ -24,6 +24,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.forms.burst import burst_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
+from dashboard.forms.world_sections import data_section, spot_section
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.policies import registry
@@ -103,7 +104,8 @@ def _region_edit(region: str, prefix: str) -> dict:
 def scenario_form(prefix: str = "custom") -> dict:
     """Draw the form; return {"name", "policies": {family: {"key": ..., **parameters}}} and, when a
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
-    edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them)."""
+    edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
+    "runtime", "burst", "spot" and "data" when those sections differ from their defaults."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = registry.families()
@@ -135,6 +137,14 @@ def scenario_form(prefix: str = "custom") -> dict:
         pools = burst_section(prefix, *_fleet_choices())
     if pools:
         scenario["burst"] = pools
+    with st.expander("Spot interruptions"):
+        spot = spot_section(prefix)
+    if spot:
+        scenario["spot"] = spot
+    with st.expander("Data: transfers, replicas, prefetch, compression"):
+        moves = data_section(prefix)
+    if moves:
+        scenario["data"] = moves
     return scenario
 
 

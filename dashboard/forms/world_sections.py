@@ -1,0 +1,95 @@
+"""The scenario builder's [data] and [spot] sections.
+
+[data] is drawn from the declarations of engine.world.data_model.DataModel (each field's unit, range
+and help, or a checkbox for a switch), so a new field appears here with no new widget code; [spot]
+from SpotModel's fields with the rate's limit (engine.scenario.limits.SPOT_RATE_MAX). Each returns
+only what differs from the defaults, checked by the scenario parser (an invalid section shows the
+parser's message and adds nothing). Widget keys "{prefix}:data:{field}" and "{prefix}:spot:{field}".
+"""
+from __future__ import annotations
+
+from dataclasses import fields
+
+import streamlit as st
+
+from engine.core.bounds import bound_of
+from engine.core.errors import ScenarioError
+from engine.core.escaping import markdown_text
+from engine.scenario.data import parse_data
+from engine.scenario.limits import SPOT_RATE_MAX
+from engine.scenario.sharing import parse_spot
+from engine.world.data_model import DataModel
+
+# the [spot] rule, as the builder offers it: label -> interruptible_only (None: unset)
+SPOT_RULES = {"keep non-interruptible work off spot nodes when interruptions are drawn": None,
+              "always keep non-interruptible work off spot nodes": True,
+              "let any job use spot nodes (as a recorded history may have)": False}
+
+
+def _label(spec) -> str:
+    """A field's label: its metadata's, else its name in words."""
+    return spec.metadata.get("label") or spec.name.replace("_", " ").capitalize()
+
+
+def declared_inputs(model: type, prefix: str) -> dict:
+    """One widget per field of the dataclass `model`, from its declaration (label, help, unit and range
+    in its metadata): a checkbox for a bool, else
+    a number input bounded by the field's range (engine.core.bounds), labelled with its unit; returns
+    the fields whose value differs from the default."""
+    defaults, out = model(), {}
+    for spec in fields(model):
+        default, key, helped = getattr(defaults, spec.name), f"{prefix}:{spec.name}", spec.metadata.get("help")
+        if spec.type == "bool":
+            value = st.checkbox(_label(spec), value=default, key=key, help=helped)
+        else:
+            whole = spec.type == "int"
+            bound = bound_of(spec.name, int if whole else float, spec.metadata)
+            cast = int if whole else float
+            value = st.number_input(f"{_label(spec)} ({bound.unit})", min_value=cast(bound.low),
+                                    max_value=cast(bound.high), value=cast(default), step=1 if whole else None,
+                                    format="%d" if whole else "%g", key=key, help=helped)
+        if value != default:
+            out[spec.name] = value
+    return out
+
+
+def _checked(entry: dict, parse, what: str) -> dict:
+    """`entry` when the scenario parser accepts it, else {} with the parser's message shown."""
+    try:
+        parse(entry, what)
+    except ScenarioError as exc:
+        st.error(markdown_text(exc))
+        return {}
+    return entry
+
+
+def data_section(prefix: str) -> dict:
+    """The [data] table: the bandwidth between regions and each data mechanism."""
+    st.caption("How jobs' input data moves when they run away from it: a transfer delay at the bandwidth, "
+               "egress at the data region's price, and replicas, prefetch, compression and incremental sync "
+               "(the README's Data section).")
+    left, right = st.columns(2)
+    with left:
+        entry = declared_inputs(DataModel, f"{prefix}:data")
+    right.caption("A mechanism changes nothing until the bandwidth is above 0 (transfers are instant otherwise); "
+                  "egress is counted either way.")
+    return _checked(entry, parse_data, "[data]")
+
+
+def spot_section(prefix: str) -> dict:
+    """The [spot] table: the interruption rate, fallback and the placement rule."""
+    st.caption("Spot nodes (tier spot in the fleet) the cloud takes back at random: their jobs are evicted and "
+               "keep the work up to their queue's last checkpoint.")
+    left, right = st.columns(2)
+    rate = left.number_input("Interruptions per spot node-hour", min_value=0.0, max_value=float(SPOT_RATE_MAX),
+                             value=0.0, format="%g", key=f"{prefix}:spot:interruptions_per_node_hour",
+                             help="0: spot nodes are never taken back")
+    fallback = right.number_input("Fall back to on-demand after N interruptions (0: never)", min_value=0,
+                                  max_value=1_000, value=0, step=1, key=f"{prefix}:spot:fallback_after")
+    rule = st.selectbox("Which work may run on spot nodes", list(SPOT_RULES), key=f"{prefix}:spot:rule",
+                        help="non-interruptible work: queue classes that neither checkpoint nor may be preempted, "
+                             "and guaranteed ones, which never may")
+    entry = {name: value for name, value, default in (
+        ("interruptions_per_node_hour", float(rate), 0.0), ("fallback_after", int(fallback), 0),
+        ("interruptible_only", SPOT_RULES[rule], None)) if value != default}
+    return _checked(entry, parse_spot, "[spot]")

@@ -1,0 +1,65 @@
+"""The What-if page's scenario files in a real Chromium against a real `streamlit run` server: the custom
+scenario downloads as TOML that `Scenario.load` reads; uploaded files are checked with the CLI's messages
+(a hostile file name shown as text), and a valid one joins the candidate choices at once. Screenshot to
+tests/artifacts/whatif_scenario_files.png."""
+from browser_helpers import ARTIFACTS, _assert_clean, _served, _settle, database, pytestmark  # noqa: F401
+
+from engine.scenario.spec import Scenario
+
+NIGHT = "[policies]\norder = { key = 'multifactor', weight_age = 3.0 }\nbackfill = 'easy'\n"
+BAD = "name = 'bad'\n[policies]\norder = 'no-such-order'\n"
+
+
+def test_whatif_downloads_the_custom_scenario_and_takes_uploaded_ones(database, tmp_path):  # noqa: F811
+    night, bad = tmp_path / "night-shift.toml", tmp_path / "<b>bold.toml"
+    night.write_text(NIGHT, encoding="utf-8")
+    bad.write_text(BAD, encoding="utf-8")
+    with _served(database, tmp_path, "/whatif", 1800) as page:
+        page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
+        _settle(page)
+        page.get_by_text("Scenario files: download the custom scenario, upload TOML").click()
+        _settle(page)
+        with page.expect_download(timeout=60_000) as download:
+            page.get_by_role("button", name="Download the custom scenario as TOML").click()
+        saved = tmp_path / "downloaded.toml"
+        download.value.save_as(saved)
+        assert download.value.suggested_filename == "custom.toml"
+        assert Scenario.load(saved).name == "custom"
+        page.set_input_files("input[type=file]", [str(night), str(bad)])
+        page.get_by_text("night-shift (uploaded): loaded").wait_for(timeout=60_000)
+        _settle(page)
+        _assert_clean(page)
+        body = page.inner_text("body")
+        assert "<b>bold.toml: order policy 'no-such-order' is unknown; choose from" in body
+        assert page.locator("b", has_text="bold").count() == 0          # the name is text, not markup
+        page.locator('[data-testid="stMultiSelect"]').filter(has_text="Candidates").locator("input").click()
+        page.keyboard.type("night-shift")
+        option = page.get_by_role("option", name="night-shift (uploaded)")
+        option.wait_for(timeout=30_000)
+        option.click()
+        page.keyboard.press("Escape")
+        _settle(page)
+        assert "night-shift (uploaded)" in page.locator('[data-testid="stMultiSelect"]').filter(
+            has_text="Candidates").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "whatif_scenario_files.png"), full_page=True)
+
+
+def test_the_builder_draws_its_spot_and_data_sections(database, tmp_path):  # noqa: F811
+    with _served(database, tmp_path, "/whatif", 2600) as page:
+        page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
+        _settle(page)
+        page.get_by_text("Custom scenario", exact=True).click()
+        _settle(page)
+        for section in ("Spot interruptions", "Data: transfers, replicas, prefetch, compression"):
+            page.get_by_text(section, exact=True).click()
+            _settle(page)
+        _assert_clean(page)
+        body = page.inner_text("body")
+        for label in ("Interruptions per spot node-hour", "Which work may run on spot nodes",
+                      "Bandwidth between regions (Gbit/s)", "Replicate a dataset after (jobs)",
+                      "Replica storage (USD per GB-month)", "Prefetch while queued", "Compression ratio (x)",
+                      "Compression CPU (CPU-s per GB)", "Incremental sync", "Changed between two jobs (fraction)"):
+            assert label in body, label
+        page.get_by_text("Spot interruptions", exact=True).evaluate("element => element.scrollIntoView()")
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(ARTIFACTS / "whatif_builder_spot_data.png"))

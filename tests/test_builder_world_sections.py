@@ -1,0 +1,68 @@
+"""The scenario builder's [spot] and [data] sections (dashboard.forms.world_sections) in Streamlit's
+AppTest: drawn from the declarations, only what differs from the defaults reaches the scenario, and
+the scenario they build is one Scenario.from_dict accepts with those values."""
+from __future__ import annotations
+
+from dataclasses import fields
+
+from streamlit.testing.v1 import AppTest
+
+from engine.scenario.spec import Scenario
+from engine.world.data_model import DataModel
+
+
+def _sections():
+    import streamlit as st
+
+    from dashboard.forms.world_sections import data_section, spot_section
+
+    st.session_state["built"] = {"spot": spot_section("t"), "data": data_section("t")}
+
+
+def _app() -> AppTest:
+    app = AppTest.from_function(_sections, default_timeout=60)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_untouched_sections_add_nothing():
+    app = _app()
+    assert app.session_state["built"] == {"spot": {}, "data": {}}
+
+
+def test_every_data_field_has_its_widget_with_its_range():
+    app = _app()
+    for spec in fields(DataModel):
+        if spec.type == "bool":
+            assert app.checkbox(key=f"t:data:{spec.name}").value is spec.default
+        else:
+            widget = app.number_input(key=f"t:data:{spec.name}")
+            assert widget.value == spec.default
+            assert (widget.min, widget.max) == (spec.metadata["min"], spec.metadata["max"]), spec.name
+
+
+def test_the_sections_build_a_scenario_with_the_chosen_values():
+    app = _app()
+    app.number_input(key="t:data:transfer_gbps").set_value(10.0)
+    app.number_input(key="t:data:replicate_after").set_value(3)
+    app.checkbox(key="t:data:prefetch").check()
+    app.number_input(key="t:spot:interruptions_per_node_hour").set_value(0.05)
+    app.number_input(key="t:spot:fallback_after").set_value(2)
+    app.selectbox(key="t:spot:rule").select("let any job use spot nodes (as a recorded history may have)")
+    app.run()
+    assert not app.error, [e.value for e in app.error]
+    built = app.session_state["built"]
+    assert built == {"spot": {"interruptions_per_node_hour": 0.05, "fallback_after": 2, "interruptible_only": False},
+                     "data": {"transfer_gbps": 10.0, "replicate_after": 3, "prefetch": True}}
+    scenario = Scenario.from_dict({"name": "built", **built})
+    assert scenario.data == DataModel(transfer_gbps=10.0, replicate_after=3, prefetch=True)
+    assert (scenario.spot.interruptions_per_node_hour, scenario.spot.fallback_after) == (0.05, 2)
+    assert scenario.spot.keeps_work_off_spot is False
+
+
+def test_the_rule_always_on_without_interruptions():
+    app = _app()
+    app.selectbox(key="t:spot:rule").select("always keep non-interruptible work off spot nodes").run()
+    assert app.session_state["built"]["spot"] == {"interruptible_only": True}
+    assert Scenario.from_dict({"name": "s", "spot": {"interruptible_only": True}}).spot.keeps_work_off_spot
