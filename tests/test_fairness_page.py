@@ -119,6 +119,22 @@ def test_the_default_form_adds_no_sharing_tables_and_an_edited_quota_table_reach
     assert parsed.queues[4].max_wait_s == 3600.0 and parsed.queues[0].max_gpus == float("inf")
 
 
+def test_the_queue_table_says_which_queues_may_use_spot_and_an_edit_reaches_the_scenario():
+    at = AppTest.from_function(_form, default_timeout=60)
+    at.run()
+    at.session_state["custom:queues"] = {"edited_rows": {"1": {"spot": True}}, "deleted_rows": [], "added_rows": []}
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error
+    parsed = Scenario.from_dict(at.session_state["scenario"])
+    assert [(q.name, q.spot) for q in parsed.queues] == [("reserved", False), ("express", True), ("batch", True),
+                                                         ("preemptible", True), ("standard", True)]
+    at.session_state["custom:queues"] = {"edited_rows": {"0": {"spot": True}}, "deleted_rows": [], "added_rows": []}
+    at.run()
+    assert [shown(e) for e in at.error] == ["queues: queue reserved: guaranteed work cannot run on spot nodes "
+                                            "(spot = true)"]
+
+
 def test_an_invalid_sharing_table_is_an_error_message():
     at = AppTest.from_function(_form, default_timeout=60)
     at.session_state["custom:quotas"] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [

@@ -39,7 +39,8 @@ QUEUE_NUMBERS = ("priority", "min_gpus", "max_gpus", "max_requested_s", "checkpo
                  "starve_after_s")
 UNLIMITED = ("max_gpus", "max_requested_s", "max_wait_s", "starve_after_s")  # blank: no limit (inf)
 QUEUE_COLUMNS = ("name", "priority", "classes", "qos", "min_gpus", "max_gpus", "max_requested_s", "guaranteed",
-                 "preemptible", "checkpoint_s", "max_wait_s", "starve_after_s", "max_queued")
+                 "preemptible", "spot", "checkpoint_s", "max_wait_s", "starve_after_s", "max_queued")
+QUEUE_FLAGS = ("guaranteed", "preemptible", "spot")
 QUOTA_NUMBERS = ("nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus")
 QUOTA_COLUMNS = ("holder", *QUOTA_NUMBERS, "cohort", "region")
 REGION_DEFAULTS = {"price_scale": 1.0, "carbon_scale": 1.0, "work_start_hour": REGION_START_HOUR,
@@ -224,7 +225,7 @@ def queue_entries(frame: pd.DataFrame) -> list[dict]:
                 items = [item.strip() for item in str(value).split(",") if item.strip()]
                 if items:
                     entry[name] = items
-            elif name in ("guaranteed", "preemptible"):
+            elif name in QUEUE_FLAGS:
                 entry[name] = bool(value)
             elif name == "max_queued":
                 entry[name] = int(value)
@@ -264,6 +265,10 @@ def _sharing_tables(prefix: str) -> dict:
                                 "priority": number("tier (0-1)", min_value=0.0, max_value=1.0, format="%g"),
                                 "classes": st.column_config.TextColumn(help="workload classes, comma-separated"),
                                 "qos": st.column_config.TextColumn(help="recorded QoS values, comma-separated"),
+                                "spot": st.column_config.CheckboxColumn(
+                                    "may use spot", help="its jobs may run on spot nodes (by default the "
+                                                         "preemptible and checkpointing queues; never a guaranteed "
+                                                         "one); kept off them where the [spot] rule holds"),
                                 "min_gpus": number("min GPUs", format="%g"), "max_gpus": number("max GPUs", format="%g"),
                                 "max_requested_s": number("max requested runtime (s)", format="%,.0f"),
                                 "checkpoint_s": number("checkpoint every (s)", format="%,.0f"),
