@@ -44,18 +44,19 @@ def test_whatif_downloads_the_custom_scenario_and_takes_uploaded_ones(database, 
         page.screenshot(path=str(ARTIFACTS / "whatif_scenario_files.png"), full_page=True)
 
 
-def test_the_builder_draws_its_spot_and_data_sections(database, tmp_path):  # noqa: F811
+def test_the_builder_draws_its_spot_outage_and_data_sections(database, tmp_path):  # noqa: F811
     with _served(database, tmp_path, "/whatif", 2600) as page:
         page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
         _settle(page)
         page.get_by_text("Custom scenario", exact=True).click()
         _settle(page)
-        for section in ("Spot interruptions", "Data: transfers, replicas, prefetch, compression"):
+        for section in ("Spot interruptions", "Outages", "Data: transfers, replicas, prefetch, compression"):
             page.get_by_text(section, exact=True).click()
             _settle(page)
         _assert_clean(page)
         body = page.inner_text("body")
         for label in ("Interruptions per spot node-hour", "Which work may run on spot nodes",
+                      "A region's whole fleet down from start to end (UTC)",
                       "Bandwidth between regions (Gbit/s)", "Replicate a dataset after (jobs)",
                       "Replica storage (USD per GB-month)", "Prefetch while queued", "Compression ratio (x)",
                       "Compression CPU (CPU-s per GB)", "Incremental sync", "Changed between two jobs (fraction)"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from conftest import shown
 from streamlit.testing.v1 import AppTest
 
 from engine.scenario.spec import Scenario
@@ -14,9 +15,10 @@ from engine.world.data_model import DataModel
 def _sections():
     import streamlit as st
 
-    from dashboard.forms.world_sections import data_section, spot_section
+    from dashboard.forms.world_sections import data_section, outage_section, spot_section
 
-    st.session_state["built"] = {"spot": spot_section("t"), "data": data_section("t")}
+    st.session_state["built"] = {"spot": spot_section("t"), "data": data_section("t"),
+                                 "outage": outage_section("t", ["eu-west", "us-east"])}
 
 
 def _app() -> AppTest:
@@ -28,7 +30,7 @@ def _app() -> AppTest:
 
 def test_untouched_sections_add_nothing():
     app = _app()
-    assert app.session_state["built"] == {"spot": {}, "data": {}}
+    assert app.session_state["built"] == {"spot": {}, "data": {}, "outage": []}
 
 
 def test_every_data_field_has_its_widget_with_its_range():
@@ -52,7 +54,8 @@ def test_the_sections_build_a_scenario_with_the_chosen_values():
     app.selectbox(key="t:spot:rule").select("let any job use spot nodes (as a recorded history may have)")
     app.run()
     assert not app.error, [e.value for e in app.error]
-    built = app.session_state["built"]
+    built = dict(app.session_state["built"])
+    assert built.pop("outage") == []
     assert built == {"spot": {"interruptions_per_node_hour": 0.05, "fallback_after": 2, "interruptible_only": False},
                      "data": {"transfer_gbps": 10.0, "replicate_after": 3, "prefetch": True}}
     scenario = Scenario.from_dict({"name": "built", **built})
@@ -66,3 +69,21 @@ def test_the_rule_always_on_without_interruptions():
     app.selectbox(key="t:spot:rule").select("always keep non-interruptible work off spot nodes").run()
     assert app.session_state["built"]["spot"] == {"interruptible_only": True}
     assert Scenario.from_dict({"name": "s", "spot": {"interruptible_only": True}}).spot.keeps_work_off_spot
+
+
+def test_an_outage_row_reaches_the_scenario_and_a_reversed_one_is_the_parsers_message():
+    app = _app()
+    app.session_state["t:outages"] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [
+        {"region": "us-east", "start_utc": "2026-08-05T12:00:00", "end_utc": "2026-08-06T00:00:00"}]}
+    app.run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    outage = app.session_state["built"]["outage"]
+    assert outage == [{"region": "us-east", "start_utc": "2026-08-05T12:00:00", "end_utc": "2026-08-06T00:00:00"}]
+    parsed = Scenario.from_dict({"name": "down", "outage": outage}).outages[0]
+    assert (parsed.region, str(parsed.start_utc), str(parsed.end_utc)) == ("us-east", "2026-08-05 12:00:00",
+                                                                   "2026-08-06 00:00:00")
+    app.session_state["t:outages"] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [
+        {"region": "eu-west", "start_utc": "2026-08-06T00:00:00", "end_utc": "2026-08-05T00:00:00"}]}
+    app.run()
+    assert [shown(e) for e in app.error] == ["outages: [[outage]] of eu-west ends before it starts"]
+    assert app.session_state["built"]["outage"] == []

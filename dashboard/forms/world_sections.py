@@ -1,15 +1,17 @@
-"""The scenario builder's [data] and [spot] sections.
+"""The scenario builder's [data], [spot] and [[outage]] sections.
 
 [data] is drawn from the declarations of engine.world.data_model.DataModel (each field's unit, range
 and help, or a checkbox for a switch), so a new field appears here with no new widget code; [spot]
 from SpotModel's fields with the rate's limit (engine.scenario.limits.SPOT_RATE_MAX). Each returns
 only what differs from the defaults, checked by the scenario parser (an invalid section shows the
-parser's message and adds nothing). Widget keys "{prefix}:data:{field}" and "{prefix}:spot:{field}".
+parser's message and adds nothing). Widget keys "{prefix}:data:{field}", "{prefix}:spot:{field}" and
+"{prefix}:outages" (a table: region, start and end in UTC).
 """
 from __future__ import annotations
 
 from dataclasses import fields
 
+import pandas as pd
 import streamlit as st
 
 from engine.core.bounds import bound_of
@@ -18,6 +20,7 @@ from engine.core.escaping import markdown_text
 from engine.scenario.data import parse_data
 from engine.scenario.limits import SPOT_RATE_MAX
 from engine.scenario.sharing import parse_spot
+from engine.scenario.world import parse_outages
 from engine.world.data_model import DataModel
 
 # the [spot] rule, as the builder offers it: label -> interruptible_only (None: unset)
@@ -66,8 +69,7 @@ def _checked(entry: dict, parse, what: str) -> dict:
 def data_section(prefix: str) -> dict:
     """The [data] table: the bandwidth between regions and each data mechanism."""
     st.caption("How jobs' input data moves when they run away from it: a transfer delay at the bandwidth, "
-               "egress at the data region's price, and replicas, prefetch, compression and incremental sync "
-               "(the README's Data section).")
+               "egress at the data region's price, and replicas, prefetch, compression and incremental sync.")
     left, right = st.columns(2)
     with left:
         entry = declared_inputs(DataModel, f"{prefix}:data")
@@ -93,3 +95,43 @@ def spot_section(prefix: str) -> dict:
         ("interruptions_per_node_hour", float(rate), 0.0), ("fallback_after", int(fallback), 0),
         ("interruptible_only", SPOT_RULES[rule], None)) if value != default}
     return _checked(entry, parse_spot, "[spot]")
+
+
+def outage_frame() -> pd.DataFrame:
+    """The empty outage table the editor starts from."""
+    return pd.DataFrame({"region": pd.Series(dtype=object), "start_utc": pd.Series(dtype="datetime64[ns]"),
+                         "end_utc": pd.Series(dtype="datetime64[ns]")})
+
+
+def outage_entries(frame: pd.DataFrame) -> list[dict]:
+    """The [[outage]] entries of the edited table: rows with a region, times as ISO text (UTC)."""
+    out = []
+    for row in frame.to_dict("records"):
+        if not isinstance(row.get("region"), str) or not row["region"].strip():
+            continue
+        entry = {"region": row["region"]}
+        for key in ("start_utc", "end_utc"):
+            stamp = pd.Timestamp(row[key]) if row.get(key) is not None else pd.NaT
+            if not pd.isna(stamp):
+                entry[key] = stamp.isoformat()
+        out.append(entry)
+    return out
+
+
+def outage_section(prefix: str, regions: list[str]) -> list[dict]:
+    """The [[outage]] table: a region's whole fleet down over a UTC range (its running jobs evicted)."""
+    st.caption("A region's whole fleet down from start to end (UTC): its running jobs are evicted (keeping the "
+               "work up to their last checkpoint) and it schedules nothing until it is back; a routing policy "
+               "sends its waiting work elsewhere.")
+    edited = st.data_editor(outage_frame(), num_rows="dynamic", hide_index=True, key=f"{prefix}:outages",
+                            column_config={
+                                "region": st.column_config.SelectboxColumn(options=regions, required=True),
+                                "start_utc": st.column_config.DatetimeColumn("down from (UTC)", required=True),
+                                "end_utc": st.column_config.DatetimeColumn("back at (UTC)", required=True)})
+    entries = outage_entries(edited)
+    try:
+        parse_outages(entries, "outages")
+    except ScenarioError as exc:
+        st.error(markdown_text(exc))
+        return []
+    return entries
