@@ -15,10 +15,10 @@ from engine.world.data_model import DataModel
 def _sections():
     import streamlit as st
 
-    from dashboard.forms.world_sections import data_section, outage_section, spot_section
+    from dashboard.forms.world_sections import data_section, outage_section, spot_section, workload_section
 
-    st.session_state["built"] = {"spot": spot_section("t"), "data": data_section("t"),
-                                 "outage": outage_section("t", ["eu-west", "us-east"])}
+    st.session_state["built"] = {"workload": workload_section("t"), "spot": spot_section("t"),
+                                 "data": data_section("t"), "outage": outage_section("t", ["eu-west", "us-east"])}
 
 
 def _app() -> AppTest:
@@ -30,7 +30,7 @@ def _app() -> AppTest:
 
 def test_untouched_sections_add_nothing():
     app = _app()
-    assert app.session_state["built"] == {"spot": {}, "data": {}, "outage": []}
+    assert app.session_state["built"] == {"workload": {}, "spot": {}, "data": {}, "outage": []}
 
 
 def test_every_data_field_has_its_widget_with_its_range():
@@ -55,7 +55,7 @@ def test_the_sections_build_a_scenario_with_the_chosen_values():
     app.run()
     assert not app.error, [e.value for e in app.error]
     built = dict(app.session_state["built"])
-    assert built.pop("outage") == []
+    assert built.pop("outage") == [] and built.pop("workload") == {}
     assert built == {"spot": {"interruptions_per_node_hour": 0.05, "fallback_after": 2, "interruptible_only": False},
                      "data": {"transfer_gbps": 10.0, "replicate_after": 3, "prefetch": True}}
     scenario = Scenario.from_dict({"name": "built", **built})
@@ -87,3 +87,16 @@ def test_an_outage_row_reaches_the_scenario_and_a_reversed_one_is_the_parsers_me
     app.run()
     assert [shown(e) for e in app.error] == ["outages: [[outage]] of eu-west ends before it starts"]
     assert app.session_state["built"]["outage"] == []
+
+
+def test_growth_and_load_reach_the_scenario_within_their_limits():
+    app = _app()
+    growth, scale = app.number_input(key="t:workload:growth"), app.number_input(key="t:workload:load_scale")
+    assert (growth.min, growth.max, scale.min, scale.max) == (1e-3, 100.0, 1e-3, 1e3)
+    growth.set_value(1.3)
+    scale.set_value(0.5)
+    app.run()
+    workload = app.session_state["built"]["workload"]
+    assert workload == {"growth": 1.3, "load_scale": 0.5}
+    scenario = Scenario.from_dict({"name": "grown", "workload": workload})
+    assert (scenario.growth, scenario.load_scale) == (1.3, 0.5)

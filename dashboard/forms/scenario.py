@@ -24,7 +24,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.forms.burst import burst_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
-from dashboard.forms.world_sections import data_section, outage_section, spot_section
+from dashboard.forms.world_sections import data_section, outage_section, spot_section, workload_section
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.policies import registry
@@ -106,7 +106,8 @@ def scenario_form(prefix: str = "custom") -> dict:
     """Draw the form; return {"name", "policies": {family: {"key": ..., **parameters}}} and, when a
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
-    "runtime", "burst", "spot", "outage" and "data" when those sections differ from their defaults."""
+    "workload", "runtime", "burst", "spot", "outage" and "data" when those sections differ from their
+    defaults."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = registry.families()
@@ -121,6 +122,10 @@ def scenario_form(prefix: str = "custom") -> dict:
                 spec[param.name] = _parameter_input(family, key, param, prefix)
             policies[family] = spec
     scenario = {"name": name.strip() or "custom", "policies": policies}
+    with st.expander("Workload: growth and load"):
+        workload = workload_section(prefix)
+    if workload:
+        scenario["workload"] = workload
     with st.expander("Regions: prices, carbon, working hours"):
         picked = st.multiselect("Edit regions", _dataset_regions(), key=f"{prefix}:regions",
                                 help="local working hours steer follow-the-sun; prices and carbon steer the "

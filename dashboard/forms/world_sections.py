@@ -1,11 +1,12 @@
-"""The scenario builder's [data], [spot] and [[outage]] sections.
+"""The scenario builder's [workload] growth and load, [data], [spot] and [[outage]] sections.
 
 [data] is drawn from the declarations of engine.world.data_model.DataModel (each field's unit, range
 and help, or a checkbox for a switch), so a new field appears here with no new widget code; [spot]
 from SpotModel's fields with the rate's limit (engine.scenario.limits.SPOT_RATE_MAX). Each returns
 only what differs from the defaults, checked by the scenario parser (an invalid section shows the
-parser's message and adds nothing). Widget keys "{prefix}:data:{field}", "{prefix}:spot:{field}" and
-"{prefix}:outages" (a table: region, start and end in UTC).
+parser's message and adds nothing). Widget keys "{prefix}:workload:{field}", "{prefix}:data:{field}",
+"{prefix}:spot:{field}" and "{prefix}:outages" (a table: region, start and end in UTC). The What-if
+page's window (its first N days) is added to [workload] by the page, not here.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from engine.core.bounds import bound_of
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.scenario.data import parse_data
-from engine.scenario.limits import SPOT_RATE_MAX
+from engine.scenario.limits import GROWTH, LOAD_SCALE, SPOT_RATE_MAX
 from engine.scenario.sharing import parse_spot
 from engine.scenario.world import parse_outages
 from engine.world.data_model import DataModel
@@ -64,6 +65,20 @@ def _checked(entry: dict, parse, what: str) -> dict:
         st.error(markdown_text(exc))
         return {}
     return entry
+
+
+def workload_section(prefix: str) -> dict:
+    """[workload] growth and load_scale: more jobs of the same mix and shape, or the same jobs arriving
+    denser (engine.scenario.demand); 1 leaves the workload as recorded."""
+    left, right = st.columns(2)
+    growth = left.number_input("Growth (x the jobs)", min_value=GROWTH[0], max_value=GROWTH[1], value=1.0,
+                               format="%g", key=f"{prefix}:workload:growth",
+                               help="1.3: 30 % more jobs, each region's hour-of-week shape and the job mix kept "
+                                    "(seeded resampling)")
+    scale = right.number_input("Load scale (x the arrival rate)", min_value=LOAD_SCALE[0], max_value=LOAD_SCALE[1],
+                               value=1.0, format="%g", key=f"{prefix}:workload:load_scale",
+                               help="1.5: the same jobs arriving 1.5x as densely (inter-arrival times / 1.5)")
+    return {name: float(value) for name, value in (("growth", growth), ("load_scale", scale)) if value != 1.0}
 
 
 def data_section(prefix: str) -> dict:
