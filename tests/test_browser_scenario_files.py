@@ -1,8 +1,10 @@
 """The What-if page's scenario files in a real Chromium against a real `streamlit run` server: the custom
 scenario downloads as TOML that `Scenario.load` reads; uploaded files are checked with the CLI's messages
-(a hostile file name shown as text), and a valid one joins the candidate choices at once. Screenshot to
-tests/artifacts/whatif_scenario_files.png."""
+(a hostile file name shown as text), and a valid one joins the candidate choices at once; the builder
+draws its spot, outage, interconnect and data sections. Screenshots to tests/artifacts/whatif_scenario_files.png
+and whatif_builder_spot_data.png."""
 from browser_helpers import ARTIFACTS, _assert_clean, _served, _settle, database, pytestmark  # noqa: F401
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from engine.scenario.spec import Scenario
 
@@ -44,19 +46,35 @@ def test_whatif_downloads_the_custom_scenario_and_takes_uploaded_ones(database, 
         page.screenshot(path=str(ARTIFACTS / "whatif_scenario_files.png"), full_page=True)
 
 
-def test_the_builder_draws_its_spot_outage_and_data_sections(database, tmp_path):  # noqa: F811
-    with _served(database, tmp_path, "/whatif", 2600) as page:
+def _open(page, section: str, inside: str) -> None:
+    """Open the expander `section` until `inside` shows (a click during a rerun can be lost)."""
+    for _ in range(3):
+        page.get_by_text(section, exact=True).click()
+        try:
+            page.get_by_text(inside).first.wait_for(state="visible", timeout=5_000)
+            return
+        except PlaywrightTimeout:
+            _settle(page)
+    raise AssertionError(f"{section} did not open")
+
+
+def test_the_builder_draws_its_spot_outage_interconnect_and_data_sections(database, tmp_path):  # noqa: F811
+    with _served(database, tmp_path, "/whatif", 3400) as page:
         page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
         _settle(page)
         page.get_by_text("Custom scenario", exact=True).click()
         _settle(page)
-        for section in ("Spot interruptions", "Outages", "Data: transfers, replicas, prefetch, compression"):
-            page.get_by_text(section, exact=True).click()
-            _settle(page)
+        for section, inside in (("Spot interruptions", "Interruptions per spot node-hour"),
+                                ("Outages", "A region's whole fleet down"),
+                                ("Interconnect: slower multi-node jobs across racks and clusters",
+                                 "Model the interconnect"),
+                                ("Data: transfers, replicas, prefetch, compression", "Bandwidth between regions")):
+            _open(page, section, inside)
         _assert_clean(page)
         body = page.inner_text("body")
         for label in ("Interruptions per spot node-hour", "Which work may run on spot nodes",
-                      "A region's whole fleet down from start to end (UTC)",
+                      "A region's whole fleet down from start to end (UTC)", "Model the interconnect",
+                      "Across clusters (Gbit/s per GPU)", "Training: share of time communicating (fraction)",
                       "Bandwidth between regions (Gbit/s)", "Replicate a dataset after (jobs)",
                       "Replica storage (USD per GB-month)", "Prefetch while queued", "Compression ratio (x)",
                       "Compression CPU (CPU-s per GB)", "Incremental sync", "Changed between two jobs (fraction)"):

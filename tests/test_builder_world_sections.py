@@ -15,10 +15,17 @@ from engine.world.data_model import DataModel
 def _sections():
     import streamlit as st
 
-    from dashboard.forms.world_sections import data_section, outage_section, spot_section, workload_section
+    from dashboard.forms.world_sections import (
+        data_section,
+        interconnect_section,
+        outage_section,
+        spot_section,
+        workload_section,
+    )
 
     st.session_state["built"] = {"workload": workload_section("t"), "spot": spot_section("t"),
-                                 "data": data_section("t"), "outage": outage_section("t", ["eu-west", "us-east"])}
+                                 "data": data_section("t"), "outage": outage_section("t", ["eu-west", "us-east"]),
+                                 "interconnect": interconnect_section("t")}
 
 
 def _app() -> AppTest:
@@ -30,7 +37,7 @@ def _app() -> AppTest:
 
 def test_untouched_sections_add_nothing():
     app = _app()
-    assert app.session_state["built"] == {"workload": {}, "spot": {}, "data": {}, "outage": []}
+    assert app.session_state["built"] == {"workload": {}, "spot": {}, "data": {}, "outage": [], "interconnect": {}}
 
 
 def test_every_data_field_has_its_widget_with_its_range():
@@ -55,7 +62,7 @@ def test_the_sections_build_a_scenario_with_the_chosen_values():
     app.run()
     assert not app.error, [e.value for e in app.error]
     built = dict(app.session_state["built"])
-    assert built.pop("outage") == [] and built.pop("workload") == {}
+    assert built.pop("outage") == [] and built.pop("workload") == {} and built.pop("interconnect") == {}
     assert built == {"spot": {"interruptions_per_node_hour": 0.05, "fallback_after": 2, "interruptible_only": False},
                      "data": {"transfer_gbps": 10.0, "replicate_after": 3, "prefetch": True}}
     scenario = Scenario.from_dict({"name": "built", **built})
@@ -100,3 +107,22 @@ def test_growth_and_load_reach_the_scenario_within_their_limits():
     assert workload == {"growth": 1.3, "load_scale": 0.5}
     scenario = Scenario.from_dict({"name": "grown", "workload": workload})
     assert (scenario.growth, scenario.load_scale) == (1.3, 0.5)
+
+
+def test_the_interconnect_is_off_until_ticked_then_its_changes_reach_the_scenario():
+    from engine.world.interconnect import Interconnect
+
+    app = _app()
+    app.number_input(key="t:interconnect:cross_cluster_gbps").set_value(25.0).run()
+    assert app.session_state["built"]["interconnect"] == {}        # not ticked: nothing, whatever the numbers
+    app.checkbox(key="t:interconnect:enabled").check()
+    app.number_input(key="t:interconnect:training_comm_fraction").set_value(0.5)
+    app.run()
+    built = app.session_state["built"]["interconnect"]
+    assert built == {"enabled": True, "cross_cluster_gbps": 25.0, "training_comm_fraction": 0.5}
+    assert Scenario.from_dict({"name": "ic", "interconnect": built}).interconnect == Interconnect(
+        enabled=True, cross_cluster_gbps=25.0, training_comm_fraction=0.5)
+    app.number_input(key="t:interconnect:rack_gbps").set_value(10.0).run()   # slower than across racks: refused
+    assert [shown(e) for e in app.error] == ["[interconnect]: [interconnect] bandwidths must not rise with the "
+                                             "spread: rack_gbps 10 >= cluster_gbps 200 >= cross_cluster_gbps 25"]
+    assert app.session_state["built"]["interconnect"] == {}

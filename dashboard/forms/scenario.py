@@ -24,7 +24,13 @@ import streamlit as st
 from dashboard import data
 from dashboard.forms.burst import burst_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
-from dashboard.forms.world_sections import data_section, outage_section, spot_section, workload_section
+from dashboard.forms.world_sections import (
+    data_section,
+    interconnect_section,
+    outage_section,
+    spot_section,
+    workload_section,
+)
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.policies import registry
@@ -106,8 +112,8 @@ def scenario_form(prefix: str = "custom") -> dict:
     """Draw the form; return {"name", "policies": {family: {"key": ..., **parameters}}} and, when a
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
-    "workload", "runtime", "burst", "spot", "outage" and "data" when those sections differ from their
-    defaults."""
+    "workload", "runtime", "burst", "spot", "outage", "interconnect" and "data" when those sections
+    differ from their defaults."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = registry.families()
@@ -151,6 +157,10 @@ def scenario_form(prefix: str = "custom") -> dict:
         outages = outage_section(prefix, _dataset_regions())
     if outages:
         scenario["outage"] = outages
+    with st.expander("Interconnect: slower multi-node jobs across racks and clusters"):
+        interconnect = interconnect_section(prefix)
+    if interconnect:
+        scenario["interconnect"] = interconnect
     with st.expander("Data: transfers, replicas, prefetch, compression"):
         moves = data_section(prefix)
     if moves:

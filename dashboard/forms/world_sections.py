@@ -1,6 +1,7 @@
-"""The scenario builder's [workload] growth and load, [data], [spot] and [[outage]] sections.
+"""The scenario builder's [workload] growth and load, [data], [spot], [[outage]] and [interconnect] sections.
 
-[data] is drawn from the declarations of engine.world.data_model.DataModel (each field's unit, range
+[data] and [interconnect] are drawn from the declarations of engine.world.data_model.DataModel and
+engine.world.interconnect.Interconnect (each field's unit, range
 and help, or a checkbox for a switch), so a new field appears here with no new widget code; [spot]
 from SpotModel's fields with the rate's limit (engine.scenario.limits.SPOT_RATE_MAX). Each returns
 only what differs from the defaults, checked by the scenario parser (an invalid section shows the
@@ -23,6 +24,7 @@ from engine.scenario.limits import GROWTH, LOAD_SCALE, SPOT_RATE_MAX
 from engine.scenario.sharing import parse_spot
 from engine.scenario.world import parse_outages
 from engine.world.data_model import DataModel
+from engine.world.interconnect import Interconnect, parse_interconnect
 
 # the [spot] rule, as the builder offers it: label -> interruptible_only (None: unset)
 SPOT_RULES = {"keep non-interruptible work off spot nodes when interruptions are drawn": None,
@@ -91,6 +93,22 @@ def data_section(prefix: str) -> dict:
     right.caption("A mechanism changes nothing until the bandwidth is above 0 (transfers are instant otherwise); "
                   "egress is counted either way.")
     return _checked(entry, parse_data, "[data]")
+
+
+def interconnect_section(prefix: str) -> dict:
+    """The [interconnect] table: off unless ticked; then the bandwidths and each class's share of time
+    communicating that differ from the documented defaults."""
+    st.caption("A multi-node job runs (1 - c) + c x rack / B times its recorded time, B the bandwidth between its "
+               "farthest nodes and c its class's share of time communicating (the defaults and their sources: the "
+               "README, on `[interconnect]`).")
+    left, right = st.columns(2)
+    with left:
+        entry = declared_inputs(Interconnect, f"{prefix}:interconnect")
+    right.caption("Topology-aware gang placement then shows its effect in completion times and headroom.")
+    if not entry.pop("enabled", False):
+        return {}
+    return _checked({"enabled": True, **entry}, lambda table, what: parse_interconnect(table, what, ScenarioError),
+                    "[interconnect]")
 
 
 def spot_section(prefix: str) -> dict:

@@ -59,21 +59,33 @@ NODE, RACK, CLUSTER, REGION = range(4)
 _GBPS = {"unit": "Gbit/s per GPU", "min": 0.001, "max": 1e6}
 
 
+def _gbps(default: float, label: str):
+    return field(default=default, metadata={**_GBPS, "label": label})
+
+
+def _share(default: float, workload_class: str):
+    return field(default=default, metadata={"label": f"{workload_class.capitalize()}: share of time communicating",
+                                            "help": "of its run time in one rack"})
+
+
 @dataclass(frozen=True)
 class Interconnect:
     """Per-GPU bandwidths of the levels (Gbit/s) and each workload class's communication share (see
-    the module docstring); `enabled` False (the default object): no job is slowed."""
+    the module docstring); `enabled` False (the default object): no job is slowed. The fields' labels
+    (metadata) are the scenario builder's (dashboard.forms.world_sections)."""
 
-    enabled: bool = False
-    rack_gbps: float = field(default=400.0, metadata=_GBPS)
-    cluster_gbps: float = field(default=200.0, metadata=_GBPS)
-    cross_cluster_gbps: float = field(default=50.0, metadata=_GBPS)
-    training_comm_fraction: float = 0.3
-    hpo_comm_fraction: float = 0.3
-    batch_comm_fraction: float = 0.05
-    development_comm_fraction: float = 0.05
-    inference_comm_fraction: float = 0.0
-    unknown_comm_fraction: float = 0.05
+    enabled: bool = field(default=False, metadata={"label": "Model the interconnect",
+                                                    "help": "multi-node jobs slow down when their nodes span "
+                                                            "racks or clusters"})
+    rack_gbps: float = _gbps(400.0, "Within a rack")
+    cluster_gbps: float = _gbps(200.0, "Across racks of a cluster")
+    cross_cluster_gbps: float = _gbps(50.0, "Across clusters")
+    training_comm_fraction: float = _share(0.3, "training")
+    hpo_comm_fraction: float = _share(0.3, "hpo")
+    batch_comm_fraction: float = _share(0.05, "batch")
+    development_comm_fraction: float = _share(0.05, "development")
+    inference_comm_fraction: float = _share(0.0, "inference")
+    unknown_comm_fraction: float = _share(0.05, "unknown")
 
     def comm_fraction(self, workload_class: str) -> float:
         """The share of a job's run time spent communicating in one rack (a class not in the
