@@ -141,30 +141,18 @@ def scenario_form(prefix: str = "custom") -> dict:
         scenario["region"] = edits
     with st.expander("Queues & quotas"):
         scenario.update(_sharing_tables(prefix))
-    with st.expander("Runtimes & failures"):
-        runtime = runtime_section(prefix, policies["order"]["key"])
-    if runtime:
-        scenario["runtime"] = runtime
-    with st.expander("Cloud burst"):
-        pools = burst_section(prefix, *_fleet_choices())
-    if pools:
-        scenario["burst"] = pools
-    with st.expander("Spot interruptions"):
-        spot = spot_section(prefix)
-    if spot:
-        scenario["spot"] = spot
-    with st.expander("Outages"):
-        outages = outage_section(prefix, _dataset_regions())
-    if outages:
-        scenario["outage"] = outages
-    with st.expander("Interconnect: slower multi-node jobs across racks and clusters"):
-        interconnect = interconnect_section(prefix)
-    if interconnect:
-        scenario["interconnect"] = interconnect
-    with st.expander("Data: transfers, replicas, prefetch, compression"):
-        moves = data_section(prefix)
-    if moves:
-        scenario["data"] = moves
+    sections = (("Runtimes & failures", "runtime", lambda: runtime_section(prefix, policies["order"]["key"])),
+                ("Cloud burst", "burst", lambda: burst_section(prefix, *_fleet_choices())),
+                ("Spot interruptions", "spot", lambda: spot_section(prefix)),
+                ("Outages", "outage", lambda: outage_section(prefix, _dataset_regions())),
+                ("Interconnect: slower multi-node jobs across racks and clusters", "interconnect",
+                 lambda: interconnect_section(prefix)),
+                ("Data: transfers, replicas, prefetch, compression", "data", lambda: data_section(prefix)))
+    for title, key, draw in sections:  # each adds its table only when it differs from the defaults
+        with st.expander(title):
+            value = draw()
+        if value:
+            scenario[key] = value
     return scenario
 
 

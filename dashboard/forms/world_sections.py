@@ -1,8 +1,8 @@
 """The scenario builder's [workload] growth and load, [data], [spot], [[outage]] and [interconnect] sections.
 
 [data] and [interconnect] are drawn from the declarations of engine.world.data_model.DataModel and
-engine.world.interconnect.Interconnect (each field's unit, range
-and help, or a checkbox for a switch), so a new field appears here with no new widget code; [spot]
+engine.world.interconnect.Interconnect (each field's label, unit, range and help, or a checkbox for a
+switch), so a new field appears here with no new widget code; [spot]
 from SpotModel's fields with the rate's limit (engine.scenario.limits.SPOT_RATE_MAX). Each returns
 only what differs from the defaults, checked by the scenario parser (an invalid section shows the
 parser's message and adds nothing). Widget keys "{prefix}:workload:{field}", "{prefix}:data:{field}",
@@ -39,9 +39,8 @@ def _label(spec) -> str:
 
 def declared_inputs(model: type, prefix: str) -> dict:
     """One widget per field of the dataclass `model`, from its declaration (label, help, unit and range
-    in its metadata): a checkbox for a bool, else
-    a number input bounded by the field's range (engine.core.bounds), labelled with its unit; returns
-    the fields whose value differs from the default."""
+    in its metadata): a checkbox for a bool, else a number input bounded by the field's range
+    (engine.core.bounds), labelled with its unit; returns the fields whose value differs from the default."""
     defaults, out = model(), {}
     for spec in fields(model):
         default, key, helped = getattr(defaults, spec.name), f"{prefix}:{spec.name}", spec.metadata.get("help")

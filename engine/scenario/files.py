@@ -24,9 +24,7 @@ def scenario_from_upload(raw: bytes, filename: str) -> tuple[Scenario, dict]:
     """(the Scenario, its dict with its name set) of an uploaded file `raw` called `filename`; ScenarioError
     naming the file otherwise. The name defaults to the file's stem, as for a file on disk."""
     source = PurePath(str(filename)).name or "uploaded.toml"
-    if len(raw) > limits.MAX_FILE_BYTES:
-        raise ScenarioError(f"{source}: a scenario file is at most {limits.MAX_FILE_BYTES:,} bytes; this one has "
-                            f"{len(raw):,}")
+    limits.check_file_bytes(len(raw), source)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -43,6 +43,12 @@ BURST_MAX_NODES = 10_000
 GPUS_PER_NODE_MAX = 64
 
 
+def check_file_bytes(size: int, source: str) -> None:
+    """A scenario file (on disk or uploaded) of `size` bytes is at most MAX_FILE_BYTES."""
+    if size > MAX_FILE_BYTES:
+        raise ScenarioError(f"{source}: a scenario file is at most {MAX_FILE_BYTES:,} bytes; this one has {size:,}")
+
+
 def check_structure(data: object, source: str) -> None:
     """Refuse a scenario nested deeper than MAX_DEPTH or holding more than MAX_VALUES values, before any
     section reads it (walked without recursion, so no depth can overflow the stack)."""

@@ -131,9 +131,8 @@ class Scenario:
     def load(cls, path: str | Path) -> "Scenario":
         """Read and validate a TOML scenario file."""
         path = Path(path)
-        if path.is_file() and path.stat().st_size > limits.MAX_FILE_BYTES:
-            raise ScenarioError(f"{path}: a scenario file is at most {limits.MAX_FILE_BYTES:,} bytes; this one has "
-                                f"{path.stat().st_size:,}")
+        if path.is_file():
+            limits.check_file_bytes(path.stat().st_size, str(path))
         data = read_toml(path, "scenario", ScenarioError)
         return cls.from_dict(data, default_name=path.stem, source=str(path))
 
