@@ -4,7 +4,8 @@ RLScheduler: the 100 published runs on Lublin-1 (5 orders x {none, compat} x 10 
 FGD: 6 policies x 10 seeds (42-51) on openb_pod_list_default, seeds run by `--workers` processes;
 the evolved queue order's three anchors (Lublin-1 with backfilling, HPC2N without and with: 200
 trials on 10 training sequences each); the SC'15 backfilling experiment (5 EASY variants x {pyss,
-textbook} on CTC-SP2, KTH-SP2 and SDSC-BLUE). The Fidelity page shows this record, because FGD's 60
+textbook} on CTC-SP2, KTH-SP2 and SDSC-BLUE, Meridian's easy++-learned beside them, and the
+runtime-prediction claim on each of those logs). The Fidelity page shows this record, because FGD's 60
 runs and the searches take minutes.
 
     .venv/bin/python benchmarks/fidelity_record.py [--shared ../shared] [--workers 2] [--out FILE] [--allow-dirty]
@@ -28,6 +29,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from engine.service.experiments import backfill, fgd, fidelity, rlscheduler  # noqa: E402
+from engine.service.experiments.backfill_record import record_tables  # noqa: E402
 from engine.service.experiments.public_data import DEFAULT_SHARED  # noqa: E402
 
 
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     t2 = time.perf_counter()
     evolved = fidelity.run_evolved(inputs)
     t3 = time.perf_counter()
-    backfill_rows = backfill.record_table(args.shared)
+    backfill_rows, prediction_rows = record_tables(args.shared)
     t4 = time.perf_counter()
 
     meta = {
@@ -103,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": {"rlscheduler": round(t1 - t0, 1), "fgd": round(t2 - t1, 1), "evolved": round(t3 - t2, 1),
                     "backfill": round(t4 - t3, 1)},
     }
-    record = fidelity.Record(meta, rls_rows, fgd_rows, evolved, backfill_rows)
+    record = fidelity.Record(meta, rls_rows, fgd_rows, evolved, backfill_rows, prediction_rows)
     args.out.write_text(_dump(record.to_json()), encoding="utf-8")
     print(fidelity.summary(rls_rows, fgd_rows).to_string(index=False))
     print(f"RLScheduler {len(runs)} x {len(rlscheduler.START_INDICES)} sequences: {t1 - t0:.1f} s; "
@@ -112,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"evolved orders, {len(evolved)} anchors: {t3 - t2:.1f} s")
     print(backfill_rows.drop(columns=["jobs", "processors"]).to_string(index=False))
     print(f"SC'15 backfilling, {len(backfill_rows)} runs: {t4 - t3:.1f} s")
+    print(prediction_rows.to_string(index=False))
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes)")
     return 0
 

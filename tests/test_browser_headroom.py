@@ -40,4 +40,6 @@ def test_the_claims_page_tests_every_claim_on_a_day_of_the_sample(database, tmp_
         _assert_clean(page)
         body = page.inner_text("body")
         assert "On sample: " in body and "cannot be tested yet" in body
+        assert "On public cluster logs: ML runtime prediction cuts job completion time by 31 %" in body
+        assert "walk-forward runtime predictions" in body
         page.screenshot(path=str(ARTIFACTS / "claims.png"), full_page=True)

@@ -42,7 +42,8 @@ SCHEDULERS = {   # name -> (predictor, SJBF order, pyss's EASY submission rule)
     "clairvoyant": ("clairvoyant", True, False),
     "easy++-learned": ("given", True, False),
 }
-PAPER_SCHEDULERS = ("easy", "easy-sjbf", "easy++", "easy++-double", "clairvoyant")   # the fidelity record's and page's
+PAPER_SCHEDULERS = ("easy", "easy-sjbf", "easy++", "easy++-double", "clairvoyant")
+RECORDED_SCHEDULERS = (*PAPER_SCHEDULERS, "easy++-learned")   # the fidelity record's and the Fidelity page's
 CORRECTED = ("easy++", "easy++-learned")   # the schedulers that can under-predict, so take --corrector
 LABELS = {"easy": "EASY (user estimates)", "easy-sjbf": "EASY-SJBF", "easy++": "EASY++",
           "easy++-double": "EASY++ with twice the request", "clairvoyant": "EASY++ clairvoyant",
@@ -58,13 +59,15 @@ TOLERANCE = 0.005    # relative: within 0.5 % of the published figure
 # The logs of the experiment, under the shared folder (engine.service.experiments.public_data)
 TRACES = {"CTC-SP2": "traces/swf/CTC-SP2-1996-3.1-cln.swf.gz", "KTH-SP2": "traces/swf/KTH-SP2-1996-2.2.swf.gz",
           "SDSC-BLUE": "traces/swf/SDSC-BLUE-2000-4.2-cln.swf.gz"}
-RECORD_COLUMNS = ["log", "jobs", "processors", "scheduler", "mode", "ours", "published", "seconds"]
+RECORD_COLUMNS = ["log", "jobs", "processors", "scheduler", "mode", "ours", "published", "seconds", "mean_jct_s"]
 EXIT_BAD_INPUT = 2
 
 
-def scheduler(name: str, corrector: str | None = None, trace: PyssTrace | None = None) -> Scheduler:
+def scheduler(name: str, corrector: str | None = None, trace: PyssTrace | None = None,
+              learned: np.ndarray | None = None) -> Scheduler:
     """The named scheduler of the experiment; `corrector` (default: DEFAULT_CORRECTOR, LEARNED_CORRECTOR for
-    easy++-learned) matters only for CORRECTED; easy++-learned needs the `trace` to train on."""
+    easy++-learned) matters only for CORRECTED; easy++-learned plans with `learned` (walk_forward's
+    predictions, computed from the `trace` when not given)."""
     corrector = corrector or (LEARNED_CORRECTOR if name == "easy++-learned" else DEFAULT_CORRECTOR)
     if name not in SCHEDULERS:
         raise ValueError(f"unknown scheduler {name!r}; choose from {', '.join(SCHEDULERS)}")
@@ -73,9 +76,9 @@ def scheduler(name: str, corrector: str | None = None, trace: PyssTrace | None =
     predictor, sjbf, submit_rule = SCHEDULERS[name]
     given = None
     if predictor == "given":
-        if trace is None:
+        if learned is None and trace is None:
             raise ValueError(f"{name} trains on the trace: pass it")
-        given = tuple(int(v) for v in walk_forward(trace).predicted_s)
+        given = tuple(int(v) for v in (walk_forward(trace).predicted_s if learned is None else learned))
     return Scheduler(Predictor(predictor, given), CORRECTORS[corrector], sjbf, submit_rule)
 
 
@@ -89,28 +92,38 @@ def log_name(source: str) -> str:
     return "-".join(Path(source).name.split("-")[:2])
 
 
-def run_one(trace: PyssTrace, name: str, mode: str, corrector: str | None = None) -> dict:
-    """One scheduler on one trace: its average bounded slowdown and the published figure if any."""
-    chosen = scheduler(name, corrector, trace)
-    start = simulate(trace.submit_s, trace.run_s, trace.requested_s, trace.procs, trace.user,
-                     trace.processors, chosen, mode)
+def replay(trace: PyssTrace, name: str, mode: str, corrector: str | None = None,
+           learned: np.ndarray | None = None) -> tuple[np.ndarray, Scheduler]:
+    """Each job's start (s) under the named scheduler, and the scheduler."""
+    chosen = scheduler(name, corrector, trace, learned)
+    return simulate(trace.submit_s, trace.run_s, trace.requested_s, trace.procs, trace.user, trace.processors,
+                    chosen, mode), chosen
+
+
+def run_one(trace: PyssTrace, name: str, mode: str, corrector: str | None = None,
+            learned: np.ndarray | None = None) -> dict:
+    """One scheduler on one trace: its average bounded slowdown, mean wait and mean job completion time
+    (wait + run), and the published figure if any."""
+    start, chosen = replay(trace, name, mode, corrector, learned)
     wait = (start - trace.submit_s).astype(np.float64)
+    run = trace.run_s.astype(np.float64)
     published = PUBLISHED.get(log_name(trace.source), {}).get(name)
     if name == "easy++" and corrector not in (None, DEFAULT_CORRECTOR):
         published = None   # the paper's EASY++ figure is with the request as the corrector
     used = next(n for n, f in CORRECTORS.items() if f is chosen.corrector)
     return {"scheduler": name, "corrector": used if name in CORRECTED else None, "mode": mode,
-            "avg_bounded_slowdown": float(bounded_slowdown(wait, trace.run_s.astype(np.float64)).mean()),
-            "avg_wait_s": float(wait.mean()), "published": published}
+            "avg_bounded_slowdown": float(bounded_slowdown(wait, run).mean()),
+            "avg_wait_s": float(wait.mean()), "mean_jct_s": float((wait + run).mean()), "published": published}
 
 
-def run_table(trace: PyssTrace, names=PAPER_SCHEDULERS, modes=MODES) -> list[dict]:
-    """Every (scheduler, mode) on `trace`, each row with the seconds it took."""
+def run_table(trace: PyssTrace, names=PAPER_SCHEDULERS, modes=MODES, learned: np.ndarray | None = None) -> list[dict]:
+    """Every (scheduler, mode) on `trace`, each row with the seconds it took (easy++-learned plans with
+    `learned`, or fits the walk-forward model per row when it is not given)."""
     rows = []
     for name in names:
         for mode in modes:
             t0 = time.perf_counter()
-            row = run_one(trace, name, mode)
+            row = run_one(trace, name, mode, learned=learned)
             rows.append({**row, "seconds": round(time.perf_counter() - t0, 2)})
     return rows
 
@@ -120,22 +133,11 @@ def within(ours: float, published: float | None) -> bool | None:
     return None if published is None else abs(ours - published) <= TOLERANCE * published
 
 
-def record_table(shared: Path) -> pd.DataFrame:
-    """Every scheduler in both modes on every log of TRACES under `shared`, compared (see `compare`)."""
-    rows = []
-    for log, relative in TRACES.items():
-        trace = load_pyss_trace(Path(shared) / relative)
-        rows += [{"log": log, "jobs": len(trace), "processors": trace.processors, "scheduler": r["scheduler"],
-                  "mode": r["mode"], "ours": r["avg_bounded_slowdown"], "published": r["published"],
-                  "seconds": r["seconds"]} for r in run_table(trace)]
-    return compare(pd.DataFrame(rows, columns=RECORD_COLUMNS))
-
-
 def compare(rows: pd.DataFrame) -> pd.DataFrame:
     """RECORD_COLUMNS plus difference (ours - published), relative difference, tolerance (0.5 % of the
     published figure) and within. Only the pyss-compatible rows are held to the tolerance: textbook rows
     and logs without a published figure carry NaN tolerance and NA within (shown for information)."""
-    out = rows[RECORD_COLUMNS].copy()
+    out = rows.reindex(columns=RECORD_COLUMNS)   # records before mean_jct_s lack it
     out["published"] = out["published"].astype("float64")
     out["difference"] = out["ours"] - out["published"]
     out["relative_difference"] = out["difference"] / out["published"]

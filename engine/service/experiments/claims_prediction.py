@@ -19,6 +19,7 @@ import pandas as pd
 
 from engine.scenario.spec import Scenario
 from engine.service.compare import Run
+from engine.service.experiments.bootstrap import paired_cut_interval
 
 BOOTSTRAP = 1000
 SEED = 0
@@ -75,17 +76,9 @@ def _jct(run: Run) -> np.ndarray:
 
 
 def _interval(before: Run, after: Run) -> tuple[float, float]:
-    """2.5th and 97.5th percentiles of the cut in mean JCT over a paired bootstrap of the jobs finished in
-    both runs (the same rows: both runs replay the same jobs in the same order)."""
-    a, b = _jct(before), _jct(after)
-    both = np.isfinite(a) & np.isfinite(b)
-    a, b = a[both], b[both]
-    if len(a) == 0 or a.sum() <= 0:
-        return np.nan, np.nan
-    rng = np.random.default_rng(SEED)
-    picks = rng.integers(0, len(a), size=(BOOTSTRAP, len(a)))
-    cuts = 1 - b[picks].sum(axis=1) / a[picks].sum(axis=1)
-    return float(np.percentile(cuts, 2.5)), float(np.percentile(cuts, 97.5))
+    """The paired bootstrap interval of the cut in mean JCT over the jobs finished in both runs (the same
+    rows: both runs replay the same jobs in the same order)."""
+    return paired_cut_interval(_jct(before), _jct(after), BOOTSTRAP, SEED)
 
 
 def cut_table(runs: list[Run]) -> pd.DataFrame:

@@ -24,6 +24,7 @@ import pandas as pd
 
 from engine.service.experiments import backfill as sc15_backfill
 from engine.service.experiments import fgd, rlscheduler
+from engine.service.experiments.backfill_claim import COLUMNS as PREDICTION_COLUMNS
 from engine.service.experiments.public_data import DEFAULT_SHARED
 
 RLS_TOLERANCE = 0.01
@@ -241,7 +242,8 @@ class Record:
     rlscheduler: pd.DataFrame
     fgd: pd.DataFrame
     evolved: pd.DataFrame | None = None
-    backfill: pd.DataFrame | None = None   # the SC'15 experiment (backfill.record_table); absent in older records
+    backfill: pd.DataFrame | None = None   # the SC'15 experiment (backfill_record); absent in older records
+    prediction: pd.DataFrame | None = None  # the runtime-prediction claim per log (backfill_claim); ditto
 
     def to_json(self) -> dict:
         """Only the stored columns; the differences, tolerances and verdicts are recomputed on load."""
@@ -251,18 +253,22 @@ class Record:
             doc["evolved"] = _table(self.evolved[EVOLVED_COLUMNS])
         if self.backfill is not None and len(self.backfill):
             doc["backfill"] = _table(self.backfill[sc15_backfill.RECORD_COLUMNS])
+        if self.prediction is not None and len(self.prediction):
+            doc["prediction"] = _table(self.prediction[PREDICTION_COLUMNS])
         return doc
 
     @classmethod
     def from_json(cls, doc: dict) -> Record:
-        meta = {k: v for k, v in doc.items() if k not in ("rlscheduler", "fgd", "evolved", "backfill")}
+        meta = {k: v for k, v in doc.items() if k not in ("rlscheduler", "fgd", "evolved", "backfill", "prediction")}
         rls = pd.DataFrame(doc["rlscheduler"]["data"], columns=doc["rlscheduler"]["columns"])
         fgd_ = pd.DataFrame(doc["fgd"]["data"], columns=doc["fgd"]["columns"])
         evolved = doc.get("evolved", {"data": [], "columns": EVOLVED_COLUMNS})
         bf = doc.get("backfill", {"data": [], "columns": sc15_backfill.RECORD_COLUMNS})
+        pred = doc.get("prediction", {"data": [], "columns": PREDICTION_COLUMNS})
         return cls(meta, rlscheduler_rows(rls, rls), fgd_rows(fgd_, fgd_, len(meta["fgd_seeds"])),
                    pd.DataFrame(evolved["data"], columns=evolved["columns"]),
-                   sc15_backfill.compare(pd.DataFrame(bf["data"], columns=bf["columns"])))
+                   sc15_backfill.compare(pd.DataFrame(bf["data"], columns=bf["columns"])),
+                   pd.DataFrame(pred["data"], columns=pred["columns"]))
 
 
 def load_record(path: str | Path = RECORD) -> Record:
