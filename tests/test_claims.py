@@ -63,7 +63,7 @@ def test_the_claims_page_tests_the_claims_and_explains_them(sample_db, monkeypat
     app.button(key="cl_run").click().run(timeout=420)   # 12 replays and a headroom search
     assert not app.exception, app.exception
     assert not app.error, [shown(e) for e in app.error]
-    table = [d.value for d in app.dataframe if "verdict" in d.value.columns][0]
+    table = [d.value for d in app.dataframe if "claim (as reported)" in d.value.columns][0]
     assert list(table["claim (as reported)"]) == list(one_day[0]["claim"])
     assert table["verdict"].str.contains("cannot be tested yet").sum() == 1
     assert list(table["measured here"]) == list(one_day[0]["measured_text"])   # the engine's figures

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 from conftest import FIDELITY_INPUTS, TRACES, shared
 
+from engine.service.experiments import backfill as sc15
 from engine.service.experiments import fidelity
 
 INPUTS = fidelity.Inputs.under(TRACES.parent)
@@ -126,7 +127,9 @@ def test_the_record_round_trips_through_json(record):
 
 def test_the_record_holds_the_sc15_backfilling_table(record):
     rows = record.backfill
-    assert len(rows) == 30 and list(rows["log"].unique()) == ["CTC-SP2", "KTH-SP2", "SDSC-BLUE"]
+    assert len(rows) == 36 and list(rows["log"].unique()) == ["CTC-SP2", "KTH-SP2", "SDSC-BLUE"]
+    for _, group in rows.groupby("log"):   # each recorded scheduler in both modes, Meridian's easy++-learned last
+        assert list(group["scheduler"]) == [name for name in sc15.RECORDED_SCHEDULERS for _ in sc15.MODES]
     held = rows[rows["within"].notna()]
     assert set(held["log"]) == {"CTC-SP2"} and set(held["mode"]) == {"pyss"} and len(held) == 5 and held["within"].all()
     assert (held["relative_difference"].abs() < 0.005).all()

@@ -34,7 +34,8 @@ def test_the_section_shows_the_recorded_table_with_its_method_and_tolerance(page
     assert "**EASY++ with Meridian's runtime model** (pyss-compatible mode, average bounded slowdown): CTC-SP2 " \
            f"{learned['pyss-compatible']:.2f} (EASY++ 26.5" in text and "chosen on KTH-SP2" in text
     assert ctc.loc["EASY (user estimates)", "pyss-compatible"] == pytest.approx(49.57, abs=0.005)
-    assert ctc["within"].all() and (ctc["pyss vs published"].abs() < 0.5).all()
+    paper = ctc.drop(index="EASY++ with Meridian's runtime model")
+    assert paper["within"].all() and (paper["pyss vs published"].abs() < 0.5).all()
     assert ctc.loc["EASY++", "textbook"] != pytest.approx(ctc.loc["EASY++", "pyss-compatible"], abs=0.5)
     kth = table[table["log"] == "KTH-SP2"]
     assert (kth["jobs"] == "28,481").all() and (kth["published"] == "not held here").all()
