@@ -70,7 +70,8 @@ def test_the_claims_table_gives_each_log_its_change_interval_and_verdict():
     assert list(rows.columns) == COLUMNS and list(rows["log"]) == list(backfill.TRACES)
     assert rows["verdict"].isin([HOLDS, PARTLY, NOT_HERE]).all()
     assert rows["JCT change"].str.fullmatch(r"[+-]\d+\.\d %").all()
-    assert rows["95 % interval"].str.fullmatch(r"[+-]\d+\.\d % to [+-]\d+\.\d %").all()
+    assert rows["95 % interval"].str.fullmatch(r"[+-]\d+\.\d to [+-]\d+\.\d %").all()
+    assert rows.set_index("log").loc["CTC-SP2", "95 % interval"] == "-20.6 to -15.4 %"
     assert log_rows(None).empty and list(log_rows(None).columns) == COLUMNS
 
 
