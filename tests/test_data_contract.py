@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from engine.cli.main import main
 from engine.telemetry.errors import ImportRejected
-from engine.telemetry.importers.contract import MAX_TEXT_CHARS, NUMBER_COLUMNS
+from engine.telemetry.importers.contract import JOB_NUMBERS, MAX_TEXT_CHARS
 from engine.telemetry.ingest import ingest_bytes
 from engine.telemetry.store import Store
 
@@ -63,7 +63,7 @@ def test_a_nul_byte_after_the_first_8_kb_is_refused_with_its_line(tmp_path):
 def test_a_header_of_100000_columns_is_refused_before_its_rows_are_read(tmp_path):
     wide = (HEADER + "," + ",".join(f"c{i}" for i in range(100_000)) + "\n" + FIRST + "," * 100_000 + "\n").encode()
     assert _refused(tmp_path, wide, "wide.csv") == [
-        "wide.csv: the header has 100,011 columns, more than the 1,000 a jobs file may have"]
+        "wide.csv: the header has 100,011 columns, more than the 1,000 a file may have"]
 
 
 def test_a_file_of_jobs_that_never_started_imports_and_simulates(tmp_path):
@@ -76,9 +76,10 @@ def test_a_file_of_jobs_that_never_started_imports_and_simulates(tmp_path):
 
 
 def _edges(column: str) -> list[str]:
-    low, high, whole = NUMBER_COLUMNS[column]
-    step = 1 if whole else 0.5
-    return [f"{v:g}" for v in (low, high, low - step, high + step, (low + high) / 2)] + ["1"]
+    limit = JOB_NUMBERS[column]
+    step = 1 if limit.whole else 0.5
+    return [f"{v:g}" for v in (limit.low, limit.high, limit.low - step, limit.high + step,
+                               (limit.low + limit.high) / 2)] + ["1"]
 
 
 TIMES = ["1970-01-01T00:00:00Z", "2099-12-31T23:00:00Z", "2100-01-01T00:00:00Z", "1969-12-31T23:59:59Z",
