@@ -77,9 +77,11 @@ SWF_FIELDS = {   # field name (in order, field k of the standard is the k-th) ->
     "think time": _swf("s", 100 * YEAR_S, False),
 }
 _OPENB_SPAN_S = float((LATEST - OPENB_EPOCH) // np.timedelta64(1, "s"))
-OPENB_NODES = {"cpu_milli": Limit("1/1000 core", 0, 1e10), "memory_mib": Limit("MiB", 0, 1.024e10),
+OPENB_NODES = {"cpu_milli": Limit("1/1000 core", 0, 10 ** 10, whole=True),
+               "memory_mib": Limit("MiB", 0, 1024 * 10 ** 7, whole=True),
                "gpu": Limit("GPUs", 0, MAX_SLOTS, whole=True)}
-OPENB_PODS = {"cpu_milli": Limit("1/1000 core", 0, 1e10), "memory_mib": Limit("MiB", 0, 1.024e10),
+OPENB_PODS = {"cpu_milli": Limit("1/1000 core", 0, 10 ** 10, whole=True),
+              "memory_mib": Limit("MiB", 0, 1024 * 10 ** 7, whole=True),
               "num_gpu": Limit("GPUs", 0, 100_000, whole=True), "gpu_milli": Limit("1/1000 GPU", 0, 1000, whole=True),
               **{c: Limit("s from the trace start", 0, _OPENB_SPAN_S)
                  for c in ("creation_time", "scheduled_time", "deletion_time")}}
@@ -120,10 +122,9 @@ def check_header(header: list[str], line: int, source: str) -> None:
 def check_numbers(values: np.ndarray, limit: Limit, where: str, lines: np.ndarray, errors: ErrorCollector,
                   shown, what: str = "value") -> None:
     """Report every value of `values` outside `limit`, naming its line, `where` ("column 'gpus'") and the value
-    as `shown` (the text of each row, or the values); each is set to NaN. NaN (absent) and `limit.unknown` pass."""
-    shown = np.asarray(shown, dtype=object)
+    as `shown` (the text of each row; None: the number); each is set to NaN. NaN (absent) and `limit.unknown` pass."""
     ok = np.isfinite(values) if limit.unknown is None else np.isfinite(values) & (values != limit.unknown)
-    unknown = "" if limit.unknown is None else f" (only {limit.unknown:g}, meaning unknown, is allowed)"
+    unknown = "" if limit.unknown is None else f", where only {limit.unknown:g} (unknown) may be below {limit.low:g}"
     below = (f"negative {what} {{!r}} in {where}" if limit.low == 0 else f"{what} {{!r}} in {where} is below "
              f"{limit.low:g}") + unknown
     high = f"{limit.high:g}" if isinstance(limit.high, float) else str(limit.high)
@@ -133,8 +134,10 @@ def check_numbers(values: np.ndarray, limit: Limit, where: str, lines: np.ndarra
         checks.append((ok & ~low_mask & ~high_mask & (values != np.round(values)),
                        f"{{!r}} in {where} is not a whole number"))
     for mask, template in checks:
-        errors.add_many(lines[mask], template, shown[mask])
-        values[mask] = np.nan
+        if mask.any():
+            picked = [f"{v:g}" for v in values[mask]] if shown is None else np.asarray(shown, dtype=object)[mask]
+            errors.add_many(lines[mask], template, picked)
+            values[mask] = np.nan
 
 
 def check_text(values: pd.Series, where: str, lines: np.ndarray, errors: ErrorCollector) -> None:
