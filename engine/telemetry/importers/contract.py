@@ -96,7 +96,7 @@ BUNDLE_NUMBERS = {
     "regions": {"egress_usd_per_gb": Limit("USD per GB", 0, 1_000)},
     "carbon": {"local_hour": Limit("hour", 0, 23, whole=True), "g_co2e_per_kwh": Limit("gCO2e per kWh", 0, 10_000)},
     "teams": {"work_start_hour": Limit("hour", 0, 24, whole=True), "work_end_hour": Limit("hour", 0, 24, whole=True),
-              "share_weight": Limit("weight", 0, 1e6)},
+              "share_weight": Limit("weight", 1e-9, 1e9)},   # above 0, as a scenario's team weights
     "utilization": UTILIZATION,
 }
 
