@@ -45,8 +45,8 @@ def test_an_swf_field_outside_the_standard_is_refused_with_its_line(fields):
 
 
 def test_an_swf_header_starting_outside_1970_2100_is_refused():
-    assert _problems("swf", f"; UnixStartTime: -5\n{SWF_JOB}\n", "log.swf") == [
-        "log.swf: the header's UnixStartTime (-5) is outside 1970-2100"]
+    assert _problems("swf", f"; Computer: x\n;  unixstarttime : -5\n{SWF_JOB}\n", "log.swf") == [
+        "log.swf:2: the header's UnixStartTime (-5) is outside 1970-2100"]
 
 
 def test_every_swf_field_is_declared_once():

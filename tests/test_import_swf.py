@@ -228,7 +228,7 @@ def test_numbers_too_large_to_store_are_rejected_with_their_lines(store):
     with pytest.raises(ImportRejected) as caught:  # a fleet that size would not fit in memory
         ingest_bytes(store, f"; MaxNodes: 100000000\n1 0 {rest}\n".encode(), "wide.swf")
     assert caught.value.lines() == [
-        "wide.swf: the header's MaxNodes / MaxProcs (100000000 / 100000000) exceed the 1,048,576 a fleet may have"]
+        "wide.swf:1: the header's MaxNodes / MaxProcs (100000000 / 100000000) exceed the 1,048,576 a fleet may have"]
     assert store.content_digest() == before
 
 

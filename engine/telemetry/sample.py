@@ -2,7 +2,8 @@
 
 `ensure_sample(store)` loads it into a fresh database exactly once (remembered in the
 `meta` key `sample_loaded`), so a user who deletes the dataset does not get it back.
-The bundle is our own generated data, so it is read with fixed types and only sanity-checked.
+The bundle is read with fixed types; each file's header and values are checked against the data
+contract (engine.telemetry.importers.contract), since a folder given to `meridian ingest` may come from anyone.
 """
 from __future__ import annotations
 

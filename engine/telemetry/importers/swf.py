@@ -17,7 +17,7 @@ import pandas as pd
 
 from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.errors import ErrorCollector, ImportRejected, kept
+from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError, kept
 from engine.telemetry.importers.common import ImportOptions, decode_text
 from engine.telemetry.importers.contract import MAX_SLOTS, SWF_FIELDS, check_numbers
 from engine.telemetry.importers.swf_header import SwfHeader, fleet_table
@@ -26,8 +26,8 @@ from engine.telemetry.importers.timestamps import checked_zone
 FIELDS = tuple(SWF_FIELDS)   # the 18 field names, in order
 # 0-based column of each field Meridian reads (field k of the SWF spec is column k - 1).
 JOB, SUBMIT, WAIT, RUN, ALLOC, REQ_PROCS, REQ_TIME, STATUS, USER, GROUP, QUEUE = 0, 1, 2, 3, 4, 7, 8, 10, 11, 12, 14
-# SWF status codes (the contract allows -1 to 5); 2-4 are parts of a checkpointed job: 2 = interrupted and continued later,
-# 3 = last part, completed, 4 = last part, failed.
+# SWF status codes (the contract allows -1 to 5); 2-4 are parts of a checkpointed job: 2 = interrupted and
+# continued later, 3 = last part, completed, 4 = last part, failed.
 STATUSES = {1: "completed", 0: "failed", 5: "cancelled", 2: "preempted", 3: "completed", 4: "failed"}
 LAST_S = 4_102_444_800  # 2100-01-01 00:00 UTC: no job may end later
 # A comment, blank or whitespace-only line after the first job line.
@@ -46,11 +46,11 @@ def parse_swf(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
         values = _read_slow(body, lines, errors)
     header = SwfHeader.parse(comments)
     if max(header.max_procs or 0, header.max_nodes or 0) > MAX_SLOTS:
-        raise ImportRejected.whole_file(source, f"the header's MaxNodes / MaxProcs ({header.max_nodes} / "
-                                                f"{header.max_procs}) exceed the {MAX_SLOTS:,} a fleet may have")
+        raise _header_problem(text, source, "MaxNodes|MaxProcs", f"the header's MaxNodes / MaxProcs ("
+                              f"{header.max_nodes} / {header.max_procs}) exceed the {MAX_SLOTS:,} a fleet may have")
     if not 0 <= (header.unix_start_s or 0) < LAST_S:
-        raise ImportRejected.whole_file(source, f"the header's UnixStartTime ({header.unix_start_s}) is outside "
-                                                "1970-2100")
+        raise _header_problem(text, source, "UnixStartTime", f"the header's UnixStartTime ({header.unix_start_s}) "
+                                                             "is outside 1970-2100")
     _check(values, lines, header.unix_start_s or 0, errors)
     errors.raise_if_any()
     values, lines = kept(errors.valid(lines), values, lines)   # all rows unless the import keeps the valid ones
@@ -76,6 +76,12 @@ def parse_swf(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     if tz:
         tables["regions"] = pd.DataFrame({"region": [region], "timezone": [tz]})
     return ImportBatch("swf", tables, notes, scheduler=header.scheduler, rejects=errors.every())
+
+
+def _header_problem(text: str, source: str, keys: str, reason: str) -> ImportRejected:
+    """The refusal of a header value, on the line of the first `; Key:` comment naming one of `keys` (a|b)."""
+    match = re.search(rf"^[ \t]*;[ \t]*(?:{keys})[ \t]*:", text, re.IGNORECASE | re.MULTILINE)
+    return ImportRejected([RowError(source, text.count("\n", 0, match.start()) + 1 if match else 0, reason)])
 
 
 def _split(text: str) -> tuple[list[str], str, np.ndarray]:
