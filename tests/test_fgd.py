@@ -177,8 +177,9 @@ def test_inputs_read_plain_and_gzipped_and_reject_bad_rows_with_their_line(tmp_p
                    "p1,1000,10,1,500,\np2,1000,10,2,500,\np3,x,10,0,0,\np4,1000,10,1,1200,T4|V100\n")
     with pytest.raises(ImportRejected) as caught:
         load_pods(bad)
-    found = [(e.line, e.reason.split(" ")[0]) for e in caught.value.errors]
-    assert found == [(3, "a"), (4, "cpu_milli"), (5, "gpu_milli")]
+    assert caught.value.lines() == [f"bad.csv:{line}: {reason}" for line, reason in [
+        (3, "a pod sharing a GPU (gpu_milli < 1000) must ask for num_gpu 1"), (4, "cpu_milli is not a number: 'x'"),
+        (5, "value '1200' in column 'gpu_milli' is above 1000")]]
     nodes = tmp_path / "nodes.csv"
     nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,2,\n")
     with pytest.raises(ImportRejected, match="1 problem"):

@@ -209,7 +209,7 @@ def test_fast_reader_matches_exact_reader(width, rows, crlf, final_newline, dial
     sep = dialect.delimiter
     lines = [sep.join(f"h{i}" for i in range(width))] + [sep.join(r) for r in rows]
     text = eol.join(lines) + (eol if final_newline else "")
-    every = lambda header: list(range(len(header)))  # noqa: E731
+    every = lambda header, line: list(range(len(header)))  # noqa: E731
     exact = csv_records._read_exact(text, "h.csv", every, dialect)
     buf = text.encode()
     records = csv_records._scan(buf, dialect)

@@ -110,12 +110,12 @@ def test_malformed_pod_list(store):
     name = str(DATA / "malformed_pods.csv")
     assert caught.value.lines() == [f"{name}:{line}: {reason}" for line, reason in [
         (3, "cpu_milli is not a number: 'lots'"),
-        (4, "num_gpu must be >= 0, found -1"),
-        (5, "gpu_milli must be at most 1000 (one whole GPU), found 1500"),
+        (4, "negative value '-1' in column 'num_gpu'"),
+        (5, "value '1500' in column 'gpu_milli' is above 1000"),
         (6, "unknown pod_phase 'Evicted' (expected Pending, Running, Succeeded or Failed)"),
         (7, "deletion_time 45 is before creation_time 50"),
         (8, "expected 11 fields separated by ',', found 10"),
-        (9, "num_gpu must be a whole number, found 0.5"),
+        (9, "'0.5' in column 'num_gpu' is not a whole number"),
         (10, "creation_time is empty"),
     ]]
     assert store.content_digest() == before
@@ -128,7 +128,7 @@ def test_malformed_node_list(store):
     name = str(DATA / "malformed_nodes.csv")
     assert caught.value.lines() == [f"{name}:{line}: {reason}" for line, reason in [
         (3, "gpu is not a number: 'eight'"),
-        (4, "memory_mib must be >= 0, found -5"),
+        (4, "negative value '-5' in column 'memory_mib'"),
         (5, "sn is empty"),
         (6, "expected 5 fields separated by ',', found 6"),
     ]]

@@ -190,11 +190,11 @@ def test_malformed_log_is_rejected_with_every_line(store):
     assert caught.value.lines() == [f"{name}:{line}: {reason}" for line, reason in [
         (9, "expected 18 numeric fields, found 17"),
         (10, "field 5 (allocated processors) is not a number: 'x'"),
-        (11, "field 5 (allocated processors) is negative: -3 (only -1, meaning unknown, is allowed)"),
+        (11, "negative value '-3' in field 5 (allocated processors), where only -1 (unknown) may be below 0"),
         (12, "fields 5 and 8 (allocated and requested processors) are both unknown (-1)"),
-        (13, "field 11 (status) is 7; SWF defines -1, 0, 1, 2, 3, 4 and 5"),
-        (14, "field 2 (submit time) must be >= 0, found -1"),
-        (16, "field 3 (wait time) is negative: -7 (only -1, meaning unknown, is allowed)"),
+        (13, "value '7' in field 11 (status) is above 5"),
+        (14, "negative value '-1' in field 2 (submit time)"),
+        (16, "negative value '-7' in field 3 (wait time), where only -1 (unknown) may be below 0"),
         (17, "expected 18 numeric fields, found 19"),
     ]]
     assert store.content_digest() == before
@@ -213,19 +213,22 @@ def test_numbers_too_large_to_store_are_rejected_with_their_lines(store):
 
     with pytest.raises(ImportRejected) as caught:
         ingest_bytes(store, log(f"2 1e20 {rest}", "3 60 4e9 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1",
-                                f"1e17 60 {rest}", "6 60 10 100 4e9 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1"), "huge.swf")
+                                f"1e17 60 {rest}", "6 60 10 100 4e9 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1",
+                                f"7 2500000000 {rest}"), "huge.swf")
     assert caught.value.lines() == [
-        "huge.swf:3: the job would end after 2100: submit time 1e+20 + wait time 10 + run time 100 s after the log's start",
-        "huge.swf:4: the job would end after 2100: submit time 60 + wait time 4e+09 + run time 100 s after the log's start",
-        "huge.swf:5: field 1 (job id) is too large: 1e+17",
-        "huge.swf:6: field 5 (allocated processors) is 4e+09: more than the 1,048,576 processors a fleet may have"]
+        "huge.swf:3: value '1e+20' in field 2 (submit time) is above 3153600000",
+        "huge.swf:4: value '4e+09' in field 3 (wait time) is above 3153600000",
+        "huge.swf:5: value '1e+17' in field 1 (job id) is above 9007199254740991",
+        "huge.swf:6: value '4e+09' in field 5 (allocated processors) is above 1048576",
+        "huge.swf:7: the job would end after 2100: submit time 2.5e+09 + wait time 10 + run time 100 s after the "
+        "log's start"]
     with pytest.raises(ImportRejected) as caught:
         ingest_bytes(store, log(f"-1 60 {rest}"), "unnumbered.swf")
-    assert caught.value.lines() == ["unnumbered.swf:3: field 1 (job id) must be >= 0, found -1"]
+    assert caught.value.lines() == ["unnumbered.swf:3: negative value '-1' in field 1 (job id)"]
     with pytest.raises(ImportRejected) as caught:  # a fleet that size would not fit in memory
         ingest_bytes(store, f"; MaxNodes: 100000000\n1 0 {rest}\n".encode(), "wide.swf")
     assert caught.value.lines() == [
-        "wide.swf: the header's MaxNodes / MaxProcs (100000000 / 100000000) exceed the 1,048,576 a fleet may have"]
+        "wide.swf:1: the header's MaxNodes / MaxProcs (100000000 / 100000000) exceed the 1,048,576 a fleet may have"]
     assert store.content_digest() == before
 
 

@@ -84,7 +84,7 @@ def test_malformed_series(store):
         (3, "timestamp is not a time: 'yesterday' (expected ISO-8601 or epoch seconds)"),
         (4, "busy_gpus 20 exceeds total_gpus 16"),
         (5, "busy_gpus is not a number: 'n/a'"),
-        (6, "total_gpus must be >= 0, found -1"),
+        (6, "negative value '-1' in column 'total_gpus'"),
     ]]
     assert store.content_digest() == before
 

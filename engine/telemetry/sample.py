@@ -2,20 +2,24 @@
 
 `ensure_sample(store)` loads it into a fresh database exactly once (remembered in the
 `meta` key `sample_loaded`), so a user who deletes the dataset does not get it back.
-The bundle is our own generated data, so it is read with fixed types and only sanity-checked.
+The bundle is read with fixed types; each file's header and values are checked against the data
+contract (engine.telemetry.importers.contract), since a folder given to `meridian ingest` may come from anyone.
 """
 from __future__ import annotations
 
+import csv
 import hashlib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from engine.core.vocabulary import JOB_STATUSES, WORKLOAD_CLASSES
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.errors import ImportRejected, RowError
+from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
+from engine.telemetry.importers.contract import BUNDLE_NUMBERS, check_header, check_numbers, check_text, check_times
 from engine.telemetry.input_limits import GZIP_MAGIC, gunzip_bounded, read_input
 from engine.telemetry.store import Store
 
@@ -65,6 +69,9 @@ def read_bundle(directory: Path = SAMPLE_DIR) -> ImportBatch:
         if data[:2] == GZIP_MAGIC:
             data = gunzip_bounded(data, str(path))
         types = _TYPES[table]
+        end = data.find(b"\n")
+        first = data[:end if end >= 0 else len(data)].rstrip(b"\r").decode("utf-8-sig", "replace")
+        check_header(next(csv.reader([first]), []), 1, str(path))
         try:
             arrow = pa_csv.read_csv(pa.BufferReader(data), convert_options=pa_csv.ConvertOptions(
                 column_types=types, include_columns=list(types), strings_can_be_null=True))
@@ -74,6 +81,7 @@ def read_bundle(directory: Path = SAMPLE_DIR) -> ImportBatch:
                            for f in arrow.schema])
         frame = arrow.cast(naive).to_pandas()
         _sanity_check(table, frame, str(path))
+        _check_contract(table, frame, str(path))
         tables[table] = frame
     return ImportBatch("sample", tables, notes=["generated sample data (see sample_data/README.md)"],
                        scheduler="per-pool-fifo")
@@ -108,6 +116,24 @@ def _content(directory: Path, name: str) -> bytes:
         raise ImportRejected.whole_file(
             str(path), "sample bundle file is missing; regenerate it with `meridian sample --out sample_data`")
     return read_input(path)
+
+
+def _check_contract(table: str, frame: pd.DataFrame, source: str) -> None:
+    """Every column within the data contract (its numbers' BUNDLE_NUMBERS, text, times), each problem on its
+    line: the bundle's files hold one line per row under the header."""
+    errors = ErrorCollector(source)
+    lines = np.arange(len(frame), dtype=np.int64) + 2
+    for column, limit in BUNDLE_NUMBERS[table].items():
+        if column in frame:
+            values = frame[column].to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+            check_numbers(values, limit, f"column {column!r}", lines, errors, values)
+    for column, kind in _TYPES[table].items():
+        if kind == _S:
+            check_text(frame[column], f"column {column!r}", lines, errors)
+        elif kind == _T:
+            check_times(frame[column].to_numpy(copy=True), frame[column].astype(str), f"column {column!r}", lines,
+                        errors)
+    errors.raise_if_any()
 
 
 def _sanity_check(table: str, frame: pd.DataFrame, source: str) -> None:

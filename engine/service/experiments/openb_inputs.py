@@ -15,8 +15,9 @@ import pandas as pd
 from engine.core.fleet_view import MILLI, PodRequest
 from engine.telemetry.errors import ErrorCollector, ImportRejected
 from engine.telemetry.importers.common import decode_text
+from engine.telemetry.importers.contract import OPENB_NODES, OPENB_PODS, OPENB_TEXT, Limit
 from engine.telemetry.importers.csv_records import CSV
-from engine.telemetry.importers.named_columns import numbers, read_rows, report_empty
+from engine.telemetry.importers.named_columns import check_texts, numbers, read_rows, report_empty
 from engine.telemetry.input_limits import read_input
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
@@ -54,14 +55,9 @@ def _read(path: str | Path) -> tuple[str, str]:
     return decode_text(read_input(path), path.name), path.name
 
 
-def _whole(rows, column: str, errors: ErrorCollector, *, maximum: int | None = None) -> np.ndarray:
-    values = numbers(rows, column, errors, minimum=0)
-    bad = np.isfinite(values) & (values != np.round(values))
-    errors.add_many(rows.lines[bad], f"{column} must be a whole number, found {{}}", values[bad])
-    if maximum is not None:
-        over = values > maximum
-        errors.add_many(rows.lines[over], f"{column} must be at most {maximum}, found {{}}", values[over])
-    return np.nan_to_num(values).astype(np.int64)
+def _whole(rows, column: str, errors: ErrorCollector, limits: dict[str, Limit]) -> np.ndarray:
+    """A column of whole numbers within the data contract's `limits` (contract.OPENB_NODES or OPENB_PODS)."""
+    return np.nan_to_num(numbers(rows, column, errors, limit=limits[column])).astype(np.int64)
 
 
 def load_nodes(path: str | Path) -> pd.DataFrame:
@@ -71,9 +67,10 @@ def load_nodes(path: str | Path) -> pd.DataFrame:
     rows = read_rows(text, source, CSV, NODE_COLUMNS, (), errors)
     frame = pd.DataFrame({"sn": rows.frame["sn"]})
     for column in ("cpu_milli", "memory_mib", "gpu"):
-        frame[column] = _whole(rows, column, errors)
+        frame[column] = _whole(rows, column, errors, OPENB_NODES)
     frame["model"] = rows.frame["model"]
     report_empty(rows, "sn", errors)
+    check_texts(rows, OPENB_TEXT, errors)
     lacking = ((frame["gpu"] > 0) & (frame["model"] == "")).to_numpy()
     errors.add_many(rows.lines[lacking], "a node with GPUs needs a GPU model")
     errors.raise_if_any()
@@ -87,12 +84,14 @@ def load_pods(path: str | Path) -> PodList:
     text, source = _read(path)
     errors = ErrorCollector(source)
     rows = read_rows(text, source, CSV, POD_COLUMNS, ("gpu_spec",), errors)
-    cpu, memory = _whole(rows, "cpu_milli", errors), _whole(rows, "memory_mib", errors)
-    num_gpu, gpu_milli = _whole(rows, "num_gpu", errors), _whole(rows, "gpu_milli", errors, maximum=MILLI)
+    cpu, memory, num_gpu, gpu_milli = (_whole(rows, c, errors, OPENB_PODS)
+                                       for c in ("cpu_milli", "memory_mib", "num_gpu", "gpu_milli"))
     report_empty(rows, "name", errors)
-    mismatch = (num_gpu == 0) != (gpu_milli == 0)
+    check_texts(rows, OPENB_TEXT, errors)
+    checked = errors.valid(rows.lines)   # rows whose values passed: a rejected value is not read as 0 below
+    mismatch = checked & ((num_gpu == 0) != (gpu_milli == 0))
     errors.add_many(rows.lines[mismatch], "num_gpu and gpu_milli must both be 0 (CPU only) or both positive")
-    shared = (gpu_milli > 0) & (gpu_milli < MILLI) & (num_gpu != 1)
+    shared = checked & (gpu_milli > 0) & (gpu_milli < MILLI) & (num_gpu != 1)
     errors.add_many(rows.lines[shared], "a pod sharing a GPU (gpu_milli < 1000) must ask for num_gpu 1")
     errors.raise_if_any()
     if not len(rows):

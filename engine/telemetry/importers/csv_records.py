@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from engine.telemetry.errors import ImportRejected, RowError
+from engine.telemetry.importers.contract import check_header
 
 _QUOTE, _LF, _CR = 34, 10, 13
 _DELIMITER_NAMES = {",": "commas", "|": "pipes"}
@@ -188,7 +189,7 @@ def _read_fast(buf: bytes, records: _Records, wanted_of, dialect: Dialect = CSV)
     if head is None:
         return CsvTable([], {}, np.zeros(0, np.int64), [], 0)
     header = next(dialect.csv_reader(buf[records.starts[head]:records.ends[head]].decode("utf-8")))
-    wanted = wanted_of(header)
+    wanted = wanted_of(header, int(records.lines[head]))
     names = [f"c{i}" for i in range(len(header))]
     keep = [names[i] for i in wanted]
     rest = np.flatnonzero(~records.empty)
@@ -244,7 +245,7 @@ def _read_rows(reader, source: str, wanted_of, blank: str) -> CsvTable:
             continue
         if header is None:
             header, header_line, width = row, start, len(row)
-            wanted = wanted_of(header)
+            wanted = wanted_of(header, start)
             pick = _picker(wanted)
         elif len(row) != width:
             bad_rows.append((start, len(row)))
@@ -262,13 +263,18 @@ def read_csv_table(text: str, source: str, wanted_of, dialect: Dialect = CSV) ->
     """Read decoded delimited `text` (from file `source`).
 
     `wanted_of(header) -> list of header indexes` picks the columns to keep; it may raise
-    (e.g. ImportRejected for a header that does not fit). A file without a header row, or a
-    row the csv module cannot read, raises ImportRejected (the latter with its line).
+    (e.g. ImportRejected for a header that does not fit). A file without a header row, a header
+    outside the data contract (too many columns, a name twice: `contract.check_header`), or a
+    row the csv module cannot read, raises ImportRejected (the latter two with their line).
     """
+    def checked(header: list[str], line: int) -> list[int]:
+        check_header(header, line, source)
+        return wanted_of(header)
+
     buf = text.encode("utf-8")
     records = _scan(buf, dialect)
-    fast = _read_fast(buf, records, wanted_of, dialect) if records is not None else None
-    table = fast if fast is not None else _read_exact(text, source, wanted_of, dialect)
+    fast = _read_fast(buf, records, checked, dialect) if records is not None else None
+    table = fast if fast is not None else _read_exact(text, source, checked, dialect)
     if not table.header:
         raise ImportRejected.whole_file(source, dialect.no_header())
     return table

@@ -18,7 +18,6 @@ from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.columns import ColumnPlan, resolve_columns
 from engine.telemetry.importers.common import ImportOptions, decode_text
-from engine.telemetry.importers.contract import MAX_COLUMNS
 from engine.telemetry.importers.csv_records import read_csv_table
 from engine.telemetry.importers.jobs_frame import TIME_COLUMNS, normalise_jobs
 
@@ -29,9 +28,6 @@ def parse_csv(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     plans: list[ColumnPlan] = []
 
     def wanted_of(header: list[str]) -> list[int]:
-        if len(header) > MAX_COLUMNS:
-            raise ImportRejected.whole_file(source, f"the header has {len(header):,} columns, more than the "
-                                                    f"{MAX_COLUMNS:,} a jobs file may have")
         plans.append(resolve_columns(header, options.mapping, source))
         return sorted(plans[-1].sources.values())
 

@@ -39,13 +39,12 @@ from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
 from engine.telemetry.importers.columns import STATUS_ALIASES, WORKLOAD_CLASS_ALIASES, value_lookup
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.contract import (
-    CONTROL_CHARACTERS,
-    EARLIEST,
-    LATEST,
-    MAX_TEXT_CHARS,
-    NUMBER_COLUMNS,
+    JOB_NUMBERS,
     TEXT_COLUMNS,
     TIME_COLUMNS,
+    check_numbers,
+    check_text,
+    check_times,
 )
 from engine.telemetry.importers.derived_columns import end_from_elapsed, expand_tres
 from engine.telemetry.importers.slurm_fields import NO_LIMIT, job_state
@@ -71,8 +70,7 @@ def clean_text(values: pd.Series) -> pd.Series:
 
 
 def _numbers(text: pd.Series, column: str, label: str, lines: np.ndarray, errors: ErrorCollector) -> np.ndarray:
-    """Parse one numeric column (see NUMBER_COLUMNS); NaN where missing or rejected."""
-    low, high, whole = NUMBER_COLUMNS[column]
+    """Parse one numeric column and check it against its contract (JOB_NUMBERS); NaN where missing or rejected."""
     if column == "requested_runtime_s":   # Slurm's UNLIMITED, Partition_Limit: no limit stated
         text = text.where(~text.str.upper().isin(NO_LIMIT), None)
     present = text.notna().to_numpy()
@@ -86,18 +84,7 @@ def _numbers(text: pd.Series, column: str, label: str, lines: np.ndarray, errors
     bad = present & ~np.isfinite(values)
     errors.add_many(lines[bad], f"non-numeric {what} {{!r}} in column {label!r}", text[bad].to_numpy())
     values[bad] = np.nan  # reported: an infinity must not reach the whole-number columns' Int64 cast
-    ok = present & ~bad
-    checks = []
-    below = (f"negative {what} {{!r}} in column {label!r}" if low == 0
-             else f"{what} {{!r}} in column {label!r} is below {low:g}")
-    checks.append((ok & (values < low), below))
-    checks.append((ok & (values > high), f"{what} {{!r}} in column {label!r} is above "
-                                         f"{f'{high:g}' if isinstance(high, float) else high}"))
-    if whole:
-        checks.append((ok & (values != np.round(values)), f"{{!r}} in column {label!r} is not a whole number"))
-    for mask, template in checks:
-        errors.add_many(lines[mask], template, text[mask].to_numpy())
-        values[mask] = np.nan
+    check_numbers(values, JOB_NUMBERS[column], f"column {label!r}", lines, errors, text.to_numpy(), what)
     return values
 
 
@@ -159,10 +146,7 @@ def _times(text: dict[str, pd.Series], labels, lines, errors, options, naive_utc
             (parsed.out_of_range, f"epoch seconds {{!r}} in column {label!r} are outside 1970-2100"),
         ):
             errors.add_many(lines[mask], template, text[column][mask].to_numpy())
-        outside = ~np.isnat(parsed.values) & ((parsed.values < EARLIEST) | (parsed.values >= LATEST))
-        errors.add_many(lines[outside], f"time {{!r}} in column {label!r} is outside 1970-2100",
-                        text[column][outside].to_numpy())
-        parsed.values[outside] = np.datetime64("NaT")
+        check_times(parsed.values, text[column], f"column {label!r}", lines, errors)
         if parsed.naive_unzoned.any():
             unzoned.append((int(lines[parsed.naive_unzoned].min()), label))
         clock_changes(errors, lines, text[column], parsed.skipped, parsed.repeated, label, options.tz, options.dst,
@@ -220,7 +204,9 @@ def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions
         absent = text[column].isna().to_numpy() & (~unread_tres if column == "gpus" else True)
         errors.add_many(lines[absent], f"missing {what} in column {labels[column]!r}")
     _duplicates(text["job_id"], labels["job_id"], lines, errors)
-    _text_contract(text, labels, lines, errors)
+    for column in TEXT_COLUMNS:
+        if column in text:
+            check_text(text[column], f"column {labels[column]!r}", lines, errors)
     out: dict[str, object] = {"source_line": lines}
     out.update({c: text[c] for c in TEXT_COLUMNS if c in text})
     times = _times(text, labels, lines, errors, options, naive_utc, notes)
@@ -230,30 +216,16 @@ def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions
             text["end_utc"] = pd.Series(np.datetime_as_string(times["end_utc"], unit="s"), dtype="str")
             labels["end_utc"] = f"{labels.get('start_utc', 'start')} + {labels['elapsed_s']}"
     out.update(times)
-    for column in NUMBER_COLUMNS:
+    for column, limit in JOB_NUMBERS.items():
         if column in text:
             values = _numbers(text[column], column, labels[column], lines, errors)
-            out[column] = pd.array(values, dtype="Int64") if NUMBER_COLUMNS[column][2] else values
+            out[column] = pd.array(values, dtype="Int64") if limit.whole else values
     _order(times, text, labels, lines, errors)
     _gpu_use(out, text, labels, lines, errors, notes)
     _finish_vocabularies(out, text, times, lines, errors, options, notes)
     errors.raise_if_any()
     jobs = pd.DataFrame(out)
     return (jobs[errors.valid(lines)].reset_index(drop=True) if errors.tolerant else jobs), notes
-
-
-def _text_contract(text: dict[str, pd.Series], labels, lines, errors) -> None:
-    """Report text values longer than MAX_TEXT_CHARS or holding a control character (the contract)."""
-    for column in TEXT_COLUMNS:
-        if column not in text:
-            continue
-        values = text[column]
-        long = values.str.len().gt(MAX_TEXT_CHARS).to_numpy(dtype=bool, na_value=False)
-        errors.add_many(lines[long], f"{{!r}} in column {labels[column]!r} is longer than {MAX_TEXT_CHARS} characters",
-                        values[long].to_numpy())
-        control = values.str.contains(CONTROL_CHARACTERS, regex=True).to_numpy(dtype=bool, na_value=False) & ~long
-        errors.add_many(lines[control], f"{{!r}} in column {labels[column]!r} holds a control character "
-                                        "(NUL, escape, ...)", values[control].to_numpy())
 
 
 def _gpu_use(out, text, labels, lines, errors, notes) -> None:

@@ -2,18 +2,18 @@
 
 The importers of known formats know their column names: `read_rows` reads the file with the
 shared reader (`csv_records`), checks the header, keeps the wanted columns as stripped text
-under their lower-case names and reports rows with the wrong number of fields. `numbers` and
-`report_empty` check columns, naming the line, the column and the offending value.
+under their lower-case names and reports rows with the wrong number of fields. `numbers` (against
+the data contract's `Limit`) and `report_empty` check columns, naming the line, the column and the offending value.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
+from engine.telemetry.importers.contract import Limit, check_numbers, check_text
 from engine.telemetry.importers.csv_records import Dialect, read_csv_table
 from engine.telemetry.importers.timestamps import text_to_float
 
@@ -77,11 +77,9 @@ def read_rows(
     return Rows(frame, table.lines)
 
 
-def numbers(
-    rows: Rows, column: str, errors: ErrorCollector, *, allow_empty: bool = False,
-    minimum: float | None = None,
-) -> np.ndarray:
-    """Column `column` as float64 (NaN where empty, if allowed), reporting every bad value."""
+def numbers(rows: Rows, column: str, errors: ErrorCollector, *, allow_empty: bool = False,
+            limit: Limit | None = None) -> np.ndarray:
+    """Column `column` as float64 (NaN where empty, if allowed, or outside `limit`), reporting every bad value."""
     text = rows.frame[column]
     values = text_to_float(text) + 0.0   # a writable copy
     empty = (text == "").to_numpy()
@@ -89,17 +87,18 @@ def numbers(
     errors.add_many(rows.lines[bad], f"{column} is not a number: {{!r}}", text[bad].to_numpy())
     if not allow_empty:
         report_empty(rows, column, errors)
-    if minimum is not None:
-        low = values < minimum
-        errors.add_many(rows.lines[low], f"{column} must be >= {minimum:g}, found {{}}",
-                        [_show(v) for v in values[low]])
+    if limit is not None:
+        check_numbers(values, limit, f"column {column!r}", rows.lines, errors, text.to_numpy())
     return values
+
+
+def check_texts(rows: Rows, columns: tuple[str, ...], errors: ErrorCollector) -> None:
+    """The data contract's text rules (length, control characters) on each of `columns` the file has."""
+    for column in columns:
+        if rows.has(column):
+            check_text(rows.frame[column], f"column {column!r}", rows.lines, errors)
 
 
 def report_empty(rows: Rows, column: str, errors: ErrorCollector, label: str | None = None) -> None:
     """Report every row whose `column` is empty ('<label> is empty'; label defaults to the column)."""
     errors.add_many(rows.lines[(rows.frame[column] == "").to_numpy()], f"{label or column} is empty")
-
-
-def _show(value: float) -> str:
-    return str(int(value)) if math.isfinite(value) and value == int(value) else f"{value:g}"

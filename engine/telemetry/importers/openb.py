@@ -4,7 +4,7 @@ Node list `sn,cpu_milli,memory_mib,gpu,model` -> fleet. Pod list `name,cpu_milli
 gpu_milli[,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time]` -> jobs, where a pod
 asks for num_gpu GPUs of gpu_milli thousandths each (gpu_milli < 1000 means a shared GPU).
 The trace's times are seconds from its start, with no absolute date: they are anchored at
-`TRACE_EPOCH_UTC`.
+`TRACE_EPOCH_UTC`. Every column within the data contract (`contract.OPENB_NODES`, `OPENB_PODS`, `OPENB_TEXT`).
 """
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ErrorCollector, kept
 from engine.telemetry.importers.common import ImportOptions, decode_text
+from engine.telemetry.importers.contract import OPENB_EPOCH, OPENB_NODES, OPENB_PODS, OPENB_TEXT
 from engine.telemetry.importers.csv_records import CSV
-from engine.telemetry.importers.named_columns import Rows, numbers, read_rows, report_empty
+from engine.telemetry.importers.named_columns import Rows, check_texts, numbers, read_rows, report_empty
 
 CLUSTER = "openb"
-TRACE_EPOCH_UTC = pd.Timestamp("2023-01-01 00:00:00")
+TRACE_EPOCH_UTC = pd.Timestamp(OPENB_EPOCH)
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 POD_OPTIONAL = ("gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time")
@@ -32,11 +33,10 @@ def parse_openb_nodes(data: bytes, source: str, options: ImportOptions) -> Impor
     """A node list -> fleet rows (tier 'reserved': Alibaba's own machines). CPU-only nodes keep gpu_type NULL."""
     errors = options.collector(source)
     rows = read_rows(decode_text(data, source), source, CSV, NODE_COLUMNS, (), errors)
-    cpu_milli = numbers(rows, "cpu_milli", errors, minimum=0)
-    memory_mib = numbers(rows, "memory_mib", errors, minimum=0)
-    gpus = numbers(rows, "gpu", errors, minimum=0)
-    _require_whole(rows, "gpu", gpus, errors)
+    cpu_milli, memory_mib, gpus = (numbers(rows, c, errors, limit=OPENB_NODES[c])
+                                   for c in ("cpu_milli", "memory_mib", "gpu"))
     report_empty(rows, "sn", errors)
+    check_texts(rows, OPENB_TEXT, errors)
     errors.raise_if_any()
     keep = errors.valid(rows.lines)   # all True unless the import keeps the valid rows
     cpu_milli, memory_mib, gpus = kept(keep, cpu_milli, memory_mib, gpus)
@@ -60,15 +60,10 @@ def parse_openb_pods(data: bytes, source: str, options: ImportOptions) -> Import
     """A pod list -> jobs; fractional `gpus` = num_gpu * gpu_milli / 1000."""
     errors = options.collector(source)
     rows = read_rows(decode_text(data, source), source, CSV, POD_COLUMNS, POD_OPTIONAL, errors)
-    cpu_milli = numbers(rows, "cpu_milli", errors, minimum=0)
-    memory_mib = numbers(rows, "memory_mib", errors, minimum=0)
-    num_gpu = numbers(rows, "num_gpu", errors, minimum=0)
-    gpu_milli = numbers(rows, "gpu_milli", errors, minimum=0)
-    _require_whole(rows, "num_gpu", num_gpu, errors)
-    _require_whole(rows, "gpu_milli", gpu_milli, errors)
-    for i in np.flatnonzero(gpu_milli > 1000):
-        errors.add(rows.lines[i], f"gpu_milli must be at most 1000 (one whole GPU), found {gpu_milli[i]:g}")
+    cpu_milli, memory_mib, num_gpu, gpu_milli = (numbers(rows, c, errors, limit=OPENB_PODS[c])
+                                                 for c in ("cpu_milli", "memory_mib", "num_gpu", "gpu_milli"))
     report_empty(rows, "name", errors)
+    check_texts(rows, OPENB_TEXT, errors)
     notes: list[str] = []
     status = _statuses(rows, errors, notes)
     submit, start, end = _times(rows, status, errors, notes)
@@ -126,11 +121,9 @@ def _times(rows: Rows, status: list, errors: ErrorCollector, notes: list[str]) -
         missing = pd.Series(np.full(len(rows), np.datetime64("NaT"), dtype="datetime64[s]"))
         return submit, missing, missing
     notes.append(f"openb times are seconds from the trace start, which has no date: anchored at {epoch}")
-    created = numbers(rows, "creation_time", errors, minimum=0)
-    scheduled = numbers(rows, "scheduled_time", errors, allow_empty=True, minimum=0) \
-        if rows.has("scheduled_time") else np.full(len(rows), np.nan)
-    deleted = numbers(rows, "deletion_time", errors, allow_empty=True, minimum=0) \
-        if rows.has("deletion_time") else np.full(len(rows), np.nan)
+    created = numbers(rows, "creation_time", errors, limit=OPENB_PODS["creation_time"])
+    scheduled, deleted = (numbers(rows, c, errors, allow_empty=True, limit=OPENB_PODS[c]) if rows.has(c)
+                          else np.full(len(rows), np.nan) for c in ("scheduled_time", "deletion_time"))
     pending = np.array([s == "pending" for s in status], dtype=bool)
     scheduled[pending & (scheduled == 0)] = np.nan
     for i in np.flatnonzero(deleted < created):
@@ -148,7 +141,3 @@ def _at(seconds: np.ndarray) -> pd.Series:
         np.rint(seconds[known]).astype(np.int64).astype("timedelta64[s]")
     return pd.Series(stamps)
 
-
-def _require_whole(rows: Rows, column: str, values: np.ndarray, errors: ErrorCollector) -> None:
-    for i in np.flatnonzero(np.isfinite(values) & (values != np.round(values))):
-        errors.add(rows.lines[i], f"{column} must be a whole number, found {values[i]:g}")

@@ -3,7 +3,8 @@
 One row per job: step rows (JobID with a '.', e.g. 123.batch, 123.0) are skipped; array and
 heterogeneous job ids (123_4, 123+1) are jobs. sacct prints naive wall-clock times of the
 cluster, so the import needs the cluster's time zone (`ImportOptions.tz`) to store UTC.
-GPUs come from AllocTRES (gres/gpu), or from ReqTRES for jobs that were never allocated.
+GPUs come from AllocTRES (gres/gpu), or from ReqTRES for jobs that were never allocated. Priority, node and
+CPU counts and the text columns within the data contract (`contract.JOB_NUMBERS`, text rules).
 """
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ErrorCollector, ImportRejected, kept
 from engine.telemetry.importers.common import ImportOptions, decode_text
+from engine.telemetry.importers.contract import JOB_NUMBERS
 from engine.telemetry.importers.csv_records import Dialect
-from engine.telemetry.importers.named_columns import Rows, numbers, read_rows, report_empty
+from engine.telemetry.importers.named_columns import Rows, check_texts, numbers, read_rows, report_empty
 from engine.telemetry.importers.slurm_fields import Tres, job_state, time_limit_s, tres, workload_from_partition
 from engine.telemetry.importers.timestamps import checked_zone, clock_changes, localise
 
@@ -52,9 +54,10 @@ def parse_sacct(data: bytes, source: str, options: ImportOptions) -> ImportBatch
     if rows.has("reqtres"):
         requested = _each(rows, "reqtres", lambda v: tres(v, "ReqTRES"), errors)
         alloc = [r if a == Tres() else a for a, r in zip(alloc, requested)]
-    priority = numbers(rows, "priority", errors, allow_empty=True) if rows.has("priority") else None
-    nnodes = numbers(rows, "nnodes", errors, allow_empty=True, minimum=0) if rows.has("nnodes") else None
-    ncpus = numbers(rows, "ncpus", errors, allow_empty=True, minimum=0) if rows.has("ncpus") else None
+    priority, nnodes, ncpus = (numbers(rows, column, errors, allow_empty=True, limit=JOB_NUMBERS[job_column])
+                               if rows.has(column) else None
+                               for column, job_column in (("priority", "priority"), ("nnodes", "nodes"), ("ncpus", "cpus")))
+    check_texts(rows, ("jobid", "user", "account", "partition", "qos", "cluster"), errors)
     errors.raise_if_any()
     if not len(rows):
         raise ImportRejected.whole_file(source, "no job rows (only the header, or only job steps)")

@@ -2,7 +2,8 @@
 
 SWF logs come from CPU clusters. Meridian treats each processor as one schedulable slot:
 gpus = cpus = processors (allocated, else requested), gpu_type 'cpu'. Times are seconds from
-the header's UnixStartTime; -1 means unknown and becomes NULL. Parsing is vectorised (pandas'
+the header's UnixStartTime; -1 means unknown and becomes NULL. Every field within the data contract
+(`contract.SWF_FIELDS`), each problem on its line. Parsing is vectorised (pandas'
 C reader over the job lines); only when that fails does a line-by-line pass locate the errors.
 """
 from __future__ import annotations
@@ -16,26 +17,19 @@ import pandas as pd
 
 from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.errors import ErrorCollector, ImportRejected, kept
+from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError, kept
 from engine.telemetry.importers.common import ImportOptions, decode_text
+from engine.telemetry.importers.contract import MAX_SLOTS, SWF_FIELDS, check_numbers
 from engine.telemetry.importers.swf_header import SwfHeader, fleet_table
 from engine.telemetry.importers.timestamps import checked_zone
 
-FIELDS = (
-    "job id", "submit time", "wait time", "run time", "allocated processors", "average CPU time",
-    "used memory", "requested processors", "requested time", "requested memory", "status",
-    "user id", "group id", "executable id", "queue", "partition", "preceding job", "think time",
-)
+FIELDS = tuple(SWF_FIELDS)   # the 18 field names, in order
 # 0-based column of each field Meridian reads (field k of the SWF spec is column k - 1).
 JOB, SUBMIT, WAIT, RUN, ALLOC, REQ_PROCS, REQ_TIME, STATUS, USER, GROUP, QUEUE = 0, 1, 2, 3, 4, 7, 8, 10, 11, 12, 14
-# SWF status codes; 2-4 are parts of a checkpointed job: 2 = interrupted and continued later,
-# 3 = last part, completed, 4 = last part, failed.
+# SWF status codes (the contract allows -1 to 5); 2-4 are parts of a checkpointed job: 2 = interrupted and
+# continued later, 3 = last part, completed, 4 = last part, failed.
 STATUSES = {1: "completed", 0: "failed", 5: "cancelled", 2: "preempted", 3: "completed", 4: "failed"}
-# Fields that hold -1 for "unknown" and must otherwise be >= 0.
-UNKNOWN_OR_NONNEGATIVE = (WAIT, RUN, ALLOC, REQ_PROCS, REQ_TIME)
-ID_LIMIT = 2.0 ** 53  # ids from here on are not exact as float64
 LAST_S = 4_102_444_800  # 2100-01-01 00:00 UTC: no job may end later
-MAX_SLOTS = 2 ** 20  # processors (one fleet slot each) a log may describe; the largest real logs have ~160,000
 # A comment, blank or whitespace-only line after the first job line.
 _IRREGULAR = re.compile(r"\n[ \t\r]*(;|\n|$)")
 
@@ -50,14 +44,14 @@ def parse_swf(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     values = _read_fast(body, len(lines))
     if values is None:
         values = _read_slow(body, lines, errors)
-    _check(values, lines, errors)
-    errors.raise_if_any()
-
     header = SwfHeader.parse(comments)
     if max(header.max_procs or 0, header.max_nodes or 0) > MAX_SLOTS:
-        raise ImportRejected.whole_file(source, f"the header's MaxNodes / MaxProcs ({header.max_nodes} / "
-                                                f"{header.max_procs}) exceed the {MAX_SLOTS:,} a fleet may have")
-    _check_range(values, lines, header.unix_start_s or 0, errors)
+        raise _header_problem(text, source, "MaxNodes|MaxProcs", f"the header's MaxNodes / MaxProcs ("
+                              f"{header.max_nodes} / {header.max_procs}) exceed the {MAX_SLOTS:,} a fleet may have")
+    if not 0 <= (header.unix_start_s or 0) < LAST_S:
+        raise _header_problem(text, source, "UnixStartTime", f"the header's UnixStartTime ({header.unix_start_s}) "
+                                                             "is outside 1970-2100")
+    _check(values, lines, header.unix_start_s or 0, errors)
     errors.raise_if_any()
     values, lines = kept(errors.valid(lines), values, lines)   # all rows unless the import keeps the valid ones
     if not len(lines):
@@ -82,6 +76,12 @@ def parse_swf(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     if tz:
         tables["regions"] = pd.DataFrame({"region": [region], "timezone": [tz]})
     return ImportBatch("swf", tables, notes, scheduler=header.scheduler, rejects=errors.every())
+
+
+def _header_problem(text: str, source: str, keys: str, reason: str) -> ImportRejected:
+    """The refusal of a header value, on the line of the first `; Key:` comment naming one of `keys` (a|b)."""
+    match = re.search(rf"^[ \t]*;[ \t]*(?:{keys})[ \t]*:", text, re.IGNORECASE | re.MULTILINE)
+    return ImportRejected([RowError(source, text.count("\n", 0, match.start()) + 1 if match else 0, reason)])
 
 
 def _split(text: str) -> tuple[list[str], str, np.ndarray]:
@@ -159,41 +159,14 @@ def _read_slow(body: str, lines: np.ndarray, errors: ErrorCollector) -> np.ndarr
     return values
 
 
-def _check(values: np.ndarray, lines: np.ndarray, errors: ErrorCollector) -> None:
-    """Report values Meridian cannot store: negative times and sizes, unknown status codes.
-
-    Lines that did not parse (NaN rows) were reported already and are skipped here.
-    """
-    bad = {i: "" for i in np.flatnonzero(~np.isfinite(values).all(axis=1))}
-    for k in UNKNOWN_OR_NONNEGATIVE:
-        for i in np.flatnonzero((values[:, k] < 0) & (values[:, k] != -1)):
-            bad.setdefault(i, f"field {k + 1} ({FIELDS[k]}) is negative: {values[i, k]:g} "
-                              "(only -1, meaning unknown, is allowed)")
-    for i in np.flatnonzero(values[:, JOB] < 0):
-        bad.setdefault(i, f"field 1 (job id) must be >= 0, found {values[i, JOB]:g}")
-    for i in np.flatnonzero(values[:, SUBMIT] < 0):
-        bad.setdefault(i, f"field 2 (submit time) must be >= 0, found {values[i, SUBMIT]:g}")
-    for i in np.flatnonzero((values[:, ALLOC] == -1) & (values[:, REQ_PROCS] == -1)):
-        bad.setdefault(i, "fields 5 and 8 (allocated and requested processors) are both unknown (-1)")
-    known = np.isin(values[:, STATUS], [-1, *STATUSES])
-    for i in np.flatnonzero(~known):
-        bad.setdefault(i, f"field 11 (status) is {values[i, STATUS]:g}; SWF defines -1, 0, 1, 2, 3, 4 and 5")
-    for i in sorted(bad):
-        if bad[i]:
-            errors.add(lines[i], bad[i])
-
-
-def _check_range(values: np.ndarray, lines: np.ndarray, base_s: int, errors: ErrorCollector) -> None:
-    """Report numbers too large to store: ids past 2^53 (not exact as numbers), jobs wider than
-    MAX_SLOTS processors, and jobs that would end after 2100 (the log's UnixStartTime + submit +
-    wait + run time)."""
-    for k in (JOB, USER, GROUP, QUEUE):
-        for i in np.flatnonzero(values[:, k] >= ID_LIMIT):
-            errors.add(lines[i], f"field {k + 1} ({FIELDS[k]}) is too large: {values[i, k]:g}")
-    for k in (ALLOC, REQ_PROCS):
-        for i in np.flatnonzero(values[:, k] > MAX_SLOTS):
-            errors.add(lines[i], f"field {k + 1} ({FIELDS[k]}) is {values[i, k]:g}: more than the "
-                                 f"{MAX_SLOTS:,} processors a fleet may have")
+def _check(values: np.ndarray, lines: np.ndarray, base_s: int, errors: ErrorCollector) -> None:
+    """Report every field outside the data contract (contract.SWF_FIELDS: the standard's ranges, -1 meaning
+    unknown), jobs with no processor count, and jobs that would end after 2100 (the log's UnixStartTime + submit
+    + wait + run time). Lines that did not parse (NaN rows) were reported already and are skipped here."""
+    for k, (name, limit) in enumerate(SWF_FIELDS.items()):
+        check_numbers(values[:, k], limit, f"field {k + 1} ({name})", lines, errors, None)
+    both = np.flatnonzero((values[:, ALLOC] == -1) & (values[:, REQ_PROCS] == -1))
+    errors.add_many(lines[both], "fields 5 and 8 (allocated and requested processors) are both unknown (-1)")
     end = base_s + values[:, SUBMIT] + np.maximum(values[:, WAIT], 0) + np.maximum(values[:, RUN], 0)
     for i in np.flatnonzero(end >= LAST_S):
         errors.add(lines[i], f"the job would end after 2100: submit time {values[i, SUBMIT]:g} + wait time "

@@ -7,7 +7,8 @@ Two shapes are recognised:
   utilisation) - counted in GPUs.
 Times are ISO-8601 (with or without an offset) or epoch seconds (see `timestamps.parse_times`).
 Times without an offset are wall clock in `ImportOptions.tz`, or UTC when none is given (said in
-the notes); a wall-clock time skipped when clocks go forward is a row error.
+the notes); a wall-clock time skipped when clocks go forward is a row error. Every column within the data
+contract (`contract.UTILIZATION`: counts and percent; times within 1970-2100; text).
 """
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from engine.core.vocabulary import DEFAULT_REGION
 from engine.telemetry.batch import ImportBatch
 from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError, kept
 from engine.telemetry.importers.common import ImportOptions, decode_text
+from engine.telemetry.importers.contract import UTILIZATION, check_numbers, check_times
 from engine.telemetry.importers.csv_records import CSV
-from engine.telemetry.importers.named_columns import Rows, numbers, read_rows
+from engine.telemetry.importers.named_columns import Rows, check_texts, numbers, read_rows
 from engine.telemetry.importers.timestamps import checked_zone, clock_changes, parse_times
 
 TIME_COLUMNS = ("timestamp", "ts_utc", "ts", "time")
@@ -45,8 +47,9 @@ def parse_utilization(data: bytes, source: str, options: ImportOptions) -> Impor
     notes: list[str] = []
     ts = _timestamps(rows, time_col, tz, options.dst, errors, notes)
     counted = bool(busy_col and total_col)
-    busy = numbers(rows, busy_col, errors, minimum=0) if counted else np.full(len(rows), np.nan)
-    total = numbers(rows, total_col, errors, minimum=0) if counted else np.full(len(rows), np.nan)
+    busy = numbers(rows, busy_col, errors, limit=UTILIZATION["busy"]) if counted else np.full(len(rows), np.nan)
+    total = numbers(rows, total_col, errors, limit=UTILIZATION["total"]) if counted else np.full(len(rows), np.nan)
+    check_texts(rows, PLACE_COLUMNS, errors)
     if counted:
         for i in np.flatnonzero((busy > total) & (total >= 0)):
             errors.add(rows.lines[i], f"{busy_col} {busy[i]:g} exceeds {total_col} {total[i]:g}")
@@ -91,6 +94,7 @@ def _timestamps(rows: Rows, column: str, tz: str | None, dst: str, errors: Error
         (parsed.out_of_range, f"{column} is not a time: {{!r}} (epoch seconds must fall in 1970-2100)"),
     ):
         errors.add_many(rows.lines[mask], template, text[mask].to_numpy())
+    check_times(parsed.values, text, f"column {column!r}", rows.lines, errors)
     clock_changes(errors, rows.lines, text, parsed.skipped, parsed.repeated, column, tz, dst, notes)
     if parsed.naive:
         notes.append(f"times without a UTC offset read as wall-clock times of {tz}" if tz else
@@ -100,10 +104,9 @@ def _timestamps(rows: Rows, column: str, tz: str | None, dst: str, errors: Error
 
 def _percent(rows: Rows, column: str, errors: ErrorCollector, notes: list[str]) -> np.ndarray:
     """Utilisation in percent; a `utilization` column holding only fractions (<= 1) is scaled by 100."""
-    values = numbers(rows, column, errors, minimum=0)
+    values = numbers(rows, column, errors)
     if column != "util_pct" and len(values) and np.nanmax(values, initial=0) <= 1:
         notes.append(f"{column} values are all <= 1: read as fractions and multiplied by 100")
         values = values * 100
-    for i in np.flatnonzero(values > 100):
-        errors.add(rows.lines[i], f"{column} must be at most 100, found {values[i]:g}")
+    check_numbers(values, UTILIZATION["util_pct"], f"column {column!r}", rows.lines, errors, rows.frame[column])
     return values
