@@ -71,13 +71,17 @@ async def _session(browser, url: str, days: float, timeout_ms: int) -> dict:
     context = await browser.new_context(viewport={"width": 1440, "height": 2400})
     page, out = await context.new_page(), {"errors": []}
     page.on("pageerror", lambda exc: out["errors"].append(str(exc)[:200]))
+    stage = "opening the Overview"
     try:
         start = time.perf_counter()
         await page.goto(url, timeout=timeout_ms)
+        stage = "the Overview's dollars"
         await page.wait_for_function(PRICED, timeout=timeout_ms)
+        stage = "the Overview's charts"
         await page.wait_for_function(ALL_CHARTS_DRAWN, arg=OVERVIEW_CHARTS, timeout=timeout_ms)
         await page.wait_for_function(IDLE, timeout=timeout_ms)
         out["overview_s"] = time.perf_counter() - start
+        stage = "the What-if"
         await page.locator('[data-testid="stSidebarNav"]').get_by_text("What-if", exact=True).click()
         run = page.get_by_role("button", name="Run", exact=True)
         await run.wait_for(timeout=timeout_ms)
@@ -95,7 +99,7 @@ async def _session(browser, url: str, days: float, timeout_ms: int) -> dict:
         if await page.locator('[data-testid="stException"]').count():
             out["errors"].append("exception shown")
     except Exception as exc:  # a timeout or a closed page: counted, the other sessions go on
-        out["errors"].append(f"{type(exc).__name__}: {str(exc)[:200]}")
+        out["errors"].append(f"{type(exc).__name__} waiting for {stage}: {str(exc).splitlines()[0][:120]}")
     finally:
         await context.close()
     return out

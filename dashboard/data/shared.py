@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 import streamlit as st
 
@@ -17,11 +18,23 @@ SLOTS_VARIABLE = "MERIDIAN_HEAVY_RUNS"
 KEPT = 32  # results kept (a What-if run of the whole sample holds every job's outcome)
 
 
+class _Stderr(logging.StreamHandler):
+    """Lines to whatever sys.stderr is when they are written (a test runner swaps and closes its own)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _) -> None:
+        pass
+
+
 @st.cache_resource(show_spinner=False)
 def runs() -> SharedRuns:
     """The process's SharedRuns (created on first use; its log lines go to stderr)."""
     if not log.handlers:
-        handler = logging.StreamHandler()
+        handler = _Stderr()
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
         log.addHandler(handler)
         log.setLevel(logging.INFO)
