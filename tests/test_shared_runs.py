@@ -25,19 +25,22 @@ def _threads(targets) -> list:
 
 
 def test_concurrent_callers_of_one_key_share_one_computation():
-    runs, release, calls = SharedRuns(slots=2, poll_s=0.02), threading.Event(), []
+    runs, calls, waiters, told = SharedRuns(slots=2, poll_s=0.02), [], set(), []
 
-    def compute():
+    def compute():   # runs until the 7 other callers are all waiting for it
         calls.append(1)
-        release.wait(10)
+        deadline = time.monotonic() + 20
+        while len(waiters) < 7 and time.monotonic() < deadline:
+            time.sleep(0.01)
         return {"answer": 42}
-    waiting = []
-    starter = threading.Timer(0.3, release.set)
-    starter.start()
-    results = _threads([lambda: runs.run("same", compute, waiting.append) for _ in range(8)])
-    assert len(calls) == 1 and runs.computed == 1
+
+    def waiting(place):
+        waiters.add(threading.get_ident())
+        told.append(place)
+    results = _threads([lambda: runs.run("same", compute, waiting) for _ in range(8)])
+    assert len(calls) == 1 and runs.computed == 1 and len(waiters) == 7
     assert all(r is results[0] for r in results) and results[0] == {"answer": 42}
-    assert Place(0, 1) in waiting   # the callers that waited were told the run was under way
+    assert set(told) == {Place(0, 1)}   # each was told the run was under way
     assert runs.run("same", compute) is results[0] and len(calls) == 1   # kept afterwards
 
 
@@ -76,14 +79,16 @@ def test_at_most_slots_run_at_once_and_the_queue_places_are_told():
 
 
 def test_an_error_reaches_every_waiter_and_is_not_kept():
-    runs, release, calls = SharedRuns(slots=2, poll_s=0.02), threading.Event(), []
+    runs, calls, waiters = SharedRuns(slots=2, poll_s=0.02), [], set()
 
-    def failing():
+    def failing():   # fails once the 3 other callers are waiting for it
         calls.append(1)
-        release.wait(10)
+        deadline = time.monotonic() + 20
+        while len(waiters) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
         raise ValueError("no jobs in the window")
-    threading.Timer(0.3, release.set).start()
-    results = _threads([lambda: runs.run("bad", failing) for _ in range(4)])
+    results = _threads([lambda: runs.run("bad", failing, lambda _: waiters.add(threading.get_ident()))
+                        for _ in range(4)])
     assert len(calls) == 1 and all(isinstance(r, ValueError) for r in results)
     with pytest.raises(ValueError):
         runs.run("bad", failing)
