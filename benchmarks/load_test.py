@@ -111,11 +111,16 @@ async def _session(browser, url: str, days: float, timeout_ms: int) -> dict:
     return out
 
 
-async def _round(url: str, sessions: int, days: float, timeout_ms: int) -> list[dict]:
+async def _round(url: str, sessions: int, days: float, timeout_ms: int, limit_s: float) -> list[dict]:
+    """Every session's figures; those still running after `limit_s` seconds are stopped and count as errors."""
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            return await asyncio.gather(*(_session(browser, url, days, timeout_ms) for _ in range(sessions)))
+            tasks = [asyncio.ensure_future(_session(browser, url, days, timeout_ms)) for _ in range(sessions)]
+            done, late = await asyncio.wait(tasks, timeout=max(1.0, limit_s))
+            for task in late:
+                task.cancel()
+            return [t.result() for t in done] + [{"errors": ["stopped at the test's time limit"]} for _ in late]
         finally:
             await browser.close()
 
@@ -150,7 +155,7 @@ def main() -> None:
             for name in ("cold", "warm"):
                 left = deadline - time.monotonic()
                 start = time.perf_counter()
-                results = asyncio.run(asyncio.wait_for(_round(url, sessions, args.days, int(args.timeout * 1000)), left))
+                results = asyncio.run(_round(url, sessions, args.days, int(args.timeout * 1000), left))
                 errors = [e for r in results for e in r["errors"]]
                 print(f"{name}: {sessions} sessions in {time.perf_counter() - start:.1f} s")
                 print(f"  Overview: {_figures(results, 'overview_s')}")
