@@ -1,5 +1,6 @@
 """Overview: where and when the fleet's GPUs sit idle, what the fleet costs, and who waits."""
 import math
+from concurrent.futures import Future
 
 import streamlit as st
 
@@ -52,9 +53,9 @@ def _kpis(k, money) -> None:
                              f"{k.end_utc:%Y-%m-%d} UTC ({k.window_days:.1f} days)"))
 
 
-def _money_caption(money) -> None:
+def _money_caption(money, future: Future) -> None:
     if money is False:
-        _pricing()
+        _pricing(future)
     elif money.world is None:
         st.caption(markdown_text(f"No dollars for this dataset: {money.reason}."))
     else:
@@ -67,21 +68,22 @@ def _money_caption(money) -> None:
             f"dataset{assumed}."))
 
 
-@st.fragment(run_every=1.0)
-def _pricing() -> None:
-    """While the recorded history is priced in the background: say so, and rerun the page once it is ready."""
-    if _money(st.session_state["dataset"]) is not False:
+@st.fragment(run_every=2.0)
+def _pricing(future: Future) -> None:
+    """While the recorded history is priced in the background: say so, and rerun the page once it is ready.
+    The check is the page run's own Future (no query, no cache lookup): many sessions waiting for the same
+    pricing each poll it at almost no cost to the replay they wait for."""
+    if future.done():
         st.rerun()
     st.caption("Pricing the recorded history: replaying the whole dataset under its recorded baseline "
                "(about ten seconds for the sample's 92,000 jobs; once per dataset)...")
 
 
-def _money(dataset: str):
-    """The Priced recorded history (dashboard.data.priced), False while it is being computed; under the Cost &
-    carbon page's assumptions when they were edited there."""
+def _history(dataset: str) -> Future:
+    """The Priced recorded history (dashboard.data.priced) being computed, under the Cost & carbon page's
+    assumptions when they were edited there."""
     assumptions = st.session_state.get("cost_assumptions") or data.assumptions_text(CostAssumptions())
-    future = priced.history(dataset, assumptions)
-    return future.result() if future.done() else False
+    return priced.history(dataset, assumptions)
 
 
 def _charts(dataset: str, ov, figures, money) -> None:
@@ -143,8 +145,9 @@ with st.spinner(f"Analysing {markdown_text(dataset)}..."):
 if result.kind == "empty":
     st.info(markdown_text(f"Nothing to show for {dataset}: {result.assumptions[0]}"))
     st.stop()
-money = _money(dataset)
+future = _history(dataset)
+money = future.result() if future.done() else False
 _kpis(result.kpis, money)
-_money_caption(money)
+_money_caption(money, future)
 _charts(dataset, result, figures, money)
 _methods(result, money)

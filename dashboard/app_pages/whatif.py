@@ -105,9 +105,13 @@ def _run(dataset: str, chosen: list[tuple[str, dict]], days: float) -> list[data
     progress = st.progress(0.0, text="Simulating...")
     runs = []
     for i, (label, spec) in enumerate(chosen):
-        progress.progress(i / len(chosen), text=f"Simulating {markdown_text(label)} ({i + 1} of {len(chosen)})...")
+        text = f"Simulating {markdown_text(label)} ({i + 1} of {len(chosen)})"
+        progress.progress(i / len(chosen), text=text + "...")
+
+        def waiting(place, i=i, text=text) -> None:
+            progress.progress(i / len(chosen), text=f"{text}. {place.describe()}")
         try:
-            runs.append(data.whatif_run(dataset, spec, days))
+            runs.append(data.whatif_run(dataset, spec, days, waiting))
         except ScenarioError as exc:
             progress.empty()
             st.error(markdown_text(exc if str(exc).startswith(f"{label}: ") else f"{label}: {exc}"))
@@ -127,10 +131,12 @@ def _headroom(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, 
     def progress(done: int, total: int, outcome) -> None:
         bar.progress(done / total, text=markdown_text(f"Headroom: {done} of {total} searches done "
                                                       f"({outcome.scenario})"))
+    def waiting(place) -> None:
+        bar.progress(0.0, text=f"Measuring the load headroom. {place.describe()}")
     labels = _labels(runs)
     try:
         report = data_headroom.headroom(dataset, list(zip(labels, (spec for _, spec in chosen))), days, seeds,
-                                        progress)
+                                        progress, waiting)
     except (ScenarioError, HeadroomError, ValueError) as exc:
         bar.empty()
         st.warning(markdown_text(f"The headroom could not be measured: {exc}"))

@@ -15,6 +15,7 @@ import json
 import math
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from plotly.graph_objects import Figure
 
 from dashboard.charts import overview as overview_charts
 from dashboard.charts import timezones as charts_timezones
+from dashboard.data import shared
 from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.fairness import (
     fairness_kpis,
@@ -43,6 +45,7 @@ from engine.core.units import ResourceUnit
 from engine.scenario.spec import Scenario
 from engine.service.compare import Run, first_days, run_one, with_world
 from engine.service.compare import priced as compare_priced
+from engine.service.shared_runs import Place
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import build_workload
 from engine.telemetry.errors import ImportRejected
@@ -233,8 +236,7 @@ def _content(spec: dict) -> str:
     return json.dumps({"scenario": spec, "agent": agent}, sort_keys=True, default=str)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _whatif(path: str, dataset: str, content: str, days: float, fingerprint: str) -> WhatIfRun:
+def _simulate(path: str, dataset: str, content: str, days: float) -> WhatIfRun:
     scenario = scenario_of(json.loads(content)["scenario"], path)
     s = _connection(path)[0].cursor()
     jobs, fleet = s.jobs(dataset), s.fleet(dataset)
@@ -244,12 +246,21 @@ def _whatif(path: str, dataset: str, content: str, days: float, fingerprint: str
                      run.stranded, run)
 
 
-def whatif_run(dataset: str, scenario: dict, days: float) -> WhatIfRun:
+def _whatif(path: str, dataset: str, content: str, days: float, fingerprint: str,
+            waiting: Callable[[Place], None] | None = None) -> WhatIfRun:
+    """The run, computed once for every session (dashboard.data.shared; shared, not copied: read only)."""
+    return shared.runs().run(("whatif", path, dataset, content, days, fingerprint),
+                             lambda: _simulate(path, dataset, content, days), waiting)
+
+
+def whatif_run(dataset: str, scenario: dict, days: float, waiting: Callable[[Place], None] | None = None) -> WhatIfRun:
     """Run `scenario` (a Scenario.from_dict dict) over `dataset`'s jobs submitted in its first `days`
-    days (0 = all, or the scenario's own [workload] window), cached per (dataset, scenario content,
-    window, store fingerprint). Raises ScenarioError for an invalid scenario."""
+    days (0 = all, or the scenario's own [workload] window), computed once per (dataset, scenario content,
+    window, store fingerprint) for every session, through the server's pool of heavy runs: `waiting(place)`
+    while it waits for a slot or for another session's identical run. Raises ScenarioError for an invalid
+    scenario."""
     content = _content(scenario)
-    return _whatif(str(db_path()), dataset, content, float(days), store().fingerprint())
+    return _whatif(str(db_path()), dataset, content, float(days), store().fingerprint(), waiting)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

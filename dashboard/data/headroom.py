@@ -3,9 +3,10 @@ on how few GPUs, at the baseline's service level (engine.service.headroom), the 
 dataset was scheduled (engine.scenario.recorded), and the industry's claims tested on the dataset
 (engine.service.experiments.claims). dashboard.data holds the connection and other caches.
 
-The headroom searches are not cached here: engine.service.headroom.measure keeps every finished search in this
-process (keyed by the tables' content, scenario, seed, level), so asking again costs one baseline run,
-and a progress callback can report each search of a first computation as it finishes. Each search is also
+A headroom report is computed once for every session asking the same (dashboard.data.shared), and
+engine.service.headroom.measure also keeps every finished search in this process (keyed by the tables'
+content, scenario, seed, level), so a new report sharing searches with an earlier one costs one baseline
+run for them, and a progress callback can report each search of a first computation as it finishes. Each search is also
 stored in the database as it finishes (engine.service.headroom.ledger): after a restart, or a server killed
 midway, the same request finds them there.
 """
@@ -17,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data
-from dashboard.data import db_path, store
+from dashboard.data import db_path, shared, store
 from engine.scenario.recorded import recorded_of, recorded_spec, reproduction
 from engine.scenario.spec import Scenario
 from engine.service.compare import WORLD_TABLES, first_days
@@ -42,11 +43,19 @@ def _scenario(spec: dict, jobs: pd.DataFrame, days: float) -> Scenario:
 
 
 def headroom(dataset: str, specs: list[tuple[str, dict]], days: float, seeds: int = 3,
-             progress=None) -> HeadroomReport:
+             progress=None, waiting=None) -> HeadroomReport:
     """The load headroom and GPUs needed of every (label, scenario dict) in `specs`, the first the
-    baseline, over the first `days` days (0: all); `progress(done, total, outcome)` per search.
+    baseline, over the first `days` days (0: all): computed once for every session asking the same, through
+    the server's pool of heavy runs (dashboard.data.shared); `progress(done, total, outcome)` per search
+    of the session computing it, `waiting(place)` while a session waits for a slot or for another's run.
     Raises ScenarioError or engine.service.headroom.measure.HeadroomError."""
     s = store()
+    key = ("headroom", str(db_path()), dataset, tuple((label, data._content(spec)) for label, spec in specs),
+           float(days), int(seeds), s.fingerprint())
+    return shared.runs().run(key, lambda: _measure(s, dataset, specs, days, seeds, progress), waiting)
+
+
+def _measure(s, dataset: str, specs: list[tuple[str, dict]], days: float, seeds: int, progress) -> HeadroomReport:
     jobs, fleet = s.jobs(dataset), s.fleet(dataset)
     world = {name: s.table(name, dataset) for name in WORLD_TABLES}
     scenarios = [replace(_scenario(spec, jobs, days), name=label) for label, spec in specs]
