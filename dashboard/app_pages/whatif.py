@@ -131,6 +131,7 @@ def _headroom(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, 
     def progress(done: int, total: int, outcome) -> None:
         bar.progress(done / total, text=markdown_text(f"Headroom: {done} of {total} searches done "
                                                       f"({outcome.scenario})"))
+
     def waiting(place) -> None:
         bar.progress(0.0, text=f"Measuring the load headroom. {place.describe()}")
     labels = _labels(runs)

@@ -222,7 +222,7 @@ def scenario_of(spec: dict, path: str | Path | None = None) -> Scenario:
     return bind(scenario, AgentRegistry.beside(path or db_path()))
 
 
-def _content(spec: dict) -> str:
+def scenario_key(spec: dict) -> str:
     """The cache key of a scenario dict: its JSON, with the version of the trained agent a learned order
     names (retraining an agent under the same name makes a new run, not a cached one)."""
     order = spec.get("policies", {}).get("order") if isinstance(spec.get("policies"), dict) else None
@@ -246,8 +246,8 @@ def _simulate(path: str, dataset: str, content: str, days: float) -> WhatIfRun:
                      run.stranded, run)
 
 
-def _whatif(path: str, dataset: str, content: str, days: float, fingerprint: str,
-            waiting: Callable[[Place], None] | None = None) -> WhatIfRun:
+def shared_whatif(path: str, dataset: str, content: str, days: float, fingerprint: str,
+                  waiting: Callable[[Place], None] | None = None) -> WhatIfRun:
     """The run, computed once for every session (dashboard.data.shared; shared, not copied: read only)."""
     return shared.runs().run(("whatif", path, dataset, content, days, fingerprint),
                              lambda: _simulate(path, dataset, content, days), waiting)
@@ -259,8 +259,8 @@ def whatif_run(dataset: str, scenario: dict, days: float, waiting: Callable[[Pla
     window, store fingerprint) for every session, through the server's pool of heavy runs: `waiting(place)`
     while it waits for a slot or for another session's identical run. Raises ScenarioError for an invalid
     scenario."""
-    content = _content(scenario)
-    return _whatif(str(db_path()), dataset, content, float(days), store().fingerprint(), waiting)
+    content = scenario_key(scenario)
+    return shared_whatif(str(db_path()), dataset, content, float(days), store().fingerprint(), waiting)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -341,7 +341,7 @@ def world_tables(dataset: str) -> dict[str, pd.DataFrame]:
 @st.cache_data(show_spinner=False, max_entries=64)
 def _whatif_world(path: str, dataset: str, content: str, days: float, assumptions: str,
                   fingerprint: str) -> WorldReport:
-    run = _whatif(path, dataset, content, days, fingerprint)
+    run = shared_whatif(path, dataset, content, days, fingerprint)
     tables = _world_tables(path, dataset, fingerprint)
     fleet = _connection(path)[0].cursor().fleet(dataset)
     world = World(tables["regions"], tables["prices"], tables["carbon"])
@@ -353,7 +353,7 @@ def whatif_world(dataset: str, scenario: dict, days: float,
     """Cost, carbon and residency (engine.analysis.runs.world_kpis.world_report) of `whatif_run(dataset,
     scenario, days)`, on the fleet the scenario ran on, with the dataset's world tables; cached per
     (dataset, scenario content, window, assumptions, store fingerprint) and sharing whatif_run's run."""
-    content = _content(scenario)
+    content = scenario_key(scenario)
     return _whatif_world(str(db_path()), dataset, content, float(days),
                          assumptions_text(assumptions or CostAssumptions()), store().fingerprint())
 
@@ -387,7 +387,7 @@ class FairnessReport:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _fairness(path: str, dataset: str, content: str, days: float, fingerprint: str) -> FairnessReport:
-    result = _whatif(path, dataset, content, days, fingerprint).result
+    result = shared_whatif(path, dataset, content, days, fingerprint).result
     hours = max(1, math.ceil(horizon_s(result) / 3600.0 / SHARE_POINTS))
     return FairnessReport(fairness_kpis(result), team_table(result), share_over_time(result, hours * 3600.0),
                           starvation_by_team(result), queue_sla_table(result))
@@ -395,20 +395,20 @@ def _fairness(path: str, dataset: str, content: str, days: float, fingerprint: s
 
 def fairness_report(dataset: str, scenario: dict, days: float) -> FairnessReport:
     """The fairness figures of `whatif_run(dataset, scenario, days)`, cached with it."""
-    content = _content(scenario)
+    content = scenario_key(scenario)
     return _fairness(str(db_path()), dataset, content, float(days), store().fingerprint())
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _story_context(path: str, dataset: str, content: str, days: float, fingerprint: str) -> StoryContext:
     # cache_resource: the context is read-only, and holds the order policy and per-job arrays
-    run = _whatif(path, dataset, content, days, fingerprint).run
+    run = shared_whatif(path, dataset, content, days, fingerprint).run
     return StoryContext.of(run.scenario, build_workload(run.jobs, run.fleet))  # the jobs and fleet it ran
 
 
 def story(dataset: str, scenario: dict, days: float, row: int) -> JobStory:
     """The story (engine.analysis.runs.job_story) of the job at `row` of `whatif_run(dataset, scenario,
     days)`'s jobs, on the scenario's order policy and the workload it ran."""
-    content = _content(scenario)
+    content = scenario_key(scenario)
     args = (str(db_path()), dataset, content, float(days), store().fingerprint())
-    return job_story(_whatif(*args).result, int(row), _story_context(*args))
+    return job_story(shared_whatif(*args).result, int(row), _story_context(*args))

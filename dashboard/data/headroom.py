@@ -50,7 +50,7 @@ def headroom(dataset: str, specs: list[tuple[str, dict]], days: float, seeds: in
     of the session computing it, `waiting(place)` while a session waits for a slot or for another's run.
     Raises ScenarioError or engine.service.headroom.measure.HeadroomError."""
     s = store()
-    key = ("headroom", str(db_path()), dataset, tuple((label, data._content(spec)) for label, spec in specs),
+    key = ("headroom", str(db_path()), dataset, tuple((label, data.scenario_key(spec)) for label, spec in specs),
            float(days), int(seeds), s.fingerprint())
     return shared.runs().run(key, lambda: _measure(s, dataset, specs, days, seeds, progress), waiting)
 

@@ -57,7 +57,7 @@ def _price(path: str, dataset: str, content: str, assumptions: str, fingerprint:
     if not priced(fleet, prices):
         return Priced(None, UNPRICED)
     try:
-        run = data._whatif(path, dataset, content, 0.0, fingerprint)
+        run = data.shared_whatif(path, dataset, content, 0.0, fingerprint)
         world = data._whatif_world(path, dataset, content, 0.0, assumptions, fingerprint)
     except (ScenarioError, Unusable, ValueError) as exc:
         return Priced(None, f"the recorded replay could not be priced: {exc}")
@@ -68,7 +68,7 @@ def _price(path: str, dataset: str, content: str, assumptions: str, fingerprint:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _started(path: str, dataset: str, assumptions: str, fingerprint: str) -> Future:
-    content = data._content(recorded_spec(data._connection(path)[0].cursor().recorded_scheduler(dataset)))
+    content = data.scenario_key(recorded_spec(data._connection(path)[0].cursor().recorded_scheduler(dataset)))
     return _POOL.submit(_price, path, dataset, content, assumptions, fingerprint)
 
 
