@@ -3,6 +3,7 @@
 sessions show the same figures."""
 import threading
 
+from streamlit.runtime.scriptrunner import magic
 from streamlit.testing.v1 import AppTest
 from test_whatif_page import APP, QUEUE, _kpi_table, whatif_app
 
@@ -19,7 +20,20 @@ def _second_session() -> AppTest:
     return at
 
 
+def _one_parse_at_a_time(monkeypatch) -> None:
+    """Page scripts parsed one at a time: CPython 3.11's ast.parse in two threads at once can fail with
+    "SystemError: AST constructor recursion depth mismatch" (a CPython 3.11 bug seen in the full suite),
+    which has nothing to do with sharing."""
+    lock, parse = threading.Lock(), magic.add_magic
+
+    def serialised(code, path):
+        with lock:
+            return parse(code, path)
+    monkeypatch.setattr(magic, "add_magic", serialised)
+
+
 def test_two_sessions_running_the_same_whatif_share_one_computation(tmp_path, monkeypatch):
+    _one_parse_at_a_time(monkeypatch)
     sessions = [whatif_app(tmp_path, monkeypatch, QUEUE), _second_session()]
     before = shared.runs().computed
     threads = [threading.Thread(target=lambda at=at: at.button(key="wi_run").click().run()) for at in sessions]
