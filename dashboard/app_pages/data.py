@@ -13,7 +13,7 @@ from engine.telemetry.importers import FORMATS
 from engine.telemetry.importers.columns import COLUMN_ALIASES, shown_name
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
-from engine.telemetry.input_limits import MAX_EXPANSION, MAX_TEXT_BYTES, MIB
+from engine.telemetry.input_limits import MAX_EXPANSION, MAX_TEXT_BYTES, MIB, memory_text
 
 NOT_STATED = "not stated (the file's own)"
 TIME_ZONES = [NOT_STATED, "UTC"] + sorted(z for z in available_timezones() if "/" in z and not z.startswith("Etc/"))
@@ -61,7 +61,8 @@ def _upload() -> None:
     st.subheader("Import telemetry")
     st.caption(f"Limits: an upload of at most {st.get_option('server.maxUploadSize'):,} MB; "
                f"gzip content may expand to at most {MAX_TEXT_BYTES // MIB:,} MiB and {MAX_EXPANSION} times its "
-               "compressed size (more is refused as a possible decompression bomb).")
+               "compressed size (more is refused as a possible decompression bomb); "
+               f"{markdown_text(memory_text())}.")
     # A new key after each successful import empties the uploader for the next file.
     uploaded = st.file_uploader("Telemetry file (CSV, SWF, sacct export, openb lists, utilisation series; "
                                 "gzip welcome)", type=FILE_TYPES, key=f"upload_{st.session_state.get('uploads', 0)}")

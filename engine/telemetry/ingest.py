@@ -17,6 +17,7 @@ from engine.telemetry.errors import MAX_REPORTED, ImportRejected, RowError
 from engine.telemetry.importers import FORMATS, parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
+from engine.telemetry.importers.generic_csv import CsvJobs
 from engine.telemetry.input_limits import check_size, read_input
 from engine.telemetry.names import BadName, check_name, name_from
 from engine.telemetry.sample import BUNDLE_FILES, bundle_digest, read_bundle
@@ -92,6 +93,8 @@ def ingest_bytes(
     if earlier is not None:
         return IngestResult(earlier[0], fmt, 0, None, duplicate_of=earlier[0],
                             notes=(f"identical content was already imported from {earlier[1]}",))
+    if fmt == "csv":
+        return _ingest_chunks(store, CsvJobs(data, source, options), dataset, source, sha, options)
     batch = parser_for(fmt)(data, source, options)
     if batch.row_count == 0 and batch.rejects:
         raise ImportRejected(batch.rejects[:MAX_REPORTED], len(batch.rejects))   # every row had a problem
@@ -100,12 +103,38 @@ def ingest_bytes(
     name = dataset or _free_name(store, dataset_name_for(source))
     complete_world(store, name, batch, options)
     import_id = store.add_import(name, batch, Path(source).name, sha)
-    rejected = len({problem.line for problem in batch.rejects})
-    notes = tuple(batch.notes) + ((f"{rejected:,} row(s) with problems set aside ({len(batch.rejects):,} "
-                                   f"problem(s)); they are listed by `meridian rejects {name}` and on the Data "
-                                   "page",) if rejected else ())
-    return IngestResult(name, fmt, batch.row_count, import_id, notes=notes, rejected=rejected,
-                        problems=len(batch.rejects), rejects=tuple(batch.rejects[:MAX_REPORTED]))
+    return _result(name, fmt, batch.row_count, import_id, batch.notes, batch.rejects)
+
+
+def _ingest_chunks(store: Store, reader: CsvJobs, dataset: str | None, source: str, sha: str,
+                   options: ImportOptions) -> IngestResult:
+    """A jobs CSV appended chunk by chunk as it is read, in one transaction: a problem found in any chunk,
+    the last one included, rolls back every chunk appended before it."""
+    name = dataset or _free_name(store, dataset_name_for(source))
+    with store.importing(name) as writer:
+        used = []
+        for jobs in reader:
+            writer.append("jobs", jobs)
+            used.append(_regions_and_types({"jobs": jobs}))
+        notes, rejects = reader.finish()
+        rows = writer.rows.get("jobs", 0)
+        if rows == 0 and rejects:
+            raise ImportRejected(rejects[:MAX_REPORTED], len(rejects))   # every row had a problem
+        batch = ImportBatch("csv", notes=notes, rejects=rejects)
+        complete_world(store, name, batch, options, used=pd.concat(used, ignore_index=True) if used else None)
+        for table, frame in batch.tables.items():
+            writer.append(table, frame)
+        writer.finish("csv", Path(source).name, sha, "jobs", rejects)
+    return _result(name, "csv", rows, writer.import_id, batch.notes, rejects)
+
+
+def _result(name: str, fmt: str, rows: int, import_id: int, notes: list[str], rejects: list) -> IngestResult:
+    rejected = len({problem.line for problem in rejects})
+    notes = tuple(notes) + ((f"{rejected:,} row(s) with problems set aside ({len(rejects):,} "
+                             f"problem(s)); they are listed by `meridian rejects {name}` and on the Data "
+                             "page",) if rejected else ())
+    return IngestResult(name, fmt, rows, import_id, notes=notes, rejected=rejected,
+                        problems=len(rejects), rejects=tuple(rejects[:MAX_REPORTED]))
 
 
 def ingest_folder(store: Store, folder: Path, dataset: str | None = None) -> IngestResult:
@@ -138,13 +167,15 @@ def _free_name(store: Store, base: str) -> str:
     return name
 
 
-def complete_world(store: Store, dataset: str, batch: ImportBatch, options: ImportOptions) -> None:
+def complete_world(store: Store, dataset: str, batch: ImportBatch, options: ImportOptions, *,
+                   used: pd.DataFrame | None = None) -> None:
     """Give every region and GPU type a time zone and prices, stating what was assumed.
 
     Regions the dataset does not describe get the import's time zone (or UTC); GPU types
     without a price get the default price book's on-demand/spot/reserved prices, marked assumed.
+    `used`: the (region, gpu_type) pairs of jobs appended already (an import in chunks), besides the batch's.
     """
-    used = _regions_and_types(batch)
+    used = _regions_and_types(batch.tables if used is None else {"used": used, **batch.tables})
     if used.empty:
         return
     known_regions = set(store.regions(dataset)["region"]) if store.dataset_exists(dataset) else set()
@@ -168,15 +199,17 @@ def complete_world(store: Store, dataset: str, batch: ImportBatch, options: Impo
         batch.notes.append("GPU prices not in the file were taken from the default price book (marked assumed)")
 
 
-def _regions_and_types(batch: ImportBatch) -> pd.DataFrame:
+def _regions_and_types(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The distinct (region, gpu_type) pairs of the jobs and fleet in `tables` (and of earlier pairs, "used"),
+    and the regions of the utilisation; a missing region is DEFAULT_REGION, a missing GPU type 'unknown'."""
     parts = []
-    for table in ("jobs", "fleet"):
-        frame = batch.tables.get(table)
+    for table in ("used", "jobs", "fleet"):
+        frame = tables.get(table)
         if frame is not None and "region" in frame and "gpu_type" in frame:
             parts.append(frame[["region", "gpu_type"]])
         elif frame is not None and "region" in frame:
             parts.append(frame[["region"]].assign(gpu_type=None))
-    util = batch.tables.get("utilization")
+    util = tables.get("utilization")
     if util is not None:
         parts.append(util[["region"]].assign(gpu_type=None))
     if not parts:

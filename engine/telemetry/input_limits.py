@@ -39,6 +39,10 @@ MAX_TEXT_BYTES = 1024 * MIB
 MAX_EXPANSION = 100
 EXPANSION_FLOOR = 16 * MIB
 MEMORY_PER_TEXT_BYTE = 12
+CHUNK_BYTES = 8 * MIB    # a jobs CSV is read in pieces of about this much text (importers.csv_chunks)
+STREAMED_PER_TEXT_BYTE = 2      # memory per byte of text of an import read in chunks ...
+STREAMED_FIXED = 512 * MIB      # ... above the floor, plus this for the chunk being read and DuckDB's buffers
+CSV_ROW_BYTES = 144             # a row of benchmarks/bench_import_csv.py's 18-column jobs CSV, for "how many jobs"
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 4 * MIB
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -118,11 +122,37 @@ def gunzip_bounded(data: bytes, source: str, *, limit: int = MAX_TEXT_BYTES, rat
     return b"".join(parts)
 
 
-def check_memory(text_bytes: int, source: str, *, available: int | None = None) -> None:
-    """ImportRejected naming `source` when importing `text_bytes` of text would need more memory than is
-    `available` (default: MemAvailable now; nothing is checked where the system does not say)."""
+def memory_needed(text_bytes: int, *, streamed: bool = False) -> int:
+    """Bytes of memory above the floor (Python, pandas, DuckDB loaded) that importing `text_bytes` of text
+    needs: read whole, MEMORY_PER_TEXT_BYTE per byte; read in chunks (a jobs CSV), STREAMED_PER_TEXT_BYTE per
+    byte plus STREAMED_FIXED."""
+    if streamed:
+        return STREAMED_PER_TEXT_BYTE * text_bytes + STREAMED_FIXED
+    return MEMORY_PER_TEXT_BYTE * text_bytes
+
+
+def memory_text(available: int | None = None) -> str:
+    """The memory an import needs, and how much a file may hold on this machine now (`available` bytes;
+    default: MemAvailable), in one sentence for the Data page and the CLI."""
     available = _available() if available is None else available
-    needed = MEMORY_PER_TEXT_BYTE * text_bytes
+    rule = (f"an import needs about {STREAMED_PER_TEXT_BYTE} MiB of memory per MiB of text (the content once "
+            f"decompressed) plus {STREAMED_FIXED // MIB:,} MiB for a jobs CSV, read in chunks, and about "
+            f"{MEMORY_PER_TEXT_BYTE} MiB per MiB for the other formats")
+    if available is None:
+        return rule
+    csv = min(MAX_TEXT_BYTES, max(0, available - STREAMED_FIXED) // STREAMED_PER_TEXT_BYTE)
+    other = min(MAX_TEXT_BYTES, available // MEMORY_PER_TEXT_BYTE)
+    return (f"{rule}: with the {available / MIB:,.0f} MiB available now, a jobs CSV of up to {csv / MIB:,.0f} MiB "
+            f"of text (about {csv // CSV_ROW_BYTES:,} jobs of {CSV_ROW_BYTES} bytes) and other files of up to "
+            f"{other / MIB:,.0f} MiB")
+
+
+def check_memory(text_bytes: int, source: str, *, streamed: bool = False, available: int | None = None) -> None:
+    """ImportRejected naming `source` when importing `text_bytes` of text (read whole, or `streamed` in
+    chunks) would need more memory than is `available` (default: MemAvailable now; nothing is checked where
+    the system does not say)."""
+    available = _available() if available is None else available
+    needed = memory_needed(text_bytes, streamed=streamed)
     if available is not None and needed > available:
         raise ImportRejected.whole_file(source, f"{text_bytes / MIB:,.0f} MiB of text needs about {needed / MIB:,.0f} "
                                                 f"MiB of memory to import, and {available / MIB:,.0f} MiB are "

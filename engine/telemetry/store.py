@@ -6,6 +6,8 @@ parameters; identifiers come from the fixed schema in `batch.TABLE_COLUMNS`.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
@@ -131,39 +133,34 @@ class Store:
         On any failure the transaction is rolled back and the database is unchanged. A name the
         dataset name policy refuses (engine.telemetry.names) is a BadName before anything is written.
         """
+        with self.importing(dataset, batch.scheduler) as writer:
+            for table, frame in batch.tables.items():
+                writer.append(table, frame)
+            writer.finish(batch.format, source_file, content_sha256, batch.primary_table, batch.rejects)
+        return writer.import_id
+
+    @contextmanager
+    def importing(self, dataset: str, scheduler: str | None = None) -> Iterator[ImportWriter]:
+        """One import as a transaction: the writer appends tables (as often as it likes, e.g. chunk by chunk)
+        and must `finish`; any exception rolls everything back and leaves the database unchanged. A name the
+        dataset name policy refuses is a BadName before anything is written."""
         dataset = check_name(dataset)
         con = self.con
-        views = {table: f"_meridian_batch_{table}" for table in batch.tables}
-        for table, frame in batch.tables.items():
-            self._check_columns(table, frame)
-            con.register(views[table], frame)
+        con.execute("BEGIN TRANSACTION")
         try:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                if not self.dataset_exists(dataset):
-                    con.execute("INSERT INTO datasets (name, created_utc) VALUES (?, ?)", [dataset, _utcnow()])
-                if batch.scheduler is not None:
-                    con.execute("UPDATE datasets SET recorded_scheduler = ? WHERE name = ? AND recorded_scheduler "
-                                "IS NULL", [batch.scheduler, dataset])
-                import_id = con.execute("SELECT nextval('import_ids')").fetchall()[0][0]
-                for table, frame in batch.tables.items():
-                    self._insert(table, list(frame.columns), views[table], dataset, import_id)
-                con.execute(
-                    "INSERT INTO imports (import_id, dataset, source_file, format, content_sha256, imported_utc, "
-                    "row_count, table_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [import_id, dataset, source_file, batch.format, content_sha256, _utcnow(),
-                     batch.row_count, batch.primary_table],
-                )
-                if batch.rejects:
-                    self._insert_rejects(dataset, import_id, batch.rejects)
-                con.execute("COMMIT")
-            except Exception:
-                con.execute("ROLLBACK")
-                raise
-        finally:
-            for view in views.values():
-                con.unregister(view)
-        return int(import_id)
+            if not self.dataset_exists(dataset):
+                con.execute("INSERT INTO datasets (name, created_utc) VALUES (?, ?)", [dataset, _utcnow()])
+            if scheduler is not None:
+                con.execute("UPDATE datasets SET recorded_scheduler = ? WHERE name = ? AND recorded_scheduler "
+                            "IS NULL", [scheduler, dataset])
+            writer = ImportWriter(self, dataset, con.execute("SELECT nextval('import_ids')").fetchall()[0][0])
+            yield writer
+            if not writer.finished:
+                raise RuntimeError("an import's writer must finish before its transaction commits")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
 
     def _insert_rejects(self, dataset: str, import_id: int, rejects: list) -> None:
         """The import's rejects (RowErrors), and how many rows they are on the import's row."""
@@ -186,14 +183,19 @@ class Store:
         if unknown:
             raise ValueError(f"table {table} has no columns {unknown}")
 
-    def _insert(self, table: str, columns: list[str], view: str, dataset: str, import_id: int) -> None:
+    def _insert(self, table: str, frame: pd.DataFrame, dataset: str, import_id: int) -> None:
+        """Insert `frame` into `table`. DuckDB reads the frame from the local variable `_meridian_rows` (a
+        replacement scan): a view registered for it would, once dropped, live on in the transaction until it
+        ends, holding every chunk of an import in chunks in memory."""
+        _meridian_rows = frame  # noqa: F841 (read by DuckDB by name)
+        columns = list(frame.columns)
         tagged = table in IMPORTED_TABLES
         head = ["dataset"] + (["import_id"] if tagged else [])
         target = ", ".join(_quote(c) for c in head + columns)
         select = ", ".join(["$dataset"] + (["$import_id"] if tagged else []) + [_quote(c) for c in columns])
         verb = "INSERT" if tagged else "INSERT OR REPLACE"
         params = {"dataset": dataset, **({"import_id": import_id} if tagged else {})}
-        self.con.execute(f"{verb} INTO {_quote(table)} ({target}) SELECT {select} FROM {_quote(view)}", params)
+        self.con.execute(f"{verb} INTO {_quote(table)} ({target}) SELECT {select} FROM _meridian_rows", params)
 
     def recorded_scheduler(self, dataset: str) -> str | None:
         """How the dataset's telemetry was scheduled, when its first source said so (else None)."""
@@ -294,6 +296,34 @@ class Store:
             (t, self.con.execute(f"SELECT count(*) FROM {_quote(t)}").fetchall()[0][0])
             for t in ("datasets",) + DATASET_TABLES if t in have
         ]
+
+
+class ImportWriter:
+    """Appends one import's tables inside Store.importing's transaction."""
+
+    def __init__(self, store: Store, dataset: str, import_id: int):
+        self.store, self.dataset, self.import_id = store, dataset, int(import_id)
+        self.rows: dict[str, int] = {}
+        self.finished = False
+
+    def append(self, table: str, frame: pd.DataFrame) -> None:
+        """Insert the rows of `frame` into `table` (its columns a subset of the schema's)."""
+        self.store._check_columns(table, frame)
+        self.store._insert(table, frame, self.dataset, self.import_id)
+        self.rows[table] = self.rows.get(table, 0) + len(frame)
+
+    def finish(self, fmt: str, source_file: str, content_sha256: str, primary: str, rejects: list) -> None:
+        """The import's own row (format, source, content hash, and the rows appended to its `primary` table)
+        and its `rejects` (RowErrors of the rows set aside)."""
+        self.store.con.execute(
+            "INSERT INTO imports (import_id, dataset, source_file, format, content_sha256, imported_utc, "
+            "row_count, table_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [self.import_id, self.dataset, source_file, fmt, content_sha256, _utcnow(),
+             self.rows.get(primary, 0), primary],
+        )
+        if rejects:
+            self.store._insert_rejects(self.dataset, self.import_id, rejects)
+        self.finished = True
 
 
 def _utcnow() -> dt.datetime:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import gc
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -182,14 +183,19 @@ def _only(buf: bytes, records: _Records, index: np.ndarray) -> bytes:
     return arr[np.cumsum(edges[:-1], dtype=np.int8) > 0].tobytes()
 
 
-def _read_fast(buf: bytes, records: _Records, wanted_of, dialect: Dialect = CSV) -> CsvTable | None:
-    """The fast reader; None when pyarrow's view of the rows differs from the scan."""
+def _read_fast(buf: bytes, records: _Records, wanted_of, dialect: Dialect = CSV,
+               known: CsvTable | None = None) -> CsvTable | None:
+    """The fast reader; None when pyarrow's view of the rows differs from the scan. `known`: a table
+    read from the same file before this buffer (whose header this buffer's rows follow)."""
     blank = dialect.blank.encode()
-    head = _header_index(buf, records, blank)
+    head = -1 if known is not None else _header_index(buf, records, blank)
     if head is None:
         return CsvTable([], {}, np.zeros(0, np.int64), [], 0)
-    header = next(dialect.csv_reader(buf[records.starts[head]:records.ends[head]].decode("utf-8")))
-    wanted = wanted_of(header, int(records.lines[head]))
+    if known is not None:
+        header, wanted, header_line = known.header, list(known.columns), known.header_line
+    else:
+        header = next(dialect.csv_reader(buf[records.starts[head]:records.ends[head]].decode("utf-8")))
+        wanted, header_line = wanted_of(header, int(records.lines[head])), int(records.lines[head])
     names = [f"c{i}" for i in range(len(header))]
     keep = [names[i] for i in wanted]
     rest = np.flatnonzero(~records.empty)
@@ -208,7 +214,7 @@ def _read_fast(buf: bytes, records: _Records, wanted_of, dialect: Dialect = CSV)
     bad_rows = list(zip(records.lines[bad][shown].tolist(), bad_fields[shown].tolist()))
     kept = ~_blank(buf, records, good, blank)
     columns = {i: table.column(names[i]).to_pandas()[kept].reset_index(drop=True) for i in wanted}
-    return CsvTable(header, columns, records.lines[good][kept], bad_rows, int(records.lines[head]))
+    return CsvTable(header, columns, records.lines[good][kept], bad_rows, header_line)
 
 
 def _picker(indexes: list[int]):
@@ -220,19 +226,28 @@ def _picker(indexes: list[int]):
 
 def _read_exact(text: str, source: str, wanted_of, dialect: Dialect = CSV) -> CsvTable:
     """The exact reader: Python's csv module, each row starting one line after the previous ended."""
+    return next(read_exact_chunks(text, source, wanted_of, dialect))
+
+
+def read_exact_chunks(text: str, source: str, wanted_of, dialect: Dialect = CSV, *, known: CsvTable | None = None,
+                      line: int = 0, rows_per_chunk: int | None = None) -> Iterator[CsvTable]:
+    """The exact reader as tables of at most `rows_per_chunk` rows each (None: one table); `text` starts
+    after physical line `line` of the file, and `known` is a table read before it (its header applies)."""
     collecting = gc.isenabled()
     gc.disable()  # millions of short-lived row lists would trigger needless collections
     try:
-        return _read_rows(dialect.csv_reader(text), source, wanted_of, dialect.blank)
+        yield from _read_rows(dialect.csv_reader(text), source, wanted_of, dialect.blank, known, line, rows_per_chunk)
     finally:
         if collecting:
             gc.enable()
 
 
-def _read_rows(reader, source: str, wanted_of, blank: str) -> CsvTable:
-    header, header_line, width, wanted = None, 0, 0, []
+def _read_rows(reader, source: str, wanted_of, blank: str, known: CsvTable | None, previous_end: int,
+               rows_per_chunk: int | None) -> Iterator[CsvTable]:
+    header, header_line, wanted = (known.header, known.header_line, list(known.columns)) if known else (None, 0, [])
+    width, pick = len(header or ()), _picker(wanted)
     rows, lines, bad_rows = [], [], []
-    previous_end = 0
+    offset, yielded = previous_end, False
     while True:
         try:
             row = next(reader, None)
@@ -240,7 +255,7 @@ def _read_rows(reader, source: str, wanted_of, blank: str) -> CsvTable:
             raise ImportRejected([RowError(source, previous_end + 1, f"cannot read this row: {exc}")]) from exc
         if row is None:
             break
-        start, previous_end = previous_end + 1, reader.line_num
+        start, previous_end = previous_end + 1, offset + reader.line_num
         if not "".join(row).strip(blank):
             continue
         if header is None:
@@ -252,8 +267,16 @@ def _read_rows(reader, source: str, wanted_of, blank: str) -> CsvTable:
         else:
             rows.append(pick(row))
             lines.append(start)
+            if rows_per_chunk and len(rows) == rows_per_chunk:
+                yield _table(header, header_line, wanted, rows, lines, bad_rows)
+                rows, lines, bad_rows, yielded = [], [], [], True
     if header is None:
-        return CsvTable([], {}, np.zeros(0, np.int64), [], 0)
+        yield CsvTable([], {}, np.zeros(0, np.int64), [], 0)
+    elif rows or bad_rows or not yielded:
+        yield _table(header, header_line, wanted, rows, lines, bad_rows)
+
+
+def _table(header: list[str], header_line: int, wanted: list[int], rows: list, lines: list, bad_rows: list) -> CsvTable:
     values = list(zip(*rows)) if rows else [()] * len(wanted)
     columns = {i: pd.Series(v, dtype="str") for i, v in zip(wanted, values)}
     return CsvTable(header, columns, np.asarray(lines, dtype=np.int64), bad_rows, header_line)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from engine.telemetry.errors import ErrorCollector
+from engine.telemetry.importers.common import CountedNote
 from engine.telemetry.importers.slurm_fields import Tres, time_limit_s, tres
 
 TRES_PARTS = {"gpus": ("gpus", "gres/gpu"), "gpu_type": ("gpu_type", "gres/gpu:TYPE"), "cpus": ("cpus", "cpu"),
@@ -59,7 +60,7 @@ def end_from_elapsed(elapsed: pd.Series, label: str, lines: np.ndarray, times: d
     fill = np.isnat(end) & ~np.isnat(start) & np.isfinite(seconds)
     end[fill] = start[fill] + np.round(seconds[fill] * 1e6).astype("timedelta64[us]")
     if fill.any():
-        notes.append(f"end = start + {label!r} for {int(fill.sum()):,} job(s) without an end")
+        notes.append(CountedNote(f"end = start + {label!r} for {{count:,}} job(s) without an end", int(fill.sum())))
 
 
 def durations(text: pd.Series, label: str, lines: np.ndarray, errors: ErrorCollector) -> np.ndarray:

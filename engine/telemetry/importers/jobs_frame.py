@@ -28,6 +28,7 @@ Rules (units as in the schema):
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -37,7 +38,7 @@ import pyarrow.compute as pc
 from engine.core.vocabulary import DEFAULT_REGION, JOB_STATUSES, WORKLOAD_CLASSES
 from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
 from engine.telemetry.importers.columns import STATUS_ALIASES, WORKLOAD_CLASS_ALIASES, value_lookup
-from engine.telemetry.importers.common import ImportOptions
+from engine.telemetry.importers.common import CountedNote, ImportOptions
 from engine.telemetry.importers.contract import (
     JOB_NUMBERS,
     TEXT_COLUMNS,
@@ -47,6 +48,7 @@ from engine.telemetry.importers.contract import (
     check_times,
 )
 from engine.telemetry.importers.derived_columns import end_from_elapsed, expand_tres
+from engine.telemetry.importers.job_ids import SeenIds
 from engine.telemetry.importers.slurm_fields import NO_LIMIT, job_state
 from engine.telemetry.importers.timestamps import (
     checked_zone,
@@ -58,6 +60,21 @@ from engine.telemetry.importers.timestamps import (
 _CLOCK = r"(?:([0-9]+)-)?([0-9]+):([0-9]{2}):([0-9]{2})"  # RE2-friendly: no \d
 _STATUS = value_lookup(STATUS_ALIASES)
 _CLASS = value_lookup(WORKLOAD_CLASS_ALIASES)
+
+
+@dataclass
+class AcrossChunks:
+    """What the rules over a whole file remember between its chunks: the job ids seen, and the first line of
+    each time column (by label) whose naive values lack a zone."""
+
+    seen: SeenIds = field(default_factory=SeenIds)
+    unzoned: dict[str, int] = field(default_factory=dict)
+
+    def finish(self, errors: ErrorCollector, labels: dict[str, str]) -> None:
+        """Once every chunk is read: the one problem of unzoned times, then reject the file if it has any."""
+        order = [labels[c] for c in TIME_COLUMNS if c in labels and labels[c] in self.unzoned]
+        report_unzoned(errors, {label: self.unzoned[label] for label in order})
+        errors.raise_if_any()
 
 
 def clean_text(values: pd.Series) -> pd.Series:
@@ -120,20 +137,31 @@ def _fill(codes: np.ndarray, values: list, fallback: np.ndarray | str) -> pd.Ser
     return pd.Series(filled.to_pandas(), dtype="str")
 
 
-def _duplicates(ids: pd.Series, label: str, lines: np.ndarray, errors: ErrorCollector) -> None:
-    """Report every repeat of a job id, naming the line where it first appeared."""
-    codes, _ = pd.factorize(ids)
+def _duplicates(ids: pd.Series, label: str, lines: np.ndarray, errors: ErrorCollector,
+                seen: SeenIds | None = None) -> None:
+    """Report every repeat of a job id, naming the line where it first appeared (in this table, or in the
+    chunks `seen` before it, which learns this table's new ids)."""
+    codes, uniques = pd.factorize(ids)
     valid = np.flatnonzero(codes >= 0)
-    if not len(valid) or np.bincount(codes[valid]).max() < 2:
+    if not len(valid) or (seen is None and np.bincount(codes[valid]).max() < 2):
         return
     _, first = np.unique(codes[valid], return_index=True)  # codes are 0..k-1, so first[code]
     first_pos = valid[first]
-    dup = valid[first_pos[codes[valid]] != valid]
+    first_line = lines[first_pos]
+    repeat = first_pos[codes[valid]] != valid
+    if seen is not None:
+        values = np.asarray(uniques, dtype=object)
+        earlier = seen.first_lines(values, first_line)
+        new = earlier < 0
+        first_line = np.where(new, first_line, earlier)
+        repeat |= ~new[codes[valid]]
+    dup = valid[repeat]
     errors.add_many(lines[dup], f"duplicate job id {{!r}} in column {label!r} (first on line {{!r}})",
-                    list(zip(ids.iloc[dup].to_numpy(), lines[first_pos[codes[dup]]].tolist())))
+                    list(zip(ids.iloc[dup].to_numpy(), first_line[codes[dup]].tolist())))
 
 
-def _times(text: dict[str, pd.Series], labels, lines, errors, options, naive_utc, notes) -> dict:
+def _times(text: dict[str, pd.Series], labels, lines, errors, options, naive_utc, notes,
+           across: AcrossChunks | None = None) -> dict:
     """Parse every time column present; one error for all naive values lacking a zone."""
     times, unzoned = {}, []
     for column in TIME_COLUMNS:
@@ -152,16 +180,27 @@ def _times(text: dict[str, pd.Series], labels, lines, errors, options, naive_utc
         clock_changes(errors, lines, text[column], parsed.skipped, parsed.repeated, label, options.tz, options.dst,
                       notes)
         times[column] = parsed.values
-    if unzoned:
-        names = ", ".join(repr(label) for _, label in unzoned)
-        plural = "s" if len(unzoned) > 1 else ""
-        problem = RowError(errors.file, min(unzoned)[0], f"timestamps in column{plural} {names} have no time zone; "
-                           "state it (--tz Europe/Berlin on the CLI, the time-zone choice on the Data page) or add "
-                           "an offset")
-        if errors.tolerant:   # a problem of the file, not of its rows: no row can be imported without a zone
-            raise ImportRejected([problem])
-        errors.add(problem.line, problem.reason)
+    if across is not None:
+        for line, label in unzoned:
+            across.unzoned[label] = min(line, across.unzoned.get(label, line))
+    else:
+        report_unzoned(errors, {label: line for line, label in unzoned})
     return times
+
+
+def report_unzoned(errors: ErrorCollector, unzoned: dict[str, int]) -> None:
+    """One problem for every naive time lacking a zone (`unzoned`: column label -> first such line, in column
+    order), on the first such line; ImportRejected at once for a tolerant import."""
+    if not unzoned:
+        return
+    names = ", ".join(repr(label) for label in unzoned)
+    plural = "s" if len(unzoned) > 1 else ""
+    problem = RowError(errors.file, min(unzoned.values()), f"timestamps in column{plural} {names} have no time "
+                       "zone; state it (--tz Europe/Berlin on the CLI, the time-zone choice on the Data page) or add "
+                       "an offset")
+    if errors.tolerant:   # a problem of the file, not of its rows: no row can be imported without a zone
+        raise ImportRejected([problem])
+    errors.add(problem.line, problem.reason)
 
 
 def _order(times, text, labels, lines, errors) -> None:
@@ -180,13 +219,16 @@ def _order(times, text, labels, lines, errors) -> None:
 
 def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions, *,
                    labels: dict[str, str] | None = None, naive_utc: Collection[str] = (),
-                   errors: ErrorCollector | None = None) -> tuple[pd.DataFrame, list[str]]:
+                   errors: ErrorCollector | None = None,
+                   across: AcrossChunks | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Text jobs table -> (typed jobs table, notes); raises ImportRejected on any problem (a tolerant
     `errors` leaves the rows with a problem out instead).
 
     lines: physical source line of each row. labels: column -> name shown in messages
     (default: the column name). naive_utc: time columns whose naive values are UTC.
     errors: errors found earlier (e.g. malformed rows), reported together with these.
+    across: `raw` is one chunk of a file read in chunks: job ids are checked against the earlier chunks', and
+    nothing is raised (the caller raises once the last chunk is read: AcrossChunks.finish).
     """
     missing = [c for c in ("job_id", "submit_utc") if c not in raw.columns]
     if missing or ("gpus" not in raw.columns and "tres" not in raw.columns):
@@ -203,13 +245,13 @@ def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions
     for column, what in (("job_id", "job id"), ("submit_utc", "submit time"), ("gpus", "GPUs")):
         absent = text[column].isna().to_numpy() & (~unread_tres if column == "gpus" else True)
         errors.add_many(lines[absent], f"missing {what} in column {labels[column]!r}")
-    _duplicates(text["job_id"], labels["job_id"], lines, errors)
+    _duplicates(text["job_id"], labels["job_id"], lines, errors, across.seen if across else None)
     for column in TEXT_COLUMNS:
         if column in text:
             check_text(text[column], f"column {labels[column]!r}", lines, errors)
     out: dict[str, object] = {"source_line": lines}
     out.update({c: text[c] for c in TEXT_COLUMNS if c in text})
-    times = _times(text, labels, lines, errors, options, naive_utc, notes)
+    times = _times(text, labels, lines, errors, options, naive_utc, notes, across)
     if "elapsed_s" in text:
         end_from_elapsed(text.pop("elapsed_s"), labels["elapsed_s"], lines, times, errors, notes)
         if "end_utc" in times and "end_utc" not in text:   # the ends are start + elapsed: say so in messages
@@ -223,7 +265,8 @@ def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions
     _order(times, text, labels, lines, errors)
     _gpu_use(out, text, labels, lines, errors, notes)
     _finish_vocabularies(out, text, times, lines, errors, options, notes)
-    errors.raise_if_any()
+    if across is None:
+        errors.raise_if_any()
     jobs = pd.DataFrame(out)
     return (jobs[errors.valid(lines)].reset_index(drop=True) if errors.tolerant else jobs), notes
 
@@ -262,16 +305,16 @@ def _finish_vocabularies(out, text, times, lines, errors, options, notes) -> Non
         ended = ~np.isnat(times["end_utc"]) if "end_utc" in times else np.zeros(n, dtype=bool)
         started = ~np.isnat(times["start_utc"]) if "start_utc" in times else np.zeros(n, dtype=bool)
         derived = np.where(ended, "completed", np.where(started, "running", "pending"))
-        notes.append(f"status derived from the times for {int(missing.sum())} job(s) without one: "
-                     "completed if ended, running if only started, else pending")
+        notes.append(CountedNote("status derived from the times for {count} job(s) without one: completed if "
+                                 "ended, running if only started, else pending", int(missing.sum())))
     out["status"] = _fill(codes, values, derived)
     codes, values = (_vocabulary(text["workload_class"], _CLASS, WORKLOAD_CLASSES, "workload class", lines,
                                  errors) if "workload_class" in text else none)
     if (missing := int((codes < 0).sum())):
-        notes.append(f"{missing} job(s) without a workload class recorded as 'unknown'")
+        notes.append(CountedNote("{count} job(s) without a workload class recorded as 'unknown'", missing))
     out["workload_class"] = _fill(codes, values, "unknown")
     region = text["region"] if "region" in text else pd.Series(np.full(n, None, dtype=object), dtype="str")
     if (missing := int(region.isna().sum())):
         default = options.region or DEFAULT_REGION
-        notes.append(f"{missing} job(s) without a region assigned to region {default!r}")
+        notes.append(CountedNote(f"{{count}} job(s) without a region assigned to region {default!r}", missing))
         out["region"] = region.fillna(default)

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.telemetry.errors import ImportRejected
+from engine.telemetry.importers.common import CountedNote
 
 EPOCH_MAX_S = 4_102_444_800.0  # 2100-01-01T00:00:00Z
 # Written for pyarrow's RE2 engine (no \d or \s, which would send pandas to Python's re).
@@ -115,12 +116,13 @@ def clock_changes(errors, lines: np.ndarray, text: pd.Series, skipped: np.ndarra
                                          f"set back); {rule} as its first occurrence)", text[repeated].to_numpy())
         return
     if skipped.any():
-        notes.append(f"{int(skipped.sum())} local time(s) in column {label!r} fall in the hour skipped when clocks go "
-                     f"forward in {tz}: shifted forward by the gap (read with the offset before the change, so "
-                     "02:30 on a one-hour change reads as 03:30)")
+        notes.append(CountedNote(f"{{count}} local time(s) in column {label!r} fall in the hour skipped when clocks "
+                                 f"go forward in {tz}: shifted forward by the gap (read with the offset before the "
+                                 "change, so 02:30 on a one-hour change reads as 03:30)", int(skipped.sum())))
     if repeated.any():
-        notes.append(f"{int(repeated.sum())} local time(s) in column {label!r} fall in the hour repeated when clocks go "
-                     f"back in {tz}: read as the first (earlier, daylight-saving) occurrence")
+        notes.append(CountedNote(f"{{count}} local time(s) in column {label!r} fall in the hour repeated when clocks "
+                                 f"go back in {tz}: read as the first (earlier, daylight-saving) occurrence",
+                                 int(repeated.sum())))
 
 
 def _from_epoch(seconds: np.ndarray) -> np.ndarray:
