@@ -40,7 +40,7 @@ def outcome(text: bytes, chunk_bytes: int, options: ImportOptions | None = None)
 
 
 _CELLS = st.sampled_from(["j1", "j2", " j3 ", "", "x", '"q,1"', '"a\nb"', "2025-01-01", "1", "-1", "1e400", "o\"k",
-                          "\x01", "eu", "  "])
+                          "\x01", "eu", "  ", "x\ry", "é"])
 
 
 @settings(max_examples=150, deadline=None)
@@ -141,3 +141,13 @@ def test_a_record_longer_than_a_piece_is_read_whole(size):
     text = (HEADER + f'j1,2025-01-01 00:00:00,1,"{long}"\nj2,2025-01-01 00:00:00,2,r\n').encode()
     kind, jobs, _, _ = outcome(text, size)
     assert kind == "imported" and jobs["region"] == [long, "r"] and jobs["source_line"] == [2, 3]
+
+
+def test_after_a_stray_quote_the_exact_reader_reads_the_rest_in_tables_of_rows():
+    text = jobs_csv(3000, {1: 'j1,2025-01-01 00:00:00,1,o"k', 2500: "j2500,2025-01-01 00:00:00,-1,r0"}).encode()
+    with mock.patch.object(csv_chunks, "EXACT_CHUNK_ROWS", 100):
+        assert outcome(text, 1024) == outcome(text, 1 << 30) == (
+            "rejected", 1, ["c.csv:2502: negative GPUs '-1' in column 'gpus'"])
+        good = text.replace(b"j2500,2025-01-01 00:00:00,-1", b"j2500,2025-01-01 00:00:00,1")
+        chunked = outcome(good, 1024)
+    assert chunked == outcome(good, 1 << 30) and chunked[1]["region"][1] == 'o"k' and len(chunked[1]["job_id"]) == 3000

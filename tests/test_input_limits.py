@@ -17,7 +17,15 @@ from engine.service.experiments.openb_inputs import load_pods
 from engine.service.experiments.swf_jobs import load_swf_jobs
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.ingest import ingest_bytes, ingest_path
-from engine.telemetry.input_limits import MIB, check_memory, check_size, gunzip_bounded, read_input
+from engine.telemetry.input_limits import (
+    MIB,
+    check_memory,
+    check_size,
+    gunzip_bounded,
+    memory_needed,
+    memory_text,
+    read_input,
+)
 from engine.telemetry.sample import BUNDLE_FILES, SAMPLE_DIR
 from engine.telemetry.store import Store
 
@@ -159,6 +167,22 @@ def test_text_that_would_need_more_memory_than_is_available_is_refused_before_pa
                     "available; split the file, or import it on a larger machine")
     check_memory(100 * MIB, "huge.csv", available=1200 * MIB)
     check_memory(MIB, "small.csv")     # what this machine has now: a small file always passes
+
+
+def test_a_jobs_csv_read_in_chunks_needs_twice_its_text_and_512_mib():
+    line = refusal(lambda: check_memory(300 * MIB, "big.csv", streamed=True, available=1000 * MIB))
+    assert line.startswith("big.csv: 300 MiB of text needs about 1,112 MiB of memory to import, and 1,000 MiB"), line
+    check_memory(300 * MIB, "big.csv", streamed=True, available=1112 * MIB)
+    assert memory_needed(300 * MIB, streamed=True) == 1112 * MIB and memory_needed(300 * MIB) == 3600 * MIB
+
+
+def test_the_memory_rule_says_what_a_machine_of_a_given_size_takes():
+    # 2 GiB free: (2,048 - 512) / 2 = 768 MiB of CSV text, 768 MiB / 144 bytes = 5,592,405 jobs; 2,048 / 12 = 171 MiB
+    assert memory_text(2048 * MIB).endswith("with the 2,048 MiB available now, a jobs CSV of up to 768 MiB of text "
+                                            "(about 5,592,405 jobs of 144 bytes) and other files of up to 171 MiB")
+    # 24 GiB free: the 1 GiB text limit decides, not the memory
+    assert "a jobs CSV of up to 1,024 MiB of text (about 7,456,540 jobs" in memory_text(24 * 1024 * MIB)
+    assert "a jobs CSV of up to 0 MiB" in memory_text(400 * MIB)
 
 
 def test_a_sample_bundle_with_a_bomb_for_its_jobs_is_refused_and_the_store_stays_as_it_was(store, tmp_path):

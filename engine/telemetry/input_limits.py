@@ -14,11 +14,14 @@ the file instead of a hang or an exhausted memory:
 | gzip expansion                               | MAX_EXPANSION (100 x the compressed size) once the |
 |                                              | content passes EXPANSION_FLOOR (16 MiB)            |
 
-An import holds at most about MEMORY_PER_TEXT_BYTE (12) bytes of memory per byte of text (the content once
-decompressed) above the ~150 MiB Python, pandas and DuckDB take (benchmarks/bench_ingest_memory.py, in
-benchmarks/RESULTS.md): with MAX_TEXT_BYTES that is at most about 12.2 GiB, and a machine with M GiB free
-imports up to M / 12 GiB of text. Text that would need more than the memory available now (Linux's
-MemAvailable) is refused before it is parsed, instead of exhausting the memory.
+Memory (benchmarks/bench_ingest_memory.py, in benchmarks/RESULTS.md), above the ~160 MiB Python, pandas and
+DuckDB take: a jobs CSV is read in pieces of CHUNK_BYTES (8 MiB) of text and appended as it is read
+(importers.csv_chunks, generic_csv.CsvJobs), and needs at most STREAMED_PER_TEXT_BYTE (2) bytes per byte
+of text (the content once decompressed, held whole) plus STREAMED_FIXED (512 MiB): with MAX_TEXT_BYTES at
+most 2.5 GiB, and a machine with M GiB free imports up to (M - 0.5) / 2 GiB of CSV text. The other formats
+are read whole and need about MEMORY_PER_TEXT_BYTE (12) bytes per byte of text: M / 12 GiB. Text that
+would need more than the memory available now (Linux's MemAvailable) is refused before it is parsed,
+instead of exhausting the memory (check_memory; memory_text says it in one sentence).
 
 Real logs expand 5-10 times (the Parallel Workloads Archive's SWF logs, the sample's jobs.csv.gz); a
 gzip bomb expands about 1,000 times. Decompression stops at the first byte past a limit, so a bomb costs

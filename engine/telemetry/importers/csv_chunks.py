@@ -6,12 +6,13 @@ makes the piece longer), so no record is split, and line numbers stay the file's
 read by csv_records' fast reader (or its exact one where the fast one declines), after its bytes are checked
 to be UTF-8. Counting quotes to find record ends is what the fast reader trusts only when every quote sits
 where RFC 4180 allows it and lines end in LF or CRLF: from the first piece where that does not hold (a stray
-quote, a lone CR, a NUL byte) to the end of the file, the exact reader (Python's csv module) reads the rest
-as text in tables of EXACT_CHUNK_ROWS rows.
+quote, a lone CR, a NUL byte) to the end of the file, the exact reader (Python's csv module) reads the rest,
+decoded as it goes, in tables of EXACT_CHUNK_ROWS rows.
 """
 from __future__ import annotations
 
 import codecs
+import io
 from collections.abc import Iterator
 
 import numpy as np
@@ -52,9 +53,8 @@ def csv_chunks(text: bytes, source: str, wanted_of, dialect: Dialect = CSV, *,
     while pos < len(text):
         end = _piece_end(text, pos, chunk_bytes, dialect)
         if end is None:            # from here on only the exact reader can be trusted
-            rest = _decoded(text, pos, len(text), line, source)
-            tables = read_exact_chunks(rest, source, checked, dialect, known=known, line=line,
-                                       rows_per_chunk=EXACT_CHUNK_ROWS)
+            tables = read_exact_chunks(_rest(text, pos, line, source, chunk_bytes), source, checked, dialect,
+                                       known=known, line=line, rows_per_chunk=EXACT_CHUNK_ROWS)
             for table in tables:
                 if table.header:
                     known = known or _header_of(table)
@@ -85,6 +85,20 @@ def _read_piece(piece: bytes, decoded: str, line: int, source: str, wanted_of, d
         if table is not None:
             return table
     return next(read_exact_chunks(decoded, source, wanted_of, dialect, known=known, line=line))
+
+
+def _rest(text: bytes, pos: int, line: int, source: str, size: int) -> io.TextIOWrapper:
+    """The text from `pos` on as a stream for the exact reader (decoded as it is read, never as a whole),
+    once its bytes are checked to be UTF-8 piece by piece (ImportRejected naming the line)."""
+    start = pos
+    while pos < len(text):
+        end = text.find(b"\n", pos + size) + 1 or len(text)
+        _decoded(text, pos, end, line, source)
+        line += text.count(b"\n", pos, end)
+        pos = end
+    raw = io.BytesIO(text)     # shares the bytes: no copy
+    raw.seek(start)
+    return io.TextIOWrapper(raw, encoding="utf-8", newline="")
 
 
 def _decoded(text: bytes, start: int, end: int, line: int, source: str) -> str:

@@ -54,8 +54,10 @@ class Dialect:
         """Characters a skipped (blank) row may consist of."""
         return " \t\r" + self.delimiter + ('"' if self.quoting else "")
 
-    def csv_reader(self, text: str):
-        return csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter,
+    def csv_reader(self, text: str | io.TextIOBase):
+        """A csv reader of `text`, or of a text stream opened with newline="" (lines as io.StringIO splits them)."""
+        lines = io.StringIO(text, newline="") if isinstance(text, str) else text
+        return csv.reader(lines, delimiter=self.delimiter,
                           quoting=csv.QUOTE_MINIMAL if self.quoting else csv.QUOTE_NONE)
 
     def no_header(self) -> str:
@@ -229,10 +231,11 @@ def _read_exact(text: str, source: str, wanted_of, dialect: Dialect = CSV) -> Cs
     return next(read_exact_chunks(text, source, wanted_of, dialect))
 
 
-def read_exact_chunks(text: str, source: str, wanted_of, dialect: Dialect = CSV, *, known: CsvTable | None = None,
+def read_exact_chunks(text: str | io.TextIOBase, source: str, wanted_of, dialect: Dialect = CSV, *, known: CsvTable | None = None,
                       line: int = 0, rows_per_chunk: int | None = None) -> Iterator[CsvTable]:
-    """The exact reader as tables of at most `rows_per_chunk` rows each (None: one table); `text` starts
-    after physical line `line` of the file, and `known` is a table read before it (its header applies)."""
+    """The exact reader as tables of at most `rows_per_chunk` rows each (None: one table); `text` (a str, or
+    a text stream as Dialect.csv_reader takes) starts after physical line `line` of the file, and `known` is
+    a table read before it (its header applies)."""
     collecting = gc.isenabled()
     gc.disable()  # millions of short-lived row lists would trigger needless collections
     try:
