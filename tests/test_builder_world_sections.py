@@ -16,6 +16,7 @@ def _sections():
     import streamlit as st
 
     from dashboard.forms.world_sections import (
+        clusters_section,
         data_section,
         interconnect_section,
         outage_section,
@@ -25,7 +26,7 @@ def _sections():
 
     st.session_state["built"] = {"workload": workload_section("t"), "spot": spot_section("t"),
                                  "data": data_section("t"), "outage": outage_section("t", ["eu-west", "us-east"]),
-                                 "interconnect": interconnect_section("t")}
+                                 "interconnect": interconnect_section("t"), "clusters": clusters_section("t")}
 
 
 def _app() -> AppTest:
@@ -37,7 +38,8 @@ def _app() -> AppTest:
 
 def test_untouched_sections_add_nothing():
     app = _app()
-    assert app.session_state["built"] == {"workload": {}, "spot": {}, "data": {}, "outage": [], "interconnect": {}}
+    assert app.session_state["built"] == {"workload": {}, "spot": {}, "data": {}, "outage": [], "interconnect": {},
+                                          "clusters": {}}
 
 
 def test_every_data_field_has_its_widget_with_its_range():
@@ -63,6 +65,7 @@ def test_the_sections_build_a_scenario_with_the_chosen_values():
     assert not app.error, [e.value for e in app.error]
     built = dict(app.session_state["built"])
     assert built.pop("outage") == [] and built.pop("workload") == {} and built.pop("interconnect") == {}
+    assert built.pop("clusters") == {}
     assert built == {"spot": {"interruptions_per_node_hour": 0.05, "fallback_after": 2, "interruptible_only": False},
                      "data": {"transfer_gbps": 10.0, "replicate_after": 3, "prefetch": True}}
     scenario = Scenario.from_dict({"name": "built", **built})
@@ -126,3 +129,15 @@ def test_the_interconnect_is_off_until_ticked_then_its_changes_reach_the_scenari
     assert [shown(e) for e in app.error] == ["[interconnect]: [interconnect] bandwidths must not rise with the "
                                              "spread: rack_gbps 10 >= cluster_gbps 200 >= cross_cluster_gbps 25"]
     assert app.session_state["built"]["interconnect"] == {}
+
+
+def test_racks_per_cluster_is_drawn_from_its_declaration_and_reaches_the_scenario():
+    from engine.scenario.clusters import ClusterSplit
+
+    app = _app()
+    racks = app.number_input(key="t:clusters:racks_per_cluster")
+    assert (racks.min, racks.max, racks.value) == (0, 10_000, 0) and "racks" in racks.label
+    racks.set_value(2).run()
+    built = app.session_state["built"]["clusters"]
+    assert built == {"racks_per_cluster": 2}
+    assert Scenario.from_dict({"name": "split", "clusters": built}).clusters == ClusterSplit(2)

@@ -39,7 +39,7 @@ def test_simulate_json_and_export(tmp_path):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["scenario"] == "fifo" and set(out["kpis"]) in (SIM_KPIS, SIM_KPIS | FRAGMENTATION)
-    assert list(out) == ["scenario", "kpis", "by_workload_class", "by_team", "teams", "queue_classes"]
+    assert list(out) == ["scenario", "kpis", "by_workload_class", "by_team", "teams", "queue_classes", "by_cluster"]
     k = out["kpis"]
     assert k["jobs_completed"] + k["jobs_failed"] == 7
     assert 0 <= k["utilization"] <= 1
@@ -51,6 +51,9 @@ def test_simulate_json_and_export(tmp_path):
         ("g1", 2, 2, 200.0), ("g2", 1, 1, 50.0), ("u3", 4, 4, 640.0)]   # no group: the user is the team
     busy_gpu_hours = k["idle_gpu_hours"] * k["utilization"] / (1 - k["utilization"])
     assert sum(r["gpu_hours"] for r in out["by_team"]) == pytest.approx(busy_gpu_hours)
+    # an SWF log's fleet has no clusters: one per region, holding all the busy GPU-hours
+    assert [(r["cluster"], r["cluster_jobs"]) for r in out["by_cluster"]] == [(out["by_cluster"][0]["region"], 7)]
+    assert out["by_cluster"][0]["cluster_gpu_hours"] == pytest.approx(busy_gpu_hours)
     assert len(_jobs(tmp_path)) == 7 and (tmp_path / "out" / "decisions.csv").exists()
 
 

@@ -2,13 +2,15 @@
 
 Every policy, built with its default parameters: is a frozen dataclass whose parameters are
 introspectable; is deterministic; never mutates what it is shown; copes with an empty queue and an
-empty fleet; and (placement, gang) never proposes a placement the fleet state would refuse.
+empty fleet; (placement, gang) never proposes a placement the fleet state would refuse; and (cluster)
+only ever names a cluster that holds the job and has room for it now.
 """
 import dataclasses
 
 import numpy as np
 import pytest
 
+from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
 from engine.core.fleet_view import PodRequest
 from engine.core.views import QueueView, RegionsView, RouteRequest, ShareView, TimingView
 from engine.policies import registry
@@ -316,3 +318,44 @@ def test_timing_copes_with_no_candidates(family, key):
     view = TimingView(np.zeros(0), np.zeros(0), np.zeros(0, bool), np.inf)
     job = RouteRequest(0, 0, 1.0, "batch", True, 60.0, 0.0)
     assert registry.make(family, key).delay(job, view, 0.0) == 0.0
+
+
+def test_the_cluster_family_is_registered():
+    assert registry.families()["cluster"] == ["any", "best-fit", "most-free", "topology"]
+
+
+def _clusters(n, seed=0, holds=None):
+    rng = np.random.default_rng(seed)
+    capacity = rng.choice([8.0, 32.0, 64.0], n)
+    view = ClustersView(tuple(f"c{i}" for i in range(n)), rng.random(n) < 0.8 if holds is None else np.full(n, holds),
+                        rng.random(n) < 0.5, np.floor(rng.random(n) * capacity), capacity, rng.integers(0, 4, n))
+    for array in (view.holds, view.fits, view.free_gpus, view.capacity_gpus, view.racks):
+        array.flags.writeable = False
+    return view
+
+
+@pytest.mark.parametrize("family,key", _of("cluster"))
+@pytest.mark.parametrize("n_clusters", [1, 3, 8])
+def test_cluster_choice_is_deterministic_compatible_and_fits_now(family, key, n_clusters):
+    policy = registry.make(family, key)
+    for seed in range(20):
+        view = _clusters(n_clusters, seed)
+        before = {name: getattr(view, name).copy() for name in ("holds", "fits", "free_gpus", "racks")}
+        for job in (ClusterRequest(4.0), ClusterRequest(16.0, 2, "A")):
+            choice = policy.choose(job, view)
+            assert choice == policy.choose(job, view) and isinstance(choice, int)
+            assert choice in (ANY, WAIT) or (0 <= choice < n_clusters and view.holds[choice] and view.fits[choice])
+            if policy.traits.inert:
+                assert choice == ANY
+            elif (view.holds & view.fits).any():
+                assert choice >= 0, "a cluster that holds the job and has room now is taken"
+            else:
+                assert choice == (WAIT if view.holds.any() else ANY)
+        assert all(np.array_equal(before[name], getattr(view, name)) for name in before)
+
+
+@pytest.mark.parametrize("family,key", _of("cluster"))
+def test_cluster_choice_copes_with_no_cluster_and_with_none_compatible(family, key):
+    policy = registry.make(family, key)
+    assert policy.choose(ClusterRequest(1.0), _clusters(0)) == ANY
+    assert policy.choose(ClusterRequest(1.0), _clusters(4, holds=False)) == ANY

@@ -127,9 +127,17 @@ def test_an_inert_quota_books_no_limit(family, key):
     assert np.isinf(book.nominal).all() and np.isinf(book.cap).all()
 
 
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in _with("inert") if f == "cluster"])
+def test_an_inert_cluster_policy_names_no_cluster(family, key):
+    from engine.core.cluster_view import ANY, ClusterRequest, ClustersView
+    one = np.ones(2, bool)
+    clusters = ClustersView(("a", "b"), one, one, np.array([8.0, 4.0]), np.array([8.0, 8.0]), np.ones(2, np.int64))
+    assert registry.make(family, key).choose(ClusterRequest(gpus=4.0), clusters) == ANY
+
+
 def test_every_family_with_a_do_nothing_policy_declares_it_inert():
     inert = {f for f, k, t in DECLARED if t.inert}
-    assert inert == {"backfill", "admission", "routing", "timing", "quota", "preemption"}
+    assert inert == {"backfill", "admission", "routing", "timing", "quota", "preemption", "cluster"}
 
 
 def test_registration_rejects_an_unknown_trait_a_foreign_one_and_a_non_bool():

@@ -19,7 +19,7 @@ def test_bundled_scenarios_load():
     assert fifo.policies == {"order": ("fcfs", {}), "placement": ("first-fit", {}), "backfill": ("none", {}),
                              "admission": ("accept-all", {}), "gang": ("lowest-index", {}),
                              "routing": ("home-only", {}), "timing": ("immediate", {}), "quota": ("none", {}),
-                             "preemption": ("none", {})}
+                             "preemption": ("none", {}), "cluster": ("any", {})}
     easy = Scenario.load(SCENARIOS / "easy-backfill.toml")
     assert easy.policies["backfill"] == ("easy", {}) and easy.policies["placement"] == ("best-fit", {})
     policies = easy.build_policies()
@@ -40,12 +40,12 @@ def test_defaults_and_parameters():
      " priority, rl, sjf, unicep, wfp3, wfq"),
     ({"policies": {"backfill": {"key": "aggressive"}}}, "choose from"),
     ({"policies": {"queue": {"key": "fcfs"}}},
-     "unknown policy family queue; valid: admission, backfill, gang, order, placement, preemption, quota, routing,"
+     "unknown policy family queue; valid: admission, backfill, cluster, gang, order, placement, preemption, quota, routing,"
      " timing"),
     ({"policies": {"admission": {"key": "queue-length-limit", "limit": 3}}},
      "has no parameter(s) limit; valid: max_queued"),
     ({"policies": {"admission": {"key": "queue-length-limit", "max_queued": "x"}}}, "max_queued must be int"),
-    ({"polices": {}}, "unknown top-level key polices; valid: burst, data, fleet, interconnect, latency, name, outage,"
+    ({"polices": {}}, "unknown top-level key polices; valid: burst, clusters, data, fleet, interconnect, latency, name, outage,"
      " policies, queue, quota, region, runtime, seed, spot, team, timer_s, workload"),
     ({"outage": [{"region": "r", "start_utc": "2026-01-02"}]}, "an [[outage]] needs exactly region, start_utc and end_utc"),
     ({"outage": [{"region": "r", "start_utc": "2026-01-02", "end_utc": "2026-01-01"}]}, "ends before it starts"),

@@ -12,6 +12,7 @@ from dashboard.forms.job import open_button
 from dashboard.forms.runtimes import AS_SCENARIO, RUNTIME_LABELS, after_training, with_runtimes
 from dashboard.forms.scenario import scenario_form
 from dashboard.forms.scenario_files import scenario_files, uploaded
+from dashboard.sections.clusters import clusters_section
 from dashboard.sections.interconnect import interconnect_section
 from dashboard.sections.relaxations import relaxations_section
 from engine.analysis.runs import catalogue
@@ -330,6 +331,7 @@ if stored and stored[0] == dataset:
     _groups(runs)
     relaxations_section(_labels(runs), [r.result for r in runs])
     interconnect_section(_labels(runs), [r.result for r in runs])
+    clusters_section(_labels(runs), [r.result for r in runs])
     _charts(runs)
     _lookup(runs, *st.session_state["wi_chosen"])
     with headline:

@@ -25,6 +25,7 @@ from dashboard import data
 from dashboard.forms.burst import burst_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
 from dashboard.forms.world_sections import (
+    clusters_section,
     data_section,
     interconnect_section,
     outage_section,
@@ -112,7 +113,7 @@ def scenario_form(prefix: str = "custom") -> dict:
     """Draw the form; return {"name", "policies": {family: {"key": ..., **parameters}}} and, when a
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
-    "workload", "runtime", "burst", "spot", "outage", "interconnect" and "data" when those sections
+    "workload", "runtime", "burst", "spot", "outage", "interconnect", "clusters" and "data" when those sections
     differ from their defaults."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
@@ -147,6 +148,7 @@ def scenario_form(prefix: str = "custom") -> dict:
                 ("Outages", "outage", lambda: outage_section(prefix, _dataset_regions())),
                 ("Interconnect: slower multi-node jobs across racks and clusters", "interconnect",
                  lambda: interconnect_section(prefix)),
+                ("Clusters: split the fleet's clusters by racks", "clusters", lambda: clusters_section(prefix)),
                 ("Data: transfers, replicas, prefetch, compression", "data", lambda: data_section(prefix)))
     for title, key, draw in sections:  # each adds its table only when it differs from the defaults
         with st.expander(title):

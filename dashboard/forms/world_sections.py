@@ -1,8 +1,9 @@
-"""The scenario builder's [workload] growth and load, [data], [spot], [[outage]] and [interconnect] sections.
+"""The scenario builder's [workload] growth and load, [data], [spot], [[outage]], [interconnect] and
+[clusters] sections.
 
-[data] and [interconnect] are drawn from the declarations of engine.world.data_model.DataModel and
-engine.world.interconnect.Interconnect (each field's label, unit, range and help, or a checkbox for a
-switch), so a new field appears here with no new widget code; [spot]
+[data], [interconnect] and [clusters] are drawn from the declarations of engine.world.data_model.DataModel,
+engine.world.interconnect.Interconnect and engine.scenario.clusters.ClusterSplit (each field's label, unit,
+range and help, or a checkbox for a switch), so a new field appears here with no new widget code; [spot]
 from SpotModel's fields with the rate's limit (engine.scenario.limits.SPOT_RATE_MAX). Each returns
 only what differs from the defaults, checked by the scenario parser (an invalid section shows the
 parser's message and adds nothing). Widget keys "{prefix}:workload:{field}", "{prefix}:data:{field}",
@@ -19,6 +20,7 @@ import streamlit as st
 from engine.core.bounds import bound_of
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
+from engine.scenario.clusters import ClusterSplit, parse_clusters
 from engine.scenario.data import parse_data
 from engine.scenario.limits import GROWTH, LOAD_SCALE, SPOT_RATE_MAX
 from engine.scenario.sharing import parse_spot
@@ -108,6 +110,16 @@ def interconnect_section(prefix: str) -> dict:
         return {}
     return _checked({"enabled": True, **entry}, lambda table, what: parse_interconnect(table, what, ScenarioError),
                     "[interconnect]")
+
+
+def clusters_section(prefix: str) -> dict:
+    """The [clusters] table: split each of the fleet's clusters by racks, so the cluster policy has a
+    choice; {} to keep the fleet's clusters."""
+    st.caption("A region's clusters come from the fleet's `cluster` column. Where each holds one GPU type (the "
+               "sample's), a job's type names its cluster; split them by racks to give the cluster policy "
+               "(above, with the other policies) a choice.")
+    entry = declared_inputs(ClusterSplit, f"{prefix}:clusters")
+    return _checked(entry, parse_clusters, "[clusters]") if entry else {}
 
 
 def spot_section(prefix: str) -> dict:

@@ -3,8 +3,9 @@
 The jobs and fleet come from the Store (--dataset NAME) or from a trace parsed in memory with
 its importer (--trace FILE; no database involved). Output is a KPI table and per-group tables (by
 workload class and by team), or JSON: simulate -> {"scenario": name, "kpis": {...},
-"by_workload_class": [{...}, ...], "by_team": [{...}, ...]}; compare -> a list of those, the first
-the baseline. Keys and units: engine.analysis.runs.sim_metrics (kpis, by_group),
+"by_workload_class": [{...}, ...], "by_team": [{...}, ...], "by_cluster": [{...}, ...]}
+(engine.analysis.runs.clusters; as text only when a region has more than one cluster); compare -> a
+list of those, the first the baseline. Keys and units: engine.analysis.runs.sim_metrics (kpis, by_group),
 engine.analysis.runs.world_kpis (cost, carbon, residency: KPI_KEYS) and the README. The world KPIs use the
 dataset's prices, regions and carbon tables with --dataset, and the defaults (price book, world-average
 grid intensity, UTC) with --trace; the defaults relied on are printed after the KPIs ("assumed: ..."),
@@ -20,6 +21,7 @@ import json
 import math
 import sys
 
+from engine.analysis.runs.clusters import by_cluster
 from engine.analysis.runs.fairness import queue_sla_table, team_table
 from engine.analysis.runs.sim_metrics import by_group
 from engine.analysis.runs.sim_series import group_comparison
@@ -87,7 +89,8 @@ def _report(scenario: Scenario, values: dict, result) -> dict:
     """The JSON object of one run: scenario name, KPIs and the per-group rows."""
     return {"scenario": scenario.name, "kpis": values,
             **{name: by_group(result, column).to_dict("records") for column, name in GROUPS},
-            "teams": _records(team_table(result)), "queue_classes": _records(queue_sla_table(result))}
+            "teams": _records(team_table(result)), "queue_classes": _records(queue_sla_table(result)),
+            "by_cluster": _records(by_cluster(result))}
 
 
 def _records(table) -> list[dict]:
@@ -102,6 +105,16 @@ def _print_sharing(result) -> None:
         numbers = {c: _fmt for c in table.columns if table[c].dtype.kind in "fi"}
         print(f"\n{title}")
         print(table.to_string(index=False, formatters=numbers))
+
+
+def _print_clusters(result) -> None:
+    """The by-cluster table, when a region has more than one cluster."""
+    table = by_cluster(result)
+    if not len(table) or table.groupby("region").size().max() < 2:
+        return
+    numbers = {c: _fmt for c in table.columns if table[c].dtype.kind in "fi"}
+    print("\nby cluster")
+    print(table.to_string(index=False, formatters=numbers))
 
 
 def _print_groups(runs: list[tuple[str, object]]) -> None:
@@ -130,6 +143,7 @@ def cmd_simulate(args) -> int:
         print(f"  {key:31s} {_fmt(value)}")
     print_assumed(assumed, False)
     _print_groups([(run.scenario.name, result)])
+    _print_clusters(result)
     _print_sharing(result)
     if written:
         print(f"\nwrote {', '.join(p.name for p in written)} to {args.out}/")

@@ -33,6 +33,8 @@ class PodRequest:
     num_gpu GPUs, each with gpu_milli free: gpu_milli < 1000 shares a GPU, 1000 takes whole GPUs,
     num_gpu = gpu_milli = 0 asks for CPU only. gpu_models lists the allowed GPU models (empty: any).
     spot_ok: False keeps the pod off spot nodes (a job that fell back to on-demand capacity).
+    cluster: the only cluster (`FleetView.cluster`) the pod may go to, as the cluster step chose it
+    (engine.sim.cycle.cluster_step); -1: any node.
     """
 
     cpu_milli: int
@@ -41,6 +43,7 @@ class PodRequest:
     gpu_milli: int = 0
     gpu_models: tuple[str, ...] = ()
     spot_ok: bool = True
+    cluster: int = -1
 
     def __post_init__(self) -> None:
         if self.cpu_milli < 0 or self.memory_mib < 0 or self.num_gpu < 0:
@@ -81,7 +84,8 @@ class FleetView:
     the scale score-based policies normalise by. fragmentation is None unless the state tracks
     a target workload. spot: bool per node, a spot-tier node (None: no node is). tier_rank: per node,
     how its use is paid (engine.core.fleet_view.TIER_RANK: 0 reserved or unknown, already paid for;
-    1 spot; 2 on-demand), or None when every node ranks 0.
+    1 spot; 2 on-demand), or None when every node ranks 0. cluster: per node, its cluster's index in
+    its region (engine.core.cluster_view), or None when the fleet was built without clusters.
     """
 
     cpu_total: np.ndarray
@@ -104,6 +108,7 @@ class FleetView:
     tier_rank: np.ndarray | None = None
     _log: WriteLog | None = None
     _kept: dict = field(default_factory=dict)
+    cluster: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.cpu_free)
@@ -151,7 +156,7 @@ class FleetView:
 def fits_on(view: FleetView, request: PodRequest, nodes=None) -> np.ndarray:
     """Whether `request` fits now on each of `nodes` (index array, slice or one index; default all,
     then a read-only mask kept by the view): CPU, memory, GPU model, and enough GPUs with its milli
-    free. The fleet's one fit rule; policies choose among these."""
+    free, and the cluster when the request names one. The fleet's one fit rule; policies choose among these."""
     if nodes is None and view._log is not None:
         return view.kept(("fits", request), lambda at: _fits(view, request, at))
     return _fits(view, request, slice(None) if nodes is None else nodes)
@@ -165,6 +170,8 @@ def _fits(view: FleetView, request: PodRequest, nodes) -> np.ndarray:
         ok = _both(ok, view.memory_free[nodes] >= request.memory_mib)
     if not request.spot_ok and view.spot is not None:
         ok = _both(ok, ~view.spot[nodes])
+    if request.cluster >= 0 and view.cluster is not None:
+        ok = _both(ok, view.cluster[nodes] == request.cluster)
     if request.num_gpu:
         if request.gpu_models and not view.everywhere(request.gpu_models):
             ok = _both(ok, view.model_ok(request.gpu_models)[nodes] & True)  # & True: a copy, not the cached mask

@@ -35,6 +35,7 @@ FAMILY_TRAITS: dict[str, frozenset[str]] = {
     "backfill": frozenset({"inert"}),
     "admission": frozenset({"inert"}),
     "routing": frozenset({"inert", "relaxes"}),
+    "cluster": frozenset({"inert"}),
     "timing": frozenset({"inert"}),
     "quota": frozenset({"inert"}),
     "preemption": frozenset({"inert"}),

@@ -17,3 +17,4 @@ class Policies:
     timing: object = None
     quota: object = None
     preemption: object = None
+    cluster: object = None

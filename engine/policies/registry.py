@@ -6,7 +6,7 @@ fields, and one contract test can run over every registered policy. What a polic
 simulator (its keys do not change with time, it does nothing, ...) it declares as traits when it
 registers (engine.core.traits); the simulator reads nothing else from it. Families in use:
 "order" (queue order, including multifactor priority and the fairness orders), "backfill",
-"placement", "admission", "gang", "routing", "timing", "quota" and "preemption"; a new family needs
+"placement", "admission", "gang", "cluster", "routing", "timing", "quota" and "preemption"; a new family needs
 no change to the simulator's loop, only a hook where its one method is called.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ _FAMILY_MODULES = (
     "engine.policies.gang", "engine.policies.gang_contiguous", "engine.policies.routing", "engine.policies.timing", "engine.policies.priority",
     "engine.policies.fairness", "engine.policies.quota", "engine.policies.preemption",
     "engine.policies.failure_aware", "engine.policies.rl_order", "engine.policies.placement_search",
-    "engine.policies.placement_milp", "engine.policies.constraints",
+    "engine.policies.placement_milp", "engine.policies.constraints", "engine.policies.cluster",
 )
 
 

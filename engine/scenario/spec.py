@@ -45,10 +45,13 @@
     [interconnect]                  # optional: multi-node jobs slow down when their nodes span racks or
     cluster_gbps = 200              # clusters (bandwidths per level, a share of communication per class:
                                     # engine.world.interconnect); off without the table
+    [clusters]                      # optional: racks_per_cluster = 2 splits each of the fleet's clusters
+                                    # into clusters of 2 racks (engine.scenario.clusters); the cluster
+                                    # policy ([policies] cluster = "best-fit", ...) picks a job's cluster
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
-no preemption). Errors
+no preemption, any cluster). Errors
 are `ScenarioError`s that name the valid choices.
 """
 from __future__ import annotations
@@ -60,6 +63,7 @@ import pandas as pd
 
 import engine.policies.admission  # noqa: F401  (registers the family)
 import engine.policies.backfill  # noqa: F401  (registers the family)
+import engine.policies.cluster  # noqa: F401  (registers the family)
 import engine.policies.gang  # noqa: F401  (registers the family)
 import engine.policies.preemption  # noqa: F401  (registers the family)
 import engine.policies.quota  # noqa: F401  (registers the family)
@@ -74,6 +78,7 @@ from engine.policies.quota import QuotaEntry
 from engine.scenario import limits
 from engine.scenario.burst import parse_bursts
 from engine.scenario.checks import known_keys
+from engine.scenario.clusters import ClusterSplit, parse_clusters, split_clusters
 from engine.scenario.data import parse_data
 from engine.scenario.demand import scale_demand
 from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
@@ -89,11 +94,11 @@ from engine.world.latency import Latency, parse_latency
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
-            "preemption": "none"}
+            "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data", "outage", "burst", "runtime", "interconnect"}
+        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters"}
 # _TOP's [name] tables, and its [[name]] lists of tables
-_TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect"}
+_TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
@@ -126,6 +131,7 @@ class Scenario:
     runtime_quantile: str = "p50"
     predict_failure: bool = False
     interconnect: Interconnect = field(default_factory=Interconnect)
+    clusters: ClusterSplit = field(default_factory=ClusterSplit)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -189,6 +195,7 @@ class Scenario:
                    bursts=parse_bursts(data.get("burst", []), source),
                    interconnect=parse_interconnect(data.get("interconnect", {"enabled": False}), source,
                                                    ScenarioError),
+                   clusters=parse_clusters(data.get("clusters", {}), source),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -239,7 +246,7 @@ class Scenario:
         jobs = scale_demand(compress(jobs, self.load_scale), self.growth, self.seed)
         for edit in self.fleet_edits:
             fleet = edit_fleet(fleet, edit)
-        return jobs, fleet
+        return jobs, split_clusters(fleet, self.clusters)
 
 
 def _shapes(data: dict, source: str) -> None:

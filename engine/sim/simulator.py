@@ -30,8 +30,9 @@ them. Per batch of events at the same time t (engine.sim.state.events gives the 
         queue is a mask over ranks; time-dependent ones are re-keyed over the queue, at most every
         `recalc_s` when the policy has one, newcomers keyed on arrival: engine.sim.cycle.order_cache);
         with nothing freed, no arrival that fits and no preemption, nothing can start: no pass;
-     b. start jobs from the front while they fit (engine.sim.cycle.starts: placement policy; gang jobs
-        take whole free nodes chosen by the gang policy, all or nothing); the first that does not
+     b. start jobs from the front while they fit (engine.sim.cycle.starts: under a cluster policy the
+        cluster step picks the job's cluster first, engine.sim.cycle.cluster_step; then the placement
+        policy; gang jobs take whole free nodes chosen by the gang policy, all or nothing); the first that does not
         fit is the blocked head; a job its quota holds back is parked out of the queue instead
         (engine.sim.cycle.quota_gate) and the next one is tried; the preemption policy may evict jobs
         for the blocked head (then the pass starts again);
@@ -69,6 +70,7 @@ from engine.sim.cycle.adaptive import Adaptive
 from engine.sim.cycle.arrivals import WEEK_S, Arrivals
 from engine.sim.cycle.backfill_pass import backfill
 from engine.sim.cycle.batch_plan import BatchPlan
+from engine.sim.cycle.cluster_step import ClusterStep
 from engine.sim.cycle.order_cache import OrderCache
 from engine.sim.cycle.patience import Patience
 from engine.sim.cycle.sharing import Sharing
@@ -97,6 +99,8 @@ class _Run(Arrivals, Starts, DecisionLog):
                  sharing: SharingSetup | None = None) -> None:
         self.w, self.p, self.timer_s = w, policies, float(timer_s)
         self.gang = policies.gang or make("gang", "lowest-index")
+        # the cluster step (engine.sim.cycle.cluster_step): None under an inert cluster policy (`any`, the default)
+        self.clusters = None if traits_of(policies.cluster).inert else ClusterStep(self, policies.cluster)
         self.rng = np.random.default_rng(seed)
         self.seed = seed
         names = sorted(set(w.fleet["region"]) | set(w.region))

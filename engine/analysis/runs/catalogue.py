@@ -5,6 +5,7 @@ the tests read it; the README's KPI table documents the same keys (a test checks
 Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only runs that sample it),
 "relaxation" (engine.analysis.runs.relaxation, only runs whose routing relaxes soft constraints),
 "interconnect" (engine.analysis.runs.interconnect, only runs with an [interconnect]),
+"cluster" (engine.analysis.runs.clusters: the columns of a run's by-cluster table, one value per cluster),
 "stranded" (engine.analysis.runs.stranded), "matching" (engine.analysis.runs.matching, only runs with
 jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
 `kpis`), "world" (engine.analysis.runs.world_kpis.KPI_KEYS, for a priced fleet or on request), "data"
@@ -85,6 +86,12 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("cross_cluster_starts", "Spread over clusters", "starts", "lower", "int"),
            ("interconnect_mean_slowdown", "Mean network slowdown", "x", "lower", "x"),
            ("interconnect_extra_gpu_hours", "GPU-hours lost to the network", "GPU-hours", "lower", "int")),
+    *_rows("cluster",
+           ("cluster_jobs", "Jobs started in the cluster", "jobs", "", "int"),
+           ("cluster_gpu_hours", "GPU-hours held in the cluster", "GPU-hours", "", "int"),
+           ("cluster_utilization", "Cluster utilisation", "0-1", "higher", "pct"),
+           ("cluster_wait_mean_s", "Mean wait in the cluster", "s", "lower", "duration"),
+           ("cluster_wait_p95_s", "p95 wait in the cluster", "s", "lower", "duration")),
     *_rows("stranded",
            ("stranded_gpu_hours", "Stranded GPU-hours", "GPU-hours", "lower", "int"),
            ("stranded_order_gpu_hours", "Stranded by the order", "GPU-hours", "lower", "int"),

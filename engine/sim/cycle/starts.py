@@ -2,7 +2,9 @@
 placement or gang choice, the checked allocation and the bookkeeping of a start.
 
 A job starts only if all its pods fit now (a gang job takes whole free nodes chosen by the gang
-policy, all or none). Before asking a policy, cheap refusals: the quota gate, the free units of
+policy, all or none). Under a cluster policy that is not inert, the cluster step first picks the
+job's cluster (engine.sim.cycle.cluster_step) and its pods go to that cluster's nodes only. Before
+asking a policy, cheap refusals: the quota gate, the free units of
 the job's pool, and the per-shape "no room" memo (engine.sim.state.region: a shape that found no room
 still has none until a node released since has room for it). A started job takes a running-job
 slot in its region, leaves the waiting counts, is logged STARTED or BACKFILLED, and its finish
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.core.cluster_view import ANY, WAIT
 from engine.core.fleet_view import PodRequest, fits_on
 from engine.core.reasons import BACKFILLED, STARTED
 from engine.sim.state.events import FAILURE, FINISH
@@ -41,20 +44,24 @@ class Starts:
         if self.data_gate and self.data_moves.ready_at[j] > now:  # its GPUs are free; its data is on its way
             self.data_moves.held(j, now)
             return False
+        cluster = ANY if self.clusters is None else self.clusters.pick(j, fleet)
+        if cluster == WAIT:  # no cluster has room now: until a node with room for the shape is released
+            fleet.remember_no_room(shape)
+            return False
         if width > 1:
-            nodes = self._gang_nodes(j, fleet, now)
+            nodes = self._gang_nodes(j, fleet, now, cluster)
             if nodes is None:
                 fleet.remember_no_room(shape)
                 return False
             if self.sharing.gated:
-                nodes = self._within_quota(j, fleet, nodes)
+                nodes = self._within_quota(j, fleet, nodes, cluster)
                 if self.sharing.blocks(j, self.region_name[j], now, float(fleet.state.gpu_count[nodes].sum())):
                     return False  # its whole nodes would take its holder past its quota
             units = fleet.allocate_whole(nodes)
             self.pods[j] = nodes
             first = int(nodes[0])
         else:
-            request = self.request_of(j)
+            request = self.request_of(j, cluster)
             placement = self.batch.take(j, fleet.view, request) if self.batch.on else None
             if placement is None:
                 placement = self.p.placement.choose(fleet.view, request, self.rng)
@@ -87,15 +94,20 @@ class Starts:
                          j + self.n_jobs * self.generation[j])
         return True
 
-    def _gang_nodes(self, j: int, fleet: RegionFleet, now: float) -> np.ndarray | None:
-        free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
-                                      self.spot_ok[j])
+    def _gang_nodes(self, j: int, fleet: RegionFleet, now: float, cluster: int) -> np.ndarray | None:
+        free = self._whole_free(j, fleet, cluster)
         if len(free) < self.width[j]:
             return None
         if getattr(self.gang, "sees_time", False):  # a strip-packing policy: when each node frees, when the gang would end
             return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng,
                                           free_at=self._node_free_at(fleet, now), end_s=now + self.requested[j])
         return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng)
+
+    def _whole_free(self, j: int, fleet: RegionFleet, cluster: int) -> np.ndarray:
+        """The entirely free nodes big enough for one pod of gang job j, of `cluster` only (ANY: all)."""
+        free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
+                                      self.spot_ok[j])
+        return free if cluster == ANY else free[fleet.cluster_codes[free] == cluster]
 
     def _node_free_at(self, fleet: RegionFleet, now: float) -> np.ndarray:
         """Per node of `fleet`, when its running jobs are expected to have ended (now for an idle node)."""
@@ -107,16 +119,14 @@ class Starts:
                 at[held] = np.maximum(at[held], ends[slot[j]])
         return at
 
-    def _within_quota(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> np.ndarray:
+    def _within_quota(self, j: int, fleet: RegionFleet, nodes: np.ndarray, cluster: int) -> np.ndarray:
         """The gang policy's `nodes` for job j, or, when their GPUs would take its quota holder past
         its quota, the free nodes with the fewest GPUs (lowest index first among equals) if they hold
         fewer: on nodes of mixed sizes the quota may allow the small ones."""
         counts = fleet.state.gpu_count
         if self.sharing.passes(j, self.region_name[j], float(counts[nodes].sum())):
             return nodes
-        free = fleet.whole_free_nodes(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
-                                      self.spot_ok[j])
-        fewest = fleet.fewest_gpu_nodes(free, self.width[j])
+        fewest = fleet.fewest_gpu_nodes(self._whole_free(j, fleet, cluster), self.width[j])
         return fewest if counts[fewest].sum() < counts[nodes].sum() else nodes
 
     def _room_on(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> bool:
@@ -128,11 +138,13 @@ class Starts:
             return bool(np.count_nonzero(free if big is fleet.every_node else free & big[nodes]))
         return bool(np.count_nonzero(fits_on(fleet.view, self.request_of(j), nodes)))
 
-    def request_of(self, j: int) -> PodRequest:
-        """Job j's pod request (one object per distinct shape)."""
+    def request_of(self, j: int, cluster: int = ANY) -> PodRequest:
+        """Job j's pod request (one object per distinct shape), on `cluster`'s nodes only (ANY: any node)."""
         t, g = self.gpu_type[j], self.num_gpu[j]
         key = (self.cpu_milli[j], self.memory_mib[j], g, self.gpu_milli[j], (t,) if t is not None and g else (),
                self.spot_ok[j])
+        if cluster != ANY:
+            key = (*key, cluster)
         request = self.requests.get(key)
         if request is None:
             request = self.requests[key] = PodRequest(*key)

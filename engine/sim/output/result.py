@@ -66,7 +66,11 @@ class SimulationResult:
     extra_gpu_hours; None when the scenario has none.
     transfers, datasets: the input data moved for jobs sent away from their dataset's region, and the
     datasets with their replicas (engine.sim.processes.data_moves); None unless the scenario's [data]
-    table turns on replicas, prefetch, compression or incremental sync."""
+    table turns on replicas, prefetch, compression or incremental sync.
+    clusters: one row per node of the fleet the run scheduled on: region, cluster (the fleet's `cluster`
+    column after the scenario's [clusters] split; the region's name for a node without one), node,
+    gpus; the ground of the by-cluster table (engine.analysis.runs.clusters). None for a result built
+    by hand."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -87,6 +91,7 @@ class SimulationResult:
     interconnect: pd.DataFrame | None = None
     transfers: pd.DataFrame | None = None
     datasets: pd.DataFrame | None = None
+    clusters: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,

@@ -21,6 +21,7 @@ from engine.sim.output.result import SimulationResult
 QUOTA_COLUMNS = ["region", "holder", "by", "nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus", "cap_gpus",
                  "most_gpus"]
 RELAXATION_COLUMNS = ["row", "job_id", "team", "home_region", "time_s", "region", "constraint", "cost", "cost_unit"]
+CLUSTER_COLUMNS = ["region", "cluster", "node", "gpus"]
 SEGMENT_COLUMNS = ["row", "job_id", "region", "nodes", "start_s", "end_s", "gpus_allocated", "outcome", "lost_s"]
 
 
@@ -58,7 +59,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
     return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
                             w.observed_end_s, latency_slo_ms=run.latency_slo_ms, segments=_segments(run, jobs),
                             teams=_teams(run), queue_classes=queue_table(sharing.queues), quotas=_quotas(run),
-                            relaxations=relaxations,
+                            relaxations=relaxations, clusters=_clusters(run),
                             **run.processes.result())
 
 
@@ -135,6 +136,14 @@ def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
         return final[SEGMENT_COLUMNS]
     both = pd.concat([evicted[SEGMENT_COLUMNS], final[SEGMENT_COLUMNS]], ignore_index=True)
     return both.sort_values(["start_s", "row"], kind="stable").reset_index(drop=True)
+
+
+def _clusters(run) -> pd.DataFrame:
+    """One row per node of the run's fleet (rented burst nodes included): region, cluster, node, gpus."""
+    frames = [pd.DataFrame({"region": region, "cluster": labels(fleet.cluster_codes, fleet.cluster_names),
+                            "node": pd.array(fleet.name_list, dtype="str"), "gpus": fleet.state.gpu_count})
+              for region, fleet in run.regions.items()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CLUSTER_COLUMNS)
 
 
 def _teams(run) -> pd.DataFrame:

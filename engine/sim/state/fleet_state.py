@@ -42,7 +42,7 @@ class FleetState:
     """Mutable fleet state. Build it from per-node capacities; `view()` is what policies get."""
 
     def __init__(self, cpu_milli, memory_mib, gpu_count, gpu_model, *, rack=None,
-                 target: TargetWorkload | None = None, spot=None, tier_rank=None):
+                 target: TargetWorkload | None = None, spot=None, tier_rank=None, cluster=None):
         self.cpu_total = np.asarray(cpu_milli, dtype=np.int64).copy()
         self.memory_total = np.asarray(memory_mib, dtype=np.int64).copy()
         self.gpu_count = np.asarray(gpu_count, dtype=np.int64).copy()
@@ -57,6 +57,7 @@ class FleetState:
         self.rack = np.zeros(n, np.int64) if rack is None else np.asarray(rack, dtype=np.int64).copy()
         self.spot = None if spot is None else np.asarray(spot, dtype=bool).copy()
         self.tier_rank = None if tier_rank is None else np.asarray(tier_rank, dtype=np.int64).copy()
+        self.cluster = None if cluster is None else np.asarray(cluster, dtype=np.int64).copy()  # index per node
         width = int(self.gpu_count.max()) if n else 0
         slots = np.arange(width)
         # One n x (5 + 2 width) block holds every changing figure of a node (CPU, memory, free GPU
@@ -115,7 +116,8 @@ class FleetState:
                 read_only(self.gpu_pods), read_only(self.rack), self.model_names,
                 int(self.cpu_total.max(initial=0)), int(self.gpu_count.max(initial=0)) * MILLI,
                 self.fragmentation, {}, None if self.spot is None else read_only(self.spot),
-                None if self.tier_rank is None else read_only(self.tier_rank), self.log)
+                None if self.tier_rank is None else read_only(self.tier_rank), self.log,
+                cluster=None if self.cluster is None else read_only(self.cluster))
         return self._view
 
     @property
@@ -135,6 +137,8 @@ class FleetState:
         node, gpus = placement.node, placement.gpus
         if not 0 <= node < len(self._cpu_total):
             raise PlacementError(f"node {node} does not exist (fleet has {len(self._cpu_total)} nodes)")
+        if request.cluster >= 0 and self.cluster is not None and self.cluster[node] != request.cluster:
+            raise PlacementError(f"node {node} is not in cluster {request.cluster} the request names")
         row = self._plain[node].tolist()
         if row[0] < request.cpu_milli or row[1] < request.memory_mib:
             raise PlacementError(f"node {node} lacks CPU or memory for {request}")

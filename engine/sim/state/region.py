@@ -5,6 +5,10 @@ whose GPU model is `state.model_names[m]`; `pool_free[p]` is the free milli-GPU 
 current on every start and finish. Running jobs sit in slots (parallel arrays, reused), so a
 backfill policy gets their expected ends and units as numpy arrays without a Python loop.
 
+Clusters: `cluster_names` (sorted) and `cluster_codes`, each node's index into them (the fleet's
+`cluster` column, one cluster per region without it), read by the cluster step
+(engine.sim.cycle.cluster_step) and the fit rule.
+
 Resources on a node only grow when something on it is released, so the region keeps `released`,
 the nodes of every release in order, and `no_room[shape]`, the length of that log when a job
 shape last found no room. Until a released node has room for the shape, it still has none: the
@@ -90,6 +94,16 @@ class GangFleetState(FleetState):
             self.fragmentation.refresh(nodes, self.cpu_free, self.gpu_free)
 
 
+def cluster_codes(nodes: pd.DataFrame) -> tuple[tuple[str, ...], np.ndarray]:
+    """The region's cluster names, sorted, and each node's index into them: the fleet's `cluster`
+    column; a node without one (or a fleet without the column) is in the cluster named after its region."""
+    region = nodes["region"].astype(str) if "region" in nodes else pd.Series("", index=nodes.index)
+    named = nodes["cluster"].astype(object).where(nodes["cluster"].notna(), None) if "cluster" in nodes else None
+    clusters = region if named is None else named.where(named.notna() & (named.astype(str) != ""), region).astype(str)
+    codes, names = pd.factorize(clusters.to_numpy(dtype=object), sort=True)
+    return tuple(str(n) for n in names), codes.astype(np.int64)
+
+
 def _block_rows(block: np.ndarray, where) -> np.ndarray:
     """block[where] for a slice or an index array (`take` costs a fraction of fancy indexing)."""
     return block[where] if isinstance(where, slice) else block.take(where, axis=0)
@@ -103,10 +117,12 @@ class RegionFleet:
         self.name_list = self.names.tolist()
         spot = (nodes["tier"] == "spot").to_numpy(bool) if "tier" in nodes else None
         rank = nodes["tier"].map(TIER_RANK).fillna(0).to_numpy(np.int64) if "tier" in nodes else None
+        self.cluster_names, self.cluster_codes = cluster_codes(nodes)
         self.state = GangFleetState(nodes["cpu_milli"].to_numpy(), nodes["memory_mib"].to_numpy(),
                                     nodes["gpu"].to_numpy(), list(nodes["model"]), rack=nodes["rack_id"].to_numpy(),
                                     spot=spot if spot is not None and spot.any() else None,
-                                    tier_rank=rank if rank is not None and rank.any() else None)
+                                    tier_rank=rank if rank is not None and rank.any() else None,
+                                    cluster=self.cluster_codes)
         self.view = self.state.view()
         self.node_pool = self.state.gpu_model + 1
         pool_free = np.bincount(self.node_pool, weights=self.state.gpu_count * MILLI,

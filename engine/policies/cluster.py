@@ -1,0 +1,94 @@
+"""Cluster policies (family "cluster"): which cluster of its region a job runs in, chosen before its
+nodes are (engine.sim.cycle.cluster_step).
+
+Every policy has one method, `choose(job, clusters) -> int`: a cluster index of the `ClustersView`
+(engine.core.cluster_view), or ANY (no cluster: nodes anywhere in the region) or WAIT (no cluster has
+room now: the job waits). The simulator then places the job only on the chosen cluster's nodes.
+
+GPU compatibility comes first in every policy but `any`: only a cluster that `holds` the job (nodes of
+its GPU type and node shape, enough of them) qualifies, and only one where it `fits` now is chosen;
+when some cluster holds it but none fits, the answer is WAIT. A job no single cluster can hold gets
+ANY, so it spans clusters as it would without a cluster step rather than wait forever. Ties go to
+the lowest index (the sorted cluster names). Deterministic; no policy uses randomness.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
+from engine.policies.registry import register
+
+FAMILY = "cluster"
+
+
+def _first_lowest(*keys: np.ndarray, among: np.ndarray) -> int:
+    """The index in `among` (a bool mask) whose keys are lexicographically lowest (ties: lowest index)."""
+    candidates = np.flatnonzero(among)
+    order = np.lexsort((candidates, *[k[candidates] for k in reversed(keys)]))
+    return int(candidates[order[0]])
+
+
+def _qualifying(clusters: ClustersView) -> int | None:
+    """ANY when no cluster holds the job, WAIT when some holds it and none fits now, else None."""
+    holds = np.asarray(clusters.holds, bool)
+    if not holds.any():
+        return ANY
+    if not (holds & np.asarray(clusters.fits, bool)).any():
+        return WAIT
+    return None
+
+
+@register(FAMILY, "any", inert=True)
+@dataclass(frozen=True)
+class AnyCluster:
+    """The baseline: no cluster step; a job takes nodes anywhere in its region, as the placement and
+    gang policies choose them (a gang may span clusters). Its `inert` trait tells the simulator to skip
+    the step, so a run under it is the same to the bit as one without clusters."""
+
+    def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
+        return ANY
+
+
+@register(FAMILY, "most-free")
+@dataclass(frozen=True)
+class MostFree:
+    """Spread the load: the compatible cluster, among those the job fits now, with the most free GPUs."""
+
+    def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
+        early = _qualifying(clusters)
+        if early is not None:
+            return early
+        fits = np.asarray(clusters.holds, bool) & np.asarray(clusters.fits, bool)
+        return _first_lowest(-np.asarray(clusters.free_gpus, np.float64), among=fits)
+
+
+@register(FAMILY, "best-fit")
+@dataclass(frozen=True)
+class BestFit:
+    """Pack clusters: the compatible cluster, among those the job fits now, with the fewest free GPUs,
+    so the emptiest clusters stay whole for wide gangs."""
+
+    def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
+        early = _qualifying(clusters)
+        if early is not None:
+            return early
+        fits = np.asarray(clusters.holds, bool) & np.asarray(clusters.fits, bool)
+        return _first_lowest(np.asarray(clusters.free_gpus, np.float64), among=fits)
+
+
+@register(FAMILY, "topology")
+@dataclass(frozen=True)
+class Topology:
+    """Keep a job's nodes close: the compatible cluster, among those the job fits now, where its nodes
+    span the fewest racks (`racks`), then the fewest free GPUs (best fit). A gang never spans clusters
+    while one cluster can hold it; a one-node job (one rack everywhere) is placed as best-fit."""
+
+    def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
+        early = _qualifying(clusters)
+        if early is not None:
+            return early
+        fits = np.asarray(clusters.holds, bool) & np.asarray(clusters.fits, bool)
+        return _first_lowest(np.asarray(clusters.racks, np.int64), np.asarray(clusters.free_gpus, np.float64),
+                             among=fits)

@@ -1,0 +1,66 @@
+"""The cluster step (engine.policies.cluster): before a job's nodes are chosen, its region's cluster
+policy picks the cluster it runs in, and the start places it on that cluster's nodes only
+(engine.sim.cycle.starts; the fit rule and the fleet state's check read the request's `cluster`).
+
+Attached only when the scenario's cluster policy is not inert (the default `any` is), so a run
+without a cluster step is the same to the bit. Per call it builds the region's `ClustersView`
+(engine.core.cluster_view) for the job: what each cluster could hold (static per job shape, cached),
+where the job fits now (the fleet's fit rule, or for a gang the entirely free nodes big enough for one
+pod), the free and installed GPUs of the job's GPU type, and the fewest racks a gang would span.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
+from engine.core.fleet_view import MILLI, PlacementError, fits_on
+
+
+class ClusterStep:
+    """The run's cluster policy and the per-region figures it reads (see the module docstring)."""
+
+    def __init__(self, run, policy) -> None:
+        self.run, self.policy = run, policy
+        self._static: dict[tuple, tuple] = {}  # (region fleet, shape key) -> (holds, capacity_gpus, pool mask)
+
+    def pick(self, j: int, fleet) -> int:
+        """Job j's cluster in `fleet` (its RegionFleet): an index, ANY or WAIT (engine.core.cluster_view)."""
+        run = self.run
+        width, pool, spot_ok = run.width[j], run.pool_list[j], run.spot_ok[j]
+        num_gpu, cpu, memory = run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j]
+        codes, k = fleet.cluster_codes, len(fleet.cluster_names)
+        holds, capacity, in_pool = self._shape(fleet, num_gpu, cpu, memory, pool, spot_ok, width)
+        if width > 1:
+            free = fleet.whole_free_nodes(num_gpu, cpu, memory, pool, spot_ok)
+            fits = np.bincount(codes[free], minlength=k) >= width
+            racks = np.array([_fewest_racks(fleet.state.rack[free[codes[free] == c]], width) if fits[c] else 0
+                              for c in range(k)], np.int64)
+        else:
+            fits = np.bincount(codes, weights=fits_on(fleet.view, run.request_of(j)), minlength=k) > 0
+            racks = fits.astype(np.int64)
+        free_gpus = np.bincount(codes, weights=fleet.state.gpu_free_total * in_pool, minlength=k) / MILLI
+        view = ClustersView(fleet.cluster_names, holds, fits, free_gpus, capacity, racks)
+        choice = self.policy.choose(ClusterRequest(float(run.gpus[j]), int(width), run.gpu_type[j]), view)
+        if choice in (ANY, WAIT) or (0 <= choice < k and fits[choice]):
+            return int(choice)
+        raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for job "
+                             f"{run.w.job_id[j]}, which is not one of the {k} where it fits now")
+
+    def _shape(self, fleet, num_gpu: int, cpu: int, memory: int, pool: int, spot_ok: bool, width: int) -> tuple:
+        key = (id(fleet), num_gpu, cpu, memory, pool, spot_ok, width)
+        static = self._static.get(key)
+        if static is None:
+            codes, k, state = fleet.cluster_codes, len(fleet.cluster_names), fleet.state
+            big = fleet.big_enough(num_gpu, cpu, memory, pool, spot_ok)
+            holds = np.bincount(codes, weights=big, minlength=k) >= width
+            in_pool = fleet.node_pool == pool if pool > 0 else np.ones(len(codes), bool)
+            capacity = np.bincount(codes, weights=state.gpu_count * in_pool, minlength=k).astype(np.float64)
+            static = self._static[key] = (holds, capacity, in_pool)
+        return static
+
+
+def _fewest_racks(racks: np.ndarray, width: int) -> int:
+    """The fewest racks whose free nodes (`racks`: the rack of each) add up to `width`: the racks with
+    the most free nodes first."""
+    counts = np.sort(np.unique(racks, return_counts=True)[1])[::-1]
+    return int(np.searchsorted(np.cumsum(counts), width) + 1)
