@@ -66,7 +66,10 @@ class SimulationResult:
     extra_gpu_hours; None when the scenario has none.
     transfers, datasets: the input data moved for jobs sent away from their dataset's region, and the
     datasets with their replicas (engine.sim.processes.data_moves); None unless the scenario's [data]
-    table turns on replicas, prefetch, compression or incremental sync."""
+    table turns on replicas, prefetch, compression or incremental sync.
+    scaling: the rentals of [predictive_scaling] (engine.sim.processes.forecast_scaling), with burst's
+    columns (trigger_job_id "forecast"); forecast: its forecast's error on held-out weeks per pool
+    (engine.scenario.predictive.ERROR_COLUMNS); both None unless the scenario turns it on."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -87,6 +90,8 @@ class SimulationResult:
     interconnect: pd.DataFrame | None = None
     transfers: pd.DataFrame | None = None
     datasets: pd.DataFrame | None = None
+    scaling: pd.DataFrame | None = None
+    forecast: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -111,7 +116,7 @@ class SimulationResult:
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
         for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "transfers",
-                     "datasets"):
+                     "datasets", "scaling", "forecast"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables
