@@ -23,35 +23,24 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from engine.core.intervals import integrate
+
 WEEK_H = 168
 HOUR = pd.Timedelta(hours=1)
 
 
 def hourly_demand(jobs: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> np.ndarray:
     """GPUs waiting or running per UTC hour from `start` (an hour boundary) to `end`: one value per
-    hour (see the module docstring). `jobs`: submit_utc, end_utc (NaT: still running) and gpus."""
+    hour (see the module docstring), integrated exactly by engine.core.intervals (the Time zones
+    page's demand, busy + queued, is the same integral). `jobs`: submit_utc, end_utc (NaT: still
+    running) and gpus."""
     hours = max(int(np.ceil((end - start) / HOUR)), 0)
     if not hours or not len(jobs):
         return np.zeros(hours)
-    origin = start.value
-    submit = (pd.to_datetime(jobs["submit_utc"]).to_numpy("datetime64[ns]").astype(np.int64) - origin) / 3.6e12
-    finish = pd.to_datetime(jobs["end_utc"]).fillna(end).to_numpy("datetime64[ns]").astype(np.int64)
-    finish = (finish - origin) / 3.6e12
-    gpus = jobs["gpus"].to_numpy(np.float64)
-    edges = np.arange(hours + 1, dtype=np.float64)
-    # F(k) = the GPU-hours waiting or running before hour k = G(stop) - G(begin), G(x) = sum g min(k, x)
-    integral = _below(np.maximum(finish, submit), gpus, edges) - _below(submit, gpus, edges)
-    return np.diff(integral)
-
-
-def _below(points: np.ndarray, gpus: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """sum over jobs of gpus x min(k, point) at each k in `edges` (sorted cumulative sums, no loop)."""
-    order = np.argsort(points, kind="stable")
-    x, g = points[order], gpus[order]
-    weight = np.concatenate([[0.0], np.cumsum(g)])
-    moment = np.concatenate([[0.0], np.cumsum(g * x)])
-    below = np.searchsorted(x, edges, side="left")
-    return moment[below] + edges * (weight[-1] - weight[below])
+    submit = (pd.to_datetime(jobs["submit_utc"]) - start) / HOUR
+    finish = (pd.to_datetime(jobs["end_utc"]).fillna(end) - start) / HOUR
+    return integrate(submit.to_numpy(np.float64), np.maximum(finish, submit).to_numpy(np.float64),
+                     jobs["gpus"].to_numpy(np.float64), np.arange(hours + 1, dtype=np.float64))
 
 
 def seasonal_forecast(history: np.ndarray, horizon: int, weeks: int, quantile: float) -> np.ndarray:
