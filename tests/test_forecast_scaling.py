@@ -11,6 +11,7 @@ from engine.analysis.runs.sim_metrics import kpis
 from engine.analysis.runs.world_kpis import world_report
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
+from engine.service.compare import first_days
 from engine.service.run import prepared, run_prepared
 from engine.sim.state.workload import build_workload
 from engine.world.facts import World
@@ -85,7 +86,6 @@ def test_without_the_table_nothing_is_planned():
 
 @pytest.mark.parametrize("data, message", [
     ({"predictive_scaling": {"enabled": True}, "workload": {"start_utc": "2026-01-12"}}, "add a \\[\\[burst\\]\\]"),
-    ({"predictive_scaling": {"enabled": True}, "burst": [{"region": "r", "gpu_type": "A"}]}, "set \\[workload\\] start_utc"),
     ({"predictive_scaling": {"headroom_quantile": 1.5}}, "headroom_quantile must be from 0 to 1"),
     ({"predictive_scaling": {"weeks": 2.5}}, "weeks must be a whole number"),
     ({"predictive_scaling": {"lead": 30}}, "unknown \\[predictive_scaling\\] key lead"),
@@ -95,6 +95,16 @@ def test_without_the_table_nothing_is_planned():
 def test_bad_tables_are_refused_with_the_key_and_the_problem(data, message):
     with pytest.raises(ScenarioError, match=message):
         Scenario.from_dict({"name": "t", **data}, source="t.toml")
+
+
+def test_without_a_window_start_the_window_starts_the_forecast_weeks_after_the_first_submit():
+    scenario = Scenario.from_dict({"name": "t", "burst": [{"region": "r", "gpu_type": "A"}],
+                                   "predictive_scaling": {"enabled": True, "weeks": 1}})
+    assert scenario.window_start(JOBS) == S
+    edited, jobs, _ = prepared(scenario, JOBS, FLEET, World())
+    assert edited.scaling.start_utc == S and sorted(jobs["job_id"]) == ["j2", "j3", "j4"]
+    (windowed,) = first_days([scenario], JOBS, 1.0)  # the dashboard's "first N days" start there too
+    assert (windowed.start_utc, windowed.end_utc) == (S, S + pd.Timedelta(days=1))
 
 
 def test_a_window_without_a_week_of_history_is_refused():

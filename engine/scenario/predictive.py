@@ -14,7 +14,8 @@
 Semantics. For each [[burst]] pool (region, GPU type, gpus_per_node, max_nodes, provision_min),
 engine.predict.demand_forecast forecasts the GPUs of that type its region's jobs ask for (waiting or
 running) in each hour of the run's window from the whole weeks of history before the window's start
-([workload] start_utc, required), and backtests the same forecast on those weeks. The forecast
+([workload] start_utc; without one the window starts `weeks` whole weeks after the data's first
+submit, engine.scenario.spec.Scenario.window_start), and backtests the same forecast on those weeks. The forecast
 shortfall of hour h is forecast(h) - the GPUs of that type the region has installed; the pool's
 target for hour h is min(max_nodes, ceil(shortfall / gpus_per_node)) nodes when the shortfall is at
 least min_shortfall_gpus, else 0. The simulator (engine.sim.processes.forecast_scaling) rents up to

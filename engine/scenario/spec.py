@@ -47,7 +47,8 @@
                                     # engine.world.interconnect); off without the table
     [predictive_scaling]            # optional: the [[burst]] pools rent ahead of the forecast peak instead
     enabled = true                  # of on waits (weeks, headroom_quantile, lead_min, ...:
-                                    # engine.scenario.predictive); needs [workload] start_utc
+                                    # engine.scenario.predictive); without [workload] start_utc
+                                    # the window starts `weeks` whole weeks after the first submit
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -182,7 +183,7 @@ class Scenario:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ScenarioError(f"{source}: seed must be a whole number >= 0, got {seed!r}")
         bursts = parse_bursts(data.get("burst", []), source)
-        predictive = _predictive(data.get("predictive_scaling", {}), bursts, start, scale, source)
+        predictive = _predictive(data.get("predictive_scaling", {}), bursts, scale, source)
         return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
                    start_utc=start, end_utc=end,
                    load_scale=scale, growth=growth, timer_s=float(timer),
@@ -235,12 +236,20 @@ class Scenario:
         past the last submit of `jobs`, the ones the run replays, on `fleet`, the one it runs on)."""
         if not self.predictive.enabled:
             return world
-        end = self.end_utc
+        start, end = self.window_start(history), self.end_utc
         if end is None:
-            last = pd.to_datetime(jobs["submit_utc"]).max() if len(jobs) else self.start_utc
-            end = max(last, self.start_utc) + pd.Timedelta(days=7)
-        plan = scaling_plan(self.predictive, self.bursts, history, fleet, self.start_utc, end, self.name)
+            last = pd.to_datetime(jobs["submit_utc"]).max() if len(jobs) else start
+            end = max(last, start) + pd.Timedelta(days=7)
+        plan = scaling_plan(self.predictive, self.bursts, history, fleet, start, end, self.name)
         return replace(world, scaling=plan)
+
+    def window_start(self, jobs: pd.DataFrame) -> pd.Timestamp | None:
+        """[workload] start_utc; without one, for [predictive_scaling], `weeks` whole weeks after the
+        first submit of `jobs` (the dataset's), so the forecast has its history; else None."""
+        if self.start_utc is not None or not self.predictive.enabled or not len(jobs):
+            return self.start_utc
+        first = pd.to_datetime(jobs["submit_utc"]).min().floor("h")
+        return first + pd.Timedelta(weeks=self.predictive.weeks)
 
     def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame,
               zones: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -250,7 +259,7 @@ class Scenario:
         zone) sets each job's local submit hour."""
         choice = RuntimeChoice(self.runtime_source, self.runtime_quantile, self.predict_failure)
         given = len(jobs)
-        jobs, start = with_predictions(jobs, self.start_utc, choice, zones, self.name)
+        jobs, start = with_predictions(jobs, self.window_start(jobs), choice, zones, self.name)
         jobs = window(jobs, start, self.end_utc)
         if given and not len(jobs):
             raise ScenarioError(f"{self.name}: no job was submitted in its window ([workload] start_utc "
@@ -285,18 +294,14 @@ def _known_regions(scenario: Scenario, fleet: pd.DataFrame) -> None:
                                 f"its regions: {', '.join(sorted(regions))}")
 
 
-def _predictive(table: object, bursts: tuple, start: pd.Timestamp | None, load_scale: float,
-                source: str) -> PredictiveScaling:
-    """The [predictive_scaling] table; when on it needs [[burst]] pools to act on, a window start to
-    forecast from, and arrivals as recorded (the forecast is in the recorded hours)."""
+def _predictive(table: object, bursts: tuple, load_scale: float, source: str) -> PredictiveScaling:
+    """The [predictive_scaling] table; when on it needs [[burst]] pools to act on and arrivals as
+    recorded (the forecast is in the recorded hours)."""
     settings = parse_predictive(table, source)
     if settings.enabled:
         if not bursts:
             raise ScenarioError(f"{source}: [predictive_scaling] rents the [[burst]] pools' nodes; add a [[burst]] "
                                 "pool (region, gpu_type, max_nodes, ...)")
-        if start is None:
-            raise ScenarioError(f"{source}: [predictive_scaling] forecasts from the weeks before the window; set "
-                                "[workload] start_utc")
         if load_scale != 1.0:
             raise ScenarioError(f"{source}: [predictive_scaling] forecasts the recorded hours; it cannot run with "
                                 f"[workload] load_scale {load_scale:g} (use growth to add demand)")
