@@ -1,6 +1,7 @@
 """Shared test helpers."""
 import os
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,16 @@ def open_page(db: Path, monkeypatch, page: str, **state) -> AppTest:
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     return at
+
+
+def assert_declared_widgets(app: AppTest, model: type, prefix: str) -> None:
+    """Every field of the dataclass `model` has its builder widget under `prefix` (dashboard.forms.
+    world_sections.declared_inputs): a checkbox at the default for a bool, else a number input at the
+    default bounded by the field's declared range."""
+    for spec in fields(model):
+        if spec.type == "bool":
+            assert app.checkbox(key=f"{prefix}:{spec.name}").value is spec.default
+        else:
+            widget = app.number_input(key=f"{prefix}:{spec.name}")
+            assert widget.value == spec.default
+            assert (widget.min, widget.max) == (spec.metadata["min"], spec.metadata["max"]), spec.name

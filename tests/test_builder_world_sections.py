@@ -3,9 +3,7 @@ AppTest: drawn from the declarations, only what differs from the defaults reache
 the scenario they build is one Scenario.from_dict accepts with those values."""
 from __future__ import annotations
 
-from dataclasses import fields
-
-from conftest import shown
+from conftest import assert_declared_widgets, shown
 from streamlit.testing.v1 import AppTest
 
 from engine.scenario.spec import Scenario
@@ -44,13 +42,7 @@ def test_untouched_sections_add_nothing():
 
 def test_every_data_field_has_its_widget_with_its_range():
     app = _app()
-    for spec in fields(DataModel):
-        if spec.type == "bool":
-            assert app.checkbox(key=f"t:data:{spec.name}").value is spec.default
-        else:
-            widget = app.number_input(key=f"t:data:{spec.name}")
-            assert widget.value == spec.default
-            assert (widget.min, widget.max) == (spec.metadata["min"], spec.metadata["max"]), spec.name
+    assert_declared_widgets(app, DataModel, "t:data")
 
 
 def test_the_sections_build_a_scenario_with_the_chosen_values():

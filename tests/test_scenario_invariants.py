@@ -27,8 +27,9 @@ STARTS = ("started", "backfilled")
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
 def test_bundled_scenario_results_are_consistent(sample_tables, path):
     jobs, fleet, world = sample_tables
-    start = pd.Timestamp(jobs["submit_utc"].min())
-    scenario = replace(Scenario.load(path), start_utc=start, end_utc=start + pd.Timedelta(days=3))
+    loaded = Scenario.load(path)  # three days from its own window start (a forecast needs the weeks before it)
+    start = loaded.start_utc if loaded.start_utc is not None else pd.Timestamp(jobs["submit_utc"].min())
+    scenario = replace(loaded, start_utc=start, end_utc=start + pd.Timedelta(days=3))
     result = run_scenario(scenario, jobs, fleet, world)
     table, pieces, log = result.jobs, result.segments, result.decisions
 

@@ -7,10 +7,11 @@ from dashboard import data
 from dashboard.charts import cost as charts_cost
 from dashboard.charts.view import plot, say
 from dashboard.data import headroom as data_headroom
+from engine.analysis.runs.burst import rentals
 from engine.analysis.runs.catalogue import CATALOGUE, methods, shown_comparison
-from engine.analysis.runs.sim_series import kpi_comparison
 from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.cost_change import explained, spend_change
+from engine.analysis.runs.sim_series import kpi_comparison
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.service.compare import UNPRICED
@@ -148,13 +149,14 @@ def _bursts(runs) -> None:
     """The cloud nodes each scenario rented, per region and GPU type, when any did."""
     rows = []
     for label, run, world in runs:
-        burst = run.result.burst
+        burst = rentals(run.result)
         if burst is None or not len(burst):
             continue
         spend = world.cost.spend[world.cost.spend["tier"] == "burst"]
         for row in spend.itertuples():
             rented = burst[(burst["region"] == row.region) & (burst["gpu_type"] == row.gpu_type)]
             rows.append({"scenario": label, "region": row.region, "GPU type": row.gpu_type, "rentals": len(rented),
+                         "ahead of a forecast": int((rented["trigger_job_id"] == "forecast").sum()),
                          "GPU-hours billed": row.gpu_hours_paid, "GPU-hours used": row.gpu_hours_used,
                          "spend (USD)": row.usd, "idle spend (USD)": row.idle_usd,
                          "most nodes at once": _most_at_once(rented)})
@@ -166,9 +168,9 @@ def _bursts(runs) -> None:
         "GPU-hours used": st.column_config.NumberColumn(format="%,.1f"),
         "spend (USD)": st.column_config.NumberColumn(format="$%,.0f"),
         "idle spend (USD)": st.column_config.NumberColumn(format="$%,.0f")})
-    st.caption("Cloud nodes rented when a region's queue head had waited the pool's trigger time; billed from "
-               "renting to return (idle spend: billed hours no job used, boot time included). Each rental is in "
-               "the What-if result's burst table.")
+    st.caption("Cloud nodes rented when a region's queue head had waited the pool's trigger time, or ahead of a "
+               "forecast peak ([predictive_scaling]); billed from renting to return (idle spend: billed hours no job "
+               "used, boot time included). Each rental is in the What-if result's burst or scaling table.")
 
 
 def _tradeoff(runs) -> None:

@@ -83,7 +83,8 @@ def _choose(dataset: str) -> tuple[list[tuple[str, dict]], float, int] | None:
     days = st.number_input("Simulate the jobs submitted in the first N days of the dataset (0 = all)",
                            min_value=0.0, value=7.0, step=1.0, key="wi_days", format="%g",
                            help="The whole sample takes tens of seconds to simulate; a week takes a few. With "
-                                "predictions the N days start where the models' training data ends.")
+                                "predictions the N days start where the models' training data ends; with predictive "
+                                "scaling, after the weeks its forecast learns from.")
     left, right = st.columns(2)
     runtime = left.selectbox("Runtime the scheduler sees", [AS_SCENARIO, *RUNTIME_LABELS], key="wi_runtime",
                              help="Override every scenario's [runtime] source: the users' requests or the runtime "

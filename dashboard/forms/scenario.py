@@ -29,6 +29,7 @@ from dashboard.forms.world_sections import (
     data_section,
     interconnect_section,
     outage_section,
+    predictive_section,
     spot_section,
     workload_section,
 )
@@ -113,7 +114,7 @@ def scenario_form(prefix: str = "custom") -> dict:
     """Draw the form; return {"name", "policies": {family: {"key": ..., **parameters}}} and, when a
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
-    "workload", "runtime", "burst", "spot", "outage", "interconnect", "clusters" and "data" when those sections
+    "workload", "runtime", "burst", "predictive_scaling", "spot", "outage", "interconnect", "clusters" and "data" when those sections
     differ from their defaults."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
@@ -144,6 +145,8 @@ def scenario_form(prefix: str = "custom") -> dict:
         scenario.update(_sharing_tables(prefix))
     sections = (("Runtimes & failures", "runtime", lambda: runtime_section(prefix, policies["order"]["key"])),
                 ("Cloud burst", "burst", lambda: burst_section(prefix, *_fleet_choices())),
+                ("Predictive scaling: rent ahead of the forecast peak", "predictive_scaling",
+                 lambda: predictive_section(prefix)),
                 ("Spot interruptions", "spot", lambda: spot_section(prefix)),
                 ("Outages", "outage", lambda: outage_section(prefix, _dataset_regions())),
                 ("Interconnect: slower multi-node jobs across racks and clusters", "interconnect",

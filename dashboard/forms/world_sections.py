@@ -1,9 +1,11 @@
-"""The scenario builder's [workload] growth and load, [data], [spot], [[outage]], [interconnect] and
-[clusters] sections.
+"""The scenario builder's [workload] growth and load, [data], [spot], [[outage]], [interconnect],
+[clusters] and [predictive_scaling] sections.
 
-[data], [interconnect] and [clusters] are drawn from the declarations of engine.world.data_model.DataModel,
-engine.world.interconnect.Interconnect and engine.scenario.clusters.ClusterSplit (each field's label, unit,
-range and help, or a checkbox for a switch), so a new field appears here with no new widget code; [spot]
+[data], [interconnect], [clusters] and [predictive_scaling] are drawn from the declarations of
+engine.world.data_model.DataModel, engine.world.interconnect.Interconnect,
+engine.scenario.clusters.ClusterSplit and engine.scenario.predictive.PredictiveScaling (each field's
+label, unit, range and help, or a checkbox for a switch), so a new field appears here with no new
+widget code; [spot]
 from SpotModel's fields with the rate's limit (engine.scenario.limits.SPOT_RATE_MAX). Each returns
 only what differs from the defaults, checked by the scenario parser (an invalid section shows the
 parser's message and adds nothing). Widget keys "{prefix}:workload:{field}", "{prefix}:data:{field}",
@@ -23,6 +25,7 @@ from engine.core.escaping import markdown_text
 from engine.scenario.clusters import ClusterSplit, parse_clusters
 from engine.scenario.data import parse_data
 from engine.scenario.limits import GROWTH, LOAD_SCALE, SPOT_RATE_MAX
+from engine.scenario.predictive import PredictiveScaling, parse_predictive
 from engine.scenario.sharing import parse_spot
 from engine.scenario.world import parse_outages
 from engine.world.data_model import DataModel
@@ -120,6 +123,18 @@ def clusters_section(prefix: str) -> dict:
                "(above, with the other policies) a choice.")
     entry = declared_inputs(ClusterSplit, f"{prefix}:clusters")
     return _checked(entry, parse_clusters, "[clusters]") if entry else {}
+
+
+def predictive_section(prefix: str) -> dict:
+    """The [predictive_scaling] table: off unless ticked; then the forecast's and the renting's values
+    that differ from the defaults. It acts on the Cloud burst pools and needs a window start with whole
+    weeks of data before it (the scenario's parser says so when either is missing)."""
+    st.caption("Rent the Cloud burst pools' nodes ahead of the hours a seasonal forecast (the same hour of the week "
+               "in the last weeks before the window) says will be short, instead of when the queue has waited.")
+    entry = declared_inputs(PredictiveScaling, f"{prefix}:predictive")
+    if not entry.pop("enabled", False):
+        return {}
+    return _checked({"enabled": True, **entry}, parse_predictive, "[predictive_scaling]")
 
 
 def spot_section(prefix: str) -> dict:

@@ -3,10 +3,10 @@ result (its KPIs and the KPI catalogue, fairness, stranded capacity, cost and ca
 
 Pure pandas/numpy: DataFrames in (as the telemetry store returns them), DataFrames out, units
 in column names. `telemetry.overview.build_overview` computes everything the Overview page shows;
-the telemetry modules below document each formula:
+the telemetry modules below document each formula (the exact integrals of weighted intervals over
+bins they share are engine.core.intervals, which the demand forecast uses too):
 
   window     the whole-UTC-hour analysis window and local-hour bin edges
-  intervals  exact integrals of weighted intervals over bins, peak concurrency
   activity   jobs -> GPU allocations, utilisation samples -> step intervals
   capacity   GPUs per region and type, from the fleet or inferred
   busy       busy and capacity unit-hours per bin

@@ -90,7 +90,8 @@ def _report(scenario: Scenario, values: dict, result) -> dict:
     return {"scenario": scenario.name, "kpis": values,
             **{name: by_group(result, column).to_dict("records") for column, name in GROUPS},
             "teams": _records(team_table(result)), "queue_classes": _records(queue_sla_table(result)),
-            "by_cluster": _records(by_cluster(result))}
+            "by_cluster": _records(by_cluster(result)),
+            **({"forecast": _records(result.forecast)} if result.forecast is not None else {})}
 
 
 def _records(table) -> list[dict]:
@@ -129,6 +130,15 @@ def _print_groups(runs: list[tuple[str, object]]) -> None:
         print(table.to_string(index=False, formatters=numbers))
 
 
+def _print_forecast(result) -> None:
+    """[predictive_scaling]'s forecast error on the held-out weeks, beside seasonal naive's."""
+    if result.forecast is None:
+        return
+    numbers = {c: _fmt for c in result.forecast.columns if result.forecast[c].dtype.kind in "fi"}
+    print("\ndemand forecast (held-out weeks before the window; naive: the same hour a week earlier)")
+    print(result.forecast.to_string(index=False, formatters=numbers))
+
+
 @guarded
 def cmd_simulate(args) -> int:
     (run,), assumed, _ = _run(args, [args.scenario])
@@ -145,6 +155,7 @@ def cmd_simulate(args) -> int:
     _print_groups([(run.scenario.name, result)])
     _print_clusters(result)
     _print_sharing(result)
+    _print_forecast(result)
     if written:
         print(f"\nwrote {', '.join(p.name for p in written)} to {args.out}/")
     return 0

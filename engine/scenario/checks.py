@@ -6,7 +6,9 @@ section) and what was expected, so a user can fix the file from the message alon
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 
+from engine.core.bounds import bound_of
 from engine.core.errors import ScenarioError
 
 
@@ -29,3 +31,31 @@ def number(value: object, label: str, minimum: float = 0.0, inclusive: bool = Tr
     if not low or (finite and not value < math.inf):
         raise ScenarioError(f"{label} must be a number {'>=' if inclusive else '>'} {minimum:g}, got {value!r}")
     return float(value)
+
+
+def declared(table: object, model: type, source: str, section: str) -> dict:
+    """The values of a [section] table for the dataclass `model`, checked against its fields'
+    declarations: a bool where the field is a bool, else a number inside the field's unit and range
+    (engine.core.bounds; its metadata), whole for an int field. An unknown key, a bool where a number
+    belongs or a value out of range is a ScenarioError naming `section` and the key."""
+    specs = {f.name: f for f in fields(model)}
+    known_keys(table, set(specs), source, f"{section} key")
+    values = {}
+    for name, value in table.items():
+        spec = specs[name]
+        if spec.type == "bool":
+            if not isinstance(value, bool):
+                raise ScenarioError(f"{source}: {section} {name} must be true or false, got {value!r}")
+            values[name] = value
+            continue
+        whole = spec.type == "int"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ScenarioError(f"{source}: {section} {name} must be a {'whole number' if whole else 'number'}, "
+                                f"got {value!r}")
+        problem = bound_of(name, int if whole else float, spec.metadata).check(name, value)
+        if problem is None and whole and value != int(value):
+            problem = f"{name} must be a whole number, got {value!r}"
+        if problem:
+            raise ScenarioError(f"{source}: {section} {problem}")
+        values[name] = int(value) if whole else float(value)
+    return values

@@ -17,34 +17,10 @@ a bool where a number belongs or an unknown key is a ScenarioError naming the ke
 """
 from __future__ import annotations
 
-from dataclasses import fields
-
-from engine.core.bounds import bound_of
-from engine.core.errors import ScenarioError
-from engine.scenario.checks import known_keys
+from engine.scenario.checks import declared
 from engine.world.data_model import DataModel
 
 
 def parse_data(table: object, source: str) -> DataModel:
     """The [data] table as a DataModel (defaults for missing keys)."""
-    specs = {f.name: f for f in fields(DataModel)}
-    known_keys(table, set(specs), source, "[data] key")
-    values = {}
-    for name, value in table.items():
-        spec = specs[name]
-        if spec.type == "bool":
-            if not isinstance(value, bool):
-                raise ScenarioError(f"{source}: [data] {name} must be true or false, got {value!r}")
-            values[name] = value
-            continue
-        whole = spec.type == "int"
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ScenarioError(f"{source}: [data] {name} must be a {'whole number' if whole else 'number'}, "
-                                f"got {value!r}")
-        problem = bound_of(name, int if whole else float, spec.metadata).check(name, value)
-        if problem is None and whole and value != int(value):
-            problem = f"{name} must be a whole number, got {value!r}"
-        if problem:
-            raise ScenarioError(f"{source}: [data] {problem}")
-        values[name] = int(value) if whole else float(value)
-    return DataModel(**values)
+    return DataModel(**declared(table, DataModel, source, "[data]"))

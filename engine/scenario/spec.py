@@ -48,6 +48,10 @@
     [clusters]                      # optional: racks_per_cluster = 2 splits each of the fleet's clusters
                                     # into clusters of 2 racks (engine.scenario.clusters); the cluster
                                     # policy ([policies] cluster = "best-fit", ...) picks a job's cluster
+    [predictive_scaling]            # optional: the [[burst]] pools rent ahead of the forecast peak instead
+    enabled = true                  # of on waits (weeks, headroom_quantile, lead_min, ...:
+                                    # engine.scenario.predictive); without [workload] start_utc
+                                    # the window starts `weeks` whole weeks after the first submit
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -82,6 +86,7 @@ from engine.scenario.clusters import ClusterSplit, parse_clusters, split_cluster
 from engine.scenario.data import parse_data
 from engine.scenario.demand import scale_demand
 from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
+from engine.scenario.predictive import PredictiveScaling, parse_predictive, scaling_plan
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
 from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
 from engine.scenario.sharing import SharingSetup, parse_queues, parse_quotas, parse_spot, parse_teams
@@ -96,9 +101,10 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters"}
+        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling"}
 # _TOP's [name] tables, and its [[name]] lists of tables
-_TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters"}
+_TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
+           "predictive_scaling"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
@@ -132,6 +138,7 @@ class Scenario:
     predict_failure: bool = False
     interconnect: Interconnect = field(default_factory=Interconnect)
     clusters: ClusterSplit = field(default_factory=ClusterSplit)
+    predictive: PredictiveScaling = field(default_factory=PredictiveScaling)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -182,6 +189,8 @@ class Scenario:
         seed = data.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ScenarioError(f"{source}: seed must be a whole number >= 0, got {seed!r}")
+        bursts = parse_bursts(data.get("burst", []), source)
+        predictive = _predictive(data.get("predictive_scaling", {}), bursts, scale, source)
         return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
                    start_utc=start, end_utc=end,
                    load_scale=scale, growth=growth, timer_s=float(timer),
@@ -192,7 +201,7 @@ class Scenario:
                    team_weights=weights, team_orgs=orgs, spot=parse_spot(data.get("spot", {}), source),
                    data=parse_data(data.get("data", {}), source),
                    outages=parse_outages(data.get("outage", []), source),
-                   bursts=parse_bursts(data.get("burst", []), source),
+                   bursts=bursts, predictive=predictive,
                    interconnect=parse_interconnect(data.get("interconnect", {"enabled": False}), source,
                                                    ScenarioError),
                    clusters=parse_clusters(data.get("clusters", {}), source),
@@ -220,7 +229,7 @@ class Scenario:
             world = replace(world, outages=self.outages)
         if fleet is not None:
             _known_regions(self, fleet)
-        if self.bursts:
+        if self.bursts and (self.predictive.reactive or not self.predictive.enabled):
             world = replace(world, bursts=self.bursts)
         if self.interconnect.enabled:
             world = replace(world, interconnect=self.interconnect)
@@ -228,6 +237,27 @@ class Scenario:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:
             raise ScenarioError(f"{self.name}: {exc}") from None
+
+    def scaled(self, world: World, history: pd.DataFrame, jobs: pd.DataFrame, fleet: pd.DataFrame) -> World:
+        """`world` with the [predictive_scaling] plan (engine.scenario.predictive) when it is on: forecast
+        from `history` (the dataset's jobs) before start_utc for the window up to end_utc (else a week
+        past the last submit of `jobs`, the ones the run replays, on `fleet`, the one it runs on)."""
+        if not self.predictive.enabled:
+            return world
+        start, end = self.window_start(history), self.end_utc
+        if end is None:
+            last = pd.to_datetime(jobs["submit_utc"]).max() if len(jobs) else start
+            end = max(last, start) + pd.Timedelta(days=7)
+        plan = scaling_plan(self.predictive, self.bursts, history, fleet, start, end, self.name)
+        return replace(world, scaling=plan)
+
+    def window_start(self, jobs: pd.DataFrame) -> pd.Timestamp | None:
+        """[workload] start_utc; without one, for [predictive_scaling], `weeks` whole weeks after the
+        first submit of `jobs` (the dataset's), so the forecast has its history; else None."""
+        if self.start_utc is not None or not self.predictive.enabled or not len(jobs):
+            return self.start_utc
+        first = pd.to_datetime(jobs["submit_utc"]).min().floor("h")
+        return first + pd.Timedelta(weeks=self.predictive.weeks)
 
     def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame,
               zones: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -237,7 +267,7 @@ class Scenario:
         zone) sets each job's local submit hour."""
         choice = RuntimeChoice(self.runtime_source, self.runtime_quantile, self.predict_failure)
         given = len(jobs)
-        jobs, start = with_predictions(jobs, self.start_utc, choice, zones, self.name)
+        jobs, start = with_predictions(jobs, self.window_start(jobs), choice, zones, self.name)
         jobs = window(jobs, start, self.end_utc)
         if given and not len(jobs):
             raise ScenarioError(f"{self.name}: no job was submitted in its window ([workload] start_utc "
@@ -270,6 +300,20 @@ def _known_regions(scenario: Scenario, fleet: pd.DataFrame) -> None:
         if region not in regions:
             raise ScenarioError(f"{scenario.name}: {where} region {region!r} is not in the fleet; "
                                 f"its regions: {', '.join(sorted(regions))}")
+
+
+def _predictive(table: object, bursts: tuple, load_scale: float, source: str) -> PredictiveScaling:
+    """The [predictive_scaling] table; when on it needs [[burst]] pools to act on and arrivals as
+    recorded (the forecast is in the recorded hours)."""
+    settings = parse_predictive(table, source)
+    if settings.enabled:
+        if not bursts:
+            raise ScenarioError(f"{source}: [predictive_scaling] rents the [[burst]] pools' nodes; add a [[burst]] "
+                                "pool (region, gpu_type, max_nodes, ...)")
+        if load_scale != 1.0:
+            raise ScenarioError(f"{source}: [predictive_scaling] forecasts the recorded hours; it cannot run with "
+                                f"[workload] load_scale {load_scale:g} (use growth to add demand)")
+    return settings
 
 
 def _runtime(choice: RuntimeChoice, order: str, source: str) -> dict:

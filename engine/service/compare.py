@@ -12,7 +12,8 @@ engine.service.headroom.measure.with_headroom adds each run's load headroom and 
 first run's service level.
 
 `first_days` sets the window the dashboard's "first N days" uses: jobs submitted in
-[first submit, first submit + N days), unless a scenario has its own [workload] window.
+[first submit, first submit + N days), unless a scenario has its own [workload] window; with
+[predictive_scaling] the N days start `weeks` whole weeks later (its forecast learns from those).
 """
 from __future__ import annotations
 
@@ -67,10 +68,13 @@ def first_days(scenarios: list[Scenario], jobs: pd.DataFrame, days: float | None
     a scenario with its own start_utc or end_utc keeps it."""
     if not days or not len(jobs):
         return list(scenarios)
-    start = pd.to_datetime(jobs["submit_utc"]).min()
-    end = start + pd.Timedelta(days=float(days))
-    return [s if s.start_utc is not None or s.end_utc is not None else replace(s, start_utc=start, end_utc=end)
-            for s in scenarios]
+    first = pd.to_datetime(jobs["submit_utc"]).min()
+    windowed = []
+    for s in scenarios:
+        start = s.window_start(jobs) or first  # predictive scaling's starts after the weeks it forecasts from
+        windowed.append(s if s.start_utc is not None or s.end_utc is not None
+                        else replace(s, start_utc=start, end_utc=start + pd.Timedelta(days=float(days))))
+    return windowed
 
 
 UNPRICED = ("a CPU log's processors have no prices unless the dataset gives them (a prices table for GPU type "

@@ -33,7 +33,8 @@ def prepared(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame,
     """(the world with the scenario's region edits, the jobs and the fleet it runs): what a run and the
     analysis of it (stranded capacity, cost) both need, prepared once (predictions included)."""
     edited = scenario.world(world or World(), fleet)
-    return edited, *scenario.apply(jobs, fleet, zones_of(edited.regions))
+    ran_jobs, ran_fleet = scenario.apply(jobs, fleet, zones_of(edited.regions))
+    return scenario.scaled(edited, jobs, ran_jobs, ran_fleet), ran_jobs, ran_fleet
 
 
 def run_prepared(scenario: Scenario, world: World, workload: Workload) -> SimulationResult:

@@ -54,6 +54,7 @@ class World:
     outages: tuple = ()  # engine.scenario.world.Outage: regions down over a time range (disaster recovery)
     bursts: tuple = ()  # engine.scenario.burst.BurstPool: cloud nodes a region rents when its queue backs up
     interconnect: Interconnect = Interconnect()  # off: multi-node jobs run at their recorded speed anywhere
+    scaling: object | None = None  # engine.scenario.predictive.ScalingPlan: [[burst]] pools rented ahead of a forecast
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":

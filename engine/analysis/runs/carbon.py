@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs.cost import HOUR_S, CostAssumptions, annualise, holdings, run_nodes, window_s
-from engine.analysis.telemetry.intervals import integrate
 from engine.analysis.telemetry.local_hours import local_hour_bins
+from engine.core.intervals import integrate
 from engine.sim.output.result import SimulationResult
 from engine.world.grid import hourly_intensity
 

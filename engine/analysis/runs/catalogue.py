@@ -118,6 +118,7 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("cost_on_demand_usd", "On-demand spend", "USD", "lower", "usd"),
            ("cost_spot_usd", "Spot spend", "USD", "lower", "usd"),
            ("cost_burst_usd", "Burst spend", "USD", "lower", "usd"),
+           ("burst_idle_gpu_hours", "Idle rented GPU-hours", "GPU-hours", "lower", "int"),
            ("idle_cost_usd", "Idle reserved cost", "USD", "lower", "usd"),
            ("cost_usd_per_year", "Spend a year", "USD/year", "lower", "usd"),
            ("idle_cost_usd_per_year", "Idle cost a year", "USD/year", "lower", "usd"),

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs.held import holding, horizon_s
-from engine.analysis.telemetry.intervals import integrate
+from engine.core.intervals import integrate
 from engine.sim.output.result import SimulationResult
 
 HOUR_S = 3600.0

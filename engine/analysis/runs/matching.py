@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from engine.analysis.runs import burst
 from engine.analysis.runs.held import holding, horizon_s
 from engine.sim.output.result import SimulationResult
 
@@ -48,8 +49,9 @@ def matched(result: SimulationResult, fleet: pd.DataFrame, truth: pd.Series | No
         pieces = pieces.assign(workload_class=pieces["job_id"].map(truth).fillna("unknown").to_numpy(dtype=object))
     pieces = pieces[pieces["workload_class"].isin(list(FIT))]
     node_type = dict(zip(fleet["node"].astype(str), fleet["gpu_type"].astype(str)))
-    if result.burst is not None and len(result.burst):
-        node_type.update(zip(result.burst["node"].astype(str), result.burst["gpu_type"].astype(str)))
+    rented = burst.rentals(result)
+    if rented is not None and len(rented):
+        node_type.update(zip(rented["node"].astype(str), rented["gpu_type"].astype(str)))
     first_node = pieces["nodes"].astype(str).str.split(";").str[0]
     gpu_type = first_node.map(node_type).fillna("").to_numpy(dtype=object)
     queue = result.jobs["queue"].astype(str).to_numpy(dtype=object)[pieces["row"].to_numpy(np.int64)] \

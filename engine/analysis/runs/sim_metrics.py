@@ -97,7 +97,7 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
         "jobs_gave_up": int((jobs["reason"] == "gave-up").sum()),
         "throughput_jobs_per_hour": len(finished) / (makespan / 3600.0) if makespan > 0 else 0.0,
         "latency_slo_attainment": latency_slo_attainment(result),
-        "burst_rentals": len(result.burst) if result.burst is not None else 0,
+        "burst_rentals": len(rented) if (rented := burst.rentals(result)) is not None else 0,
         "burst_gpu_hours": float(burst.billed(result, horizon)["gpu_hours_paid"].sum()),
         **fairness_kpis(result),
     }

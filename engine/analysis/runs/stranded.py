@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from engine.analysis.runs import burst
 from engine.analysis.runs.held import horizon_s
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import normalise_fleet
@@ -91,7 +92,8 @@ def _usage(result: SimulationResult, fleet: pd.DataFrame, times: np.ndarray) -> 
     piece = names.index.to_numpy(np.int64)
     keys = pd.Index(held["region"].astype(str).to_numpy(object)[piece] + "\x1f" + names.to_numpy(object))
     # rented (burst) nodes are not in the fleet, but their GPUs still take their share of a piece's GPUs
-    rented = None if result.burst is None else result.burst[["region", "node", "gpus"]].rename(columns={"gpus": "gpu"})
+    every = burst.rentals(result)
+    rented = None if every is None else every[["region", "node", "gpus"]].rename(columns={"gpus": "gpu"})
     known = pd.concat([fleet[["region", "node", "gpu"]], rented]).drop_duplicates(["region", "node"])
     at = pd.Index(known["region"].astype(str) + "\x1f" + known["node"].astype(str)).get_indexer(keys)
     size, node = np.where(at >= 0, known["gpu"].to_numpy(np.float64)[at], 0.0), np.where(at < len(fleet), at, -1)

@@ -7,6 +7,7 @@ Every figure comes from `engine.analysis.runs.cost.cost_report` and `engine.anal
                                and spot while a job holds them, and egress_usd (USD)
   cost_reserved_usd, cost_on_demand_usd, cost_spot_usd   the same by pricing tier (USD)
   cost_burst_usd               cloud nodes rented by [[burst]] pools, billed from renting to return (USD)
+  burst_idle_gpu_hours         GPU-hours billed for rented burst nodes that no job held (GPU-hours)
   idle_cost_usd                dollars of reserved and rented burst GPU-hours no job held (USD)
   cost_usd_per_year            cost_usd x annualisation_days x 86400 / W (USD per year)
   idle_cost_usd_per_year       idle_cost_usd, annualised the same way (USD per year)
@@ -43,10 +44,12 @@ from engine.analysis.runs.carbon import CarbonReport, carbon_report
 from engine.analysis.runs.cost import CostAssumptions, CostReport, annualise, cost_report, fleet_nodes
 from engine.analysis.runs.data_kpis import data_kpis, storage_usd
 from engine.sim.output.result import SimulationResult
+from engine.sim.processes.burst import BURST_TIER
 from engine.world import residency
 from engine.world.data_model import DataModel
 
-KPI_KEYS = ("cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_usd", "cost_burst_usd", "idle_cost_usd",
+KPI_KEYS = ("cost_usd", "cost_reserved_usd", "cost_on_demand_usd", "cost_spot_usd", "cost_burst_usd",
+            "burst_idle_gpu_hours", "idle_cost_usd",
             "cost_usd_per_year", "idle_cost_usd_per_year", "effective_usd_per_gpu_hour",
             "productive_usd_per_gpu_hour", "energy_kwh", "carbon_kg", "carbon_kg_per_year",
             "residency_violations", "egress_usd")
@@ -91,6 +94,7 @@ def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataF
         "cost_usd": totals["usd"], "cost_reserved_usd": totals["usd_reserved"],
         "cost_on_demand_usd": totals["usd_on_demand"], "cost_spot_usd": totals["usd_spot"],
         "cost_burst_usd": totals["usd_burst"],
+        "burst_idle_gpu_hours": float(cost.spend.loc[cost.spend["tier"] == BURST_TIER, "idle_gpu_hours_paid"].sum()),
         "idle_cost_usd": totals["idle_usd"], "cost_usd_per_year": totals["usd_per_year"],
         "idle_cost_usd_per_year": totals["idle_usd_per_year"],
         "effective_usd_per_gpu_hour": totals["effective_usd_per_gpu_hour"],

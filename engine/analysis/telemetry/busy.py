@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.telemetry.intervals import integrate, overlap_hours
 from engine.analysis.telemetry.window import Window
+from engine.core.intervals import integrate, overlap_hours
 
 REGION_BIN_COLUMNS = ["region", "bin_start_utc", "bin_hours", "busy_unit_hours", "capacity_unit_hours"]
 

@@ -14,7 +14,7 @@ import math
 import pandas as pd
 
 from engine.analysis.telemetry.activity import UNKNOWN_GPU, normalise_keys
-from engine.analysis.telemetry.intervals import peak_concurrency
+from engine.core.intervals import peak_concurrency
 
 CAPACITY_COLUMNS = ["region", "gpu_type", "capacity_gpus", "capacity_source"]
 TIER_COLUMNS = ["region", "gpu_type", "tier", "capacity_gpus"]

@@ -26,8 +26,8 @@ import pandas as pd
 
 from engine.analysis.telemetry import activity, handoff, workhours
 from engine.analysis.telemetry import capacity as cap_mod
-from engine.analysis.telemetry.intervals import integrate
 from engine.analysis.telemetry.timeline import utilisation_pct
+from engine.core.intervals import integrate
 from engine.core.vocabulary import DEFAULT_REGION, FLEXIBLE_CLASSES
 from engine.world import residency
 

@@ -70,7 +70,10 @@ class SimulationResult:
     clusters: one row per node of the fleet the run scheduled on: region, cluster (the fleet's `cluster`
     column after the scenario's [clusters] split; the region's name for a node without one), node,
     gpus; the ground of the by-cluster table (engine.analysis.runs.clusters). None for a result built
-    by hand."""
+    by hand.
+    scaling: the rentals of [predictive_scaling] (engine.sim.processes.forecast_scaling), with burst's
+    columns (trigger_job_id "forecast"); forecast: its forecast's error on held-out weeks per pool
+    (engine.scenario.predictive.ERROR_COLUMNS); both None unless the scenario turns it on."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -92,6 +95,8 @@ class SimulationResult:
     transfers: pd.DataFrame | None = None
     datasets: pd.DataFrame | None = None
     clusters: pd.DataFrame | None = None
+    scaling: pd.DataFrame | None = None
+    forecast: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -116,7 +121,7 @@ class SimulationResult:
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
         for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "transfers",
-                     "datasets"):
+                     "datasets", "scaling", "forecast"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables

@@ -49,9 +49,9 @@ def burst_price(pool: BurstPool, prices: dict[tuple, float]) -> float:
     return region_on_demand_price(prices, pool.region, pool.gpu_type)
 
 
-def burst_nodes(fleet: pd.DataFrame, pools: tuple[BurstPool, ...]) -> pd.DataFrame:
+def burst_nodes(fleet: pd.DataFrame, pools: tuple[BurstPool, ...], prefix: str = "burst") -> pd.DataFrame:
     """Rows to append to a normalised fleet (engine.sim.state.workload.normalise_fleet) for every pool's
-    nodes, named burst-<region>-<gpu type>-<k>, each pool on a rack of its own. A pool whose region
+    nodes, named <prefix>-<region>-<gpu type>-<k>, each pool on a rack of its own. A pool whose region
     is not in the fleet is an error that lists the fleet's regions."""
     regions = set(fleet["region"])
     rows, rack = [], int(fleet["rack_id"].max()) + 1 if len(fleet) else 0
@@ -65,7 +65,7 @@ def burst_nodes(fleet: pd.DataFrame, pools: tuple[BurstPool, ...]) -> pd.DataFra
         memory = pool.memory_gib_per_node if pool.memory_gib_per_node is not None else (
             same["memory_mib"].iloc[-1] / 1024.0 if len(same) else 128.0 * pool.gpus_per_node)
         for k in range(pool.max_nodes):
-            rows.append({"region": pool.region, "node": f"burst-{pool.region}-{pool.gpu_type}-{k + 1}",
+            rows.append({"region": pool.region, "node": f"{prefix}-{pool.region}-{pool.gpu_type}-{k + 1}",
                          "gpus": pool.gpus_per_node, "gpu_type": pool.gpu_type, "tier": BURST_TIER,
                          "gpu": pool.gpus_per_node, "cpu_milli": int(round(cpus * 1000)),
                          "memory_mib": int(round(memory * 1024)), "model": pool.gpu_type, "rack_id": rack})
@@ -76,16 +76,17 @@ def burst_nodes(fleet: pd.DataFrame, pools: tuple[BurstPool, ...]) -> pd.DataFra
 class Bursts(WorldProcess):
     """The burst pools of one run (engine.sim.simulator._Run): rentals, returns and their record.
     Burst nodes are numbered b = 0, 1, ... over all pools; `node[b]` is b's index in its region's
-    fleet."""
+    fleet. `prefix` starts its nodes' names (engine.sim.processes.forecast_scaling has its own)."""
 
     kinds = (BURST_UP, BURST_CHECK, BURST_IDLE)
+    prefix = "burst"
     cause = "[[burst]] pools (their trigger_wait_min and idle_release_min)"
     result_fields = ("burst",)
 
     @classmethod
     def fleet_rows(cls, fleet: pd.DataFrame, world) -> pd.DataFrame | None:
         pools = tuple(world.bursts) if world is not None else ()
-        return burst_nodes(fleet, pools) if pools else None
+        return burst_nodes(fleet, pools, cls.prefix) if pools else None
 
     @classmethod
     def attach(cls, run) -> Bursts | None:
@@ -105,7 +106,7 @@ class Bursts(WorldProcess):
         for p, pool in enumerate(pools):
             index = {name: i for i, name in enumerate(run.regions[pool.region].names)}
             first = len(self.node)
-            self.node += [index[f"burst-{pool.region}-{pool.gpu_type}-{k + 1}"] for k in range(pool.max_nodes)]
+            self.node += [index[f"{self.prefix}-{pool.region}-{pool.gpu_type}-{k + 1}"] for k in range(pool.max_nodes)]
             self.pool_of += [p] * pool.max_nodes
             self.members.append(list(range(first, len(self.node))))
             self.by_region.setdefault(pool.region, []).append(p)

@@ -11,6 +11,7 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   10, 11, 12       burst node up, trigger, idle     engine.sim.processes.burst
   13 GIVEUP        users giving up                  engine.sim.cycle.patience (every run's)
   14 DATA_READY    prefetched input data arrived    engine.sim.processes.data_moves
+  15, 16           forecast step, forecast node up  engine.sim.processes.forecast_scaling
 
 The load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
@@ -25,6 +26,7 @@ from engine.sim.output.frag_sampler import FragmentationSampler
 from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.burst import Bursts
 from engine.sim.processes.data_moves import DataMoves
+from engine.sim.processes.forecast_scaling import ForecastScaling
 from engine.sim.processes.holder import Holder
 from engine.sim.processes.interconnect import Links
 from engine.sim.processes.outage import Outages
@@ -36,7 +38,7 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
-                                       FragmentationSampler, Links]
+                                       FragmentationSampler, Links, ForecastScaling]
 
 
 def register(process: type[WorldProcess]) -> None:

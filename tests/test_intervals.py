@@ -3,8 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.analysis.telemetry.intervals import integrate, overlap_hours, peak_concurrency
 from engine.analysis.telemetry.window import Window
+from engine.core.intervals import integrate, overlap_hours, peak_concurrency
 
 
 def test_a_job_spanning_two_and_a_half_hours_fills_its_bins_exactly():
