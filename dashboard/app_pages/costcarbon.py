@@ -8,9 +8,9 @@ from dashboard.charts import cost as charts_cost
 from dashboard.charts.view import plot, say
 from dashboard.data import headroom as data_headroom
 from engine.analysis.runs.catalogue import CATALOGUE, methods, shown_comparison
-from engine.analysis.runs.sim_series import kpi_comparison
 from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.cost_change import explained, spend_change
+from engine.analysis.runs.sim_series import kpi_comparison
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.service.compare import UNPRICED
