@@ -85,14 +85,15 @@ def changes(edited: pd.DataFrame, prefill: pd.DataFrame, names: tuple[str, ...])
     return out
 
 
-def _region_table(key: str, prefill: pd.DataFrame, names: tuple[str, ...], what: str, shown: dict) -> dict[str, dict]:
+def _region_table(key: str, prefill: pd.DataFrame, names: tuple[str, ...], what: str, shown: dict,
+                  required: tuple[str, ...] = ()) -> dict[str, dict]:
     """A table of one row per region, its columns `names` drawn from RegionEdit's declarations (plus the
-    read-only columns of `shown`); the regions' changed cells when the parser accepts them all, else {}
-    with the parser's message shown."""
+    read-only columns of `shown`; `required` ones cannot be emptied); the regions' changed cells when the
+    parser accepts them all, else {} with the parser's message shown."""
     if prefill.empty:
         st.caption("The dataset has no regions table: no region to edit.")
         return {}
-    config = {**shown, **{name: declared_column(declared(name), required=name != "holiday_country") for name in names}}
+    config = {**shown, **{name: declared_column(declared(name), required=name in required) for name in names}}
     edited = st.data_editor(prefill, hide_index=True, num_rows="fixed", key=key, disabled=("region", *shown),
                             column_config=config)
     return checked(changes(edited, prefill, names), lambda table, where: parse_region_edits(
@@ -108,7 +109,8 @@ def calendar_section(prefix: str, regions: pd.DataFrame) -> dict[str, dict]:
                                                               "(engine.world.countries; Sun-Thu in Saudi Arabia, "
                                                               "Sat-Wed in Iran, ...)")
     return _region_table(f"{prefix}:calendars", calendar_frame(regions), CALENDAR_KEYS, "Calendars",
-                         {"country": st.column_config.TextColumn("country"), "country_week": week})
+                         {"country": st.column_config.TextColumn("country"), "country_week": week},
+                         required=("working_days", "work_start_hour", "work_end_hour"))
 
 
 def off_peak_section(prefix: str, regions: pd.DataFrame) -> dict[str, dict]:

@@ -27,7 +27,7 @@ class FleetEdit:
     region: str = field(metadata={"label": "Region", "help": "a region of the dataset's fleet"})
     gpu_type: str = field(metadata={"label": "GPU type", "help": "the region must have nodes of this type"})
     gpus: int = field(metadata={
-        "unit": "GPUs", "min": -MAX_FLEET_GPUS, "max": MAX_FLEET_GPUS, "label": "GPUs to add (- to remove)",
+        "unit": "GPUs", "min": -MAX_FLEET_GPUS, "max": MAX_FLEET_GPUS, "label": "Added, or removed if negative",
         "help": "whole nodes: added ones clone the region's last node of the type (rounded up), removed ones are its "
                 "last nodes (add_gpus / remove_gpus in the file)"})
     tier: str | None = field(default=None, metadata={
