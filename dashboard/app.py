@@ -9,8 +9,8 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.charts.view import UNIT, say
-from engine.core.units import GPU
 from engine.core.escaping import markdown_code, markdown_text
+from engine.core.units import GPU
 from engine.telemetry.store import StoreLocked
 
 DEFAULT_DATASET = "sample"

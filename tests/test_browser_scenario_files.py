@@ -12,6 +12,17 @@ NIGHT = "[policies]\norder = { key = 'multifactor', weight_age = 3.0 }\nbackfill
 BAD = "name = 'bad'\n[policies]\norder = 'no-such-order'\n"
 
 
+def download_custom(page, tmp_path):
+    """(the saved file, its suggested name) of the custom scenario downloaded under Scenario files."""
+    page.get_by_text("Scenario files: download the custom scenario, upload TOML").click()
+    _settle(page)
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="Download the custom scenario as TOML").click()
+    saved = tmp_path / "downloaded.toml"
+    download.value.save_as(saved)
+    return saved, download.value.suggested_filename
+
+
 def test_whatif_downloads_the_custom_scenario_and_takes_uploaded_ones(database, tmp_path):  # noqa: F811
     night, bad = tmp_path / "night-shift.toml", tmp_path / "<b>bold.toml"
     night.write_text(NIGHT, encoding="utf-8")
@@ -19,13 +30,8 @@ def test_whatif_downloads_the_custom_scenario_and_takes_uploaded_ones(database, 
     with _served(database, tmp_path, "/whatif", 1800) as page:
         page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
         _settle(page)
-        page.get_by_text("Scenario files: download the custom scenario, upload TOML").click()
-        _settle(page)
-        with page.expect_download(timeout=60_000) as download:
-            page.get_by_role("button", name="Download the custom scenario as TOML").click()
-        saved = tmp_path / "downloaded.toml"
-        download.value.save_as(saved)
-        assert download.value.suggested_filename == "custom.toml"
+        saved, suggested = download_custom(page, tmp_path)
+        assert suggested == "custom.toml"
         assert Scenario.load(saved).name == "custom"
         page.set_input_files("input[type=file]", [str(night), str(bad)])
         page.get_by_text("night-shift (uploaded): loaded").wait_for(timeout=60_000)
@@ -58,18 +64,22 @@ def _open(page, section: str, inside: str) -> None:
     raise AssertionError(f"{section} did not open")
 
 
+def open_builder(page, sections) -> None:
+    """Once the What-if page is up, open its Custom scenario and each (section, text inside it) of `sections`."""
+    page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
+    _settle(page)
+    page.get_by_text("Custom scenario", exact=True).click()
+    _settle(page)
+    for section, inside in sections:
+        _open(page, section, inside)
+
+
 def test_the_builder_draws_its_spot_outage_interconnect_and_data_sections(database, tmp_path):  # noqa: F811
     with _served(database, tmp_path, "/whatif", 3400) as page:
-        page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
-        _settle(page)
-        page.get_by_text("Custom scenario", exact=True).click()
-        _settle(page)
-        for section, inside in (("Spot interruptions", "Interruptions per spot node-hour"),
-                                ("Outages", "A region's whole fleet down"),
-                                ("Interconnect: slower multi-node jobs across racks and clusters",
-                                 "Model the interconnect"),
-                                ("Data: transfers, replicas, prefetch, compression", "Bandwidth between regions")):
-            _open(page, section, inside)
+        open_builder(page, (("Spot interruptions", "Interruptions per spot node-hour"),
+                            ("Outages", "A region's whole fleet down"),
+                            ("Interconnect: slower multi-node jobs across racks and clusters", "Model the interconnect"),
+                            ("Data: transfers, replicas, prefetch, compression", "Bandwidth between regions")))
         _assert_clean(page)
         body = page.inner_text("body")
         for label in ("Interruptions per spot node-hour", "Which work may run on spot nodes",

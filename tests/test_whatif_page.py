@@ -20,6 +20,7 @@ from engine.analysis.runs.sim_series import (
     why_waited,
 )
 from engine.analysis.runs.stranded import stranded_kpis
+from engine.core.text import hours
 from engine.policies import registry
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
@@ -269,8 +270,8 @@ def test_custom_scenario_edits_a_regions_prices_and_calendar(app):
     app.multiselect(key="custom:regions").set_value(["eu"]).run()
     assert app.number_input(key="custom:region:eu:price_scale").value == 1.0
     app.number_input(key="custom:region:eu:price_scale").set_value(2.0)
-    app.selectbox(key="custom:region:eu:working_days").select("Sun-Thu")
-    app.number_input(key="custom:region:eu:work_start_hour").set_value(8)
+    app.session_state["custom:calendars"] = {"edited_rows": {0: {"working_days": "Sun-Thu", "work_start_hour": 8}},
+                                             "added_rows": [], "deleted_rows": []}
     app.button(key="wi_run").click().run()
     assert not app.exception, app.exception
     assert not app.error
@@ -320,3 +321,17 @@ def test_the_headline_leads_with_the_work_served_and_the_gpus_needed_at_the_base
     assert tiles["recorded: load headroom"] == tiles["easy-backfill: load headroom"]
     assert tiles["recorded: GPUs needed"] == tiles["easy-backfill: GPUs needed"] == "4"
     assert any("Service level: p95 wait at most" in shown(c) for c in app.caption)
+
+
+def test_custom_scenario_adds_a_node_by_a_fleet_edit_and_nothing_waits(app):
+    # +4 H100 GPUs in eu clones n1: 8 GPUs, so a (2), b (4) and c (2) all start when submitted: no wait,
+    # where FIFO on the one node keeps c waiting 2 h 58 min
+    app.multiselect(key="wi_candidates").set_value(["custom (built below)"]).run()
+    app.session_state["custom:fleet"] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [
+        {"region": "eu", "gpu_type": "H100", "gpus": 4}]}
+    app.button(key="wi_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [shown(e) for e in app.error]
+    table = _kpi_table(app)
+    assert table.loc["wait_p95_s", "fifo"] == "2.9 h"
+    assert table.loc["wait_p95_s", "custom"] == table.loc["wait_p50_s", "custom"] == hours(0.0)

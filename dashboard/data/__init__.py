@@ -311,7 +311,8 @@ def _world_tables(path: str, dataset: str, fingerprint: str) -> dict[str, pd.Dat
     fleet = s.fleet(dataset)
     return {**{name: s.table(name, dataset) for name in WORLD_TABLES},
             "gpu_types": pd.DataFrame({"gpu_type": sorted(set(fleet["gpu_type"].dropna().astype(str)))}),
-            "fleet_regions": pd.DataFrame({"region": sorted(set(fleet["region"].dropna().astype(str)))})}
+            "fleet_regions": pd.DataFrame({"region": sorted(set(fleet["region"].dropna().astype(str)))}),
+            "fleet_nodes": fleet[[c for c in ("node", "region", "gpu_type", "tier", "gpus") if c in fleet]].reset_index(drop=True)}
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -334,7 +335,8 @@ def has_prices(dataset: str) -> bool:
 
 def world_tables(dataset: str) -> dict[str, pd.DataFrame]:
     """The dataset's prices, regions and carbon tables, "gpu_types" and "fleet_regions" (the fleet's GPU
-    types and regions, one column each), read once per content of the database."""
+    types and regions, one column each) and "fleet_nodes" (its nodes' node, region, gpu_type, tier and gpus:
+    what the builder's fleet edits are checked against), read once per content of the database."""
     return _world_tables(str(db_path()), dataset, store().fingerprint())
 
 

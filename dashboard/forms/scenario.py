@@ -2,16 +2,18 @@
 keys, then one input per parameter of the chosen policy, typed from the parameter's type and default.
 
 Widget keys: "{prefix}:{family}" for the policy choice, "{prefix}:{family}:{key}:{parameter}" for a
-parameter. A "Regions" expander edits regions of the current dataset (engine.scenario.world):
-"{prefix}:regions" picks them, "{prefix}:region:{region}:{field}" holds price_scale, carbon_scale,
-working_days, work_start_hour and work_end_hour; inputs left at their defaults (x1, the
-region's country's working week, 9-18: engine.world.countries) edit nothing. A "Queues & quotas" expander holds three tables (engine.scenario.sharing): "{prefix}:queues"
+parameter. The [[region]] sections (dashboard.forms.region_sections): "Regions: prices, carbon"
+("{prefix}:regions" picks regions, "{prefix}:region:{region}:price_scale" and ":carbon_scale"),
+"Calendars and holidays" ("{prefix}:calendars": working week, hours and holidays per region, each row
+starting at the region's default: its country's week, 9-18, its country's holidays) and "Off-peak
+windows" ("{prefix}:off_peak"), merged into one entry per region. A "Queues & quotas" expander holds three tables (engine.scenario.sharing): "{prefix}:queues"
 (the queue classes, prefilled with engine.scenario.queues.DEFAULT_QUEUES; a blank limit is none),
 "{prefix}:quotas" (quota entries, empty) and "{prefix}:teams" (share weights and organisations,
 prefilled from the dataset's teams table); a table reaches the scenario as "queue", "quota" or "team"
 only once it differs from its prefill. A "Runtimes & failures" expander sets the [runtime] table
 (engine.scenario.runtime): "{prefix}:runtime_source" and "{prefix}:failure". A "Cloud burst" expander
-holds the [[burst]] pools (dashboard.forms.burst, "{prefix}:burst"). The form returns the scenario as
+holds the [[burst]] pools (dashboard.forms.burst, "{prefix}:burst"); "Fleet edits" and "Latency" the
+[[fleet]] and [latency] tables (dashboard.forms.fleet_latency). The form returns the scenario as
 the dict Scenario.from_dict reads.
 """
 from __future__ import annotations
@@ -23,6 +25,8 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.forms.burst import burst_section
+from dashboard.forms.fleet_latency import fleet_section, latency_section
+from dashboard.forms.region_sections import calendar_section, merged, off_peak_section, price_carbon_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
 from dashboard.forms.world_sections import (
     clusters_section,
@@ -39,10 +43,7 @@ from engine.policies import registry
 from engine.scenario.queues import DEFAULT_QUEUES
 from engine.scenario.sharing import parse_queues, parse_quotas, parse_teams
 from engine.scenario.spec import DEFAULTS
-from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR
-from engine.world.countries import working_days_of
 
-WORKING_WEEKS = ("Mon-Fri", "Sun-Thu", "Sat-Wed", "Mon-Sat", "Mon-Sun")
 QUEUE_NUMBERS = ("priority", "min_gpus", "max_gpus", "max_requested_s", "checkpoint_s", "max_wait_s",
                  "starve_after_s")
 UNLIMITED = ("max_gpus", "max_requested_s", "max_wait_s", "starve_after_s")  # blank: no limit (inf)
@@ -51,8 +52,6 @@ QUEUE_COLUMNS = ("name", "priority", "classes", "qos", "min_gpus", "max_gpus", "
 QUEUE_FLAGS = ("guaranteed", "preemptible", "spot")
 QUOTA_NUMBERS = ("nominal_gpus", "borrowing_limit_gpus", "lending_limit_gpus")
 QUOTA_COLUMNS = ("holder", *QUOTA_NUMBERS, "cohort", "region")
-REGION_DEFAULTS = {"price_scale": 1.0, "carbon_scale": 1.0, "work_start_hour": REGION_START_HOUR,
-                   "work_end_hour": REGION_END_HOUR}
 
 
 def _parameter_input(family: str, key: str, param: registry.Parameter, prefix: str):
@@ -82,40 +81,12 @@ def _dataset_regions() -> list[str]:
                    for r in tables[name]["region"].dropna()})
 
 
-def _country_week(region: str) -> str:
-    """The working week `region` keeps by default: its country's (engine.world.countries)."""
-    regions = data.world_tables(st.session_state["dataset"])["regions"]
-    countries = regions.loc[regions["region"].astype(str) == region, "country"] if "country" in regions else []
-    return working_days_of(countries.iloc[0] if len(countries) else None)
-
-
-def _region_edit(region: str, prefix: str) -> dict:
-    """One region's inputs in a row; the [[region]] entry with the values that differ from the defaults."""
-    key = f"{prefix}:region:{region}"
-    week_default = _country_week(region)
-    weeks = WORKING_WEEKS if week_default in WORKING_WEEKS else (week_default, *WORKING_WEEKS)
-    price, carbon, week, start, end = st.columns(5)
-    values = {
-        "price_scale": price.number_input(f"{markdown_text(region)} · price ×", min_value=0.01, value=1.0, step=0.05,
-                                          key=f"{key}:price_scale", help="multiplies all its prices, every tier"),
-        "carbon_scale": carbon.number_input(f"{markdown_text(region)} · carbon ×", min_value=0.01, value=1.0, step=0.05,
-                                            key=f"{key}:carbon_scale", help="multiplies its hourly grid intensity"),
-        "working_days": week.selectbox("working days", weeks, index=weeks.index(week_default),
-                                       key=f"{key}:working_days", help="default: its country's working week"),
-        "work_start_hour": int(start.number_input("starts (h)", 0, 23, REGION_START_HOUR,
-                                                  key=f"{key}:work_start_hour")),
-        "work_end_hour": int(end.number_input("ends (h)", 0, 23, REGION_END_HOUR, key=f"{key}:work_end_hour")),
-    }
-    defaults = {**REGION_DEFAULTS, "working_days": week_default}
-    return {"region": region, **{k: v for k, v in values.items() if v != defaults[k]}}
-
-
 def scenario_form(prefix: str = "custom") -> dict:
     """Draw the form; return {"name", "policies": {family: {"key": ..., **parameters}}} and, when a
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
-    "workload", "runtime", "burst", "predictive_scaling", "spot", "outage", "interconnect", "clusters" and "data" when those sections
-    differ from their defaults."""
+    "workload", "runtime", "burst", "predictive_scaling", "spot", "outage", "fleet", "latency", "interconnect",
+    "clusters" and "data" when those sections differ from their defaults."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = registry.families()
@@ -134,11 +105,14 @@ def scenario_form(prefix: str = "custom") -> dict:
         workload = workload_section(prefix)
     if workload:
         scenario["workload"] = workload
-    with st.expander("Regions: prices, carbon, working hours"):
-        picked = st.multiselect("Edit regions", _dataset_regions(), key=f"{prefix}:regions",
-                                help="local working hours steer follow-the-sun; prices and carbon steer the "
-                                     "cheapest and lowest-carbon routers and the cost and carbon figures")
-        edits = [edit for edit in (_region_edit(region, prefix) for region in picked) if len(edit) > 1]
+    regions = _table("regions")
+    with st.expander("Regions: prices, carbon"):
+        prices = price_carbon_section(prefix, _dataset_regions())
+    with st.expander("Calendars and holidays"):
+        calendars = calendar_section(prefix, regions)
+    with st.expander("Off-peak windows"):
+        off_peak = off_peak_section(prefix, regions)
+    edits = merged(prices, calendars, off_peak)
     if edits:
         scenario["region"] = edits
     with st.expander("Queues & quotas"):
@@ -149,6 +123,10 @@ def scenario_form(prefix: str = "custom") -> dict:
                  lambda: predictive_section(prefix)),
                 ("Spot interruptions", "spot", lambda: spot_section(prefix)),
                 ("Outages", "outage", lambda: outage_section(prefix, _dataset_regions())),
+                ("Fleet edits: GPUs added or removed", "fleet",
+                 lambda: fleet_section(prefix, *_fleet_choices(), _table("fleet_nodes"))),
+                ("Latency: round trips between regions, the inference SLO", "latency",
+                 lambda: latency_section(prefix, _fleet_choices()[0])),
                 ("Interconnect: slower multi-node jobs across racks and clusters", "interconnect",
                  lambda: interconnect_section(prefix)),
                 ("Clusters: split the fleet's clusters by racks", "clusters", lambda: clusters_section(prefix)),
@@ -159,6 +137,12 @@ def scenario_form(prefix: str = "custom") -> dict:
         if value:
             scenario[key] = value
     return scenario
+
+
+def _table(name: str) -> pd.DataFrame:
+    """The sidebar's dataset's world table `name` (engine.world tables, "fleet_nodes"); empty without one."""
+    dataset = st.session_state.get("dataset")
+    return data.world_tables(dataset)[name] if dataset else pd.DataFrame()
 
 
 def _fleet_choices() -> tuple[list[str], list[str]]:

@@ -4,8 +4,8 @@
 [data], [interconnect], [clusters] and [predictive_scaling] are drawn from the declarations of
 engine.world.data_model.DataModel, engine.world.interconnect.Interconnect,
 engine.scenario.clusters.ClusterSplit and engine.scenario.predictive.PredictiveScaling (each field's
-label, unit, range and help, or a checkbox for a switch), so a new field appears here with no new
-widget code; [spot]
+label, unit, range and help, or a checkbox for a switch: dashboard.forms.declared), so a new field
+appears here with no new widget code; [spot]
 from SpotModel's fields with the rate's limit (engine.scenario.limits.SPOT_RATE_MAX). Each returns
 only what differs from the defaults, checked by the scenario parser (an invalid section shows the
 parser's message and adds nothing). Widget keys "{prefix}:workload:{field}", "{prefix}:data:{field}",
@@ -14,12 +14,10 @@ page's window (its first N days) is added to [workload] by the page, not here.
 """
 from __future__ import annotations
 
-from dataclasses import fields
-
 import pandas as pd
 import streamlit as st
 
-from engine.core.bounds import bound_of
+from dashboard.forms.declared import checked, declared_inputs
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.scenario.clusters import ClusterSplit, parse_clusters
@@ -35,42 +33,6 @@ from engine.world.interconnect import Interconnect, parse_interconnect
 SPOT_RULES = {"keep non-interruptible work off spot nodes when interruptions are drawn": None,
               "always keep non-interruptible work off spot nodes": True,
               "let any job use spot nodes (as a recorded history may have)": False}
-
-
-def _label(spec) -> str:
-    """A field's label: its metadata's, else its name in words."""
-    return spec.metadata.get("label") or spec.name.replace("_", " ").capitalize()
-
-
-def declared_inputs(model: type, prefix: str) -> dict:
-    """One widget per field of the dataclass `model`, from its declaration (label, help, unit and range
-    in its metadata): a checkbox for a bool, else a number input bounded by the field's range
-    (engine.core.bounds), labelled with its unit; returns the fields whose value differs from the default."""
-    defaults, out = model(), {}
-    for spec in fields(model):
-        default, key, helped = getattr(defaults, spec.name), f"{prefix}:{spec.name}", spec.metadata.get("help")
-        if spec.type == "bool":
-            value = st.checkbox(_label(spec), value=default, key=key, help=helped)
-        else:
-            whole = spec.type == "int"
-            bound = bound_of(spec.name, int if whole else float, spec.metadata)
-            cast = int if whole else float
-            value = st.number_input(f"{_label(spec)} ({bound.unit})", min_value=cast(bound.low),
-                                    max_value=cast(bound.high), value=cast(default), step=1 if whole else None,
-                                    format="%d" if whole else "%g", key=key, help=helped)
-        if value != default:
-            out[spec.name] = value
-    return out
-
-
-def _checked(entry: dict, parse, what: str) -> dict:
-    """`entry` when the scenario parser accepts it, else {} with the parser's message shown."""
-    try:
-        parse(entry, what)
-    except ScenarioError as exc:
-        st.error(markdown_text(exc))
-        return {}
-    return entry
 
 
 def workload_section(prefix: str) -> dict:
@@ -96,7 +58,7 @@ def data_section(prefix: str) -> dict:
         entry = declared_inputs(DataModel, f"{prefix}:data")
     right.caption("A mechanism changes nothing until the bandwidth is above 0 (transfers are instant otherwise); "
                   "egress is counted either way.")
-    return _checked(entry, parse_data, "[data]")
+    return checked(entry, parse_data, "[data]")
 
 
 def interconnect_section(prefix: str) -> dict:
@@ -111,7 +73,7 @@ def interconnect_section(prefix: str) -> dict:
     right.caption("Topology-aware gang placement then shows its effect in completion times and headroom.")
     if not entry.pop("enabled", False):
         return {}
-    return _checked({"enabled": True, **entry}, lambda table, what: parse_interconnect(table, what, ScenarioError),
+    return checked({"enabled": True, **entry}, lambda table, what: parse_interconnect(table, what, ScenarioError),
                     "[interconnect]")
 
 
@@ -122,7 +84,7 @@ def clusters_section(prefix: str) -> dict:
                "sample's), a job's type names its cluster; split them by racks to give the cluster policy "
                "(above, with the other policies) a choice.")
     entry = declared_inputs(ClusterSplit, f"{prefix}:clusters")
-    return _checked(entry, parse_clusters, "[clusters]") if entry else {}
+    return checked(entry, parse_clusters, "[clusters]") if entry else {}
 
 
 def predictive_section(prefix: str) -> dict:
@@ -134,7 +96,7 @@ def predictive_section(prefix: str) -> dict:
     entry = declared_inputs(PredictiveScaling, f"{prefix}:predictive")
     if not entry.pop("enabled", False):
         return {}
-    return _checked({"enabled": True, **entry}, parse_predictive, "[predictive_scaling]")
+    return checked({"enabled": True, **entry}, parse_predictive, "[predictive_scaling]")
 
 
 def spot_section(prefix: str) -> dict:
@@ -153,7 +115,7 @@ def spot_section(prefix: str) -> dict:
     entry = {name: value for name, value, default in (
         ("interruptions_per_node_hour", float(rate), 0.0), ("fallback_after", int(fallback), 0),
         ("interruptible_only", SPOT_RULES[rule], None)) if value != default}
-    return _checked(entry, parse_spot, "[spot]")
+    return checked(entry, parse_spot, "[spot]")
 
 
 def outage_frame() -> pd.DataFrame:

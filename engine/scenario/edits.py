@@ -3,17 +3,19 @@
 Workload edits, in this order: `window` keeps jobs submitted in [start, end); `compress` makes
 arrivals `load_scale` times as dense (every time shifted towards the first submit); then growth
 resamples the demand (engine.scenario.demand.scale_demand, seeded, so a scenario always edits
-alike). Fleet edits add or remove whole nodes.
+alike). Fleet edits add or remove whole nodes; FleetEdit's fields declare their label, help and
+(for the GPUs) unit and range, which the scenario parser checks and the What-if builder draws.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from engine.core.errors import ScenarioError
+from engine.scenario.limits import MAX_FLEET_GPUS
 
 TIME_COLUMNS = ("submit_utc", "start_utc", "end_utc", "deadline_utc")
 
@@ -22,10 +24,15 @@ TIME_COLUMNS = ("submit_utc", "start_utc", "end_utc", "deadline_utc")
 class FleetEdit:
     """Add (positive) or remove (negative) `gpus` GPUs of `gpu_type` in `region` (optionally `tier`)."""
 
-    region: str
-    gpu_type: str
-    gpus: int
-    tier: str | None = None
+    region: str = field(metadata={"label": "Region", "help": "a region of the dataset's fleet"})
+    gpu_type: str = field(metadata={"label": "GPU type", "help": "the region must have nodes of this type"})
+    gpus: int = field(metadata={
+        "unit": "GPUs", "min": -MAX_FLEET_GPUS, "max": MAX_FLEET_GPUS, "label": "Added, or removed if negative",
+        "help": "whole nodes: added ones clone the region's last node of the type (rounded up), removed ones are its "
+                "last nodes (add_gpus / remove_gpus in the file)"})
+    tier: str | None = field(default=None, metadata={
+        "label": "Tier", "help": "only nodes of this tier (blank: any); adding to a tier the region lacks clones a "
+                                 "node of another tier into it"})
 
 
 def window(jobs: pd.DataFrame, start_utc, end_utc) -> pd.DataFrame:

@@ -60,7 +60,7 @@ are `ScenarioError`s that name the valid choices.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import pandas as pd
@@ -73,6 +73,7 @@ import engine.policies.preemption  # noqa: F401  (registers the family)
 import engine.policies.quota  # noqa: F401  (registers the family)
 import engine.policies.routing  # noqa: F401  (registers the family)
 import engine.policies.timing  # noqa: F401  (registers the family)
+from engine.core.bounds import bound_of
 from engine.core.errors import ScenarioError
 from engine.core.toml_file import read_toml
 from engine.core.vocabulary import TIERS
@@ -108,6 +109,7 @@ _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interc
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
+FLEET_GPUS = bound_of("gpus", int, next(f for f in fields(FleetEdit) if f.name == "gpus").metadata)
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,7 @@ class Scenario:
         return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
                    start_utc=start, end_utc=end,
                    load_scale=scale, growth=growth, timer_s=float(timer),
-                   fleet_edits=tuple(_edit(e, source) for e in data.get("fleet", [])),
+                   fleet_edits=tuple(parse_fleet_edit(e, source) for e in data.get("fleet", [])),
                    region_edits=parse_region_edits(data.get("region", []), source),
                    latency=parse_latency(data["latency"], source, ScenarioError) if "latency" in data else None,
                    queues=parse_queues(data.get("queue"), source), quotas=parse_quotas(data.get("quota", []), source),
@@ -350,15 +352,16 @@ def _shown(stamp: pd.Timestamp | None) -> str:
     return "none" if stamp is None else f"{stamp:%Y-%m-%d %H:%M}"
 
 
-def _edit(spec: dict, source: str) -> FleetEdit:
+def parse_fleet_edit(spec: dict, source: str) -> FleetEdit:
+    """One [[fleet]] table: region, gpu_type, add_gpus or remove_gpus (FleetEdit.gpus's range), tier optional."""
     known_keys(spec, _FLEET, source, "[[fleet]] key")
     missing = sorted({"region", "gpu_type"} - set(spec))
     if missing or ("add_gpus" in spec) == ("remove_gpus" in spec):
         raise ScenarioError(f"{source}: a [[fleet]] edit needs region, gpu_type and one of add_gpus, remove_gpus")
-    count = spec.get("add_gpus", spec.get("remove_gpus"))
-    if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= limits.MAX_FLEET_GPUS:
+    count, most = spec.get("add_gpus", spec.get("remove_gpus")), FLEET_GPUS.high
+    if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= most:
         raise ScenarioError(f"{source}: add_gpus / remove_gpus must be a whole number of GPUs from 0 to "
-                            f"{limits.MAX_FLEET_GPUS:,}, got {count!r}")
+                            f"{most:,.0f}, got {count!r}")
     if "tier" in spec and spec["tier"] not in TIERS:
         raise ScenarioError(f"{source}: [[fleet]] tier {spec['tier']!r} is unknown; choose from {', '.join(TIERS)}")
     return FleetEdit(str(spec["region"]), str(spec["gpu_type"]), count if "add_gpus" in spec else -count,

@@ -26,13 +26,18 @@ equal hours. Calendars go to `World.calendars`, which the router's `RegionFacts`
 windows go to the regions table (columns off_peak_start_hour, off_peak_end_hour, off_peak_discount;
 a region missing from it gets a row on UTC), which the cost report (engine.analysis.telemetry.offpeak) and the
 router's prices read.
+
+The calendar and off-peak fields are declared once on RegionEdit (label, help, and a unit and range
+or the working weeks offered, in each field's metadata): the parser checks them and the What-if
+builder draws its calendar and off-peak tables from them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 
 import pandas as pd
 
+from engine.core.bounds import bound_of
 from engine.core.errors import ScenarioError
 from engine.scenario.checks import number
 from engine.telemetry.batch import TABLE_COLUMNS
@@ -46,6 +51,12 @@ KEYS = {"region", "price_scale", "usd_per_gpu_hour", "carbon_scale", "g_co2e_per
 OFF_PEAK = ("off_peak_start_hour", "off_peak_end_hour", "off_peak_discount")
 CALENDAR_KEYS = ("working_days", "work_start_hour", "work_end_hour", "holiday_country")
 HOURS_PER_DAY = 24
+WEEKS_OFFERED = ("Mon-Fri", "Sun-Thu", "Sat-Wed", "Mon-Sat", "Mon-Sun")  # any text parse_working_days reads is valid
+
+
+def _hour_field(label: str, what: str):
+    return field(default=None, metadata={"unit": "h", "min": 0, "max": HOURS_PER_DAY - 1, "label": label,
+                                         "help": f"{what}, a whole local hour 0-23"})
 
 
 @dataclass(frozen=True)
@@ -67,25 +78,37 @@ class RegionEdit:
     usd_per_gpu_hour: tuple[tuple[str, float], ...] = ()
     carbon_scale: float = 1.0
     g_co2e_per_kwh: float | None = None
-    working_days: str | None = None
-    work_start_hour: int | None = None
-    work_end_hour: int | None = None
-    holiday_country: str | None = None
-    off_peak_start_hour: int | None = None
-    off_peak_end_hour: int | None = None
-    off_peak_discount: float | None = None
+    working_days: str | None = field(default=None, metadata={
+        "label": "Working days", "choices": WEEKS_OFFERED,
+        "help": "its local working week; default: its country's (engine.world.countries)"})
+    work_start_hour: int | None = _hour_field("Work starts", "its working day starts")
+    work_end_hour: int | None = _hour_field("Work ends", "its working day ends (at or before the start: past midnight)")
+    holiday_country: str | None = field(default=None, metadata={
+        "label": "Holidays of", "help": "whose public holidays it keeps: an ISO 3166 code, optionally with a "
+                                        "subdivision (US, DE-BY); blank for none; default: its country's"})
+    off_peak_start_hour: int | None = _hour_field("Off-peak from", "the cheap hours start")
+    off_peak_end_hour: int | None = _hour_field("Off-peak until", "the cheap hours end (at or before the start: "
+                                                                  "past midnight)")
+    off_peak_discount: float | None = field(default=None, metadata={
+        "unit": "fraction", "min": 0.0, "max": 1.0, "label": "Off-peak discount",
+        "help": "on-demand and spot GPU-hours in the window cost this share less"})
 
     def calendar(self) -> dict:
         """The calendar keys this edit sets (World.calendars' per-region mapping)."""
         return {key: getattr(self, key) for key in CALENDAR_KEYS if getattr(self, key) is not None}
 
 
+def declared(name: str):
+    """RegionEdit's field `name` (its metadata: label, help, and unit and range or choices)."""
+    return next(spec for spec in fields(RegionEdit) if spec.name == name)
+
+
 def _hour(spec: dict, key: str, where: str) -> int | None:
     if key not in spec:
         return None
-    value = spec[key]
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 23:
-        raise ScenarioError(f"{where}: {key} must be a whole local hour 0-23, got {value!r}")
+    value, bound = spec[key], bound_of(key, int, declared(key).metadata)
+    if isinstance(value, bool) or not isinstance(value, int) or bound.check(key, value):
+        raise ScenarioError(f"{where}: {key} must be a whole local hour {bound.low:g}-{bound.high:g}, got {value!r}")
     return value
 
 
@@ -128,8 +151,10 @@ def parse_region_edit(spec: object, source: str) -> RegionEdit:
         raise ScenarioError(f"{where}: an off-peak window needs off_peak_start_hour, off_peak_end_hour and "
                             "off_peak_discount together")
     discount = number(spec["off_peak_discount"], f"{where}: off_peak_discount", 0) if peak else None
-    if discount is not None and discount > 1:
-        raise ScenarioError(f"{where}: off_peak_discount must be a share between 0 and 1, got {discount:g}")
+    share = bound_of("off_peak_discount", float, declared("off_peak_discount").metadata)
+    if discount is not None and share.check("off_peak_discount", discount):
+        raise ScenarioError(f"{where}: off_peak_discount must be a share between {share.low:g} and {share.high:g}, "
+                            f"got {discount:g}")
     holiday = _text(spec, "holiday_country", parse_holiday_spec, '"US", "DE-BY" or "" (no holidays)', where)
     return RegionEdit(
         region=region.strip(),
