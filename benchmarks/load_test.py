@@ -9,6 +9,12 @@ round 2 opens K new sessions once round 1 is over (everything computed). Prints 
 median, p95 and max seconds, the errors, the server's peak RSS (with its worker processes) and how many
 heavy runs the server computed (its `meridian.shared` log lines; none before shared runs existed).
 
+`--client protocol` opens the Overview in K sessions that speak Streamlit's protocol without a browser
+(tests/protocol_session.py): the seconds are then the server's alone, from connecting to the page's
+last chart and priced tile delivered. With `--client browser` (the default) the K Chromium renderers
+share the machine's cores with the server, and on a 2-core machine their drawing (about 3 s of CPU per
+Overview) dominates what is measured; real users draw on their own machines.
+
 Bounded: at most 40 sessions, and every wait and the whole run have time limits. Not part of CI.
 Run from the repository root, niced: nice .venv/bin/python benchmarks/load_test.py [--sessions K]
 """
@@ -30,6 +36,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import psutil  # noqa: E402
 from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
+from protocol_session import open_page  # noqa: E402
 
 from engine.telemetry.sample import ensure_sample  # noqa: E402
 from engine.telemetry.store import Store  # noqa: E402
@@ -111,16 +118,35 @@ async def _session(browser, url: str, days: float, timeout_ms: int) -> dict:
     return out
 
 
-async def _round(url: str, sessions: int, days: float, timeout_ms: int, limit_s: float) -> list[dict]:
+def _overview_complete(run) -> bool:
+    return len(run.metrics) >= 5 and "..." not in run.metrics and run.charts >= OVERVIEW_CHARTS
+
+
+async def _protocol_session(url: str, timeout_ms: int) -> dict:
+    """One browserless session: the Overview, priced and with every chart, as the server delivers it."""
+    try:
+        seconds, run = await open_page(url, _overview_complete, timeout_ms / 1000)
+        return {"overview_s": seconds, "errors": ["exception shown"] if run.exceptions else []}
+    except Exception as exc:  # a timeout or a closed connection: counted, the other sessions go on
+        return {"errors": [f"{type(exc).__name__} waiting for the Overview: {str(exc)[:120]}"]}
+
+
+async def _gather(tasks: list, limit_s: float) -> list[dict]:
     """Every session's figures; those still running after `limit_s` seconds are stopped and count as errors."""
+    tasks = [asyncio.ensure_future(task) for task in tasks]
+    done, late = await asyncio.wait(tasks, timeout=max(1.0, limit_s))
+    for task in late:
+        task.cancel()
+    return [t.result() for t in done] + [{"errors": ["stopped at the test's time limit"]} for _ in late]
+
+
+async def _round(url: str, client: str, sessions: int, days: float, timeout_ms: int, limit_s: float) -> list[dict]:
+    if client == "protocol":
+        return await _gather([_protocol_session(url, timeout_ms) for _ in range(sessions)], limit_s)
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            tasks = [asyncio.ensure_future(_session(browser, url, days, timeout_ms)) for _ in range(sessions)]
-            done, late = await asyncio.wait(tasks, timeout=max(1.0, limit_s))
-            for task in late:
-                task.cancel()
-            return [t.result() for t in done] + [{"errors": ["stopped at the test's time limit"]} for _ in late]
+            return await _gather([_session(browser, url, days, timeout_ms) for _ in range(sessions)], limit_s)
         finally:
             await browser.close()
 
@@ -137,6 +163,8 @@ def _figures(results: list[dict], key: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=20, help=f"sessions per round (at most {MAX_SESSIONS})")
+    parser.add_argument("--client", choices=("browser", "protocol"), default="browser",
+                        help="Chromium sessions (Overview and What-if), or browserless ones (Overview only)")
     parser.add_argument("--days", type=float, default=1.0, help="the What-if's days simulated (the page's N)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds any one wait may take")
     parser.add_argument("--limit", type=float, default=1800.0, help="seconds the whole test may take")
@@ -155,11 +183,12 @@ def main() -> None:
             for name in ("cold", "warm"):
                 left = deadline - time.monotonic()
                 start = time.perf_counter()
-                results = asyncio.run(_round(url, sessions, args.days, int(args.timeout * 1000), left))
+                results = asyncio.run(_round(url, args.client, sessions, args.days, int(args.timeout * 1000), left))
                 errors = [e for r in results for e in r["errors"]]
-                print(f"{name}: {sessions} sessions in {time.perf_counter() - start:.1f} s")
+                print(f"{name}: {sessions} {args.client} sessions in {time.perf_counter() - start:.1f} s")
                 print(f"  Overview: {_figures(results, 'overview_s')}")
-                print(f"  What-if:  {_figures(results, 'whatif_s')}")
+                if args.client == "browser":
+                    print(f"  What-if:  {_figures(results, 'whatif_s')}")
                 print(f"  errors: {len(errors)} {errors[:3]}")
             print(f"server peak RSS (with its workers): {rss.stop() / 2**20:.0f} MB")
         computed = [line for line in log.read_text(errors="replace").splitlines() if "meridian.shared" in line]

@@ -5,7 +5,6 @@ from concurrent.futures import Future
 import streamlit as st
 
 from dashboard import data
-from dashboard.charts import cost as charts_cost
 from dashboard.charts.view import plot, say
 from dashboard.data import priced
 from engine.analysis.runs.catalogue import MONEY, label, methods, shown
@@ -79,11 +78,9 @@ def _pricing(future: Future) -> None:
                "(about ten seconds for the sample's 92,000 jobs; once per dataset)...")
 
 
-def _history(dataset: str) -> Future:
-    """The Priced recorded history (dashboard.data.priced) being computed, under the Cost & carbon page's
-    assumptions when they were edited there."""
-    assumptions = st.session_state.get("cost_assumptions") or data.assumptions_text(CostAssumptions())
-    return priced.history(dataset, assumptions)
+def _assumptions() -> str:
+    """The Cost & carbon page's assumptions when they were edited there, else the defaults."""
+    return st.session_state.get("cost_assumptions") or data.assumptions_text(CostAssumptions())
 
 
 def _charts(dataset: str, ov, figures, money) -> None:
@@ -98,7 +95,7 @@ def _charts(dataset: str, ov, figures, money) -> None:
     elif money.world is None:
         right.info("No spend by region and tier: this dataset has no dollars (see above).")
     else:
-        plot(right, charts_cost.spend_by_region(money.world.cost.spend, "recorded history"), theme=None)
+        plot(right, priced.spend_figure(dataset, _assumptions()), theme=None)
     if "waits" in figures:
         left, right = st.columns(2)
         plot(left, figures["waits"], theme=None)
@@ -145,7 +142,7 @@ with st.spinner(f"Analysing {markdown_text(dataset)}..."):
 if result.kind == "empty":
     st.info(markdown_text(f"Nothing to show for {dataset}: {result.assumptions[0]}"))
     st.stop()
-future = _history(dataset)
+future = priced.history(dataset, _assumptions())
 money = future.result() if future.done() else False
 _kpis(result.kpis, money)
 _money_caption(money, future)

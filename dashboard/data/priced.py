@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
+from plotly.graph_objects import Figure
 
 from dashboard import data
+from dashboard.charts import cost as charts_cost
 from dashboard.data import db_path, store
 from engine.analysis.runs.world_kpis import WorldReport
 from engine.core.errors import ScenarioError
@@ -76,3 +78,16 @@ def history(dataset: str, assumptions: str) -> Future:
     """A Future of the dataset's Priced recorded history under `assumptions` (data.assumptions_text), started
     once per (database, dataset, assumptions, content); `.done()` says whether it is ready."""
     return _started(str(db_path()), dataset, assumptions, store().fingerprint())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _spend_figure(path: str, dataset: str, assumptions: str, fingerprint: str) -> Figure:
+    # cache_resource: one read-only figure for every session, as the Overview's other charts
+    world = _started(path, dataset, assumptions, fingerprint).result().world
+    return charts_cost.spend_by_region(world.cost.spend, "recorded history")
+
+
+def spend_figure(dataset: str, assumptions: str) -> Figure:
+    """The recorded history's spend by region and tier, once `history(dataset, assumptions)` is done and
+    priced (its `world` is not None)."""
+    return _spend_figure(str(db_path()), dataset, assumptions, store().fingerprint())
