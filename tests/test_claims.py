@@ -5,6 +5,7 @@ import pytest
 from conftest import open_page, shown
 from test_scenario import SCENARIOS
 
+from dashboard.data import shared
 from engine.scenario.recorded import recorded_baseline
 from engine.scenario.spec import Scenario
 from engine.service.experiments.claims import (
@@ -68,6 +69,12 @@ def test_the_claims_page_tests_the_claims_and_explains_them(sample_db, monkeypat
     assert table["verdict"].str.contains("cannot be tested yet").sum() == 1
     assert list(table["measured here"]) == list(one_day[0]["measured_text"])   # the engine's figures
     assert any(shown(m).startswith("On sample: ") for m in app.markdown)
+    computed = shared.runs().computed
+    other = open_page(sample_db, monkeypatch, "app_pages/claims.py", cl_days=1.0, cl_seeds=1)
+    other.button(key="cl_run").click().run(timeout=60)   # another session: the same claims, shared
+    assert not other.exception and not other.error
+    assert shared.runs().computed == computed
+    assert [d.value for d in other.dataframe if "claim (as reported)" in d.value.columns][0].equals(table)
 
 
 def test_the_prediction_claim_compares_the_best_predicted_run_with_its_policies_on_requests(one_day):

@@ -93,8 +93,11 @@ if st.button("Test the claims", type="primary", key="cl_run"):
     def progress(message: str) -> None:
         steps.append(message)
         bar.progress(min(len(steps) / 5, 1.0), text=md(message))
+
+    def waiting(place) -> None:
+        bar.progress(0.0, text=f"Testing the claims. {place.describe()}")
     try:
-        table = data_headroom.claims(dataset, float(days), int(seeds), progress)
+        table = data_headroom.claims(dataset, float(days), int(seeds), progress, waiting)
     except (ScenarioError, HeadroomError, ValueError, KeyError) as exc:
         bar.empty()
         st.error(md(f"The claims could not be tested: {exc}"))

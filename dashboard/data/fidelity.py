@@ -1,6 +1,7 @@
 """The Fidelity page's data: the committed record of the full reproductions and live re-runs of
-one published sequence or seed (engine.service.experiments.fidelity), cached per input file content.
-dashboard.data holds the connection and the other caches."""
+one published sequence or seed (engine.service.experiments.fidelity), cached per input file content and
+computed through the server's pool of heavy runs (dashboard.data.shared: once for every session asking
+the same, at most MERIDIAN_HEAVY_RUNS at a time). dashboard.data holds the connection and the other caches."""
 from __future__ import annotations
 
 import os
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard.data import path_argument
+from dashboard.data import path_argument, shared
 from engine.service.experiments import fidelity
 from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT
 
@@ -36,7 +37,8 @@ def fidelity_record(path: Path = fidelity.RECORD) -> fidelity.Record:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _rlscheduler_rerun(trace: str, mtime_ns: int, policy: str, backfill: str) -> dict:
-    return fidelity.run_rlscheduler(trace, [(policy, backfill)])[(policy, backfill)]
+    return shared.runs().run(("rlscheduler", trace, mtime_ns, policy, backfill),
+                             lambda: fidelity.run_rlscheduler(trace, [(policy, backfill)])[(policy, backfill)])
 
 
 def rlscheduler_rerun(trace: Path, policy: str, backfill: str) -> dict[tuple[str, str], dict]:
@@ -46,7 +48,8 @@ def rlscheduler_rerun(trace: Path, policy: str, backfill: str) -> dict[tuple[str
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _fgd_rerun(nodes: str, pods: str, mtimes: tuple[int, int], policy: str, seed: int) -> dict:
-    return fidelity.run_fgd(nodes, pods, [policy], seeds=(seed,))[policy]
+    return shared.runs().run(("fgd", nodes, pods, mtimes, policy, seed),
+                             lambda: fidelity.run_fgd(nodes, pods, [policy], seeds=(seed,))[policy])
 
 
 def fgd_rerun(nodes: Path, pods: Path, policy: str, seed: int) -> dict[str, dict]:
@@ -60,8 +63,10 @@ def _evolve_rerun(trace: str, mtime_ns: int, backfill: str, trials: int) -> dict
     from engine.service.experiments.rlscheduler_evolve import document, evolve
     from engine.service.experiments.swf_jobs import load_swf_jobs
 
-    jobs = load_swf_jobs(trace)
-    return document(evolve(jobs, backfill, trials=trials), jobs.source, backfill)
+    def compute() -> dict:
+        jobs = load_swf_jobs(trace)
+        return document(evolve(jobs, backfill, trials=trials), jobs.source, backfill)
+    return shared.runs().run(("evolve", trace, mtime_ns, backfill, trials), compute)
 
 
 def evolve_rerun(trace: Path, backfill: str, trials: int) -> dict:
@@ -75,7 +80,8 @@ def _backfill_rerun(trace: str, mtime_ns: int, scheduler: str, mode: str) -> dic
     from engine.service.experiments.backfill import run_one
     from engine.service.experiments.backfill_trace import load_pyss_trace
 
-    return run_one(load_pyss_trace(trace), scheduler, mode)
+    return shared.runs().run(("backfill", trace, mtime_ns, scheduler, mode),
+                             lambda: run_one(load_pyss_trace(trace), scheduler, mode))
 
 
 def backfill_rerun(trace: Path, scheduler: str, mode: str) -> dict:

@@ -79,10 +79,17 @@ def recorded_reproduction(dataset: str) -> tuple[pd.DataFrame, str, int]:
     return _reproduction(str(db_path()), dataset, store().fingerprint())
 
 
-def claims(dataset: str, days: float, seeds: int, progress=None) -> pd.DataFrame:
+def claims(dataset: str, days: float, seeds: int, progress=None, waiting=None) -> pd.DataFrame:
     """engine.service.experiments.claims.measure_claims on the dataset's first `days` days (0: all), with the
-    bundled scenarios and the dataset's recorded baseline; `progress(message)` per step."""
+    bundled scenarios and the dataset's recorded baseline, computed once for every session asking the same
+    through the server's pool of heavy runs (dashboard.data.shared; the table is shared, read only);
+    `progress(message)` per step of the session computing it, `waiting(place)` while a session waits."""
     s = store()
+    key = ("claims", str(db_path()), dataset, s.fingerprint(), float(days), int(seeds))
+    return shared.runs().run(key, lambda: _claims(s, dataset, days, seeds, progress), waiting)
+
+
+def _claims(s, dataset: str, days: float, seeds: int, progress) -> pd.DataFrame:
     jobs, fleet = s.jobs(dataset), s.fleet(dataset)
     world = {name: s.table(name, dataset) for name in WORLD_TABLES}
     bundled = {name: Scenario.from_dict(spec, source=name) for name, spec in data.bundled_scenarios().items()}
