@@ -19,6 +19,7 @@ from engine.telemetry.errors import ImportRejected
 from engine.telemetry.ingest import ingest_bytes, ingest_path
 from engine.telemetry.input_limits import (
     MIB,
+    SWF_STREAMED_PER_TEXT_BYTE,
     check_memory,
     check_size,
     gunzip_bounded,
@@ -174,12 +175,16 @@ def test_a_jobs_csv_read_in_chunks_needs_twice_its_text_and_512_mib():
     assert line.startswith("big.csv: 300 MiB of text needs about 1,112 MiB of memory to import, and 1,000 MiB"), line
     check_memory(300 * MIB, "big.csv", streamed=True, available=1112 * MIB)
     assert memory_needed(300 * MIB, streamed=True) == 1112 * MIB and memory_needed(300 * MIB) == 3600 * MIB
+    # an SWF log read in chunks: 3 x 300 + 512 = 1,412 MiB
+    assert memory_needed(300 * MIB, streamed=True, per_byte=SWF_STREAMED_PER_TEXT_BYTE) == 1412 * MIB
 
 
 def test_the_memory_rule_says_what_a_machine_of_a_given_size_takes():
-    # 2 GiB free: (2,048 - 512) / 2 = 768 MiB of CSV text, 768 MiB / 144 bytes = 5,592,405 jobs; 2,048 / 12 = 171 MiB
+    # 2 GiB free: (2,048 - 512) / 2 = 768 MiB of CSV text, 768 MiB / 144 bytes = 5,592,405 jobs; (2,048 - 512) / 3
+    # = 512 MiB of SWF text; 2,048 / 12 = 171 MiB
     assert memory_text(2048 * MIB).endswith("with the 2,048 MiB available now, a jobs CSV of up to 768 MiB of text "
-                                            "(about 5,592,405 jobs of 144 bytes) and other files of up to 171 MiB")
+                                            "(about 5,592,405 jobs of 144 bytes), an SWF log of up to 512 MiB and "
+                                            "other files of up to 171 MiB")
     # 24 GiB free: the 1 GiB text limit decides, not the memory
     assert "a jobs CSV of up to 1,024 MiB of text (about 7,456,540 jobs" in memory_text(24 * 1024 * MIB)
     assert "a jobs CSV of up to 0 MiB" in memory_text(400 * MIB)

@@ -18,11 +18,14 @@ from engine.telemetry.importers import FORMATS, parser_for
 from engine.telemetry.importers.common import ImportOptions
 from engine.telemetry.importers.detect import detect_format
 from engine.telemetry.importers.generic_csv import CsvJobs
+from engine.telemetry.importers.swf import SwfJobs
 from engine.telemetry.input_limits import check_size, read_input
 from engine.telemetry.names import BadName, check_name, name_from
 from engine.telemetry.sample import BUNDLE_FILES, bundle_digest, read_bundle
 from engine.telemetry.store import Store
 from engine.world.pricebook import default_price_rows
+
+CHUNKED = {"csv": CsvJobs, "swf": SwfJobs}   # formats read and appended chunk by chunk
 
 
 @dataclass(frozen=True)
@@ -93,8 +96,8 @@ def ingest_bytes(
     if earlier is not None:
         return IngestResult(earlier[0], fmt, 0, None, duplicate_of=earlier[0],
                             notes=(f"identical content was already imported from {earlier[1]}",))
-    if fmt == "csv":
-        return _ingest_chunks(store, CsvJobs(data, source, options), dataset, source, sha, options)
+    if fmt in CHUNKED:
+        return _ingest_chunks(store, CHUNKED[fmt](data, source, options), dataset, source, sha, options)
     batch = parser_for(fmt)(data, source, options)
     if batch.row_count == 0 and batch.rejects:
         raise ImportRejected(batch.rejects[:MAX_REPORTED], len(batch.rejects))   # every row had a problem
@@ -106,26 +109,25 @@ def ingest_bytes(
     return _result(name, fmt, batch.row_count, import_id, batch.notes, batch.rejects)
 
 
-def _ingest_chunks(store: Store, reader: CsvJobs, dataset: str | None, source: str, sha: str,
+def _ingest_chunks(store: Store, reader: CsvJobs | SwfJobs, dataset: str | None, source: str, sha: str,
                    options: ImportOptions) -> IngestResult:
-    """A jobs CSV appended chunk by chunk as it is read, in one transaction: a problem found in any chunk,
-    the last one included, rolls back every chunk appended before it."""
+    """A jobs CSV or SWF log appended chunk by chunk as it is read, in one transaction: a problem found in any
+    chunk, the last one included, rolls back every chunk appended before it."""
     name = dataset or _free_name(store, dataset_name_for(source))
-    with store.importing(name) as writer:
+    with store.importing(name, reader.scheduler) as writer:
         used = []
         for jobs in reader:
             writer.append("jobs", jobs)
             used.append(_regions_and_types({"jobs": jobs}))
-        notes, rejects = reader.finish()
+        batch = reader.finish()
         rows = writer.rows.get("jobs", 0)
-        if rows == 0 and rejects:
-            raise ImportRejected(rejects[:MAX_REPORTED], len(rejects))   # every row had a problem
-        batch = ImportBatch("csv", notes=notes, rejects=rejects)
+        if rows == 0 and batch.rejects:
+            raise ImportRejected(batch.rejects[:MAX_REPORTED], len(batch.rejects))   # every row had a problem
         complete_world(store, name, batch, options, used=pd.concat(used, ignore_index=True) if used else None)
         for table, frame in batch.tables.items():
             writer.append(table, frame)
-        writer.finish("csv", Path(source).name, sha, "jobs", rejects)
-    return _result(name, "csv", rows, writer.import_id, batch.notes, rejects)
+        writer.finish(batch.format, Path(source).name, sha, "jobs", batch.rejects)
+    return _result(name, batch.format, rows, writer.import_id, batch.notes, batch.rejects)
 
 
 def _result(name: str, fmt: str, rows: int, import_id: int, notes: list[str], rejects: list) -> IngestResult:

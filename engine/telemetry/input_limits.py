@@ -18,7 +18,11 @@ Memory (benchmarks/bench_ingest_memory.py, in benchmarks/RESULTS.md), above the 
 DuckDB take: a jobs CSV is read in pieces of CHUNK_BYTES (8 MiB) of text and appended as it is read
 (importers.csv_chunks, generic_csv.CsvJobs), and needs at most STREAMED_PER_TEXT_BYTE (2) bytes per byte
 of text (the content once decompressed, held whole) plus STREAMED_FIXED (512 MiB): with MAX_TEXT_BYTES at
-most 2.5 GiB, and a machine with M GiB free imports up to (M - 0.5) / 2 GiB of CSV text. The other formats
+most 2.5 GiB, and a machine with M GiB free imports up to (M - 0.5) / 2 GiB of CSV text. An SWF log is read
+the same way (importers.swf) and needs SWF_STREAMED_PER_TEXT_BYTE (3) bytes per byte plus STREAMED_FIXED:
+about 64 bytes of its text are a job, against about 144 in a CSV, and the appended rows are held until the
+transaction commits (measured: SDSC-BLUE, 21.5 MiB of text, peaks 247 MiB over the floor; its 1.95M-job
+8-fold copy, 125.1 MiB, 560 MiB: 3.0 MiB more per MiB of text added). The other formats
 are read whole and need about MEMORY_PER_TEXT_BYTE (12) bytes per byte of text: M / 12 GiB. Text that
 would need more than the memory available now (Linux's MemAvailable) is refused before it is parsed,
 instead of exhausting the memory (check_memory; memory_text says it in one sentence).
@@ -45,6 +49,7 @@ MEMORY_PER_TEXT_BYTE = 12
 CHUNK_BYTES = 8 * MIB    # a jobs CSV is read in pieces of about this much text (importers.csv_chunks)
 STREAMED_PER_TEXT_BYTE = 2      # memory per byte of text of an import read in chunks ...
 STREAMED_FIXED = 512 * MIB      # ... above the floor, plus this for the chunk being read and DuckDB's buffers
+SWF_STREAMED_PER_TEXT_BYTE = 3  # an SWF log read in chunks: more rows per byte of text, held by DuckDB till commit
 CSV_ROW_BYTES = 144             # a row of benchmarks/bench_import_csv.py's 18-column jobs CSV, for "how many jobs"
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 4 * MIB
@@ -125,12 +130,12 @@ def gunzip_bounded(data: bytes, source: str, *, limit: int = MAX_TEXT_BYTES, rat
     return b"".join(parts)
 
 
-def memory_needed(text_bytes: int, *, streamed: bool = False) -> int:
+def memory_needed(text_bytes: int, *, streamed: bool = False, per_byte: int = STREAMED_PER_TEXT_BYTE) -> int:
     """Bytes of memory above the floor (Python, pandas, DuckDB loaded) that importing `text_bytes` of text
-    needs: read whole, MEMORY_PER_TEXT_BYTE per byte; read in chunks (a jobs CSV), STREAMED_PER_TEXT_BYTE per
-    byte plus STREAMED_FIXED."""
+    needs: read whole, MEMORY_PER_TEXT_BYTE per byte; read in chunks, `per_byte` per byte (a jobs CSV:
+    STREAMED_PER_TEXT_BYTE; an SWF log: SWF_STREAMED_PER_TEXT_BYTE) plus STREAMED_FIXED."""
     if streamed:
-        return STREAMED_PER_TEXT_BYTE * text_bytes + STREAMED_FIXED
+        return per_byte * text_bytes + STREAMED_FIXED
     return MEMORY_PER_TEXT_BYTE * text_bytes
 
 
@@ -139,23 +144,27 @@ def memory_text(available: int | None = None) -> str:
     default: MemAvailable), in one sentence for the Data page and the CLI."""
     available = _available() if available is None else available
     rule = (f"an import needs about {STREAMED_PER_TEXT_BYTE} MiB of memory per MiB of text (the content once "
-            f"decompressed) plus {STREAMED_FIXED // MIB:,} MiB for a jobs CSV, read in chunks, and about "
-            f"{MEMORY_PER_TEXT_BYTE} MiB per MiB for the other formats")
+            f"decompressed) plus {STREAMED_FIXED // MIB:,} MiB for a jobs CSV, read in chunks, "
+            f"{SWF_STREAMED_PER_TEXT_BYTE} MiB per MiB plus {STREAMED_FIXED // MIB:,} MiB for an SWF log, read in "
+            f"chunks too, and about {MEMORY_PER_TEXT_BYTE} MiB per MiB for the other formats")
     if available is None:
         return rule
     csv = min(MAX_TEXT_BYTES, max(0, available - STREAMED_FIXED) // STREAMED_PER_TEXT_BYTE)
+    swf = min(MAX_TEXT_BYTES, max(0, available - STREAMED_FIXED) // SWF_STREAMED_PER_TEXT_BYTE)
     other = min(MAX_TEXT_BYTES, available // MEMORY_PER_TEXT_BYTE)
     return (f"{rule}: with the {available / MIB:,.0f} MiB available now, a jobs CSV of up to {csv / MIB:,.0f} MiB "
-            f"of text (about {csv // CSV_ROW_BYTES:,} jobs of {CSV_ROW_BYTES} bytes) and other files of up to "
+            f"of text (about {csv // CSV_ROW_BYTES:,} jobs of {CSV_ROW_BYTES} bytes), an SWF log of up to "
+            f"{swf / MIB:,.0f} MiB and other files of up to "
             f"{other / MIB:,.0f} MiB")
 
 
-def check_memory(text_bytes: int, source: str, *, streamed: bool = False, available: int | None = None) -> None:
+def check_memory(text_bytes: int, source: str, *, streamed: bool = False, per_byte: int = STREAMED_PER_TEXT_BYTE,
+                 available: int | None = None) -> None:
     """ImportRejected naming `source` when importing `text_bytes` of text (read whole, or `streamed` in
-    chunks) would need more memory than is `available` (default: MemAvailable now; nothing is checked where
+    chunks, `per_byte` per byte: memory_needed) would need more memory than is `available` (default: MemAvailable now; nothing is checked where
     the system does not say)."""
     available = _available() if available is None else available
-    needed = memory_needed(text_bytes, streamed=streamed)
+    needed = memory_needed(text_bytes, streamed=streamed, per_byte=per_byte)
     if available is not None and needed > available:
         raise ImportRejected.whole_file(source, f"{text_bytes / MIB:,.0f} MiB of text needs about {needed / MIB:,.0f} "
                                                 f"MiB of memory to import, and {available / MIB:,.0f} MiB are "

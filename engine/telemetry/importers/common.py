@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Self
 
 from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
-from engine.telemetry.input_limits import GZIP_MAGIC, check_memory, gunzip_bounded
+from engine.telemetry.input_limits import GZIP_MAGIC, STREAMED_PER_TEXT_BYTE, check_memory, gunzip_bounded
 
 BINARY_SNIFF_BYTES = 8192
 # Byte-order marks of encodings other than UTF-8, longest first (UTF-32 LE starts like UTF-16 LE).
@@ -87,12 +87,12 @@ def decode_text(data: bytes, source: str) -> str:
         raise not_utf8(data, exc.start, source) from exc
 
 
-def text_bytes(data: bytes, source: str, *, streamed: bool = False) -> bytes:
+def text_bytes(data: bytes, source: str, *, streamed: bool = False, per_byte: int = STREAMED_PER_TEXT_BYTE) -> bytes:
     """The content of a text file, decompressed, refusing empty, binary and UTF-16/32 content and content that
     would need more memory than is available (read whole, or `streamed` in chunks: input_limits.check_memory);
     whether it is valid UTF-8 is left to the caller (not_utf8 words the refusal)."""
     data = maybe_gunzip(data, source)
-    check_memory(len(data), source, streamed=streamed)
+    check_memory(len(data), source, streamed=streamed, per_byte=per_byte)
     if not data or data.isspace():   # not data.strip(): that would copy the whole file
         raise ImportRejected.whole_file(source, "file is empty")
     encoding = next((name for bom, name in _OTHER_BOMS if data.startswith(bom)), None)

@@ -21,7 +21,7 @@ from dataclasses import replace
 import pandas as pd
 
 from engine.telemetry.batch import ImportBatch
-from engine.telemetry.errors import ImportRejected, RowError
+from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers.columns import ColumnPlan, resolve_columns
 from engine.telemetry.importers.common import ImportOptions, merge_notes, text_bytes
 from engine.telemetry.importers.csv_chunks import csv_chunks
@@ -35,6 +35,8 @@ class CsvJobs:
     out; once a problem rejects the file, the remaining chunks are still read for their problems, but no more
     jobs are handed out (the import is rolled back by `finish`'s ImportRejected).
     """
+
+    format, scheduler = "csv", None
 
     def __init__(self, data: bytes, source: str, options: ImportOptions):
         self.source, self.options = source, options
@@ -80,19 +82,20 @@ class CsvJobs:
         """True once the file is sure to be rejected (a row problem without keep_valid, or naive times)."""
         return bool((self.errors.total and not self.errors.tolerant) or self.across.unzoned)
 
-    def finish(self) -> tuple[list[str], list[RowError]]:
-        """After the last chunk: (notes, rows set aside), or ImportRejected listing the file's problems."""
+    def finish(self) -> ImportBatch:
+        """After the last chunk: the notes and rows set aside (no tables: the jobs were handed out), or
+        ImportRejected listing the file's problems."""
         if not self.rows:
             raise ImportRejected.whole_file(self.source, "no data rows (the file has only a header)")
         labels = {column: self.plan.source_name(column) for column in self.plan.sources}
         self.across.finish(self.errors, labels)
-        return list(self.plan.notes) + merge_notes(self._notes), self.errors.every()
+        return ImportBatch("csv", notes=list(self.plan.notes) + merge_notes(self._notes), rejects=self.errors.every())
 
 
 def parse_csv(data: bytes, source: str, options: ImportOptions) -> ImportBatch:
     """Parse a generic jobs CSV into an ImportBatch with one table, `jobs` (every chunk at once)."""
     reader = CsvJobs(data, source, options)
     frames = list(reader)
-    notes, rejects = reader.finish()
+    batch = reader.finish()
     jobs = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    return ImportBatch("csv", {"jobs": jobs}, notes=notes, rejects=rejects)
+    return ImportBatch("csv", {"jobs": jobs}, notes=batch.notes, rejects=batch.rejects)
