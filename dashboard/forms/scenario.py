@@ -47,6 +47,7 @@ from engine.scenario.spec import DEFAULTS
 QUEUE_NUMBERS = ("priority", "min_gpus", "max_gpus", "max_requested_s", "checkpoint_s", "max_wait_s",
                  "starve_after_s")
 UNLIMITED = ("max_gpus", "max_requested_s", "max_wait_s", "starve_after_s")  # blank: no limit (inf)
+POLICIES_PER_ROW = 5   # policy choices per row: ten in one row cut their values at a laptop's width
 QUEUE_COLUMNS = ("name", "priority", "classes", "qos", "min_gpus", "max_gpus", "max_requested_s", "guaranteed",
                  "preemptible", "spot", "checkpoint_s", "max_wait_s", "starve_after_s", "max_queued")
 QUEUE_FLAGS = ("guaranteed", "preemptible", "spot")
@@ -89,9 +90,9 @@ def scenario_form(prefix: str = "custom") -> dict:
     "clusters" and "data" when those sections differ from their defaults."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
-    families = registry.families()
-    columns = st.columns(len(families))
-    for column, (family, keys) in zip(columns, families.items()):
+    families = list(registry.families().items())
+    cells = [cell for start in range(0, len(families), POLICIES_PER_ROW) for cell in st.columns(POLICIES_PER_ROW)]
+    for column, (family, keys) in zip(cells, families):
         with column:
             default = DEFAULTS.get(family, keys[0])
             key = st.selectbox(family.capitalize(), keys, index=keys.index(default) if default in keys else 0,
