@@ -71,3 +71,14 @@ def test_a_gang_across_clusters_splits_its_gpu_hours_by_its_nodes_gpus():
 
 def test_the_catalogue_names_the_tables_measures():
     assert keys("cluster") == set(COLUMNS) - {"region", "cluster", "gpus"}
+
+
+def test_node_names_split_as_pandas_explode_does():
+    from engine.analysis.runs.held import node_names
+
+    listed = pd.Series(["a;b;c", "", "d", "e;f"])
+    piece, names = node_names(listed)
+    exploded = listed.str.split(";").explode()
+    assert piece.tolist() == exploded.index.tolist() == [0, 0, 0, 1, 2, 3, 3]
+    assert names.tolist() == exploded.tolist()
+    assert node_names(pd.Series([], dtype=object))[0].tolist() == []

@@ -86,10 +86,13 @@ def load_scenario(value: str, scheduler: str | None, db: str | None = None) -> S
     model registry beside the database `db` (default the default database) or the packaged ones."""
     if value == RECORDED and not Path(value).exists():
         return recorded_baseline(scheduler)
+    scenario = Scenario.load(value)
+    if scenario.policies["order"][0] != "rl":
+        return scenario  # the model registry imports scikit-learn (about a second): only a learned order needs it
     from engine.predict.rl.agent_registry import AgentRegistry
     from engine.service.rl.agents import bind
 
-    return bind(Scenario.load(value), AgentRegistry.beside(db or DEFAULT_DB_PATH))
+    return bind(scenario, AgentRegistry.beside(db or DEFAULT_DB_PATH))
 
 
 def bind_agents(points, db: str | None) -> list:

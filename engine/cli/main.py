@@ -203,19 +203,24 @@ def cmd_dashboard(args) -> int:
             signal.signal(sig, handler)
 
 
-def _add_experiment_parsers(sub) -> None:
-    """`meridian experiment NAME`: reproductions of published results (see engine.service.experiments)."""
-    from engine.service.experiments import backfill, fgd, rlscheduler, rlscheduler_evolve
-
+def _add_experiment_parsers(sub, argv: list[str] | None) -> None:
+    """`meridian experiment NAME`: reproductions of published results (see engine.service.experiments).
+    Their modules import scikit-learn (about a second): their parsers are built only when the command
+    line names `experiment` (or when no command line is given)."""
     p = sub.add_parser("experiment", help="re-run a published scheduling experiment (the fidelity report)")
     experiments = p.add_subparsers(dest="experiment", required=True)
+    if argv is not None and "experiment" not in argv:
+        return
+    from engine.service.experiments import backfill, fgd, rlscheduler, rlscheduler_evolve
+
     rlscheduler.add_parser(experiments)
     fgd.add_parser(experiments)
     rlscheduler_evolve.add_parser(experiments)
     backfill.add_parser(experiments)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given `argv`, only the parsers it can reach are made complete."""
     parser = argparse.ArgumentParser(prog="meridian", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     db_help = f"DuckDB file (default {DEFAULT_DB_PATH})"
@@ -269,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "../shared beside the repository)")
     p.set_defaults(func=cmd_dashboard)
 
-    _add_experiment_parsers(sub)
+    _add_experiment_parsers(sub, argv)
     from engine.cli.simulate import add_parsers as add_simulate_parsers
     add_simulate_parsers(sub, db_help)
     from engine.cli.headroom import add_parser as add_headroom_parser
@@ -298,7 +303,8 @@ def _interrupted(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     # SIGTERM stops a command as Ctrl+C does: a sweep or headroom run records itself 'interrupted'.
     previous = signal.signal(signal.SIGTERM, _interrupted)
     try:

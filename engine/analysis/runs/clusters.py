@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.runs.held import finished_jobs, holding, window_end_s
+from engine.analysis.runs.held import finished_jobs, holding, node_names, window_end_s
 from engine.sim.output.result import SimulationResult
 
 COLUMNS = ["region", "cluster", "gpus", "cluster_jobs", "cluster_gpu_hours", "cluster_utilization",
@@ -35,25 +35,10 @@ def by_cluster(result: SimulationResult) -> pd.DataFrame:
         nodes = nodes[~nodes["node"].isin(set(result.burst["node"].astype(str)))]
     nodes = nodes.reset_index(drop=True)
     groups = nodes[["region", "cluster"]].drop_duplicates().sort_values(["region", "cluster"]).reset_index(drop=True)
-    group_of = {(r, c): i for i, (r, c) in enumerate(zip(groups["region"], groups["cluster"]))}
-    node_group = {(r, n): group_of[(r, c)] for r, c, n in zip(nodes["region"], nodes["cluster"], nodes["node"])}
-    node_gpus = {(r, n): float(g) for r, n, g in zip(nodes["region"], nodes["node"], nodes["gpus"])}
     horizon = window_end_s(result, finished_jobs(result.jobs))
     pieces = holding(result, horizon)
-    gpu_h = np.zeros(len(groups))
-    first_group = {}
-    for row, region, listed, gpu_s in zip(pieces["row"].tolist(), pieces["region"].tolist(),
-                                          pieces["nodes"].tolist(), pieces["gpu_s"].tolist()):
-        held = [(region, n) for n in listed.split(";") if (region, n) in node_group]
-        if not held:
-            continue
-        first_group.setdefault(row, node_group[held[0]])  # pieces come in start order within a job
-        weights = np.array([node_gpus[k] for k in held])
-        share = weights / weights.sum() if weights.sum() > 0 else np.full(len(held), 1.0 / len(held))
-        np.add.at(gpu_h, [node_group[k] for k in held], gpu_s / 3600.0 * share)
+    gpu_h, rows, where = _held_by_group(pieces, nodes, groups)
     wait = result.jobs["wait_s"].to_numpy(np.float64)
-    rows = np.fromiter(first_group, np.int64, len(first_group))
-    where = np.fromiter(first_group.values(), np.int64, len(first_group))
     gpus = nodes.groupby(["region", "cluster"], sort=True)["gpus"].sum().to_numpy(np.float64)
     table = groups.assign(gpus=gpus)
     waits = [wait[rows[where == g]] for g in range(len(groups))]
@@ -63,3 +48,25 @@ def by_cluster(result: SimulationResult) -> pd.DataFrame:
     table["cluster_wait_mean_s"] = [float(w.mean()) if len(w) else 0.0 for w in waits]
     table["cluster_wait_p95_s"] = [float(np.quantile(w, 0.95)) if len(w) else 0.0 for w in waits]
     return table[COLUMNS]
+
+
+def _held_by_group(pieces: pd.DataFrame, nodes: pd.DataFrame, groups: pd.DataFrame):
+    """GPU-hours held per group, and each job's group (rows, where: the group of the first of its
+    pieces on a known node; pieces come in start order within a job). A piece's GPU-seconds are split
+    over its known nodes by their GPUs (evenly when those hold none)."""
+    group_key = pd.Index(groups["region"].astype(str) + "\x1f" + groups["cluster"].astype(str))
+    node_key = pd.Index(nodes["region"].astype(str) + "\x1f" + nodes["node"].astype(str))
+    node_group = group_key.get_indexer(nodes["region"].astype(str) + "\x1f" + nodes["cluster"].astype(str))
+    piece, names = node_names(pieces["nodes"])
+    at = node_key.get_indexer(pieces["region"].astype(str).to_numpy(object)[piece] + "\x1f" + names)
+    piece, at = piece[at >= 0], at[at >= 0]
+    group = node_group[at]
+    weight = nodes["gpus"].to_numpy(np.float64)[at]
+    total = np.bincount(piece, weight, len(pieces))[piece]
+    count = np.bincount(piece, None, len(pieces))[piece]
+    share = np.where(total > 0, weight / np.where(total > 0, total, 1.0), 1.0 / np.maximum(count, 1))
+    gpu_h = np.zeros(len(groups))
+    np.add.at(gpu_h, group, pieces["gpu_s"].to_numpy(np.float64)[piece] / 3600.0 * share)
+    job = pieces["row"].to_numpy(np.int64)[piece]
+    first = pd.Series(group).groupby(job, sort=False).first()
+    return gpu_h, first.index.to_numpy(np.int64), first.to_numpy(np.int64)

@@ -10,6 +10,16 @@ import pandas as pd
 from engine.sim.output.result import SimulationResult
 
 
+def node_names(nodes: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each piece's ";"-separated node names, one per entry: (piece: the position of each name's
+    piece, names: object array), in piece order and in each piece's own order; as pandas'
+    `str.split(";").explode()` gives them ("" is one empty name), in one join and one split."""
+    listed = nodes.astype(str).tolist()
+    counts = np.fromiter((text.count(";") + 1 for text in listed), np.int64, len(listed))
+    names = np.array(";".join(listed).split(";") if listed else [], dtype=object)
+    return np.repeat(np.arange(len(listed), dtype=np.int64), counts), names
+
+
 def finished_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
     """The jobs that started and ended (completed or failed)."""
     return jobs[jobs["started"] & jobs["end_s"].notna()]

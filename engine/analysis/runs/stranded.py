@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs import burst
-from engine.analysis.runs.held import horizon_s
+from engine.analysis.runs.held import horizon_s, node_names
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import normalise_fleet
 from engine.world.residency import allowed_mask
@@ -88,9 +88,8 @@ def sample_times(horizon: float) -> np.ndarray:
 def _usage(result: SimulationResult, fleet: pd.DataFrame, times: np.ndarray) -> np.ndarray:
     """(samples, nodes): GPUs in use on each fleet node at each instant."""
     held = result.held().loc[lambda h: h["nodes"].astype(str) != ""].reset_index(drop=True)
-    names = held["nodes"].astype(str).str.split(";").explode()
-    piece = names.index.to_numpy(np.int64)
-    keys = pd.Index(held["region"].astype(str).to_numpy(object)[piece] + "\x1f" + names.to_numpy(object))
+    piece, names = node_names(held["nodes"])
+    keys = pd.Index(held["region"].astype(str).to_numpy(object)[piece] + "\x1f" + names)
     # rented (burst) nodes are not in the fleet, but their GPUs still take their share of a piece's GPUs
     every = burst.rentals(result)
     rented = None if every is None else every[["region", "node", "gpus"]].rename(columns={"gpus": "gpu"})
