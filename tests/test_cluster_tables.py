@@ -82,3 +82,21 @@ def test_node_names_split_as_pandas_explode_does():
     assert piece.tolist() == exploded.index.tolist() == [0, 0, 0, 1, 2, 3, 3]
     assert names.tolist() == exploded.tolist()
     assert node_names(pd.Series([], dtype=object))[0].tolist() == []
+
+
+def test_node_positions_look_up_region_and_name_pairs():
+    """The same positions as an index of joined "region|node" keys, a name known in another region
+    only, an unknown region and a name with the separator in it included."""
+    import numpy as np
+
+    from engine.analysis.runs.held import node_positions
+
+    node_region = np.array(["eu", "eu", "us", "us", "eu"], dtype=object)
+    node_name = np.array(["n1", "n2", "n1", "x|y", "n3"], dtype=object)
+    piece_region = np.array(["us", "eu", "eu", "us", "ap", "eu", "us"], dtype=object)
+    names = np.array(["n1", "n1", "n3", "x|y", "n1", "nope", "n2"], dtype=object)
+    at = node_positions(piece_region, names, node_region, node_name)
+    assert at.tolist() == [2, 0, 4, 3, -1, -1, -1]
+    joined = pd.Index(node_region + "\x1f" + node_name).get_indexer(piece_region + "\x1f" + names)
+    assert at.tolist() == joined.tolist()
+    assert node_positions(piece_region[:0], names[:0], node_region, node_name).tolist() == []

@@ -261,3 +261,26 @@ def test_a_team_kept_waiting_while_another_holds_everything_halves_jain():
     assert fairness_kpis(_result(hog, None, teams=teams))["jain_index"] == pytest.approx(0.5)
     shared = _jobs([("a1", "a", "batch", 0, 0, 100, 5, {}), ("b1", "b", "batch", 0, 0, 100, 5, {})])
     assert fairness_kpis(_result(shared, None, teams=teams))["jain_index"] == pytest.approx(1.0)
+
+
+def test_figures_are_remembered_per_result_and_per_thread():
+    """A run's per-job frame and team table are computed once per result: asking about another
+    result, then the first again, or from another thread, gives each its own figures."""
+    import threading
+
+    first = preempted_run()
+    jobs = _jobs([row if row[0] != "c1" else ("c1", "c", "best", 0, 0, 30, 4, {}) for row in JOBS])
+    second = _result(jobs, _one_piece_each(jobs))
+    one, two = team_table(first), team_table(second)
+    assert not one.equals(two)
+    pd.testing.assert_frame_equal(team_table(first), one)
+    assert fairness_kpis(first) == fairness_kpis(preempted_run())
+    seen = {}
+    threads = [threading.Thread(target=lambda r=r, k=k: seen.__setitem__(k, team_table(r)))
+               for k, r in (("first", first), ("second", second))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    pd.testing.assert_frame_equal(seen["first"], one)
+    pd.testing.assert_frame_equal(seen["second"], two)

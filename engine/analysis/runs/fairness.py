@@ -38,6 +38,9 @@ the whole run.
 """
 from __future__ import annotations
 
+import threading
+import weakref
+
 import numpy as np
 import pandas as pd
 
@@ -148,10 +151,31 @@ def _rate(hits: np.ndarray, decided: np.ndarray) -> float:
     return float(hits[decided].sum()) / count if count else 1.0
 
 
+_memo = threading.local()
+
+
+def _remembered(result: SimulationResult, name: str, compute):
+    """`compute()`, once per result and name: a run's KPIs, team table and queue table each need its
+    per-job frame and team table. The last result asked about in this thread is remembered (results
+    are immutable; a weak reference, so a result is not kept alive)."""
+    if getattr(_memo, "ref", None) is None or _memo.ref() is not result:
+        _memo.ref, _memo.values = weakref.ref(result), {}
+    if name not in _memo.values:
+        _memo.values[name] = compute()
+    return _memo.values[name]
+
+
 def _jobs(result: SimulationResult) -> pd.DataFrame:
     """The per-job frame of `_per_job` over the run's window and pieces."""
-    horizon = horizon_s(result)
-    return _per_job(result, horizon, holding(result, horizon))
+    def compute():
+        horizon = horizon_s(result)
+        return _per_job(result, horizon, holding(result, horizon))
+    return _remembered(result, "jobs", compute)
+
+
+def _teams_of(result: SimulationResult) -> pd.DataFrame:
+    """`_team_table` of the run (with sampled_gpu_hours)."""
+    return _remembered(result, "teams", lambda: _team_table(result, _jobs(result)))
 
 
 def _team_table(result: SimulationResult, per_job: pd.DataFrame) -> pd.DataFrame:
@@ -186,7 +210,7 @@ def team_table(result: SimulationResult) -> pd.DataFrame:
     demand_gpu_hours (D_t), fair_gpu_hours (F_t): see the module docstring; share: gpu_hours / all
     teams' gpu_hours; jobs: all the team's jobs; wait_mean_s, wait_p95_s: over its started jobs;
     deadline_hit_rate: 1.0 when none of its jobs has a deadline."""
-    return _team_table(result, _jobs(result))[TEAM_COLUMNS]
+    return _teams_of(result)[TEAM_COLUMNS]
 
 
 def samples(horizon: float) -> np.ndarray:
@@ -257,7 +281,7 @@ def fairness_kpis(result: SimulationResult) -> dict[str, float]:
     (0-1), max_wait_sla_misses (jobs of queues with a maximum wait that waited past it: production
     SLA violations), preemptions (evictions), lost_gpu_hours, starved_jobs (jobs); see the module docstring."""
     per_job = _jobs(result)
-    teams = _team_table(result, per_job)
+    teams = _teams_of(result)
     fair = teams["fair_gpu_hours"].to_numpy(np.float64)
     asking = fair > 0
     x = teams["sampled_gpu_hours"].to_numpy(np.float64)[asking] / fair[asking]
