@@ -86,6 +86,19 @@ def test_a_working_day_start_moves_exactly_the_borrowed_work_its_own_queue_needs
     assert values["handoff_lost_gpu_hours"] == pytest.approx((951.2 * 4 + 925.6 * 2) / H)
 
 
+def test_the_job_story_charges_the_transit_to_the_hand_off():
+    from engine.analysis.runs.job_story import StoryContext, job_story
+    from engine.sim.state.workload import build_workload
+
+    scenario = Scenario.from_dict({"name": "t", "policies": {"routing": "follow-the-sun"}, "handoff": HANDOFF})
+    result = simulate(HANDOFF)
+    context = StoryContext.of(scenario, build_workload(*scenario.apply(jobs(), fleet(eu=[8], ap=[8]))))
+    story = job_story(result, 1, context)  # a1: leaves eu at 09:10, queues in ap 51.2 s later, starts at once
+    assert (story.timeline["event"] == "handed-off").sum() == 1
+    waits = dict(zip(story.reasons["reason"], story.reasons["seconds"]))
+    assert waits == {"handed-off": pytest.approx(51.2)}
+
+
 def test_a_smaller_shortfall_moves_only_what_it_needs():
     frame = jobs()
     frame.loc[4, "gpus"] = 4  # e0 asks 4: a1 alone covers it
