@@ -126,6 +126,9 @@ def test_bad_handoff_input_names_the_table_and_key():
         Scenario.from_dict({"handoff": {"enabled": True, "checkpoint_min": -1}})
     with pytest.raises(ScenarioError, match=r"unknown \[handoff\] key minimum_run"):
         Scenario.from_dict({"handoff": {"minimum_run": 1}})
+    with pytest.raises(ScenarioError, match=r"\[handoff\] hands back work a routing policy sent away from home; "
+                                             r"routing 'home-only' keeps every job home"):
+        Scenario.from_dict({"handoff": {"enabled": True}})
 
 
 TAGS = st.sampled_from([None, "EU", "JP", "regions:eu,ap"])

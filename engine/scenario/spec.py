@@ -213,7 +213,7 @@ class Scenario:
                    interconnect=parse_interconnect(data.get("interconnect", {"enabled": False}), source,
                                                    ScenarioError),
                    clusters=parse_clusters(data.get("clusters", {}), source),
-                   handoff=parse_handoff(data.get("handoff", {}), source),
+                   handoff=_handoff(data.get("handoff", {}), chosen["routing"][0], source),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -324,6 +324,15 @@ def _predictive(table: object, bursts: tuple, load_scale: float, source: str) ->
         if load_scale != 1.0:
             raise ScenarioError(f"{source}: [predictive_scaling] forecasts the recorded hours; it cannot run with "
                                 f"[workload] load_scale {load_scale:g} (use growth to add demand)")
+    return settings
+
+
+def _handoff(table: object, routing: str, source: str) -> Handoff:
+    """The [handoff] table; when on it needs a router to have sent work away from home."""
+    settings = parse_handoff(table, source)
+    if settings.enabled and registry.policy_class("routing", routing).traits.inert:
+        raise ScenarioError(f"{source}: [handoff] hands back work a routing policy sent away from home; routing "
+                            f"{routing!r} keeps every job home (choose follow-the-sun, overflow, cheapest, ...)")
     return settings
 
 
