@@ -1,4 +1,4 @@
-"""The scenario builder's [spot] and [data] sections (dashboard.forms.world_sections) in Streamlit's
+"""The scenario builder's [spot], [data], [[outage]], [interconnect], [clusters] and [handoff] sections (dashboard.forms.world_sections) in Streamlit's
 AppTest: drawn from the declarations, only what differs from the defaults reaches the scenario, and
 the scenario they build is one Scenario.from_dict accepts with those values."""
 from __future__ import annotations
@@ -16,6 +16,7 @@ def _sections():
     from dashboard.forms.world_sections import (
         clusters_section,
         data_section,
+        handoff_section,
         interconnect_section,
         outage_section,
         spot_section,
@@ -24,7 +25,8 @@ def _sections():
 
     st.session_state["built"] = {"workload": workload_section("t"), "spot": spot_section("t"),
                                  "data": data_section("t"), "outage": outage_section("t", ["eu-west", "us-east"]),
-                                 "interconnect": interconnect_section("t"), "clusters": clusters_section("t")}
+                                 "interconnect": interconnect_section("t"), "clusters": clusters_section("t"),
+                                 "handoff": handoff_section("t")}
 
 
 def _app() -> AppTest:
@@ -37,7 +39,7 @@ def _app() -> AppTest:
 def test_untouched_sections_add_nothing():
     app = _app()
     assert app.session_state["built"] == {"workload": {}, "spot": {}, "data": {}, "outage": [], "interconnect": {},
-                                          "clusters": {}}
+                                          "clusters": {}, "handoff": {}}
 
 
 def test_every_data_field_has_its_widget_with_its_range():
@@ -57,7 +59,7 @@ def test_the_sections_build_a_scenario_with_the_chosen_values():
     assert not app.error, [e.value for e in app.error]
     built = dict(app.session_state["built"])
     assert built.pop("outage") == [] and built.pop("workload") == {} and built.pop("interconnect") == {}
-    assert built.pop("clusters") == {}
+    assert built.pop("clusters") == {} and built.pop("handoff") == {}
     assert built == {"spot": {"interruptions_per_node_hour": 0.05, "fallback_after": 2, "interruptible_only": False},
                      "data": {"transfer_gbps": 10.0, "replicate_after": 3, "prefetch": True}}
     scenario = Scenario.from_dict({"name": "built", **built})
@@ -133,3 +135,20 @@ def test_racks_per_cluster_is_drawn_from_its_declaration_and_reaches_the_scenari
     built = app.session_state["built"]["clusters"]
     assert built == {"racks_per_cluster": 2}
     assert Scenario.from_dict({"name": "split", "clusters": built}).clusters == ClusterSplit(2)
+
+
+def test_the_handoff_is_off_until_ticked_then_its_declared_fields_reach_the_scenario():
+    from engine.scenario.handoff import Handoff
+
+    app = _app()
+    assert_declared_widgets(app, Handoff, "t:handoff")
+    app.number_input(key="t:handoff:min_run_h").set_value(6.0).run()
+    assert app.session_state["built"]["handoff"] == {}              # not ticked: nothing, whatever the numbers
+    app.checkbox(key="t:handoff:enabled").check()
+    app.number_input(key="t:handoff:transfer_gbps").set_value(25.0)
+    app.run()
+    assert not app.error, [e.value for e in app.error]
+    built = app.session_state["built"]["handoff"]
+    assert built == {"enabled": True, "min_run_h": 6.0, "transfer_gbps": 25.0}
+    scenario = Scenario.from_dict({"name": "live", "handoff": built, "policies": {"routing": "follow-the-sun"}})
+    assert scenario.handoff == Handoff(enabled=True, min_run_h=6.0, transfer_gbps=25.0)

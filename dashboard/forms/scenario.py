@@ -31,6 +31,7 @@ from dashboard.forms.runtimes import RUNTIME_LABELS
 from dashboard.forms.world_sections import (
     clusters_section,
     data_section,
+    handoff_section,
     interconnect_section,
     outage_section,
     predictive_section,
@@ -86,8 +87,8 @@ def scenario_form(prefix: str = "custom") -> dict:
     """Draw the form; return {"name", "policies": {family: {"key": ..., **parameters}}} and, when a
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
-    "workload", "runtime", "burst", "predictive_scaling", "spot", "outage", "fleet", "latency", "interconnect",
-    "clusters" and "data" when those sections differ from their defaults."""
+    "workload", "runtime", "burst", "predictive_scaling", "handoff", "spot", "outage", "fleet", "latency",
+    "interconnect", "clusters" and "data" when those sections differ from their defaults."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = list(registry.families().items())
@@ -122,6 +123,7 @@ def scenario_form(prefix: str = "custom") -> dict:
                 ("Cloud burst", "burst", lambda: burst_section(prefix, *_fleet_choices())),
                 ("Predictive scaling: rent ahead of the forecast peak", "predictive_scaling",
                  lambda: predictive_section(prefix)),
+                ("Live follow-the-sun: hand running work over", "handoff", lambda: handoff_section(prefix)),
                 ("Spot interruptions", "spot", lambda: spot_section(prefix)),
                 ("Outages", "outage", lambda: outage_section(prefix, _dataset_regions())),
                 ("Fleet edits: GPUs added or removed", "fleet",

@@ -1,9 +1,10 @@
 """The scenario builder's [workload] growth and load, [data], [spot], [[outage]], [interconnect],
-[clusters] and [predictive_scaling] sections.
+[clusters], [predictive_scaling] and [handoff] sections.
 
-[data], [interconnect], [clusters] and [predictive_scaling] are drawn from the declarations of
+[data], [interconnect], [clusters], [predictive_scaling] and [handoff] are drawn from the declarations of
 engine.world.data_model.DataModel, engine.world.interconnect.Interconnect,
-engine.scenario.clusters.ClusterSplit and engine.scenario.predictive.PredictiveScaling (each field's
+engine.scenario.clusters.ClusterSplit, engine.scenario.predictive.PredictiveScaling and
+engine.scenario.handoff.Handoff (each field's
 label, unit, range and help, or a checkbox for a switch: dashboard.forms.declared), so a new field
 appears here with no new widget code; [spot]
 from SpotModel's fields with the rate's limit (engine.scenario.limits.SPOT_RATE_MAX). Each returns
@@ -22,6 +23,7 @@ from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text
 from engine.scenario.clusters import ClusterSplit, parse_clusters
 from engine.scenario.data import parse_data
+from engine.scenario.handoff import Handoff, parse_handoff
 from engine.scenario.limits import GROWTH, LOAD_SCALE, SPOT_RATE_MAX
 from engine.scenario.predictive import PredictiveScaling, parse_predictive
 from engine.scenario.sharing import parse_spot
@@ -97,6 +99,18 @@ def predictive_section(prefix: str) -> dict:
     if not entry.pop("enabled", False):
         return {}
     return checked({"enabled": True, **entry}, parse_predictive, "[predictive_scaling]")
+
+
+def handoff_section(prefix: str) -> dict:
+    """The [handoff] table: off unless ticked; then the move's costs and limits that differ from the
+    defaults. It moves work a routing policy sent away from home (home-only routing borrows nothing)."""
+    st.caption("Live follow-the-sun: as a region's working day begins and its own work queues, running training, "
+               "batch and HPO jobs borrowed from other regions are checkpointed and moved, running, to an "
+               "off-hours region their data may go to (home first). Needs a routing policy other than home-only.")
+    entry = declared_inputs(Handoff, f"{prefix}:handoff")
+    if not entry.pop("enabled", False):
+        return {}
+    return checked({"enabled": True, **entry}, parse_handoff, "[handoff]")
 
 
 def spot_section(prefix: str) -> dict:

@@ -178,12 +178,13 @@ def cmd_compare(args) -> int:
         print()
     base = runs[0].kpis
     rows = [["kpi", *(r.scenario.name for r in runs)]]
-    for key in base:
-        cells = [key, _fmt(base[key])]
+    for key in dict.fromkeys(key for run in runs for key in run.kpis):  # also one run's own (hand-offs)
+        first = base.get(key, math.nan)
+        cells = [key, _fmt(first)]
         for run in runs[1:]:
-            delta = run.kpis[key] - base[key]
-            rel = f" ({delta / base[key]:+.0%})" if base[key] and math.isfinite(delta / base[key]) else ""
-            cells.append(f"{_fmt(run.kpis[key])} {_fmt(delta, '+')}{rel}")
+            delta = run.kpis.get(key, math.nan) - first
+            rel = f" ({delta / first:+.0%})" if first and math.isfinite(delta / first) else ""
+            cells.append(f"{_fmt(run.kpis.get(key, math.nan))} {_fmt(delta, '+')}{rel}")
         rows.append(cells)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:

@@ -25,6 +25,9 @@ RELAXED_DECISIONS = frozenset(f"relaxed-{name}" for name in SOFT_CONSTRAINTS)  #
 # Adaptive backfilling changed its strategy (engine.policies.backfill_adaptive).
 DECISIONS += ("backfill-switched",)
 SWITCHED = DECISIONS.index("backfill-switched")
+# Live follow-the-sun moved the running job to another region (engine.sim.processes.handoff).
+DECISIONS += ("handed-off",)
+HANDED_OFF = DECISIONS.index("handed-off")
 
 EXPLAINED = {
     "started": "it started as soon as it was submitted",
@@ -57,6 +60,8 @@ EXPLAINED = {
     "relaxed-team-affinity": "its team's region could not take it, so it runs in another region",
     "backfill-switched": "adaptive backfilling changed its strategy at this job's pass (the replay of the "
                          "last period scored another strategy better)",
+    "handed-off": "it was checkpointed and moved, running, to an off-hours region as the working day of the "
+                  "region it had borrowed began and that region's own work queued",
 }
 SHORT = {
     "started": "could start now", "waiting-in-queue": "behind other jobs", "blocked-by-capacity": "no room yet",

@@ -52,6 +52,9 @@
     enabled = true                  # of on waits (weeks, headroom_quantile, lead_min, ...:
                                     # engine.scenario.predictive); without [workload] start_utc
                                     # the window starts `weeks` whole weeks after the first submit
+    [handoff]                       # optional: live follow-the-sun, running flexible work borrowed from
+    enabled = true                  # other regions moves on as a region's working day begins
+                                    # (checkpoint_min, restart_min, min_run_h, ...: engine.scenario.handoff)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -87,6 +90,7 @@ from engine.scenario.clusters import ClusterSplit, parse_clusters, split_cluster
 from engine.scenario.data import parse_data
 from engine.scenario.demand import scale_demand
 from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
+from engine.scenario.handoff import Handoff, parse_handoff
 from engine.scenario.predictive import PredictiveScaling, parse_predictive, scaling_plan
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
 from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
@@ -102,10 +106,11 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling"}
+        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling",
+        "handoff"}
 # _TOP's [name] tables, and its [[name]] lists of tables
 _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
-           "predictive_scaling"}
+           "predictive_scaling", "handoff"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
@@ -141,6 +146,7 @@ class Scenario:
     interconnect: Interconnect = field(default_factory=Interconnect)
     clusters: ClusterSplit = field(default_factory=ClusterSplit)
     predictive: PredictiveScaling = field(default_factory=PredictiveScaling)
+    handoff: Handoff = field(default_factory=Handoff)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -207,6 +213,7 @@ class Scenario:
                    interconnect=parse_interconnect(data.get("interconnect", {"enabled": False}), source,
                                                    ScenarioError),
                    clusters=parse_clusters(data.get("clusters", {}), source),
+                   handoff=_handoff(data.get("handoff", {}), chosen["routing"][0], source),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -235,6 +242,8 @@ class Scenario:
             world = replace(world, bursts=self.bursts)
         if self.interconnect.enabled:
             world = replace(world, interconnect=self.interconnect)
+        if self.handoff.enabled:
+            world = replace(world, handoff=self.handoff)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:
@@ -315,6 +324,15 @@ def _predictive(table: object, bursts: tuple, load_scale: float, source: str) ->
         if load_scale != 1.0:
             raise ScenarioError(f"{source}: [predictive_scaling] forecasts the recorded hours; it cannot run with "
                                 f"[workload] load_scale {load_scale:g} (use growth to add demand)")
+    return settings
+
+
+def _handoff(table: object, routing: str, source: str) -> Handoff:
+    """The [handoff] table; when on it needs a router to have sent work away from home."""
+    settings = parse_handoff(table, source)
+    if settings.enabled and registry.policy_class("routing", routing).traits.inert:
+        raise ScenarioError(f"{source}: [handoff] hands back work a routing policy sent away from home; routing "
+                            f"{routing!r} keeps every job home (choose follow-the-sun, overflow, cheapest, ...)")
     return settings
 
 

@@ -4,7 +4,8 @@ the tests read it; the README's KPI table documents the same keys (a test checks
 
 Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only runs that sample it),
 "relaxation" (engine.analysis.runs.relaxation, only runs whose routing relaxes soft constraints),
-"interconnect" (engine.analysis.runs.interconnect, only runs with an [interconnect]),
+"interconnect" (engine.analysis.runs.interconnect, only runs with an [interconnect]), "handoff"
+(engine.analysis.runs.handoff, only runs under [handoff]),
 "cluster" (engine.analysis.runs.clusters: the columns of a run's by-cluster table, one value per cluster),
 "stranded" (engine.analysis.runs.stranded), "matching" (engine.analysis.runs.matching, only runs with
 jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
@@ -86,6 +87,11 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("cross_cluster_starts", "Spread over clusters", "starts", "lower", "int"),
            ("interconnect_mean_slowdown", "Mean network slowdown", "x", "lower", "x"),
            ("interconnect_extra_gpu_hours", "GPU-hours lost to the network", "GPU-hours", "lower", "int")),
+    *_rows("handoff",
+           ("handoff_moves", "Hand-off moves", "moves", "", "int"),
+           ("handoff_jobs", "Jobs handed off", "jobs", "", "int"),
+           ("handoff_lost_gpu_hours", "GPU-hours lost to hand-offs", "GPU-hours", "lower", "one"),
+           ("handoff_moved_gpu_hours", "GPU-hours handed off", "GPU-hours", "", "int")),
     *_rows("cluster",
            ("cluster_jobs", "Jobs started in the cluster", "jobs", "", "int"),
            ("cluster_gpu_hours", "GPU-hours held in the cluster", "GPU-hours", "", "int"),

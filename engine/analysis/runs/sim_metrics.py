@@ -22,7 +22,8 @@ capacity while up, so utilisation and idle GPU-hours include them; `burst_rental
 rentals and `burst_gpu_hours` the GPU-hours billed inside the window. Fragmentation (only when the
 result carries its sampled table): the fleet's fragmented GPUs (FGD's fragmentation amount, summed
 over regions) and their share of the idle GPUs, each sample holding until the next one,
-time-weighted over the measurement window. The fairness and service-level KPIs (engine.analysis.runs.fairness) join the dictionary `kpis`
+time-weighted over the measurement window. Live follow-the-sun's moves (engine.analysis.runs.handoff, only
+runs under [handoff]) count over the whole run. The fairness and service-level KPIs (engine.analysis.runs.fairness) join the dictionary `kpis`
 returns.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ import pandas as pd
 
 from engine.analysis.runs import burst
 from engine.analysis.runs.fairness import fairness_kpis
+from engine.analysis.runs.handoff import handoff_kpis
 from engine.analysis.runs.held import finished_jobs, holding, window_end_s
 from engine.analysis.runs.interconnect import interconnect_kpis
 from engine.analysis.runs.relaxation import relaxation_kpis
@@ -105,6 +107,7 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
         values.update(fragmentation_kpis(result.fragmentation, horizon))
     values.update(relaxation_kpis(result))
     values.update(interconnect_kpis(result))
+    values.update(handoff_kpis(result))
     return values
 
 

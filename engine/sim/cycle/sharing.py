@@ -97,6 +97,7 @@ class Sharing(ClockReclaim):
         self.preemptions = np.zeros(n, np.int64)
         self.lost_gpu_s = np.zeros(n)
         self.segments: list[tuple] = []  # evicted pieces: job, region, nodes, start, end, gpus, lost_s
+        self.segment_outcomes: dict[int, str] = {}  # position in segments -> outcome, when not "preempted"
         self.clocks = clocks(self, world or World()) if self.gated else []
         self.idle_since = math.inf
         if self.clocks:

@@ -73,7 +73,12 @@ class SimulationResult:
     by hand.
     scaling: the rentals of [predictive_scaling] (engine.sim.processes.forecast_scaling), with burst's
     columns (trigger_job_id "forecast"); forecast: its forecast's error on held-out weeks per pool
-    (engine.scenario.predictive.ERROR_COLUMNS); both None unless the scenario turns it on."""
+    (engine.scenario.predictive.ERROR_COLUMNS); both None unless the scenario turns it on.
+    handoffs: one row per move of running work under [handoff] (engine.sim.processes.handoff): row,
+    job_id, from_region, to_region, time_s (the checkpoint started), reason, gpus, checkpoint_s,
+    transfer_s, restart_s, lost_s (their sum), lost_gpu_hours (lost_s x gpus), moved_gpu_hours (the
+    work left at the move x gpus); the per-job table then also has `handoffs` (moves) and
+    `handoff_lost_gpu_hours`. None unless the scenario turns it on."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -97,6 +102,7 @@ class SimulationResult:
     clusters: pd.DataFrame | None = None
     scaling: pd.DataFrame | None = None
     forecast: pd.DataFrame | None = None
+    handoffs: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -121,7 +127,7 @@ class SimulationResult:
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
         for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "transfers",
-                     "datasets", "scaling", "forecast"):
+                     "datasets", "scaling", "forecast", "handoffs"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables

@@ -121,6 +121,8 @@ def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
     evicted.insert(0, "row", rows)
     evicted.insert(1, "job_id", run.w.job_id[rows])
     evicted["outcome"] = "preempted"
+    for position, outcome in sharing.segment_outcomes.items():  # pieces a world process ended otherwise (hand-offs)
+        evicted.loc[position, "outcome"] = outcome
     started = np.flatnonzero(np.isfinite(run.end) & ~np.isin(np.arange(len(jobs)), list(run.pods)))
     running = np.asarray(sorted(run.pods), np.int64)
     last = np.concatenate([started, running])

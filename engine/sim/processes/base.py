@@ -25,7 +25,8 @@ class WorldProcess:
     kinds: the event kinds `on_event` handles. background: those of them that do not by themselves
     keep a run going (a spot node's next interruption: engine.sim.state.events.EventQueue.background).
     job_columns: {column: dtype} the process adds to the per-job table, in this order (zeros when a
-    run did not attach it). result_fields: the SimulationResult fields `result` fills (None when a
+    run did not attach it). attached_columns: {column: dtype} added only when a run attached it (a
+    process added after the output goldens keeps every other run's table as it was). result_fields: the SimulationResult fields `result` fills (None when a
     run did not attach it). cause: what in a scenario drives its events, named when a run overruns
     its work budget (engine.sim.budget)."""
 
@@ -33,6 +34,7 @@ class WorldProcess:
     cause: str = ""
     background: tuple[int, ...] = ()
     job_columns: dict[str, type] = {}
+    attached_columns: dict[str, type] = {}
     result_fields: tuple[str, ...] = ()
 
     @classmethod
@@ -71,7 +73,7 @@ class WorldProcess:
         """After the last event (at time `last`)."""
 
     def columns(self) -> dict[str, np.ndarray]:
-        """The per-job columns named in `job_columns`."""
+        """The per-job columns named in `job_columns` and `attached_columns`."""
         return {}
 
     def result(self) -> dict[str, object]:

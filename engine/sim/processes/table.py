@@ -12,6 +12,7 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   13 GIVEUP        users giving up                  engine.sim.cycle.patience (every run's)
   14 DATA_READY    prefetched input data arrived    engine.sim.processes.data_moves
   15, 16           forecast step, forecast node up  engine.sim.processes.forecast_scaling
+  17, 18           working-day start, hand-off move engine.sim.processes.handoff
 
 The load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
@@ -27,6 +28,7 @@ from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.burst import Bursts
 from engine.sim.processes.data_moves import DataMoves
 from engine.sim.processes.forecast_scaling import ForecastScaling
+from engine.sim.processes.handoff import Handoffs
 from engine.sim.processes.holder import Holder
 from engine.sim.processes.interconnect import Links
 from engine.sim.processes.outage import Outages
@@ -38,7 +40,7 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
-                                       FragmentationSampler, Links, ForecastScaling]
+                                       FragmentationSampler, Links, ForecastScaling, Handoffs]
 
 
 def register(process: type[WorldProcess]) -> None:
@@ -71,10 +73,13 @@ class Attached:
         self.holds, self.finish = hooks["holds"], hooks["finish"]
 
     def job_columns(self, n: int) -> dict:
-        """Every registered class's per-job columns, in table order (zeros where a run did not attach it)."""
+        """Every registered class's per-job columns, in table order (zeros where a run did not attach it),
+        then the attached processes' `attached_columns`."""
         attached = {type(p): p.columns() for p in self.processes}
-        return {name: attached[cls][name] if cls in attached else np.zeros(n, dtype)
-                for cls in self.classes for name, dtype in cls.job_columns.items()}
+        columns = {name: attached[cls][name] if cls in attached else np.zeros(n, dtype)
+                   for cls in self.classes for name, dtype in cls.job_columns.items()}
+        return columns | {name: attached[cls][name] for cls in self.classes if cls in attached
+                          for name in cls.attached_columns}
 
     def result(self) -> dict[str, object]:
         """Every registered class's SimulationResult fields (None where a run did not attach it)."""
