@@ -52,6 +52,9 @@
     enabled = true                  # of on waits (weeks, headroom_quantile, lead_min, ...:
                                     # engine.scenario.predictive); without [workload] start_utc
                                     # the window starts `weeks` whole weeks after the first submit
+    [[chain]]                       # optional: staged workflows from the workload's jobs (engine.scenario.chains)
+    stages = ["ap-northeast", "eu-west", "us-east"]   # each stage starts when the one before ends
+    workload_class = "training"     # count, team, checkpoint_gb (moved between regions at [data] transfer_gbps)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -82,6 +85,7 @@ from engine.policies.bundle import Policies
 from engine.policies.quota import QuotaEntry
 from engine.scenario import limits
 from engine.scenario.burst import parse_bursts
+from engine.scenario.chains import ChainSpec, build_chains, parse_chains
 from engine.scenario.checks import known_keys
 from engine.scenario.clusters import ClusterSplit, parse_clusters, split_clusters
 from engine.scenario.data import parse_data
@@ -102,11 +106,11 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling"}
+        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling", "chain"}
 # _TOP's [name] tables, and its [[name]] lists of tables
 _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
            "predictive_scaling"}
-_ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
+_ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst", "chain"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 FLEET_GPUS = bound_of("gpus", int, next(f for f in fields(FleetEdit) if f.name == "gpus").metadata)
@@ -141,6 +145,7 @@ class Scenario:
     interconnect: Interconnect = field(default_factory=Interconnect)
     clusters: ClusterSplit = field(default_factory=ClusterSplit)
     predictive: PredictiveScaling = field(default_factory=PredictiveScaling)
+    chains: tuple[ChainSpec, ...] = ()
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -207,6 +212,7 @@ class Scenario:
                    interconnect=parse_interconnect(data.get("interconnect", {"enabled": False}), source,
                                                    ScenarioError),
                    clusters=parse_clusters(data.get("clusters", {}), source),
+                   chains=parse_chains(data.get("chain", []), source),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -263,7 +269,8 @@ class Scenario:
 
     def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame,
               zones: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The dataset's jobs and fleet with this scenario's workload and fleet edits applied. With
+        """The dataset's jobs and fleet with this scenario's workload and fleet edits applied ([[chain]]s
+        built last, on the jobs the run replays). With
         predictions ([runtime]) the models train on the jobs before the window's start (without one:
         on the first TRAIN_SHARE of submits, and the window starts there); `zones` (region -> IANA
         zone) sets each job's local submit hour."""
@@ -275,7 +282,8 @@ class Scenario:
             raise ScenarioError(f"{self.name}: no job was submitted in its window ([workload] start_utc "
                                 f"{_shown(start)}, end_utc {_shown(self.end_utc)})")
         limits.check_jobs(len(jobs), self.growth, self.name)
-        jobs = scale_demand(compress(jobs, self.load_scale), self.growth, self.seed)
+        jobs = build_chains(scale_demand(compress(jobs, self.load_scale), self.growth, self.seed), self.chains,
+                            self.name)
         for edit in self.fleet_edits:
             fleet = edit_fleet(fleet, edit)
         return jobs, split_clusters(fleet, self.clusters)
@@ -292,12 +300,13 @@ def _shapes(data: dict, source: str) -> None:
 
 
 def _known_regions(scenario: Scenario, fleet: pd.DataFrame) -> None:
-    """Every region a [[burst]] pool, an [[outage]] or a [spot] rate names must be in the fleet."""
+    """Every region a [[burst]] pool, an [[outage]], a [spot] rate or a [[chain]] stage names must be in the fleet."""
     regions = set(fleet["region"].astype(str)) if "region" in fleet else set()
     named = ([("[[burst]]", pool.region) for pool in scenario.bursts]
              + [("[[outage]]", outage.region) for outage in scenario.outages]
              + [("[spot] region_rate", r) for r in scenario.spot.region_rate]
-             + [("[spot.region_hourly_factor]", r) for r in scenario.spot.region_hourly_factor])
+             + [("[spot.region_hourly_factor]", r) for r in scenario.spot.region_hourly_factor]
+             + [("[[chain]] stages", r) for chain in scenario.chains for r in chain.stages])
     for where, region in named:
         if region not in regions:
             raise ScenarioError(f"{scenario.name}: {where} region {region!r} is not in the fleet; "

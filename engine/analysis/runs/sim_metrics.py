@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs import burst
+from engine.analysis.runs.chain_kpis import chain_kpis
 from engine.analysis.runs.fairness import fairness_kpis
 from engine.analysis.runs.held import finished_jobs, holding, window_end_s
 from engine.analysis.runs.interconnect import interconnect_kpis
@@ -73,8 +74,8 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     rest over all started (waits) or finished jobs; then engine.analysis.runs.fairness.fairness_kpis.
     frag_gpus_mean and frag_gpu_pct_of_idle come next, present only when the result has a
     fragmentation table; the relaxation KPIs (engine.analysis.runs.relaxation), only when it has a
-    relaxations table; the interconnect KPIs (engine.analysis.runs.interconnect) last, only when it has an
-    interconnect table."""
+    relaxations table; the interconnect KPIs (engine.analysis.runs.interconnect), only when it has an
+    interconnect table; the workflow KPIs (engine.analysis.runs.chain_kpis) last, only when it has chains."""
 
     jobs = result.jobs
     finished = finished_jobs(jobs)
@@ -105,6 +106,7 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
         values.update(fragmentation_kpis(result.fragmentation, horizon))
     values.update(relaxation_kpis(result))
     values.update(interconnect_kpis(result))
+    values.update(chain_kpis(result))
     return values
 
 

@@ -73,7 +73,9 @@ class SimulationResult:
     by hand.
     scaling: the rentals of [predictive_scaling] (engine.sim.processes.forecast_scaling), with burst's
     columns (trigger_job_id "forecast"); forecast: its forecast's error on held-out weeks per pool
-    (engine.scenario.predictive.ERROR_COLUMNS); both None unless the scenario turns it on."""
+    (engine.scenario.predictive.ERROR_COLUMNS); both None unless the scenario turns it on.
+    chains: one row per job of a staged workflow that waits for a predecessor (engine.sim.processes.chains:
+    its CHAIN_COLUMNS, hand-over times and the seconds each stage was held); None when no job has one."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -97,6 +99,7 @@ class SimulationResult:
     clusters: pd.DataFrame | None = None
     scaling: pd.DataFrame | None = None
     forecast: pd.DataFrame | None = None
+    chains: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -121,7 +124,7 @@ class SimulationResult:
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
         for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "transfers",
-                     "datasets", "scaling", "forecast"):
+                     "datasets", "scaling", "forecast", "chains"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables
