@@ -55,6 +55,9 @@
     [[chain]]                       # optional: staged workflows from the workload's jobs (engine.scenario.chains)
     stages = ["ap-northeast", "eu-west", "us-east"]   # each stage starts when the one before ends
     workload_class = "training"     # count, team, checkpoint_gb (moved between regions at [data] transfer_gbps)
+    [experiments]                   # optional: teams queue sweeps and evaluation batches for their nights and
+    teams = ["llm-research"]        # weekends, sized from the forecast idle GPUs (kinds, fill_share, gpus,
+                                    # duration_h, weeks, demand_quantile: engine.scenario.experiments)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -91,6 +94,8 @@ from engine.scenario.clusters import ClusterSplit, parse_clusters, split_cluster
 from engine.scenario.data import parse_data
 from engine.scenario.demand import scale_demand
 from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
+from engine.scenario.experiment_plan import add_experiments
+from engine.scenario.experiments import Experiments, parse_experiments
 from engine.scenario.predictive import PredictiveScaling, parse_predictive, scaling_plan
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
 from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
@@ -106,10 +111,10 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling", "chain"}
+        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling", "chain", "experiments"}
 # _TOP's [name] tables, and its [[name]] lists of tables
 _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
-           "predictive_scaling"}
+           "predictive_scaling", "experiments"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst", "chain"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
@@ -146,6 +151,7 @@ class Scenario:
     clusters: ClusterSplit = field(default_factory=ClusterSplit)
     predictive: PredictiveScaling = field(default_factory=PredictiveScaling)
     chains: tuple[ChainSpec, ...] = ()
+    experiments: Experiments = field(default_factory=Experiments)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -213,6 +219,7 @@ class Scenario:
                                                    ScenarioError),
                    clusters=parse_clusters(data.get("clusters", {}), source),
                    chains=parse_chains(data.get("chain", []), source),
+                   experiments=parse_experiments(data.get("experiments", {}), source, scale),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -260,12 +267,24 @@ class Scenario:
         return replace(world, scaling=plan)
 
     def window_start(self, jobs: pd.DataFrame) -> pd.Timestamp | None:
-        """[workload] start_utc; without one, for [predictive_scaling], `weeks` whole weeks after the
-        first submit of `jobs` (the dataset's), so the forecast has its history; else None."""
-        if self.start_utc is not None or not self.predictive.enabled or not len(jobs):
+        """[workload] start_utc; without one, for [predictive_scaling] or [experiments], `weeks` whole weeks
+        (the former's when both are on) after the first submit of `jobs` (the dataset's), so the forecast has
+        its history; else None."""
+        forecasts = self.predictive.enabled or self.experiments.enabled
+        if self.start_utc is not None or not forecasts or not len(jobs):
             return self.start_utc
         first = pd.to_datetime(jobs["submit_utc"]).min().floor("h")
-        return first + pd.Timedelta(weeks=self.predictive.weeks)
+        weeks = self.predictive.weeks if self.predictive.enabled else self.experiments.settings.weeks
+        return first + pd.Timedelta(weeks=weeks)
+
+    def with_experiments(self, world: World, history: pd.DataFrame, jobs: pd.DataFrame,
+                         fleet: pd.DataFrame) -> tuple[World, pd.DataFrame]:
+        """(`world` with the [experiments] plan, `jobs` with its jobs) when the table is on: forecast from
+        `history` (the dataset's jobs) before the window's start (engine.scenario.experiment_plan.add_experiments)."""
+        if not self.experiments.enabled:
+            return world, jobs
+        return add_experiments(self.experiments, world, history, jobs, fleet, self.window_start(history),
+                               self.end_utc, self.seed, self.name)
 
     def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame,
               zones: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:

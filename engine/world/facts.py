@@ -55,6 +55,7 @@ class World:
     bursts: tuple = ()  # engine.scenario.burst.BurstPool: cloud nodes a region rents when its queue backs up
     interconnect: Interconnect = Interconnect()  # off: multi-node jobs run at their recorded speed anywhere
     scaling: object | None = None  # engine.scenario.predictive.ScalingPlan: [[burst]] pools rented ahead of a forecast
+    experiments: object | None = None  # engine.scenario.experiment_plan.ExperimentPlan: [experiments] jobs and gaps
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":

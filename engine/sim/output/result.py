@@ -75,7 +75,9 @@ class SimulationResult:
     columns (trigger_job_id "forecast"); forecast: its forecast's error on held-out weeks per pool
     (engine.scenario.predictive.ERROR_COLUMNS); both None unless the scenario turns it on.
     chains: one row per job of a staged workflow that waits for a predecessor (engine.sim.processes.chains:
-    its CHAIN_COLUMNS, hand-over times and the seconds each stage was held); None when no job has one."""
+    its CHAIN_COLUMNS, hand-over times and the seconds each stage was held); None when no job has one.
+    experiments: per team of a scenario's [experiments], its forecast idle gap, the GPU-hours planned and
+    run to fill it (engine.sim.processes.experiment_fill); None without [experiments]."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -100,6 +102,7 @@ class SimulationResult:
     scaling: pd.DataFrame | None = None
     forecast: pd.DataFrame | None = None
     chains: pd.DataFrame | None = None
+    experiments: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -124,7 +127,7 @@ class SimulationResult:
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
         for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "transfers",
-                     "datasets", "scaling", "forecast", "chains"):
+                     "datasets", "scaling", "forecast", "chains", "experiments"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables

@@ -17,7 +17,8 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
 Chains (engine.sim.processes.chains) take arrivals before the holder and hear of finishes; the
 load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
-interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start.
+interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start; the [experiments]
+report (engine.sim.processes.experiment_fill) only measures at the end.
 A new process: its module, and a line here (or `register` from outside the engine, as a test does).
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.burst import Bursts
 from engine.sim.processes.chains import Chains
 from engine.sim.processes.data_moves import DataMoves
+from engine.sim.processes.experiment_fill import ExperimentFill
 from engine.sim.processes.forecast_scaling import ForecastScaling
 from engine.sim.processes.holder import Holder
 from engine.sim.processes.interconnect import Links
@@ -41,7 +43,7 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Chains, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
-                                       FragmentationSampler, Links, ForecastScaling]
+                                       FragmentationSampler, Links, ForecastScaling, ExperimentFill]
 
 
 def register(process: type[WorldProcess]) -> None:
