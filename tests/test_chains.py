@@ -10,10 +10,10 @@ from sim_helpers import fleet, job, starts
 from engine.analysis.runs.catalogue import keys
 from engine.analysis.runs.chain_kpis import KPI_KEYS, chain_kpis
 from engine.analysis.runs.world_kpis import world_report
+from engine.core.chain_links import ChainError, predecessors
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
-from engine.sim.state.chain_links import ChainError, predecessors
 
 NODES = pd.concat([fleet(8), fleet(8, region="far").assign(node="f0")], ignore_index=True)
 REGIONS = pd.DataFrame({"region": ["r", "far"], "timezone": ["UTC", "UTC"], "country": ["US", "IE"],

@@ -22,7 +22,7 @@ becomes `fail_prob`, what failure-aware orders read. Patience: a job recorded as
 started (status cancelled, no start, an end) waited end - submit seconds before its user withdrew it;
 `patience_s` holds that (NaN elsewhere), and the simulator lets it give up then (engine.sim.cycle.patience).
 `notes` counts each case. Staged workflows: a `depends_on` column (the job id each job waits for) and a
-`checkpoint_gb` column become `predecessor` and `checkpoint_gb` (engine.sim.state.chain_links checks them;
+`checkpoint_gb` column become `predecessor` and `checkpoint_gb` (engine.core.chain_links checks them;
 a named job outside the table, before a scenario's window, leaves its successor without a predecessor).
 """
 from __future__ import annotations
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from engine.core.chain_links import checkpoints, predecessors
 from engine.core.vocabulary import DEFAULT_REGION
-from engine.sim.state.chain_links import checkpoints, predecessors
 
 
 @dataclass(frozen=True)

@@ -19,36 +19,53 @@ class ChainError(ValueError):
     """A depends_on column that names unknown or repeated jobs, or forms a cycle."""
 
 
-def predecessors(job_id: np.ndarray, depends_on: pd.Series, lines: np.ndarray, where: str = "jobs",
+def predecessors(job_id: np.ndarray, depends_on: pd.Series, lines, where: str = "jobs",
                  missing_ok: bool = False) -> np.ndarray:
     """Index of each job's predecessor (-1: none). `lines[k]`: job k's line in the source (for the
     messages); `missing_ok`: a named job absent from the table (before a scenario's window, say) leaves
-    the job without a predecessor instead of being an error."""
-    named = depends_on.astype(object).where(depends_on.notna(), "").astype(str).str.strip().to_numpy(object)
-    ids = pd.Series(job_id.astype(str))
-    index = pd.Series(np.arange(len(ids)), index=ids)
-    repeated = set(ids[ids.duplicated()])
-    problems = []
-    pred = np.full(len(ids), -1, np.int64)
-    for k in np.flatnonzero(named != "").tolist():
-        name = named[k]
-        if name in repeated:
-            problems.append(f"line {lines[k]}: job {ids[k]!r} depends on {name!r}, an id that more than one job has")
-        elif name in index.index:
-            pred[k] = int(index[name])
-            if pred[k] == k:
-                problems.append(f"line {lines[k]}: job {name!r} depends on itself")
-        elif not missing_ok:
-            problems.append(f"line {lines[k]}: job {ids[k]!r} depends on {name!r}, which is not in the jobs table")
-    problems += _cycles(pred, ids.to_numpy(object), lines)
+    the job without a predecessor instead of being an error. Raises ChainError listing the problems."""
+    pred, problems = links(job_id, depends_on, lines, missing_ok)
     if problems:
-        shown = problems[:MAX_SHOWN] + ([f"... and {len(problems) - MAX_SHOWN} more"] if len(problems) > MAX_SHOWN else [])
-        raise ChainError(f"{where}: depends_on: " + "; ".join(shown))
+        shown = [f"{_where(found)}: {reason}" for found, reason in problems[:MAX_SHOWN]]
+        more = [f"... and {len(problems) - MAX_SHOWN} more"] if len(problems) > MAX_SHOWN else []
+        raise ChainError(f"{where}: depends_on: " + "; ".join(shown + more))
     return pred
 
 
-def _cycles(pred: np.ndarray, ids: np.ndarray, lines: np.ndarray) -> list[str]:
-    """One message per cycle of predecessor links (self-links are reported by the caller)."""
+def links(job_id: np.ndarray, depends_on: pd.Series, lines,
+          missing_ok: bool = False) -> tuple[np.ndarray, list[tuple[list[int], str]]]:
+    """(each job's predecessor index, -1 for none or a problem; the problems as (lines, reason)): a named id
+    not in the table (unless `missing_ok`) or held by several jobs, a job naming itself, cycles."""
+    lines = np.asarray(lines)
+    named = depends_on.astype(object).where(depends_on.notna(), "").astype(str).str.strip().to_numpy(object)
+    ids = pd.Series(np.asarray(job_id).astype(str))
+    index = pd.Series(np.arange(len(ids)), index=ids)
+    repeated = set(ids[ids.duplicated()])
+    problems: list[tuple[list[int], str]] = []
+    pred = np.full(len(ids), -1, np.int64)
+    for k in np.flatnonzero(named != "").tolist():
+        name, line = named[k], [int(lines[k])]
+        if name in repeated:
+            problems.append((line, f"job {ids[k]!r} depends on {name!r}, an id that more than one job has"))
+        elif name == ids[k]:
+            problems.append((line, f"job {name!r} depends on itself"))
+        elif name in index.index:
+            pred[k] = int(index[name])
+        elif not missing_ok:
+            problems.append((line, f"job {ids[k]!r} depends on {name!r}, which is not in the jobs table"))
+    for loop in _cycles(pred):
+        names = " -> ".join(repr(ids[k]) for k in [*loop, loop[0]])
+        problems.append((sorted(int(lines[k]) for k in loop), f"jobs {names} (each waits for the next) form a cycle"))
+        pred[loop] = -1
+    return pred, problems
+
+
+def _where(found: list[int]) -> str:
+    return f"line {found[0]}" if len(found) == 1 else f"lines {', '.join(map(str, found))}"
+
+
+def _cycles(pred: np.ndarray) -> list[list[int]]:
+    """The cycles of predecessor links, each as its jobs in link order."""
     state = np.zeros(len(pred), np.int8)  # 0: unseen, 1: on the current path, 2: done
     found = []
     for start in range(len(pred)):
@@ -57,11 +74,8 @@ def _cycles(pred: np.ndarray, ids: np.ndarray, lines: np.ndarray) -> list[str]:
             state[j] = 1
             path.append(j)
             j = int(pred[j])
-        if j >= 0 and state[j] == 1 and pred[j] != j:
-            loop = path[path.index(j):]
-            names = " -> ".join(repr(ids[k]) for k in [*loop, loop[0]])
-            found.append(f"lines {', '.join(str(lines[k]) for k in sorted(loop))}: jobs {names} (each waits for "
-                         "the next) form a cycle")
+        if j >= 0 and state[j] == 1:
+            found.append(path[path.index(j):])
         state[path] = 2
     return found
 
