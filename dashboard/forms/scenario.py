@@ -13,7 +13,8 @@ prefilled from the dataset's teams table); a table reaches the scenario as "queu
 only once it differs from its prefill. A "Runtimes & failures" expander sets the [runtime] table
 (engine.scenario.runtime): "{prefix}:runtime_source" and "{prefix}:failure". A "Cloud burst" expander
 holds the [[burst]] pools (dashboard.forms.burst, "{prefix}:burst"); "Fleet edits" and "Latency" the
-[[fleet]] and [latency] tables (dashboard.forms.fleet_latency). The form returns the scenario as
+[[fleet]] and [latency] tables (dashboard.forms.fleet_latency); "Staged workflows" and "Automated experiments"
+the [[chain]] and [experiments] tables (dashboard.forms.workflow_sections). The form returns the scenario as
 the dict Scenario.from_dict reads.
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dashboard.forms.burst import burst_section
 from dashboard.forms.fleet_latency import fleet_section, latency_section
 from dashboard.forms.region_sections import calendar_section, merged, off_peak_section, price_carbon_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
+from dashboard.forms.workflow_sections import chain_section, experiments_section
 from dashboard.forms.world_sections import (
     clusters_section,
     data_section,
@@ -88,7 +90,7 @@ def scenario_form(prefix: str = "custom") -> dict:
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
     "workload", "runtime", "burst", "predictive_scaling", "handoff", "spot", "outage", "fleet", "latency",
-    "interconnect", "clusters" and "data" when those sections differ from their defaults."""
+    "interconnect", "clusters", "data", "chain" and "experiments" when those sections differ from their defaults."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = list(registry.families().items())
@@ -133,7 +135,11 @@ def scenario_form(prefix: str = "custom") -> dict:
                 ("Interconnect: slower multi-node jobs across racks and clusters", "interconnect",
                  lambda: interconnect_section(prefix)),
                 ("Clusters: split the fleet's clusters by racks", "clusters", lambda: clusters_section(prefix)),
-                ("Data: transfers, replicas, prefetch, compression", "data", lambda: data_section(prefix)))
+                ("Data: transfers, replicas, prefetch, compression", "data", lambda: data_section(prefix)),
+                ("Staged workflows: chains of jobs across regions", "chain",
+                 lambda: chain_section(prefix, _fleet_choices()[0], _team_names())),
+                ("Automated experiments for nights and weekends", "experiments",
+                 lambda: experiments_section(prefix, _team_names())))
     for title, key, draw in sections:  # each adds its table only when it differs from the defaults
         with st.expander(title):
             value = draw()
@@ -146,6 +152,13 @@ def _table(name: str) -> pd.DataFrame:
     """The sidebar's dataset's world table `name` (engine.world tables, "fleet_nodes"); empty without one."""
     dataset = st.session_state.get("dataset")
     return data.world_tables(dataset)[name] if dataset else pd.DataFrame()
+
+
+def _team_names() -> list[str]:
+    """The teams of the sidebar's dataset's teams table, sorted."""
+    dataset = st.session_state.get("dataset")
+    teams = data.teams_table(dataset) if dataset else pd.DataFrame()
+    return sorted(teams["team"].astype(str)) if "team" in teams else []
 
 
 def _fleet_choices() -> tuple[list[str], list[str]]:

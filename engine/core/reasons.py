@@ -28,6 +28,11 @@ SWITCHED = DECISIONS.index("backfill-switched")
 # Live follow-the-sun moved the running job to another region (engine.sim.processes.handoff).
 DECISIONS += ("handed-off",)
 HANDED_OFF = DECISIONS.index("handed-off")
+# A job of a chain held until its predecessor ended and handed its checkpoint over (engine.sim.processes.chains);
+# also the reason of a job that waited for it (or never ran: its predecessor never did), so a job's reason is a
+# DECISIONS code: REASONS codes, or this one.
+DECISIONS += ("waiting-for-predecessor",)
+PREDECESSOR = DECISIONS.index("waiting-for-predecessor")
 
 EXPLAINED = {
     "started": "it started as soon as it was submitted",
@@ -62,6 +67,8 @@ EXPLAINED = {
                          "last period scored another strategy better)",
     "handed-off": "it was checkpointed and moved, running, to an off-hours region as the working day of the "
                   "region it had borrowed began and that region's own work queued",
+    "waiting-for-predecessor": "it is a stage of a chain: it waited for the stage before it to end and hand its "
+                               "checkpoint over (moved to its region when that stage ran elsewhere)",
 }
 SHORT = {
     "started": "could start now", "waiting-in-queue": "behind other jobs", "blocked-by-capacity": "no room yet",
@@ -70,4 +77,5 @@ SHORT = {
     "exceeds-quota": "more than its quota can ever give", "rejected-by-admission": "turned away: the queue is full",
     "rejected-by-forecast": "turned away: the queue would not drain in time", "gave-up": "withdrawn by its user",
     "waiting-for-data": "its input data is still on its way",
-    "deferred": "held back for a later slot", "transferring-data": "its input data is being moved"}
+    "deferred": "held back for a later slot", "transferring-data": "its input data is being moved",
+    "waiting-for-predecessor": "the stage before it has not handed over"}

@@ -55,6 +55,12 @@
     [handoff]                       # optional: live follow-the-sun, running flexible work borrowed from
     enabled = true                  # other regions moves on as a region's working day begins
                                     # (checkpoint_min, restart_min, min_run_h, ...: engine.scenario.handoff)
+    [[chain]]                       # optional: staged workflows from the workload's jobs (engine.scenario.chains)
+    stages = ["ap-northeast", "eu-west", "us-east"]   # each stage starts when the one before ends
+    workload_class = "training"     # count, team, checkpoint_gb (moved between regions at [data] transfer_gbps)
+    [experiments]                   # optional: teams queue sweeps and evaluation batches for their nights and
+    teams = ["llm-research"]        # weekends, sized from the forecast idle GPUs (kinds, fill_share, gpus,
+                                    # duration_h, weeks, demand_quantile: engine.scenario.experiments)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -85,11 +91,14 @@ from engine.policies.bundle import Policies
 from engine.policies.quota import QuotaEntry
 from engine.scenario import limits
 from engine.scenario.burst import parse_bursts
+from engine.scenario.chains import ChainSpec, build_chains, parse_chains
 from engine.scenario.checks import known_keys
 from engine.scenario.clusters import ClusterSplit, parse_clusters, split_clusters
 from engine.scenario.data import parse_data
 from engine.scenario.demand import scale_demand
 from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
+from engine.scenario.experiment_plan import add_experiments
+from engine.scenario.experiments import Experiments, parse_experiments
 from engine.scenario.handoff import Handoff, parse_handoff
 from engine.scenario.predictive import PredictiveScaling, parse_predictive, scaling_plan
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
@@ -107,11 +116,11 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
         "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling",
-        "handoff"}
+        "handoff", "chain", "experiments"}
 # _TOP's [name] tables, and its [[name]] lists of tables
 _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
-           "predictive_scaling", "handoff"}
-_ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
+           "predictive_scaling", "handoff", "experiments"}
+_ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst", "chain"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
 FLEET_GPUS = bound_of("gpus", int, next(f for f in fields(FleetEdit) if f.name == "gpus").metadata)
@@ -147,6 +156,8 @@ class Scenario:
     clusters: ClusterSplit = field(default_factory=ClusterSplit)
     predictive: PredictiveScaling = field(default_factory=PredictiveScaling)
     handoff: Handoff = field(default_factory=Handoff)
+    chains: tuple[ChainSpec, ...] = ()
+    experiments: Experiments = field(default_factory=Experiments)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -214,6 +225,8 @@ class Scenario:
                                                    ScenarioError),
                    clusters=parse_clusters(data.get("clusters", {}), source),
                    handoff=_handoff(data.get("handoff", {}), chosen["routing"][0], source),
+                   chains=parse_chains(data.get("chain", []), source),
+                   experiments=parse_experiments(data.get("experiments", {}), source, scale),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -263,16 +276,29 @@ class Scenario:
         return replace(world, scaling=plan)
 
     def window_start(self, jobs: pd.DataFrame) -> pd.Timestamp | None:
-        """[workload] start_utc; without one, for [predictive_scaling], `weeks` whole weeks after the
-        first submit of `jobs` (the dataset's), so the forecast has its history; else None."""
-        if self.start_utc is not None or not self.predictive.enabled or not len(jobs):
+        """[workload] start_utc; without one, for [predictive_scaling] or [experiments], `weeks` whole weeks
+        (the former's when both are on) after the first submit of `jobs` (the dataset's), so the forecast has
+        its history; else None."""
+        forecasts = self.predictive.enabled or self.experiments.enabled
+        if self.start_utc is not None or not forecasts or not len(jobs):
             return self.start_utc
         first = pd.to_datetime(jobs["submit_utc"]).min().floor("h")
-        return first + pd.Timedelta(weeks=self.predictive.weeks)
+        weeks = self.predictive.weeks if self.predictive.enabled else self.experiments.settings.weeks
+        return first + pd.Timedelta(weeks=weeks)
+
+    def with_experiments(self, world: World, history: pd.DataFrame, jobs: pd.DataFrame,
+                         fleet: pd.DataFrame) -> tuple[World, pd.DataFrame]:
+        """(`world` with the [experiments] plan, `jobs` with its jobs) when the table is on: forecast from
+        `history` (the dataset's jobs) before the window's start (engine.scenario.experiment_plan.add_experiments)."""
+        if not self.experiments.enabled:
+            return world, jobs
+        return add_experiments(self.experiments, world, history, jobs, fleet, self.window_start(history),
+                               self.end_utc, self.seed, self.name)
 
     def apply(self, jobs: pd.DataFrame, fleet: pd.DataFrame,
               zones: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The dataset's jobs and fleet with this scenario's workload and fleet edits applied. With
+        """The dataset's jobs and fleet with this scenario's workload and fleet edits applied ([[chain]]s
+        built last, on the jobs the run replays). With
         predictions ([runtime]) the models train on the jobs before the window's start (without one:
         on the first TRAIN_SHARE of submits, and the window starts there); `zones` (region -> IANA
         zone) sets each job's local submit hour."""
@@ -284,7 +310,8 @@ class Scenario:
             raise ScenarioError(f"{self.name}: no job was submitted in its window ([workload] start_utc "
                                 f"{_shown(start)}, end_utc {_shown(self.end_utc)})")
         limits.check_jobs(len(jobs), self.growth, self.name)
-        jobs = scale_demand(compress(jobs, self.load_scale), self.growth, self.seed)
+        jobs = build_chains(scale_demand(compress(jobs, self.load_scale), self.growth, self.seed), self.chains,
+                            self.name)
         for edit in self.fleet_edits:
             fleet = edit_fleet(fleet, edit)
         return jobs, split_clusters(fleet, self.clusters)
@@ -301,12 +328,13 @@ def _shapes(data: dict, source: str) -> None:
 
 
 def _known_regions(scenario: Scenario, fleet: pd.DataFrame) -> None:
-    """Every region a [[burst]] pool, an [[outage]] or a [spot] rate names must be in the fleet."""
+    """Every region a [[burst]] pool, an [[outage]], a [spot] rate or a [[chain]] stage names must be in the fleet."""
     regions = set(fleet["region"].astype(str)) if "region" in fleet else set()
     named = ([("[[burst]]", pool.region) for pool in scenario.bursts]
              + [("[[outage]]", outage.region) for outage in scenario.outages]
              + [("[spot] region_rate", r) for r in scenario.spot.region_rate]
-             + [("[spot.region_hourly_factor]", r) for r in scenario.spot.region_hourly_factor])
+             + [("[spot.region_hourly_factor]", r) for r in scenario.spot.region_hourly_factor]
+             + [("[[chain]] stages", r) for chain in scenario.chains for r in chain.stages])
     for where, region in named:
         if region not in regions:
             raise ScenarioError(f"{scenario.name}: {where} region {region!r} is not in the fleet; "

@@ -31,9 +31,11 @@ def run_scenario(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame,
 def prepared(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame,
              world: World | None = None) -> tuple[World, pd.DataFrame, pd.DataFrame]:
     """(the world with the scenario's region edits, the jobs and the fleet it runs): what a run and the
-    analysis of it (stranded capacity, cost) both need, prepared once (predictions included)."""
+    analysis of it (stranded capacity, cost) both need, prepared once (predictions and [experiments] jobs
+    included)."""
     edited = scenario.world(world or World(), fleet)
     ran_jobs, ran_fleet = scenario.apply(jobs, fleet, zones_of(edited.regions))
+    edited, ran_jobs = scenario.with_experiments(edited, jobs, ran_jobs, ran_fleet)
     return scenario.scaled(edited, jobs, ran_jobs, ran_fleet), ran_jobs, ran_fleet
 
 

@@ -16,7 +16,8 @@ fragmentation samples) is a world process (engine.sim.processes.base) listed in 
 them. Per batch of events at the same time t (engine.sim.state.events gives the tie order):
   0. before_batch hooks (the fragmentation sampler records the grid times the clock passed).
   1. Finishes and failures: release the job's pods (a failed job ends at its recorded duration of
-     work); a finish left over from before an eviction is ignored.
+     work), then the on_finish hooks (a chain hands over to its next stage); a finish left over from
+     before an eviction is ignored.
   2. Arrivals: an on_arrival hook may take the job (the timing policy holds a flexible job back: a
      deferred arrival later, engine.sim.processes.holder); the router picks its region
      (engine.sim.processes.router); a job its region can never hold is recorded "never-fits"; otherwise
@@ -261,6 +262,8 @@ class _Run(Arrivals, Starts, DecisionLog):
             self.history.finished(j, now - self.start[j])
         if failed:
             self.log(now, j, FAILED)
+        for hook in self.processes.on_finish:  # none unless a process listens (chains)
+            hook(j, now)
 
     def release(self, j: int, now: float) -> None:
         """Job j stops holding its pods (finished, failed or evicted)."""

@@ -56,6 +56,7 @@ class World:
     interconnect: Interconnect = Interconnect()  # off: multi-node jobs run at their recorded speed anywhere
     scaling: object | None = None  # engine.scenario.predictive.ScalingPlan: [[burst]] pools rented ahead of a forecast
     handoff: object | None = None  # engine.scenario.handoff.Handoff: running work handed over as working days begin
+    experiments: object | None = None  # engine.scenario.experiment_plan.ExperimentPlan: [experiments] jobs and gaps
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":

@@ -10,7 +10,9 @@ Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only run
 "stranded" (engine.analysis.runs.stranded), "matching" (engine.analysis.runs.matching, only runs with
 jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
 `kpis`), "world" (engine.analysis.runs.world_kpis.KPI_KEYS, for a priced fleet or on request), "data"
-(engine.analysis.runs.data_kpis, with the world KPIs of a run whose [data] tracks datasets) and
+(engine.analysis.runs.data_kpis, with the world KPIs of a run whose [data] tracks datasets), "workflow"
+(engine.analysis.runs.chain_kpis, only runs with chains), "experiments" (engine.scenario.experiments, only
+runs whose scenario generates experiments) and
 "headroom" (engine.service.headroom, for compared candidates). `better` says which way is an
 improvement ("higher", "lower", or "" when neither is); `fmt` how a page shows the value: "pct" a
 0-1 share as a percentage, "duration" seconds as s/min/h, "int", "one" (one decimal), "two", "three",
@@ -145,6 +147,19 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("compression_cpu_hours", "Compression CPU-hours", "CPU-hours", "lower", "one"),
            ("data_wait_hours", "Hours held by data", "h", "lower", "one"),
            ("data_hidden_hours", "Transfer hours hidden in the queue", "h", "higher", "one")),
+    *_rows("workflow",
+           ("chains", "Chains", "chains", "", "int"),
+           ("chains_completed", "Chains completed", "chains", "higher", "int"),
+           ("chain_makespan_mean_s", "Mean chain makespan", "s", "lower", "duration"),
+           ("chain_predecessor_wait_hours", "Hours waiting for predecessors", "h", "lower", "one"),
+           ("chain_handover_hours", "Hand-over transfer hours", "h", "lower", "one"),
+           ("chain_handover_gb", "Checkpoints handed over", "GB", "", "int")),
+    *_rows("experiments",
+           ("experiments_jobs", "Experiment jobs generated", "jobs", "", "int"),
+           ("experiments_gap_gpu_hours", "Forecast idle gap", "GPU-hours", "", "int"),
+           ("experiments_planned_gpu_hours", "Experiment GPU-hours planned", "GPU-hours", "", "int"),
+           ("experiments_filled_gpu_hours", "Idle gap filled", "GPU-hours", "higher", "int"),
+           ("experiments_fill_share", "Share of the idle gap filled", "0-1", "higher", "pct")),
     *_rows("headroom",
            ("load_headroom", "Load headroom", "x", "higher", "x"),
            ("load_headroom_min", "Load headroom (lowest seed)", "x", "higher", "x"),
@@ -181,7 +196,8 @@ MONEY: dict[str, str] = {
                                    "work evictions lost",
     "egress_usd": "input data moved to where jobs ran: for each started job that ran outside the region holding "
                   "its data (`data_location`), `data_size_gb` x the egress price of the data's region "
-                  "(`regions.egress_usd_per_gb`): the egress part of `cost_usd`",
+                  "(`regions.egress_usd_per_gb`), and for each checkpoint a chain handed over between regions, its "
+                  "`checkpoint_gb` x the egress price of the region it left: the egress part of `cost_usd`",
     "replica_storage_usd": "for each replica a run made: the dataset's `size_gb` x `[data] storage_usd_per_gb_month` x "
                            "the months (30 days) from the copy being complete to the end of W: part of `cost_usd`",
     "replica_egress_usd": "the GB sent to make the replicas x the egress price of each dataset's home region: part of "

@@ -10,6 +10,9 @@ A run whose [data] table turned on replicas, prefetch, compression or incrementa
 `transfers` table (engine.sim.processes.data_moves): then egress is what it moved for each started job,
 moved_gb x the egress price of from_region, the replica copies a job triggered included (a job reading
 a replica moves nothing; compression and incremental sync move less than data_size_gb).
+
+A run with chains (engine.sim.processes.chains) also moves each handed-over checkpoint that crossed regions:
+checkpoint_gb x the egress price of the predecessor's region, counted to the stage that received it.
 """
 from __future__ import annotations
 
@@ -20,8 +23,24 @@ from engine.sim.output.result import SimulationResult
 
 def per_job(result: SimulationResult, regions: pd.DataFrame,
             jobs: pd.DataFrame | None) -> tuple[pd.Series, list[str]]:
-    """(job_id -> egress USD of every started job that ran away from its data, notes on unpriced regions);
-    an empty Series when nothing moved."""
+    """(job_id -> egress USD of every started job that ran away from its data, and of the checkpoints chains
+    handed over between regions; notes on unpriced regions); an empty Series when nothing moved."""
+    usd, notes = _data(result, regions, jobs)
+    if result.chains is None:
+        return usd, notes
+    moved = result.chains[result.chains["ready_s"].notna() & (result.chains["from_region"] != result.chains["to_region"])
+                          & (result.chains["checkpoint_gb"] > 0)]
+    if moved.empty:
+        return usd, notes
+    handed, more = _priced(moved["job_id"].astype(str).to_numpy(object), moved["from_region"].astype("string"),
+                           moved["checkpoint_gb"].to_numpy(float), regions)
+    both = handed if usd.empty else pd.concat([usd, handed]).groupby(level=0).sum().rename("egress_usd")
+    return both, sorted(set(notes) | set(more))
+
+
+def _data(result: SimulationResult, regions: pd.DataFrame,
+          jobs: pd.DataFrame | None) -> tuple[pd.Series, list[str]]:
+    """per_job's egress of the jobs' input data."""
     ran = result.jobs.loc[result.jobs["started"], ["job_id", "region"]]
     empty = pd.Series(dtype=float, name="egress_usd")
     if result.transfers is not None:

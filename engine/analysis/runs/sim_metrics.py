@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs import burst
+from engine.analysis.runs.chain_kpis import chain_kpis
+from engine.analysis.runs.experiment_kpis import experiment_kpis
 from engine.analysis.runs.fairness import fairness_kpis
 from engine.analysis.runs.handoff import handoff_kpis
 from engine.analysis.runs.held import finished_jobs, holding, window_end_s
@@ -75,8 +77,9 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     rest over all started (waits) or finished jobs; then engine.analysis.runs.fairness.fairness_kpis.
     frag_gpus_mean and frag_gpu_pct_of_idle come next, present only when the result has a
     fragmentation table; the relaxation KPIs (engine.analysis.runs.relaxation), only when it has a
-    relaxations table; the interconnect KPIs (engine.analysis.runs.interconnect) last, only when it has an
-    interconnect table."""
+    relaxations table; the interconnect KPIs (engine.analysis.runs.interconnect), only when it has an
+    interconnect table; the workflow KPIs (engine.analysis.runs.chain_kpis), only when it has chains; the experiments KPIs
+    (engine.analysis.runs.experiment_kpis) last, only when its scenario generated experiments."""
 
     jobs = result.jobs
     finished = finished_jobs(jobs)
@@ -108,6 +111,8 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     values.update(relaxation_kpis(result))
     values.update(interconnect_kpis(result))
     values.update(handoff_kpis(result))
+    values.update(chain_kpis(result))
+    values.update(experiment_kpis(result))
     return values
 
 

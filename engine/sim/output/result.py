@@ -78,7 +78,11 @@ class SimulationResult:
     job_id, from_region, to_region, time_s (the checkpoint started), reason, gpus, checkpoint_s,
     transfer_s, restart_s, lost_s (their sum), lost_gpu_hours (lost_s x gpus), moved_gpu_hours (the
     work left at the move x gpus); the per-job table then also has `handoffs` (moves) and
-    `handoff_lost_gpu_hours`. None unless the scenario turns it on."""
+    `handoff_lost_gpu_hours`. None unless the scenario turns it on.
+    chains: one row per job of a staged workflow that waits for a predecessor (engine.sim.processes.chains:
+    its CHAIN_COLUMNS, hand-over times and the seconds each stage was held); None when no job has one.
+    experiments: per team of a scenario's [experiments], its forecast idle gap, the GPU-hours planned and
+    run to fill it (engine.sim.processes.experiment_fill); None without [experiments]."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -103,6 +107,8 @@ class SimulationResult:
     scaling: pd.DataFrame | None = None
     forecast: pd.DataFrame | None = None
     handoffs: pd.DataFrame | None = None
+    chains: pd.DataFrame | None = None
+    experiments: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -127,7 +133,7 @@ class SimulationResult:
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
         for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "transfers",
-                     "datasets", "scaling", "forecast", "handoffs"):
+                     "datasets", "scaling", "forecast", "handoffs", "chains", "experiments"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from engine.core.reasons import DECISIONS, REASONS
+from engine.core.reasons import DECISIONS
 from engine.policies.constraints import COST_UNITS
 from engine.scenario.queues import queue_table
 from engine.sim.output.result import SimulationResult
@@ -40,7 +40,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
         "run_s": run.end - run.start, "gpus": w.gpus,
         "gpus_allocated": run.alloc_gpus,
         "failed": w.failed, "started": np.isfinite(run.start), "nodes": nodes,
-        "reason": labels(run.reason, REASONS), "latency_ms": run.latency_ms,
+        "reason": labels(run.reason, DECISIONS), "latency_ms": run.latency_ms,
         "user": labels(ledger.user, ledger.user_names), "project": labels(ledger.project, ledger.project_names),
         "queue": labels(sharing.qclass, [q.name for q in sharing.queues]),
         "priority": w.priority, "deadline_s": w.deadline_s,

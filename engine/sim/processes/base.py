@@ -56,6 +56,9 @@ class WorldProcess:
         """Job j arrives now: True when the process takes it (it arrives later, as a deferred arrival)."""
         return False
 
+    def on_finish(self, j: int, now: float) -> None:
+        """Job j ended now (completed or failed; not an eviction), its pods released."""
+
     def before_batch(self, now: float) -> None:
         """Before the events at time `now` are handled (the state is still that of the last batch)."""
 

@@ -13,10 +13,13 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   14 DATA_READY    prefetched input data arrived    engine.sim.processes.data_moves
   15, 16           forecast step, forecast node up  engine.sim.processes.forecast_scaling
   17, 18           working-day start, hand-off move engine.sim.processes.handoff
+  19 CHAIN         a chain's stage handed over      engine.sim.processes.chains
 
-The load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
+Chains (engine.sim.processes.chains) take arrivals before the holder and hear of finishes; the
+load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
-interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start.
+interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start; the [experiments]
+report (engine.sim.processes.experiment_fill) only measures at the end.
 A new process: its module, and a line here (or `register` from outside the engine, as a test does).
 """
 from __future__ import annotations
@@ -26,7 +29,9 @@ import numpy as np
 from engine.sim.output.frag_sampler import FragmentationSampler
 from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.burst import Bursts
+from engine.sim.processes.chains import Chains
 from engine.sim.processes.data_moves import DataMoves
+from engine.sim.processes.experiment_fill import ExperimentFill
 from engine.sim.processes.forecast_scaling import ForecastScaling
 from engine.sim.processes.handoff import Handoffs
 from engine.sim.processes.holder import Holder
@@ -39,8 +44,8 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
-PROCESSES: list[type[WorldProcess]] = [Timer, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
-                                       FragmentationSampler, Links, ForecastScaling, Handoffs]
+PROCESSES: list[type[WorldProcess]] = [Timer, Chains, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
+                                       FragmentationSampler, Links, ForecastScaling, Handoffs, ExperimentFill]
 
 
 def register(process: type[WorldProcess]) -> None:
@@ -67,8 +72,9 @@ class Attached:
         self.processes, self.classes = processes, classes
         self.handler = {kind: p.on_event for p in processes for kind in p.kinds}
         hooks = {hook: [getattr(p, hook) for p in processes if _overrides(p, hook)]
-                 for hook in ("on_arrival", "before_batch", "after_pass", "after_batch", "holds", "finish")}
-        self.on_arrival, self.before_batch = hooks["on_arrival"], hooks["before_batch"]
+                 for hook in ("on_arrival", "on_finish", "before_batch", "after_pass", "after_batch", "holds",
+                              "finish")}
+        self.on_arrival, self.on_finish, self.before_batch = hooks["on_arrival"], hooks["on_finish"], hooks["before_batch"]
         self.after_pass, self.after_batch = hooks["after_pass"], hooks["after_batch"]
         self.holds, self.finish = hooks["holds"], hooks["finish"]
 

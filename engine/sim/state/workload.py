@@ -21,7 +21,9 @@ Etsion and Feitelson's correction), NaN elsewhere. A `fail_prob` column (engine.
 becomes `fail_prob`, what failure-aware orders read. Patience: a job recorded as cancelled before it
 started (status cancelled, no start, an end) waited end - submit seconds before its user withdrew it;
 `patience_s` holds that (NaN elsewhere), and the simulator lets it give up then (engine.sim.cycle.patience).
-`notes` counts each case.
+`notes` counts each case. Staged workflows: a `depends_on` column (the job id each job waits for) and a
+`checkpoint_gb` column become `predecessor` and `checkpoint_gb` (engine.core.chain_links checks them;
+a named job outside the table, before a scenario's window, leaves its successor without a predecessor).
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from engine.core.chain_links import checkpoints, predecessors
 from engine.core.vocabulary import DEFAULT_REGION
 
 
@@ -67,6 +70,8 @@ class Workload:
     overrun_s: np.ndarray | None = None  # runtime to expect once a job outlives requested_s (None: none)
     fail_prob: np.ndarray | None = None  # predicted P(fail or cancel), 0-1, 0 where unknown (None: not predicted)
     patience_s: np.ndarray | None = None  # seconds its user waits before giving up (NaN: forever; None: no one gives up)
+    predecessor: np.ndarray | None = None  # index of the job each one waits for (-1: none; engine.sim.processes.chains)
+    checkpoint_gb: np.ndarray | None = None  # the predecessor's checkpoint it receives, GB (None: no chains)
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -179,7 +184,17 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         fail_prob=pd.to_numeric(jobs["fail_prob"], errors="coerce").fillna(0.0).to_numpy(np.float64)
         if "fail_prob" in jobs else None,
         patience_s=patience if np.isfinite(patience).any() else None,
+        **_chains(jobs),
     )
+
+
+def _chains(jobs: pd.DataFrame) -> dict:
+    """predecessor and checkpoint_gb from the depends_on and checkpoint_gb columns ({} without depends_on)."""
+    if "depends_on" not in jobs or not jobs["depends_on"].notna().any():
+        return {}
+    lines = jobs["source_line"].to_numpy() if "source_line" in jobs else np.arange(len(jobs)) + 2
+    pred = predecessors(jobs["job_id"].astype(str).to_numpy(), jobs["depends_on"], lines, missing_ok=True)
+    return {"predecessor": pred, "checkpoint_gb": checkpoints(jobs.get("checkpoint_gb"), pred, lines)}
 
 
 def _in_submit_order(jobs: pd.DataFrame) -> pd.DataFrame:

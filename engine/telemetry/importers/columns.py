@@ -61,6 +61,8 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     "gpu_util_pct": ("gpu_util_pct", "gpu_util", "gpu_utilization", "gpu_utilisation", "gpu_util_percent"),
     "gpus_used_max": ("gpus_used_max", "max_gpus_used", "peak_gpus_used", "gpus_used_peak"),
     "gpus_used_pct": ("gpus_used_pct", "gpu_wrk_util"),
+    "depends_on": ("depends_on", "predecessor", "predecessor_job_id", "after_job_id"),
+    "checkpoint_gb": ("checkpoint_gb", "checkpoint_size_gb"),
     "elapsed_s": ("elapsed_s", "elapsed", "elapsed_time", "run_time", "runtime", "duration"),
     "tres": ("alloc_tres", "alloctres", "tres", "req_tres", "reqtres"),
 }

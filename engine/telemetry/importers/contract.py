@@ -49,7 +49,7 @@ class Limit:
 
 
 TEXT_COLUMNS = ("job_id", "user_name", "team", "project", "qos", "queue", "gpu_type", "region",
-                "cluster", "data_location", "residency")
+                "cluster", "data_location", "residency", "depends_on")
 TIME_COLUMNS = ("submit_utc", "start_utc", "end_utc", "deadline_utc")
 JOB_NUMBERS = {
     "priority": Limit("the scheduler's", -1e15, 1e15), "gpus": Limit("GPUs", 0, 100_000),
@@ -58,6 +58,7 @@ JOB_NUMBERS = {
     "requested_runtime_s": Limit("seconds", 0, 100 * YEAR_S), "data_size_gb": Limit("GB", 0, 1e9),
     "gpu_util_pct": Limit("percent", 0, 100), "gpus_used_max": Limit("GPUs", 0, 100_000),
     "gpus_used_pct": Limit("percent of one GPU", 0, 10_000_000),
+    "checkpoint_gb": Limit("GB", 0, 1e6),
 }
 
 

@@ -9,6 +9,9 @@ Rules (units as in the schema):
 - text: surrounding whitespace removed; empty -> NULL; otherwise stored exactly as written
   (a value such as "=HYPERLINK(...)" is data, never evaluated).
 - job_id, submit_utc, gpus are required per row; job ids must be unique within the file.
+- depends_on (optional: the job id of the job a job waits for, a staged workflow) names a job of the same
+  file, not the job itself, and no chain of them loops back (engine.core.chain_links: a cycle names the
+  lines of all its jobs); checkpoint_gb (GB its predecessor hands over) is within its contract.
 - times: see `timestamps.parse_times`; start must not precede submit, end must not precede
   start (or submit when there is no start).
 - every column within the data contract (`contract`: type, unit, range; times 1970-2100, text at most
@@ -35,6 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.core.chain_links import links
 from engine.core.vocabulary import DEFAULT_REGION, JOB_STATUSES, WORKLOAD_CLASSES
 from engine.telemetry.errors import ErrorCollector, ImportRejected, RowError
 from engine.telemetry.importers.columns import STATUS_ALIASES, WORKLOAD_CLASS_ALIASES, value_lookup
@@ -69,11 +73,17 @@ class AcrossChunks:
 
     seen: SeenIds = field(default_factory=SeenIds)
     unzoned: dict[str, int] = field(default_factory=dict)
+    chained: list[tuple[pd.Series, pd.Series, np.ndarray]] = field(default_factory=list)  # depends_on per chunk
 
     def finish(self, errors: ErrorCollector, labels: dict[str, str]) -> None:
-        """Once every chunk is read: the one problem of unzoned times, then reject the file if it has any."""
+        """Once every chunk is read: the one problem of unzoned times and the depends_on links over the whole
+        file, then reject the file if it has any."""
         order = [labels[c] for c in TIME_COLUMNS if c in labels and labels[c] in self.unzoned]
         report_unzoned(errors, {label: self.unzoned[label] for label in order})
+        if self.chained:
+            ids, named = (pd.concat([part[k] for part in self.chained], ignore_index=True) for k in (0, 1))
+            lines = np.concatenate([part[2] for part in self.chained])
+            _chain_links(ids, named, lines, labels.get("depends_on", "depends_on"), errors)
         errors.raise_if_any()
 
 
@@ -84,6 +94,14 @@ def clean_text(values: pd.Series) -> pd.Series:
     if pc.any(empty).as_py():
         trimmed = pc.if_else(empty, pa.scalar(None, trimmed.type), trimmed)
     return pd.Series(trimmed.to_pandas(), index=values.index, dtype="str")
+
+
+def _chain_links(ids: pd.Series, named: pd.Series, lines: np.ndarray, label: str, errors: ErrorCollector) -> None:
+    """Report every depends_on that names no job of the file, its own job, or closes a cycle (at each line of it)."""
+    _, problems = links(ids.to_numpy(object), named, lines)
+    for found, reason in problems:
+        for line in found:
+            errors.add(line, f"{reason} (column {label!r})")
 
 
 def _numbers(text: pd.Series, column: str, label: str, lines: np.ndarray, errors: ErrorCollector) -> np.ndarray:
@@ -246,6 +264,10 @@ def normalise_jobs(raw: pd.DataFrame, lines, source: str, options: ImportOptions
         absent = text[column].isna().to_numpy() & (~unread_tres if column == "gpus" else True)
         errors.add_many(lines[absent], f"missing {what} in column {labels[column]!r}")
     _duplicates(text["job_id"], labels["job_id"], lines, errors, across.seen if across else None)
+    if "depends_on" in text and across is not None:
+        across.chained.append((text["job_id"], text["depends_on"], lines))
+    elif "depends_on" in text:
+        _chain_links(text["job_id"], text["depends_on"], lines, labels["depends_on"], errors)
     for column in TEXT_COLUMNS:
         if column in text:
             check_text(text[column], f"column {labels[column]!r}", lines, errors)

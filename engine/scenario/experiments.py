@@ -1,0 +1,90 @@
+"""A scenario's [experiments] table: automated experiments teams queue for their nights and weekends,
+sized from the forecast idle capacity.
+
+    [experiments]
+    teams = ["llm-research", "vision"]  # required: teams of the dataset's teams table (its home_region
+                                        # and working calendar say where and when)
+    kinds = ["hpo", "batch"]            # what they queue: "hpo" (sweeps), "batch" (evaluation batches);
+                                        # default ["hpo"]
+    fill_share = 0.5                    # of the forecast idle GPU-hours in the teams' off-hours to fill
+    gpus = 1                            # GPUs per experiment job (one node)
+    duration_h = 2                      # hours each job runs
+    weeks = 4                           # forecast each hour of the week from the last 4 weeks
+    demand_quantile = 0.5               # ... their median demand (higher: less idle forecast, fewer jobs)
+
+Semantics (engine.scenario.experiment_plan builds the jobs before the run; every number has a unit and
+a range, the fields' metadata). A team's region is its teams-table `home_region`, its GPU type the type
+with the most GPUs installed there (ties: by name). The idle forecast of hour h of the window ([workload]
+start_utc to end_utc; without a start, `weeks` whole weeks after the data's first submit; without an end,
+the last submit of the window's jobs) is idle(h) = max(0, GPUs of that type installed in the region -
+forecast demand(h)), the demand (GPUs of that type its region's jobs ask for, waiting or running) forecast
+by engine.predict.demand_forecast from the whole weeks of history before the window. An hour is off for a
+team when its calendar (the teams table's time zone, working days and hours, holidays) has it off work at
+the hour's start. The gap of a team is the sum over its off hours of idle(h) / n, n the scenario's teams
+of its region (they share the region's idle GPUs); the team may fill cap(h) = fill_share x idle(h) / n
+GPUs in each off hour. Walking the window's hours in order, a job of `gpus` GPUs and `duration_h` hours is
+added at hour h while every hour it would cover (ceil(duration_h) hours from h) is off and has room under
+cap. Each job's submit is h plus a seeded offset of up to 5 minutes, its kind a seeded choice among `kinds`
+(one RNG from the scenario's seed: the same scenario, the same jobs).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.core.errors import ScenarioError
+from engine.scenario.checks import declared
+
+KINDS = ("hpo", "batch")
+
+
+def _bounded(default, unit: str, low: float, high: float, what: str, label: str):
+    return field(default=default, metadata={"unit": unit, "min": low, "max": high, "help": what, "label": label})
+
+
+@dataclass(frozen=True)
+class ExperimentSettings:
+    """The [experiments] table's numbers (the module docstring explains each); the fields' metadata gives
+    their unit, range, help and label (the scenario builder draws its widgets from them)."""
+
+    fill_share: float = _bounded(0.5, "share", 0.0, 1.0, "of the forecast idle GPU-hours in the teams' off-hours",
+                                 "Share of the idle gap to fill")
+    gpus: int = _bounded(1, "GPUs", 1, 64, "GPUs per experiment job (one node)", "GPUs per job")
+    duration_h: float = _bounded(2.0, "h", 0.25, 72.0, "hours each experiment job runs", "Hours per job")
+    weeks: int = _bounded(4, "weeks", 1, 52, "history weeks each hour of the week is forecast from",
+                          "Forecast from the last")
+    demand_quantile: float = _bounded(0.5, "quantile", 0.0, 1.0, "of those weeks' demand at that hour (higher: "
+                                      "less idle forecast)", "Demand quantile")
+
+
+@dataclass(frozen=True)
+class Experiments:
+    """The [experiments] table: the teams, the kinds, and the numbers."""
+
+    teams: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ("hpo",)
+    settings: ExperimentSettings = field(default_factory=ExperimentSettings)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.teams)
+
+
+def parse_experiments(table: object, source: str, load_scale: float = 1.0) -> Experiments:
+    """The [experiments] table ({}: none); its forecast is in the recorded hours, so arrivals must be as
+    recorded (`load_scale` 1)."""
+    if not table:
+        return Experiments()
+    where = f"{source}: [experiments]"
+    if load_scale != 1.0:
+        raise ScenarioError(f"{where} forecasts the recorded hours; it cannot run with [workload] load_scale "
+                            f"{load_scale:g} (use growth to add demand)")
+    rest = dict(table) if isinstance(table, dict) else table
+    teams, kinds = rest.pop("teams", None), rest.pop("kinds", ["hpo"])
+    settings = ExperimentSettings(**declared(rest, ExperimentSettings, source, "[experiments]"))
+    if not isinstance(teams, list) or not teams or not all(isinstance(t, str) and t.strip() for t in teams):
+        raise ScenarioError(f"{where} teams must be a list of one or more team names, got {teams!r}")
+    if len(set(teams)) != len(teams):
+        raise ScenarioError(f"{where} teams names a team twice: {teams!r}")
+    if not isinstance(kinds, list) or not kinds or not all(k in KINDS for k in kinds):
+        raise ScenarioError(f"{where} kinds must be a list of {' and '.join(repr(k) for k in KINDS)}, got {kinds!r}")
+    return Experiments(tuple(teams), tuple(dict.fromkeys(kinds)), settings)
