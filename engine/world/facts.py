@@ -33,6 +33,7 @@ from engine.world.interconnect import Interconnect
 from engine.world.latency import Latency
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
+from engine.world.roles import Roles
 
 QUARTER_S = 900.0
 
@@ -55,6 +56,7 @@ class World:
     bursts: tuple = ()  # engine.scenario.burst.BurstPool: cloud nodes a region rents when its queue backs up
     interconnect: Interconnect = Interconnect()  # off: multi-node jobs run at their recorded speed anywhere
     scaling: object | None = None  # engine.scenario.predictive.ScalingPlan: [[burst]] pools rented ahead of a forecast
+    roles: Roles | None = None  # primary, overflow, disaster recovery, edge and archive regions ([roles])
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":
