@@ -10,7 +10,8 @@ Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only run
 jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
 `kpis`), "world" (engine.analysis.runs.world_kpis.KPI_KEYS, for a priced fleet or on request), "data"
 (engine.analysis.runs.data_kpis, with the world KPIs of a run whose [data] tracks datasets) and
-"headroom" (engine.service.headroom, for compared candidates). `better` says which way is an
+"roles" (engine.analysis.runs.roles_kpis, with the world KPIs of a run whose [roles] names edge regions
+or archives checkpoints) and "headroom" (engine.service.headroom, for compared candidates). `better` says which way is an
 improvement ("higher", "lower", or "" when neither is); `fmt` how a page shows the value: "pct" a
 0-1 share as a percentage, "duration" seconds as s/min/h, "int", "one" (one decimal), "two", "three",
 "usd", "x" (a multiple). `heading` and `shown` turn a key and its value into the words a table prints,
@@ -139,6 +140,14 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("compression_cpu_hours", "Compression CPU-hours", "CPU-hours", "lower", "one"),
            ("data_wait_hours", "Hours held by data", "h", "lower", "one"),
            ("data_hidden_hours", "Transfer hours hidden in the queue", "h", "higher", "one")),
+    *_rows("roles",
+           ("request_hours", "Inference request-hours", "h", "", "int"),
+           ("edge_request_share", "Request-hours at the edge", "0-1", "", "pct"),
+           ("usd_per_request_hour", "Cost per request-hour", "USD per request-hour", "lower", "two"),
+           ("checkpoints_archived", "Checkpoints archived", "checkpoints", "", "int"),
+           ("checkpoint_storage_usd", "Checkpoint storage", "USD", "lower", "usd"),
+           ("checkpoint_egress_usd", "Checkpoint egress", "USD", "lower", "usd"),
+           ("restore_wait_hours", "Hours held by restores", "h", "lower", "one")),
     *_rows("headroom",
            ("load_headroom", "Load headroom", "x", "higher", "x"),
            ("load_headroom_min", "Load headroom (lowest seed)", "x", "higher", "x"),
@@ -184,6 +193,14 @@ MONEY: dict[str, str] = {
                                 "`compression_ratio` x the egress price of the dataset's home region",
     "relaxed_egress_usd": "egress dollars of the data-locality relaxations: `data_size_gb` x the egress price of "
                           "the data's region, for each job sent away from its data",
+    "usd_per_request_hour": "the spend of inference jobs (their GPU-hours inside W x their prices, egress included) "
+                            "/ `request_hours` (the hours inference jobs served inside W)",
+    "checkpoint_storage_usd": "for each checkpoint of an evicted job kept in an archive region ([roles]): its GB "
+                              "(`checkpoint_gb_per_gpu` x the job's GPUs) x `storage_usd_per_gb_month` x the months (30 "
+                              "days) it was stored inside W, until restored: part of `cost_usd`",
+    "checkpoint_egress_usd": "for each archived checkpoint: its GB x the egress price of the region it was written "
+                             "from, when the archive is elsewhere, plus its GB x the archive's egress price, when it "
+                             "was read back into another region: part of `egress_usd`",
     "compaction_usd_per_year": "`compaction_gpus` x the price of one GPU ($30,000 unless edited) / its "
                                "amortisation years (3 unless edited)",
     "saved_usd_per_year": "`saved_gpus` x the price of one GPU ($30,000 unless edited) / its amortisation years "

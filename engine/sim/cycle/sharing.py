@@ -264,6 +264,8 @@ class Sharing(ClockReclaim):
         self.lost_gpu_s[v] += lost * run.alloc_gpus[v]
         self.preemptions[v] += 1
         self.segments.append((v, region, run.node_names(v), start, now, run.alloc_gpus[v], lost))
+        if run.archive is not None and run.remaining[v] < run.run_s[v]:  # it has a checkpoint to keep
+            run.archive.evicted(v, region, now)
         run.release(v, now)
         run.generation[v] += 1
         run.log(now, v, PREEMPTED)

@@ -73,7 +73,10 @@ class SimulationResult:
     by hand.
     scaling: the rentals of [predictive_scaling] (engine.sim.processes.forecast_scaling), with burst's
     columns (trigger_job_id "forecast"); forecast: its forecast's error on held-out weeks per pool
-    (engine.scenario.predictive.ERROR_COLUMNS); both None unless the scenario turns it on."""
+    (engine.scenario.predictive.ERROR_COLUMNS); both None unless the scenario turns it on.
+    roles: region, roles (its [roles], joined by ","; engine.world.roles); None without a [roles] table.
+    checkpoints: one row per checkpoint of an evicted job kept in an archive region
+    (engine.sim.processes.archive.CHECKPOINT_COLUMNS); None unless [roles] checkpoints = "archive"."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -97,6 +100,8 @@ class SimulationResult:
     clusters: pd.DataFrame | None = None
     scaling: pd.DataFrame | None = None
     forecast: pd.DataFrame | None = None
+    roles: pd.DataFrame | None = None
+    checkpoints: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -121,7 +126,7 @@ class SimulationResult:
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
         for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "transfers",
-                     "datasets", "scaling", "forecast"):
+                     "datasets", "scaling", "forecast", "roles", "checkpoints"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables

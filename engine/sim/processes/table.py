@@ -12,6 +12,7 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   13 GIVEUP        users giving up                  engine.sim.cycle.patience (every run's)
   14 DATA_READY    prefetched input data arrived    engine.sim.processes.data_moves
   15, 16           forecast step, forecast node up  engine.sim.processes.forecast_scaling
+  21 RESTORED      archived checkpoint restored     engine.sim.processes.archive
 
 The load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
@@ -23,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.sim.output.frag_sampler import FragmentationSampler
+from engine.sim.processes.archive import Archive
 from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.burst import Bursts
 from engine.sim.processes.data_moves import DataMoves
@@ -38,7 +40,7 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
-                                       FragmentationSampler, Links, ForecastScaling]
+                                       FragmentationSampler, Links, ForecastScaling, Archive]
 
 
 def register(process: type[WorldProcess]) -> None:
