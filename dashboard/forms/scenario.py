@@ -13,8 +13,9 @@ prefilled from the dataset's teams table); a table reaches the scenario as "queu
 only once it differs from its prefill. A "Runtimes & failures" expander sets the [runtime] table
 (engine.scenario.runtime): "{prefix}:runtime_source" and "{prefix}:failure". A "Cloud burst" expander
 holds the [[burst]] pools (dashboard.forms.burst, "{prefix}:burst"); "Fleet edits" and "Latency" the
-[[fleet]] and [latency] tables (dashboard.forms.fleet_latency). The form returns the scenario as
-the dict Scenario.from_dict reads.
+[[fleet]] and [latency] tables (dashboard.forms.fleet_latency); "Region roles" the [roles] table and
+new edge locations, added to the [[fleet]] edits (dashboard.forms.roles). The form returns the scenario
+as the dict Scenario.from_dict reads.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from dashboard import data
 from dashboard.forms.burst import burst_section
 from dashboard.forms.fleet_latency import fleet_section, latency_section
 from dashboard.forms.region_sections import calendar_section, merged, off_peak_section, price_carbon_section
+from dashboard.forms.roles import roles_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
 from dashboard.forms.world_sections import (
     clusters_section,
@@ -87,7 +89,8 @@ def scenario_form(prefix: str = "custom") -> dict:
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
     "workload", "runtime", "burst", "predictive_scaling", "spot", "outage", "fleet", "latency", "interconnect",
-    "clusters" and "data" when those sections differ from their defaults."""
+    "clusters", "data" and "roles" when those sections differ from their defaults (new edge locations are
+    [[fleet]] entries)."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = list(registry.families().items())
@@ -137,6 +140,12 @@ def scenario_form(prefix: str = "custom") -> dict:
             value = draw()
         if value:
             scenario[key] = value
+    with st.expander("Region roles: edge locations, overflow, disaster recovery, archive"):
+        roles, edges = roles_section(prefix, *_fleet_choices())
+    if roles:
+        scenario["roles"] = roles
+    if edges:
+        scenario["fleet"] = [*scenario.get("fleet", []), *edges]
     return scenario
 
 
