@@ -16,7 +16,7 @@ from dataclasses import fields
 import pandas as pd
 import streamlit as st
 
-from dashboard.forms.declared import checked, declared_column, declared_input, field_of, label_of
+from dashboard.forms.declared import blank, checked, declared_column, declared_input, empty_table, field_of, label_of
 from engine.core.vocabulary import TIERS
 from engine.scenario.edits import FleetEdit
 from engine.scenario.roles import parse_roles
@@ -27,25 +27,20 @@ EDGE_COLUMNS = ("region", "like", "gpu_type", "tier", "gpus")
 NUMBERS = ("storage_usd_per_gb_month", "restore_delay_s", "checkpoint_gb_per_gpu")
 
 
-def _blank(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str)
-                                                                                 and not value.strip())
-
-
 def edge_frame() -> pd.DataFrame:
     """The empty table of edge locations the editor starts from."""
-    return pd.DataFrame({name: pd.Series(dtype="float64" if name == "gpus" else object) for name in EDGE_COLUMNS})
+    return empty_table(EDGE_COLUMNS, ("gpus",))
 
 
 def edge_entries(frame: pd.DataFrame) -> list[dict]:
     """[[fleet]] entries (add_gpus with like) of the complete rows of the edge table."""
     out = []
     for row in frame.to_dict("records"):
-        if any(_blank(row.get(name)) for name in ("region", "like", "gpu_type", "gpus")) or row["gpus"] <= 0:
+        if any(blank(row.get(name)) for name in ("region", "like", "gpu_type", "gpus")) or row["gpus"] <= 0:
             continue
         entry = {"region": str(row["region"]).strip(), "like": str(row["like"]), "gpu_type": str(row["gpu_type"]),
                  "add_gpus": int(math.ceil(float(row["gpus"])))}
-        if not _blank(row.get("tier")):
+        if not blank(row.get("tier")):
             entry["tier"] = str(row["tier"])
         out.append(entry)
     return out
