@@ -168,7 +168,8 @@ MONEY: dict[str, str] = {
     "cost_usd": "all spend over the window W: reserved GPUs x the hours of W x their price (paid every hour, used "
                 "or not) + on-demand and spot GPU-hours held by jobs x their price (less any off-peak discount) + "
                 "GPU-hours billed for rented burst nodes x the pool's price + `egress_usd` (the input data moved to where "
-                "jobs ran); prices per region, GPU type and tier",
+                "jobs ran) + storage (`replica_storage_usd`, `checkpoint_storage_usd`); prices per region, GPU type and "
+                "tier",
     "cost_reserved_usd": "installed reserved GPUs x the hours of W x their price: the reserved part of `cost_usd`",
     "cost_on_demand_usd": "on-demand GPU-hours held by jobs inside W x their price: the on-demand part of "
                           "`cost_usd`",
@@ -184,7 +185,7 @@ MONEY: dict[str, str] = {
                                    "work evictions lost",
     "egress_usd": "input data moved to where jobs ran: for each started job that ran outside the region holding "
                   "its data (`data_location`), `data_size_gb` x the egress price of the data's region "
-                  "(`regions.egress_usd_per_gb`): the egress part of `cost_usd`",
+                  "(`regions.egress_usd_per_gb`), and `checkpoint_egress_usd`: the egress part of `cost_usd`",
     "replica_storage_usd": "for each replica a run made: the dataset's `size_gb` x `[data] storage_usd_per_gb_month` x "
                            "the months (30 days) from the copy being complete to the end of W: part of `cost_usd`",
     "replica_egress_usd": "the GB sent to make the replicas x the egress price of each dataset's home region: part of "
