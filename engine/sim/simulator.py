@@ -381,13 +381,14 @@ class _Run(Arrivals, Starts, DecisionLog):
             head = ordered[k]
             rest = rest[~parked[rest]] if self.sharing.gated else rest  # only the quota gate parks jobs
         self.blocked_head[region] = head
-        if self.sharing.preempts and self.sharing.make_room(head, region, fleet, now):
+        restoring = self.archive is not None and self.archive.restoring(head, now)  # evicting would not help it
+        if self.sharing.preempts and not restoring and self.sharing.make_room(head, region, fleet, now):
             self.freed[region] = True
             if self.try_start(head, now, fleet, False):  # before its victims, back in the queue, can
                 queue.remove(self.key_of[head])  # take the room again
             return True
         self.block(now, head, DATA_WAIT if self.data_gate and self.data_moves.holds_back(head, now)
-                   else RESTORING if self.archive is not None and self.archive.restoring(head, now) else CAPACITY)
+                   else RESTORING if restoring else CAPACITY)
         if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
             backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
         return False

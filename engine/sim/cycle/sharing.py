@@ -284,7 +284,8 @@ class Sharing(ClockReclaim):
         waiting = self.vip[region]
         run = self.run
         for j in list(waiting):
-            if run.try_start(j, now, fleet, False) or (self.make_room(j, region, fleet, now)
+            restoring = run.archive is not None and run.archive.restoring(j, now)  # evicting would not help it
+            if run.try_start(j, now, fleet, False) or (not restoring and self.make_room(j, region, fleet, now)
                                                       and run.try_start(j, now, fleet, False)):
                 waiting.remove(j)
             else:
