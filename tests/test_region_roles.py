@@ -10,6 +10,8 @@ from engine.analysis.runs.world_kpis import world_report
 from engine.core.errors import ScenarioError
 from engine.scenario.edits import FleetEdit, edit_fleet, like_world
 from engine.scenario.spec import Scenario
+from engine.service.compare import run_one, with_world
+from engine.service.report.tables import region_figures
 from engine.service.run import prepared, run_scenario
 from engine.world.facts import World
 from engine.world.roles import RoleMasks, Roles
@@ -215,3 +217,16 @@ def test_no_change_when_the_roles_table_changes_nothing():
     pd.testing.assert_frame_equal(plain.decisions, named.decisions)
     assert plain.roles is None and named.checkpoints is None
     assert named.roles.set_index("region")["roles"].to_dict() == {"h": "primary", "e": "", "o": "primary"}
+
+
+def test_the_report_books_checkpoint_storage_to_the_archive_region_and_egress_to_the_job():
+    scenario, _, nodes, world, rows = _archived()
+    run = with_world(run_one(scenario, pd.DataFrame(rows), nodes, world, strand=False), nodes, world)
+    cost = run.world.cost
+    gpu = cost.by_region.set_index("region")["usd"]
+    year = 365.0 * 86_400 / cost.totals["window_s"]
+    figures = region_figures(run, 365.0).set_index("region")["spend_usd_per_year"]
+    # arc: its own node's (reserved, idle) spend + the checkpoint's storage; r: its GPU spend + the $12 of
+    # checkpoint egress booked to j0, which ran there
+    assert figures["arc"] == pytest.approx((gpu["arc"] + checkpoint_storage_usd(run.result)) * year)
+    assert figures["r"] == pytest.approx((gpu["r"] + 12.0) * year)

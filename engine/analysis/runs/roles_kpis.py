@@ -40,16 +40,22 @@ def edge_regions(result: SimulationResult) -> set[str]:
     return {r for r, roles in zip(result.roles["region"], result.roles["roles"]) if "edge" in roles.split(",")}
 
 
-def checkpoint_storage_usd(result: SimulationResult) -> float:
-    """Dollars of keeping the archived checkpoints inside the window (0 without a checkpoints table)."""
+def checkpoint_storage_by_region(result: SimulationResult) -> pd.Series:
+    """archive region -> dollars of keeping its checkpoints inside the window (empty without a checkpoints table)."""
     table = result.checkpoints
     if table is None or table.empty:
-        return 0.0
+        return pd.Series(dtype=float)
     horizon = window_s(result)
     restored = table["restored_s"].to_numpy(np.float64)
     until = np.minimum(np.where(np.isnan(restored), horizon, restored), horizon)
     months = np.maximum(until - table["stored_s"].to_numpy(np.float64), 0.0) / MONTH_S
-    return float((table["gb"].to_numpy(np.float64) * table["usd_per_gb_month"].to_numpy(np.float64) * months).sum())
+    usd = table["gb"].to_numpy(np.float64) * table["usd_per_gb_month"].to_numpy(np.float64) * months
+    return pd.Series(usd, index=table["archive_region"].astype(str)).groupby(level=0, sort=True).sum()
+
+
+def checkpoint_storage_usd(result: SimulationResult) -> float:
+    """Dollars of keeping the archived checkpoints inside the window (0 without a checkpoints table)."""
+    return float(checkpoint_storage_by_region(result).sum())
 
 
 def with_checkpoint_egress(moved: pd.Series, result: SimulationResult) -> pd.Series:
