@@ -133,16 +133,16 @@ class SimulationResult:
 
     def to_csv(self, directory: str | Path) -> list[Path]:
         """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv, burst.csv,
-        quotas.csv, relaxations.csv, interconnect.csv, transfers.csv and datasets.csv when the result has them)
-        into `directory`; return the paths.
+        quotas.csv, relaxations.csv, interconnect.csv, transfers.csv, datasets.csv, roles.csv and checkpoints.csv
+        when the result has them) into `directory`; return the paths.
         Spreadsheet-safe (engine.core.escaping.to_spreadsheet_csv): a job id such as "=HYPERLINK(...)"
         is written as text a spreadsheet never evaluates; the Parquet files keep every value as it is."""
         return self._export(Path(directory), "csv")
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
         """Write jobs.parquet, timeline.parquet, decisions.parquet (and segments, fragmentation,
-        burst, quotas, relaxations, transfers and datasets when the result has them) into `directory`; return
-        the paths."""
+        burst, quotas, relaxations, transfers, datasets, roles and checkpoints when the result has them) into
+        `directory`; return the paths."""
         return self._export(Path(directory), "parquet")
 
     def _export(self, directory: Path, kind: str) -> list[Path]:
