@@ -4,8 +4,10 @@ checks values against (engine.core.bounds). A number input or a table column can
 `checked` shows the parser's own message for what the widgets cannot prevent."""
 from __future__ import annotations
 
+import math
 from dataclasses import Field, fields
 
+import pandas as pd
 import streamlit as st
 
 from engine.core.bounds import bound_of
@@ -78,3 +80,14 @@ def checked(entry, parse, what: str):
         st.error(markdown_text(exc))
         return type(entry)()
     return entry
+
+
+def blank(value) -> bool:
+    """An empty table cell: None, NaN or only spaces."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str)
+                                                                                 and not value.strip())
+
+
+def empty_table(columns: tuple[str, ...], numbers: tuple[str, ...]) -> pd.DataFrame:
+    """An empty table for an editor to start from: float64 `numbers` columns, the other `columns` text."""
+    return pd.DataFrame({name: pd.Series(dtype="float64" if name in numbers else object) for name in columns})

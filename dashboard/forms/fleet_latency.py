@@ -9,13 +9,12 @@ message and adds nothing.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import fields
 
 import pandas as pd
 import streamlit as st
 
-from dashboard.forms.declared import checked, declared_column, declared_input, field_of
+from dashboard.forms.declared import blank, checked, declared_column, declared_input, empty_table, field_of
 from engine.core.errors import ScenarioError
 from engine.core.vocabulary import TIERS
 from engine.scenario.edits import FleetEdit, edit_fleet
@@ -25,14 +24,9 @@ from engine.world.latency import DEFAULT_SLO_MS, Latency, LatencyPair, parse_lat
 FLEET_COLUMNS = ("region", "gpu_type", "tier", "gpus")
 
 
-def _blank(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str)
-                                                                                 and not value.strip())
-
-
 def fleet_frame() -> pd.DataFrame:
     """The empty fleet-edit table the editor starts from."""
-    return pd.DataFrame({name: pd.Series(dtype="float64" if name == "gpus" else object) for name in FLEET_COLUMNS})
+    return empty_table(FLEET_COLUMNS, ("gpus",))
 
 
 def fleet_entries(frame: pd.DataFrame) -> list[dict]:
@@ -40,12 +34,12 @@ def fleet_entries(frame: pd.DataFrame) -> list[dict]:
     positive count is add_gpus, a negative one remove_gpus; a blank tier is any."""
     out = []
     for row in frame.to_dict("records"):
-        if any(_blank(row.get(name)) for name in ("region", "gpu_type", "gpus")) or row["gpus"] == 0:
+        if any(blank(row.get(name)) for name in ("region", "gpu_type", "gpus")) or row["gpus"] == 0:
             continue
         gpus = int(row["gpus"]) if float(row["gpus"]) == int(row["gpus"]) else float(row["gpus"])
         entry = {"region": str(row["region"]), "gpu_type": str(row["gpu_type"]),
                  "add_gpus" if gpus > 0 else "remove_gpus": abs(gpus)}
-        if not _blank(row.get("tier")):
+        if not blank(row.get("tier")):
             entry["tier"] = str(row["tier"])
         out.append(entry)
     return out
@@ -83,7 +77,7 @@ def latency_entry(slo_ms: float, frame: pd.DataFrame) -> dict:
     """The [latency] table: slo_ms when not the default, ms {"a:b": round trip} of the complete rows;
     {} when neither (no table: only a job's home meets the SLO)."""
     pairs = {f"{row['a']}:{row['b']}": float(row["ms"]) for row in frame.to_dict("records")
-             if not any(_blank(row.get(name)) for name in ("a", "b", "ms"))}
+             if not any(blank(row.get(name)) for name in ("a", "b", "ms"))}
     entry = {"slo_ms": float(slo_ms)} if slo_ms != DEFAULT_SLO_MS else {}
     return {**entry, "ms": pairs} if pairs else entry
 

@@ -14,7 +14,8 @@ only once it differs from its prefill. A "Runtimes & failures" expander sets the
 (engine.scenario.runtime): "{prefix}:runtime_source" and "{prefix}:failure". A "Cloud burst" expander
 holds the [[burst]] pools (dashboard.forms.burst, "{prefix}:burst"); "Fleet edits" and "Latency" the
 [[fleet]] and [latency] tables (dashboard.forms.fleet_latency); "Staged workflows" and "Automated experiments"
-the [[chain]] and [experiments] tables (dashboard.forms.workflow_sections). The form returns the scenario as
+the [[chain]] and [experiments] tables (dashboard.forms.workflow_sections); "Region roles" the [roles] table and
+new edge locations, added to the [[fleet]] edits (dashboard.forms.roles). The form returns the scenario as
 the dict Scenario.from_dict reads.
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dashboard import data
 from dashboard.forms.burst import burst_section
 from dashboard.forms.fleet_latency import fleet_section, latency_section
 from dashboard.forms.region_sections import calendar_section, merged, off_peak_section, price_carbon_section
+from dashboard.forms.roles import roles_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
 from dashboard.forms.workflow_sections import chain_section, experiments_section
 from dashboard.forms.world_sections import (
@@ -90,7 +92,8 @@ def scenario_form(prefix: str = "custom") -> dict:
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
     "workload", "runtime", "burst", "predictive_scaling", "handoff", "spot", "outage", "fleet", "latency",
-    "interconnect", "clusters", "data", "chain" and "experiments" when those sections differ from their defaults."""
+    "interconnect", "clusters", "data", "chain", "experiments" and "roles" when those sections differ from their
+    defaults (new edge locations are [[fleet]] entries)."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = list(registry.families().items())
@@ -145,6 +148,12 @@ def scenario_form(prefix: str = "custom") -> dict:
             value = draw()
         if value:
             scenario[key] = value
+    with st.expander("Region roles: edge locations, overflow, disaster recovery, archive"):
+        roles, edges = roles_section(prefix, *_fleet_choices())
+    if roles:
+        scenario["roles"] = roles
+    if edges:
+        scenario["fleet"] = [*scenario.get("fleet", []), *edges]
     return scenario
 
 

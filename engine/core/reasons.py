@@ -8,9 +8,9 @@ queue ETA's table).
 """
 REASONS = ("started", "waiting-in-queue", "blocked-by-capacity", "blocked-by-reservation",
            "rejected-by-admission", "never-fits", "blocked-by-quota", "blocked-by-team-limit",
-           "rejected-by-forecast", "exceeds-quota", "gave-up", "waiting-for-data")
-STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER, QUOTA, TEAM_LIMIT, FORECAST, EXCEEDS, GAVE_UP, DATA_WAIT = \
-    range(12)
+           "rejected-by-forecast", "exceeds-quota", "gave-up", "waiting-for-data", "restoring-checkpoint")
+STARTED, WAITING, CAPACITY, RESERVATION, REJECTED, NEVER, QUOTA, TEAM_LIMIT, FORECAST, EXCEEDS, GAVE_UP, DATA_WAIT, \
+    RESTORING = range(13)
 TURNED_AWAY = frozenset((REJECTED, NEVER, FORECAST, EXCEEDS))  # never queued: their users cannot give up
 
 # Decisions in the log: the reasons, then what else happens to a job.
@@ -50,6 +50,8 @@ EXPLAINED = {
     "gave-up": "its user gave up waiting and withdrew it before it started",
     "waiting-for-data": "its turn had come, but its input data, prefetched while it queued, was still being moved "
                         "to its region",
+    "restoring-checkpoint": "its turn had come, but its checkpoint, stored in an archive region when it was evicted, "
+                            "was still being restored",
     "backfilled": "it started early, in a gap that delayed no job ahead of it",
     "failed": "it ended in failure",
     "deferred": "held back by the timing policy (a cleaner or off-hours slot)",
@@ -77,5 +79,6 @@ SHORT = {
     "exceeds-quota": "more than its quota can ever give", "rejected-by-admission": "turned away: the queue is full",
     "rejected-by-forecast": "turned away: the queue would not drain in time", "gave-up": "withdrawn by its user",
     "waiting-for-data": "its input data is still on its way",
+    "restoring-checkpoint": "its checkpoint is being restored from the archive",
     "deferred": "held back for a later slot", "transferring-data": "its input data is being moved",
     "waiting-for-predecessor": "the stage before it has not handed over"}

@@ -188,7 +188,8 @@ class RegionsView:
     fleet could hold the job when empty (GPU model, node sizes). latency_ms: round-trip time from
     the job's home region (where its users are) to each region, ms (0 at home, inf unknown; None:
     no latency data); slo_ms: the latency SLO of inference (engine.world.latency);
-    egress_usd_per_gb: the price of moving data out of each region (NaN: unknown; None: no data).
+    egress_usd_per_gb: the price of moving data out of each region (NaN: unknown; None: no data);
+    edge: bool, the region is an edge location ([roles] edge, engine.world.roles; None: no roles).
     """
 
     names: tuple[str, ...]
@@ -203,6 +204,7 @@ class RegionsView:
     latency_ms: np.ndarray | None = None
     slo_ms: float = float("inf")
     egress_usd_per_gb: np.ndarray | None = None
+    edge: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.names)

@@ -233,9 +233,12 @@ class Overflow:
 @dataclass(frozen=True)
 class LatencyAware:
     """Overflow that keeps inference near its users. Inference (`workload_class` "inference"):
-    home while home is eligible and free for it; else, among eligible regions free for it whose
-    round-trip time from home (`latency_ms`) is within `slo_ms`, the nearest (then the most free
-    GPUs); else home. Other flexible work overflows as in `overflow`; development stays home."""
+    first, with edge regions (`edge`, a scenario's [roles]), the nearest eligible edge region within
+    `slo_ms` of home with room for it beyond the GPUs already queued there (free - queued >= its
+    GPUs; then the most free GPUs); else home while home is eligible and
+    free for it; else, among eligible regions free for it whose round-trip time from home
+    (`latency_ms`) is within `slo_ms`, the nearest (then the most free GPUs); else home. Other
+    flexible work overflows as in `overflow`; development stays home."""
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
         ok = eligible(regions)
@@ -243,9 +246,14 @@ class LatencyAware:
         if job.workload_class == "inference":
             latency = (regions.latency_ms.tolist() if regions.latency_ms is not None
                        else [0.0 if i == job.home else math.inf for i in range(len(ok))])
+            near = [fine and f >= need and ms <= regions.slo_ms for fine, f, ms in zip(ok, free, latency)]
+            if regions.edge is not None:
+                room = [e and close and f - q >= need for e, close, f, q in
+                        zip(regions.edge.tolist(), near, free, regions.queued_gpus.tolist())]
+                if any(room):
+                    return dense_rank([(-ms, f) if fits else None for fits, ms, f in zip(room, latency, free)])
             if ok[job.home] and free[job.home] >= need:
                 return home_only(job, len(ok))
-            near = [fine and f >= need and ms <= regions.slo_ms for fine, f, ms in zip(ok, free, latency)]
             if not any(near):
                 return stay_home(job, regions, ok)
             return dense_rank([(-ms, f) if close else None for close, ms, f in zip(near, latency, free)])

@@ -4,18 +4,24 @@ Workload edits, in this order: `window` keeps jobs submitted in [start, end); `c
 arrivals `load_scale` times as dense (every time shifted towards the first submit); then growth
 resamples the demand (engine.scenario.demand.scale_demand, seeded, so a scenario always edits
 alike). Fleet edits add or remove whole nodes; FleetEdit's fields declare their label, help and
-(for the GPUs) unit and range, which the scenario parser checks and the What-if builder draws.
+(for the GPUs) unit and range, which the scenario parser checks and the What-if builder draws. An edit
+with `like` adds nodes to a region cloned from another region's (a new edge region, say): its nodes
+are the other region's last node of the type, in a cluster and rack of their own, and the new region
+takes the other's rows of the regions, prices and carbon tables (`like_world`: its time zone,
+jurisdiction, egress price, prices and grid), so it keeps the residency, calendar and prices of the
+region it was modelled on.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from engine.core.errors import ScenarioError
 from engine.scenario.limits import MAX_FLEET_GPUS
+from engine.world.facts import World
 
 TIME_COLUMNS = ("submit_utc", "start_utc", "end_utc", "deadline_utc")
 
@@ -33,6 +39,10 @@ class FleetEdit:
     tier: str | None = field(default=None, metadata={
         "label": "Tier", "help": "only nodes of this tier (blank: any); adding to a tier the region lacks clones a "
                                  "node of another tier into it"})
+    like: str | None = field(default=None, metadata={
+        "label": "Like region", "help": "add the nodes by cloning this region's (a new region, e.g. an edge "
+                                        "location, takes its time zone, jurisdiction, prices and grid); blank: "
+                                        "the edited region's own"})
 
 
 def window(jobs: pd.DataFrame, start_utc, end_utc) -> pd.DataFrame:
@@ -64,7 +74,10 @@ def compress(jobs: pd.DataFrame, load_scale: float) -> pd.DataFrame:
 
 def edit_fleet(fleet: pd.DataFrame, edit: FleetEdit) -> pd.DataFrame:
     """Apply one edit by whole nodes: remove the last matching nodes, or clone the last matching one
-    (adding GPUs of a tier the region has no node of clones its last node of that type into the tier)."""
+    (adding GPUs of a tier the region has no node of clones its last node of that type into the tier);
+    with `like`, clone the last matching node of that region into `edit.region`."""
+    if edit.like is not None:
+        return _clone_like(fleet, edit)
     match = (fleet["region"] == edit.region) & (fleet["gpu_type"] == edit.gpu_type) & (fleet["gpus"] > 0)
     template_tier = None
     if edit.tier is not None:
@@ -88,6 +101,44 @@ def edit_fleet(fleet: pd.DataFrame, edit: FleetEdit) -> pd.DataFrame:
         clones["tier"] = template_tier
     clones["node"] = [f"{template['node']}-added-{i + 1}" for i in range(count)]
     return pd.concat([fleet, clones], ignore_index=True)
+
+
+def _clone_like(fleet: pd.DataFrame, edit: FleetEdit) -> pd.DataFrame:
+    """`edit.gpus` GPUs (whole nodes, rounded up) in `edit.region`, each a copy of region `edit.like`'s last
+    node of the GPU type (and tier, when given), in the cluster "<region>-<type>" and its one rack."""
+    match = (fleet["region"] == edit.like) & (fleet["gpu_type"] == edit.gpu_type) & (fleet["gpus"] > 0)
+    if edit.tier is not None:
+        match &= fleet["tier"] == edit.tier
+    rows = fleet[match]
+    if rows.empty:
+        raise ScenarioError(f"fleet edit: like region {edit.like!r} has no {edit.gpu_type} nodes"
+                            + (f" of tier {edit.tier!r}" if edit.tier else ""))
+    template = rows.iloc[-1]
+    count, have = math.ceil(edit.gpus / int(template["gpus"])), int((fleet["region"] == edit.region).sum())
+    cluster = f"{edit.region}-{edit.gpu_type.lower()}"
+    clones = pd.DataFrame([template] * count).reset_index(drop=True)
+    clones["region"] = edit.region
+    clones["node"] = [f"{cluster}-n{have + i:04d}" for i in range(count)]
+    for column, value in (("cluster", cluster), ("rack", f"{cluster}-r000")):
+        if column in clones:
+            clones[column] = value
+    return pd.concat([fleet, clones], ignore_index=True)
+
+
+def like_world(world: World, edits: tuple[FleetEdit, ...]) -> World:
+    """`world` with, for each `like` edit whose region the regions table lacks, a copy of the like
+    region's rows in the regions, prices and carbon tables under the new region's name."""
+    known = set(world.regions["region"].astype(str)) if world.regions is not None and len(world.regions) else set()
+    tables = {"regions": world.regions, "prices": world.prices, "carbon": world.carbon}
+    for edit in edits:
+        if edit.like is None or edit.region in known:
+            continue
+        known.add(edit.region)
+        for name, table in tables.items():
+            if table is not None and "region" in table and not (table["region"] == edit.region).any():
+                rows = table[table["region"] == edit.like].assign(region=edit.region)
+                tables[name] = pd.concat([table, rows], ignore_index=True)
+    return replace(world, **tables)
 
 
 def scaled_fleet_edits(fleet: pd.DataFrame, scale: float) -> tuple[FleetEdit, ...]:

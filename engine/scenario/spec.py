@@ -20,6 +20,8 @@
     gpu_type = "H100"
     tier = "reserved"               # optional
     add_gpus = 16                   # or remove_gpus; whole nodes, cloned from the last matching one
+                                    # like = "us-east": add_gpus cloned from that region's nodes (a new
+                                    # region, e.g. an edge location, modelled on it: engine.scenario.edits)
     [[region]]                      # optional world edits, one entry per region (engine.scenario.world)
     region = "eu-west"
     price_scale = 0.8               # all its prices x 0.8; usd_per_gpu_hour = { H100 = 3.2 } sets on-demand
@@ -48,6 +50,9 @@
     [clusters]                      # optional: racks_per_cluster = 2 splits each of the fleet's clusters
                                     # into clusters of 2 racks (engine.scenario.clusters); the cluster
                                     # policy ([policies] cluster = "best-fit", ...) picks a job's cluster
+    [roles]                         # optional: primary, overflow, disaster_recovery, edge and archive
+                                    # regions, where checkpoints go and what archiving costs
+                                    # (engine.scenario.roles, engine.world.roles)
     [predictive_scaling]            # optional: the [[burst]] pools rent ahead of the forecast peak instead
     enabled = true                  # of on waits (weeks, headroom_quantile, lead_min, ...:
                                     # engine.scenario.predictive); without [workload] start_utc
@@ -96,12 +101,13 @@ from engine.scenario.checks import known_keys
 from engine.scenario.clusters import ClusterSplit, parse_clusters, split_clusters
 from engine.scenario.data import parse_data
 from engine.scenario.demand import scale_demand
-from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
+from engine.scenario.edits import FleetEdit, compress, edit_fleet, like_world, window
 from engine.scenario.experiment_plan import add_experiments
 from engine.scenario.experiments import Experiments, parse_experiments
 from engine.scenario.handoff import Handoff, parse_handoff
 from engine.scenario.predictive import PredictiveScaling, parse_predictive, scaling_plan
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
+from engine.scenario.roles import check_regions, parse_roles
 from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
 from engine.scenario.sharing import SharingSetup, parse_queues, parse_quotas, parse_spot, parse_teams
 from engine.scenario.spot import SpotModel
@@ -110,19 +116,20 @@ from engine.world.data_model import DataModel
 from engine.world.facts import World
 from engine.world.interconnect import Interconnect, parse_interconnect
 from engine.world.latency import Latency, parse_latency
+from engine.world.roles import Roles
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
         "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling",
-        "handoff", "chain", "experiments"}
+        "handoff", "chain", "experiments", "roles"}
 # _TOP's [name] tables, and its [[name]] lists of tables
 _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
-           "predictive_scaling", "handoff", "experiments"}
+           "predictive_scaling", "handoff", "experiments", "roles"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst", "chain"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
-_FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
+_FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus", "like"}
 FLEET_GPUS = bound_of("gpus", int, next(f for f in fields(FleetEdit) if f.name == "gpus").metadata)
 
 
@@ -158,6 +165,7 @@ class Scenario:
     handoff: Handoff = field(default_factory=Handoff)
     chains: tuple[ChainSpec, ...] = ()
     experiments: Experiments = field(default_factory=Experiments)
+    roles: Roles | None = None
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -227,6 +235,7 @@ class Scenario:
                    handoff=_handoff(data.get("handoff", {}), chosen["routing"][0], source),
                    chains=parse_chains(data.get("chain", []), source),
                    experiments=parse_experiments(data.get("experiments", {}), source, scale),
+                   roles=parse_roles(data.get("roles"), source),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -257,6 +266,10 @@ class Scenario:
             world = replace(world, interconnect=self.interconnect)
         if self.handoff.enabled:
             world = replace(world, handoff=self.handoff)
+        if any(edit.like is not None for edit in self.fleet_edits):
+            world = like_world(world, self.fleet_edits)
+        if self.roles is not None:
+            world = replace(world, roles=self.roles)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:
@@ -328,8 +341,11 @@ def _shapes(data: dict, source: str) -> None:
 
 
 def _known_regions(scenario: Scenario, fleet: pd.DataFrame) -> None:
-    """Every region a [[burst]] pool, an [[outage]], a [spot] rate or a [[chain]] stage names must be in the fleet."""
+    """Every region a [[burst]] pool, an [[outage]], a [spot] rate or a [[chain]] stage names must be in the
+    fleet; [roles]' regions in the fleet or added by a [[fleet]] edit's like."""
     regions = set(fleet["region"].astype(str)) if "region" in fleet else set()
+    if scenario.roles is not None:
+        check_regions(scenario.roles, regions | {e.region for e in scenario.fleet_edits if e.like}, scenario.name)
     named = ([("[[burst]]", pool.region) for pool in scenario.bursts]
              + [("[[outage]]", outage.region) for outage in scenario.outages]
              + [("[spot] region_rate", r) for r in scenario.spot.region_rate]
@@ -410,5 +426,9 @@ def parse_fleet_edit(spec: dict, source: str) -> FleetEdit:
                             f"{most:,.0f}, got {count!r}")
     if "tier" in spec and spec["tier"] not in TIERS:
         raise ScenarioError(f"{source}: [[fleet]] tier {spec['tier']!r} is unknown; choose from {', '.join(TIERS)}")
+    like = spec.get("like")
+    if like is not None and (not isinstance(like, str) or not like.strip() or "add_gpus" not in spec):
+        raise ScenarioError(f"{source}: [[fleet]] like must name a region to clone add_gpus from, got {like!r}"
+                            + ("" if "add_gpus" in spec else " (like goes with add_gpus only)"))
     return FleetEdit(str(spec["region"]), str(spec["gpu_type"]), count if "add_gpus" in spec else -count,
-                     spec.get("tier"))
+                     spec.get("tier"), like.strip() if like else None)

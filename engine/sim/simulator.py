@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.fleet_view import PodRequest
-from engine.core.reasons import CAPACITY, DATA_WAIT, FAILED, WAITING
+from engine.core.reasons import CAPACITY, DATA_WAIT, FAILED, RESTORING, WAITING
 from engine.core.traits import traits_of
 from engine.core.views import QueueView
 from engine.core.vocabulary import FLEXIBLE_CLASSES
@@ -195,6 +195,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.queued_gpu_s = dict.fromkeys(names, 0.0)
         self.patience = Patience(self, w.patience_s)  # users who give up on jobs not started in time
         self.links = None  # an [interconnect]'s pace of multi-node jobs, set when attached (engine.sim.processes.interconnect)
+        self.archive = None  # [roles]' archived checkpoints, set when attached (engine.sim.processes.archive)
         self.processes = table.attach(self, [self.patience])  # engine.sim.processes.table
         if getattr(policies.backfill, "switches_strategy", False):
             self.adaptive = Adaptive(self, policies.backfill, simulate)
@@ -383,12 +384,14 @@ class _Run(Arrivals, Starts, DecisionLog):
             head = ordered[k]
             rest = rest[~parked[rest]] if self.sharing.gated else rest  # only the quota gate parks jobs
         self.blocked_head[region] = head
-        if self.sharing.preempts and self.sharing.make_room(head, region, fleet, now):
+        restoring = self.archive is not None and self.archive.restoring(head, now)  # evicting would not help it
+        if self.sharing.preempts and not restoring and self.sharing.make_room(head, region, fleet, now):
             self.freed[region] = True
             if self.try_start(head, now, fleet, False):  # before its victims, back in the queue, can
                 queue.remove(self.key_of[head])  # take the room again
             return True
-        self.block(now, head, DATA_WAIT if self.data_gate and self.data_moves.holds_back(head, now) else CAPACITY)
+        self.block(now, head, DATA_WAIT if self.data_gate and self.data_moves.holds_back(head, now)
+                   else RESTORING if restoring else CAPACITY)
         if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
             backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
         return False

@@ -33,6 +33,7 @@ from engine.world.interconnect import Interconnect
 from engine.world.latency import Latency
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
+from engine.world.roles import Roles
 
 QUARTER_S = 900.0
 
@@ -57,6 +58,7 @@ class World:
     scaling: object | None = None  # engine.scenario.predictive.ScalingPlan: [[burst]] pools rented ahead of a forecast
     handoff: object | None = None  # engine.scenario.handoff.Handoff: running work handed over as working days begin
     experiments: object | None = None  # engine.scenario.experiment_plan.ExperimentPlan: [experiments] jobs and gaps
+    roles: Roles | None = None  # primary, overflow, disaster recovery, edge and archive regions ([roles])
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":

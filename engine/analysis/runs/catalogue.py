@@ -12,7 +12,8 @@ jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairnes
 `kpis`), "world" (engine.analysis.runs.world_kpis.KPI_KEYS, for a priced fleet or on request), "data"
 (engine.analysis.runs.data_kpis, with the world KPIs of a run whose [data] tracks datasets), "workflow"
 (engine.analysis.runs.chain_kpis, only runs with chains), "experiments" (engine.scenario.experiments, only
-runs whose scenario generates experiments) and
+runs whose scenario generates experiments), "roles" (engine.analysis.runs.roles_kpis, with the world KPIs of
+a run whose [roles] names edge regions or archives checkpoints) and
 "headroom" (engine.service.headroom, for compared candidates). `better` says which way is an
 improvement ("higher", "lower", or "" when neither is); `fmt` how a page shows the value: "pct" a
 0-1 share as a percentage, "duration" seconds as s/min/h, "int", "one" (one decimal), "two", "three",
@@ -160,6 +161,14 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("experiments_planned_gpu_hours", "Experiment GPU-hours planned", "GPU-hours", "", "int"),
            ("experiments_filled_gpu_hours", "Idle gap filled", "GPU-hours", "higher", "int"),
            ("experiments_fill_share", "Share of the idle gap filled", "0-1", "higher", "pct")),
+    *_rows("roles",
+           ("request_hours", "Inference request-hours", "h", "", "int"),
+           ("edge_request_share", "Request-hours at the edge", "0-1", "", "pct"),
+           ("usd_per_request_hour", "Cost per request-hour", "USD per request-hour", "lower", "two"),
+           ("checkpoints_archived", "Checkpoints archived", "checkpoints", "", "int"),
+           ("checkpoint_storage_usd", "Checkpoint storage", "USD", "lower", "usd"),
+           ("checkpoint_egress_usd", "Checkpoint egress", "USD", "lower", "usd"),
+           ("restore_wait_hours", "Hours held by restores", "h", "lower", "one")),
     *_rows("headroom",
            ("load_headroom", "Load headroom", "x", "higher", "x"),
            ("load_headroom_min", "Load headroom (lowest seed)", "x", "higher", "x"),
@@ -180,7 +189,8 @@ MONEY: dict[str, str] = {
     "cost_usd": "all spend over the window W: reserved GPUs x the hours of W x their price (paid every hour, used "
                 "or not) + on-demand and spot GPU-hours held by jobs x their price (less any off-peak discount) + "
                 "GPU-hours billed for rented burst nodes x the pool's price + `egress_usd` (the input data moved to where "
-                "jobs ran); prices per region, GPU type and tier",
+                "jobs ran) + storage (`replica_storage_usd`, `checkpoint_storage_usd`); prices per region, GPU type and "
+                "tier",
     "cost_reserved_usd": "installed reserved GPUs x the hours of W x their price: the reserved part of `cost_usd`",
     "cost_on_demand_usd": "on-demand GPU-hours held by jobs inside W x their price: the on-demand part of "
                           "`cost_usd`",
@@ -196,8 +206,9 @@ MONEY: dict[str, str] = {
                                    "work evictions lost",
     "egress_usd": "input data moved to where jobs ran: for each started job that ran outside the region holding "
                   "its data (`data_location`), `data_size_gb` x the egress price of the data's region "
-                  "(`regions.egress_usd_per_gb`), and for each checkpoint a chain handed over between regions, its "
-                  "`checkpoint_gb` x the egress price of the region it left: the egress part of `cost_usd`",
+                  "(`regions.egress_usd_per_gb`), for each checkpoint a chain handed over between regions, its "
+                  "`checkpoint_gb` x the egress price of the region it left, and `checkpoint_egress_usd`: the egress "
+                  "part of `cost_usd`",
     "replica_storage_usd": "for each replica a run made: the dataset's `size_gb` x `[data] storage_usd_per_gb_month` x "
                            "the months (30 days) from the copy being complete to the end of W: part of `cost_usd`",
     "replica_egress_usd": "the GB sent to make the replicas x the egress price of each dataset's home region: part of "
@@ -206,6 +217,14 @@ MONEY: dict[str, str] = {
                                 "`compression_ratio` x the egress price of the dataset's home region",
     "relaxed_egress_usd": "egress dollars of the data-locality relaxations: `data_size_gb` x the egress price of "
                           "the data's region, for each job sent away from its data",
+    "usd_per_request_hour": "the spend of inference jobs (their GPU-hours inside W x their prices, egress included) "
+                            "/ `request_hours` (the hours inference jobs served inside W)",
+    "checkpoint_storage_usd": "for each checkpoint of an evicted job kept in an archive region ([roles]): its GB "
+                              "(`checkpoint_gb_per_gpu` x the job's GPUs) x `storage_usd_per_gb_month` x the months (30 "
+                              "days) it was stored inside W, until restored: part of `cost_usd`",
+    "checkpoint_egress_usd": "for each archived checkpoint: its GB x the egress price of the region it was written "
+                             "from, when the archive is elsewhere, plus its GB x the archive's egress price, when it "
+                             "was read back into another region: part of `egress_usd`",
     "compaction_usd_per_year": "`compaction_gpus` x the price of one GPU ($30,000 unless edited) / its "
                                "amortisation years (3 unless edited)",
     "saved_usd_per_year": "`saved_gpus` x the price of one GPU ($30,000 unless edited) / its amortisation years "

@@ -29,6 +29,10 @@ With a DataModel (the scenario's [data]) and a run that tracked its data (a `tra
 data KPIs of engine.analysis.runs.data_kpis follow KPI_KEYS, and the replicas' storage is part of
 cost_usd (cost_report's usd_storage).
 
+With [roles] (the result's `roles` and `checkpoints` tables), the roles KPIs of
+engine.analysis.runs.roles_kpis follow; archived checkpoints' storage is part of cost_usd (usd_storage)
+and their egress part of egress_usd, booked to their jobs.
+
 A dataset without prices, carbon or regions tables still works: prices come from the default price
 book, grid intensity from `CostAssumptions.default_g_co2e_per_kwh`, local hours from UTC; `assumed`
 says, one sentence each, which figures rest on such defaults.
@@ -43,6 +47,7 @@ from engine.analysis.runs import egress
 from engine.analysis.runs.carbon import CarbonReport, carbon_report
 from engine.analysis.runs.cost import CostAssumptions, CostReport, annualise, cost_report, fleet_nodes
 from engine.analysis.runs.data_kpis import data_kpis, storage_usd
+from engine.analysis.runs.roles_kpis import checkpoint_storage_usd, roles_kpis, with_checkpoint_egress
 from engine.sim.output.result import SimulationResult
 from engine.sim.processes.burst import BURST_TIER
 from engine.world import residency
@@ -83,9 +88,10 @@ def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataF
     prices, regions, carbon = (_table(frame, name) for frame, name in
                                ((prices, "prices"), (regions, "regions"), (carbon, "carbon")))
     moved, egress_notes = egress.per_job(result, regions, jobs)
+    moved = with_checkpoint_egress(moved, result)
     tracked = data is not None and result.transfers is not None
     cost = cost_report(result, fleet, prices, assumptions, regions, egress=moved,
-                       storage_usd=storage_usd(result, data) if tracked else 0.0)
+                       storage_usd=(storage_usd(result, data) if tracked else 0.0) + checkpoint_storage_usd(result))
     emissions = carbon_report(result, fleet, regions, carbon, assumptions)
     violations, residency_notes = _residency(result, regions, jobs)
     totals = cost.totals
@@ -105,7 +111,7 @@ def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataF
         "residency_violations": float(len(violations)), "egress_usd": totals["usd_egress"]}
     assumed = (*_price_notes(cost.prices), *_power_notes(fleet, result, assumptions), *emissions.assumed,
                *residency_notes, *egress_notes)
-    moves = data_kpis(result, regions, data) if tracked else {}
+    moves = {**(data_kpis(result, regions, data) if tracked else {}), **roles_kpis(result, cost)}
     return WorldReport(kpis={**{key: float(kpis[key]) for key in KPI_KEYS}, **moves}, assumed=tuple(assumed), cost=cost,
                        carbon=emissions, violations=violations)
 

@@ -265,6 +265,8 @@ class Sharing(ClockReclaim):
         self.lost_gpu_s[v] += lost * run.alloc_gpus[v]
         self.preemptions[v] += 1
         self.segments.append((v, region, run.node_names(v), start, now, run.alloc_gpus[v], lost))
+        if run.archive is not None and run.remaining[v] < run.run_s[v]:  # it has a checkpoint to keep
+            run.archive.evicted(v, region, now)
         run.release(v, now)
         run.generation[v] += 1
         run.log(now, v, PREEMPTED)
@@ -283,7 +285,8 @@ class Sharing(ClockReclaim):
         waiting = self.vip[region]
         run = self.run
         for j in list(waiting):
-            if run.try_start(j, now, fleet, False) or (self.make_room(j, region, fleet, now)
+            restoring = run.archive is not None and run.archive.restoring(j, now)  # evicting would not help it
+            if run.try_start(j, now, fleet, False) or (not restoring and self.make_room(j, region, fleet, now)
                                                       and run.try_start(j, now, fleet, False)):
                 waiting.remove(j)
             else:

@@ -44,6 +44,8 @@ class Starts:
         if self.data_gate and self.data_moves.ready_at[j] > now:  # its GPUs are free; its data is on its way
             self.data_moves.held(j, now)
             return False
+        if self.archive is not None and self.archive.holds_back(j, now):  # its checkpoint is being restored
+            return False
         cluster = ANY if self.clusters is None else self.clusters.pick(j, fleet)
         if cluster == WAIT:  # no cluster has room now: until a node with room for the shape is released
             fleet.remember_no_room(shape)

@@ -82,7 +82,10 @@ class SimulationResult:
     chains: one row per job of a staged workflow that waits for a predecessor (engine.sim.processes.chains:
     its CHAIN_COLUMNS, hand-over times and the seconds each stage was held); None when no job has one.
     experiments: per team of a scenario's [experiments], its forecast idle gap, the GPU-hours planned and
-    run to fill it (engine.sim.processes.experiment_fill); None without [experiments]."""
+    run to fill it (engine.sim.processes.experiment_fill); None without [experiments].
+    roles: region, roles (its [roles], joined by ","; engine.world.roles); None without a [roles] table.
+    checkpoints: one row per checkpoint of an evicted job kept in an archive region
+    (engine.sim.processes.archive.CHECKPOINT_COLUMNS); None unless [roles] checkpoints = "archive"."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -109,6 +112,8 @@ class SimulationResult:
     handoffs: pd.DataFrame | None = None
     chains: pd.DataFrame | None = None
     experiments: pd.DataFrame | None = None
+    roles: pd.DataFrame | None = None
+    checkpoints: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -133,23 +138,23 @@ class SimulationResult:
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
         for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "transfers",
-                     "datasets", "scaling", "forecast", "handoffs", "chains", "experiments"):
+                     "datasets", "scaling", "forecast", "handoffs", "chains", "experiments", "roles", "checkpoints"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables
 
     def to_csv(self, directory: str | Path) -> list[Path]:
         """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv, burst.csv,
-        quotas.csv, relaxations.csv, interconnect.csv, transfers.csv and datasets.csv when the result has them)
-        into `directory`; return the paths.
+        quotas.csv, relaxations.csv, interconnect.csv, transfers.csv, datasets.csv, roles.csv and checkpoints.csv
+        when the result has them) into `directory`; return the paths.
         Spreadsheet-safe (engine.core.escaping.to_spreadsheet_csv): a job id such as "=HYPERLINK(...)"
         is written as text a spreadsheet never evaluates; the Parquet files keep every value as it is."""
         return self._export(Path(directory), "csv")
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
         """Write jobs.parquet, timeline.parquet, decisions.parquet (and segments, fragmentation,
-        burst, quotas, relaxations, transfers and datasets when the result has them) into `directory`; return
-        the paths."""
+        burst, quotas, relaxations, transfers, datasets, roles and checkpoints when the result has them) into
+        `directory`; return the paths."""
         return self._export(Path(directory), "parquet")
 
     def _export(self, directory: Path, kind: str) -> list[Path]:

@@ -59,8 +59,17 @@ def run_tables(run, scenario: str) -> SimulationResult:
     return SimulationResult(scenario, jobs, timeline, decisions, capacity, w.origin_utc, w.notes,
                             w.observed_end_s, latency_slo_ms=run.latency_slo_ms, segments=_segments(run, jobs),
                             teams=_teams(run), queue_classes=queue_table(sharing.queues), quotas=_quotas(run),
-                            relaxations=relaxations, clusters=_clusters(run),
+                            relaxations=relaxations, clusters=_clusters(run), roles=_roles(run),
                             **run.processes.result())
+
+
+def _roles(run) -> pd.DataFrame | None:
+    """The [roles] of the run's regions, one row each: region, roles (joined by ","; "" none); None without [roles]."""
+    roles = run.world.roles if run.world is not None else None
+    if roles is None:
+        return None
+    names = list(run.regions)
+    return pd.DataFrame({"region": names, "roles": [",".join(roles.of(name)) for name in names]})
 
 
 def _relaxations(run, jobs: pd.DataFrame, regions: list[str]) -> pd.DataFrame | None:

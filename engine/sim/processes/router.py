@@ -12,6 +12,10 @@ resource pool there, whether it fits there, and its GPU model's on-demand price 
 A policy that `relaxes` soft constraints (engine.policies.constraints) decides with its scores the
 constraints each region fails; the router records those of the region it sends the job to, each as a
 "relaxed-<constraint>" decision in the log and a row of `relaxed` (time, job, region, constraint, cost).
+
+With [roles] (engine.world.roles) a region the job may not go to by its roles (an edge region for work
+other than inference, a region outside the overflow or, while home is down, disaster recovery ones)
+counts as one that cannot hold it, and the view marks the edge regions (latency-aware tries them first).
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from engine.core.reasons import RELAXED
 from engine.core.traits import traits_of
 from engine.core.views import RegionsView, RouteRequest
 from engine.world.facts import RegionFacts
+from engine.world.roles import RoleMasks
 
 
 class Router:
@@ -48,6 +53,8 @@ class Router:
         self.deadline = w.deadline_s.tolist()
         self.relaxes = traits_of(policy).relaxes
         self.relaxed: list[tuple[float, int, int, str, float]] = []  # (time, job, region, constraint, cost)
+        roles = facts.world.roles
+        self.roles = RoleMasks(roles, self.names) if roles is not None else None
 
     def route(self, j: int, now_s: float) -> int:
         if not self.relaxes:
@@ -73,6 +80,11 @@ class Router:
                            self.facts.latency.slo_ms, self.facts.egress_usd_per_gb)
         if run.processes.holds:  # a region that is down cannot hold anything now
             view = replace(view, fits=view.fits & ~np.array([run.down(n) for n in self.names]))
+        may_go = None
+        if self.roles is not None:
+            home_down = bool(run.processes.holds) and run.down(self.names[home])
+            may_go = self.roles.may_go(home, self.classes[j] == "inference", home_down)
+            view = replace(view, fits=view.fits & may_go, edge=self.roles.edge)
         job = RouteRequest(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j], run.submit[j],
                            self.data_region[j], run.data_gb[j], self.deadline[j])
         routed = self.policy.decide(job, view, now_s) if self.relaxes else None
@@ -80,16 +92,18 @@ class Router:
         scores = np.where(view.fits, raw, -np.inf)
         best = scores.max() if len(scores) else -np.inf
         if not np.isfinite(best) and run.processes.holds:
-            return self._while_down(j, shape, home, raw), routed
+            return self._while_down(j, shape, home, raw, may_go), routed
         if not np.isfinite(best) or scores[home] == best:
             return home, routed
         return int(np.flatnonzero(scores == best)[0]), routed
 
-    def _while_down(self, j: int, shape: int, home: int, raw: np.ndarray) -> int:
+    def _while_down(self, j: int, shape: int, home: int, raw: np.ndarray, may_go: np.ndarray | None) -> int:
         """Where job j waits when no region can hold it now because the ones that could are down: home
         if its fleet could hold the job, else the best-scoring (then lowest) region that could and
-        that its residency allows; home when there is none (the job never fits)."""
+        that its residency (and its roles, `may_go`) allows; home when there is none (the job never fits)."""
         could = self.fits_in[shape] & np.asarray(self.allowed[j], bool)
+        if may_go is not None:
+            could &= may_go
         if could[home] or not could.any():
             return home
         ranked = np.where(could, np.where(np.isfinite(raw), raw, np.finfo(np.float64).min), -np.inf)

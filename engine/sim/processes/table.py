@@ -14,6 +14,7 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   15, 16           forecast step, forecast node up  engine.sim.processes.forecast_scaling
   17, 18           working-day start, hand-off move engine.sim.processes.handoff
   19 CHAIN         a chain's stage handed over      engine.sim.processes.chains
+  21 RESTORED      archived checkpoint restored     engine.sim.processes.archive
 
 Chains (engine.sim.processes.chains) take arrivals before the holder and hear of finishes; the
 load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
@@ -27,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.sim.output.frag_sampler import FragmentationSampler
+from engine.sim.processes.archive import Archive
 from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.burst import Bursts
 from engine.sim.processes.chains import Chains
@@ -45,7 +47,7 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Chains, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
-                                       FragmentationSampler, Links, ForecastScaling, Handoffs, ExperimentFill]
+                                       FragmentationSampler, Links, ForecastScaling, Handoffs, ExperimentFill, Archive]
 
 
 def register(process: type[WorldProcess]) -> None:

@@ -1,0 +1,93 @@
+"""What a run's region roles did ([roles], engine.world.roles), as flat KPIs. W is the measurement window
+(engine.analysis.runs.cost.window_s); a month is 30 days.
+
+Edge (a run whose [roles] names edge regions; `latency_slo_attainment`, the share of started inference
+jobs served within the SLO of their users, is a sim KPI, engine.analysis.runs.sim_metrics):
+
+  request_hours               hours inference jobs served inside W: sum over the pieces of running of inference
+                              jobs of their time inside W (an inference job serves its users' requests while it
+                              runs, so an hour of it is a request-hour)
+  edge_request_share          request-hours served in edge regions / request_hours (0 without request-hours)
+  usd_per_request_hour        the inference jobs' spend (their GPU-hours x their prices, egress included:
+                              engine.analysis.runs.cost's job usd) / request_hours
+
+Archive (a run with [roles] checkpoints = "archive": its `checkpoints` table, engine.sim.processes.archive):
+
+  checkpoints_archived        checkpoints of evicted jobs stored in an archive region
+  checkpoint_storage_usd      sum over them of gb x usd_per_gb_month x the months stored inside W (from stored_s
+                              to restored_s, or to W when never restored): part of `cost_usd`
+  checkpoint_egress_usd       sum of their egress_usd (the write to an archive in another region, the read back
+                              into another region): part of `egress_usd` and of `cost_usd`, booked to the job
+  restore_wait_hours          hours jobs were held by restores: sum of restored_s - asked_s
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.analysis.runs.cost import CostReport, window_s
+from engine.sim.output.result import SimulationResult
+
+EDGE_KEYS = ("request_hours", "edge_request_share", "usd_per_request_hour")
+ARCHIVE_KEYS = ("checkpoints_archived", "checkpoint_storage_usd", "checkpoint_egress_usd", "restore_wait_hours")
+MONTH_S = 30 * 86_400.0
+
+
+def edge_regions(result: SimulationResult) -> set[str]:
+    """The regions the run's [roles] made edge locations (none without [roles])."""
+    if result.roles is None:
+        return set()
+    return {r for r, roles in zip(result.roles["region"], result.roles["roles"]) if "edge" in roles.split(",")}
+
+
+def checkpoint_storage_by_region(result: SimulationResult) -> pd.Series:
+    """archive region -> dollars of keeping its checkpoints inside the window (empty without a checkpoints table)."""
+    table = result.checkpoints
+    if table is None or table.empty:
+        return pd.Series(dtype=float)
+    horizon = window_s(result)
+    restored = table["restored_s"].to_numpy(np.float64)
+    until = np.minimum(np.where(np.isnan(restored), horizon, restored), horizon)
+    months = np.maximum(until - table["stored_s"].to_numpy(np.float64), 0.0) / MONTH_S
+    usd = table["gb"].to_numpy(np.float64) * table["usd_per_gb_month"].to_numpy(np.float64) * months
+    return pd.Series(usd, index=table["archive_region"].astype(str)).groupby(level=0, sort=True).sum()
+
+
+def checkpoint_storage_usd(result: SimulationResult) -> float:
+    """Dollars of keeping the archived checkpoints inside the window (0 without a checkpoints table)."""
+    return float(checkpoint_storage_by_region(result).sum())
+
+
+def with_checkpoint_egress(moved: pd.Series, result: SimulationResult) -> pd.Series:
+    """`moved` (job_id -> egress USD) with each job's checkpoint egress added."""
+    table = result.checkpoints
+    if table is None or not (table["egress_usd"] > 0).any():
+        return moved
+    extra = table.groupby(table["job_id"].astype(str), sort=True)["egress_usd"].sum()
+    return moved.add(extra, fill_value=0.0).rename("egress_usd")
+
+
+def roles_kpis(result: SimulationResult, cost: CostReport) -> dict[str, float]:
+    """EDGE_KEYS for a run with edge regions, ARCHIVE_KEYS for one with archived checkpoints ({} otherwise)."""
+    out: dict[str, float] = {}
+    edges = edge_regions(result)
+    if edges:
+        horizon = window_s(result)
+        pieces = result.held()
+        pieces = pieces[pieces["workload_class"].astype(str) == "inference"]
+        end = pieces["end_s"].to_numpy(np.float64)
+        end = np.where(np.isnan(end), horizon, end)
+        hours = np.maximum(np.minimum(end, horizon) - np.maximum(pieces["start_s"].to_numpy(np.float64), 0.0), 0.0) / 3600
+        total = float(hours.sum())
+        at_edge = float(hours[pieces["region"].astype(str).isin(edges).to_numpy(bool)].sum())
+        spend = float(cost.jobs.loc[cost.jobs["workload_class"].astype(str) == "inference", "usd"].sum())
+        out.update(request_hours=total, edge_request_share=at_edge / total if total > 0 else 0.0,
+                   usd_per_request_hour=spend / total if total > 0 else 0.0)
+    table = result.checkpoints
+    if table is not None:
+        asked = table["asked_s"].notna().to_numpy(bool)
+        held = (table["restored_s"] - table["asked_s"]).to_numpy(np.float64)[asked]
+        out.update(checkpoints_archived=float(len(table)), checkpoint_storage_usd=checkpoint_storage_usd(result),
+                   checkpoint_egress_usd=float(table["egress_usd"].sum()),
+                   restore_wait_hours=float(held.sum() / 3600.0))
+    return out
