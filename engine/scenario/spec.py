@@ -48,6 +48,9 @@
     [clusters]                      # optional: racks_per_cluster = 2 splits each of the fleet's clusters
                                     # into clusters of 2 racks (engine.scenario.clusters); the cluster
                                     # policy ([policies] cluster = "best-fit", ...) picks a job's cluster
+    [partitions]                    # optional: MIG instances for the rule's inference and development
+    mode = "mig"                    # jobs, or time-slicing / MPS with interference between co-tenants
+                                    # (engine.world.partitions); off without the table
     [predictive_scaling]            # optional: the [[burst]] pools rent ahead of the forecast peak instead
     enabled = true                  # of on waits (weeks, headroom_quantile, lead_min, ...:
                                     # engine.scenario.predictive); without [workload] start_utc
@@ -87,6 +90,7 @@ from engine.scenario.clusters import ClusterSplit, parse_clusters, split_cluster
 from engine.scenario.data import parse_data
 from engine.scenario.demand import scale_demand
 from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
+from engine.scenario.partitions import parse_partitions, replica_requests
 from engine.scenario.predictive import PredictiveScaling, parse_predictive, scaling_plan
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
 from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
@@ -97,15 +101,17 @@ from engine.world.data_model import DataModel
 from engine.world.facts import World
 from engine.world.interconnect import Interconnect, parse_interconnect
 from engine.world.latency import Latency, parse_latency
+from engine.world.partitions import Partitions
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling"}
+        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling",
+        "partitions"}
 # _TOP's [name] tables, and its [[name]] lists of tables
 _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
-           "predictive_scaling"}
+           "predictive_scaling", "partitions"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
@@ -141,6 +147,7 @@ class Scenario:
     interconnect: Interconnect = field(default_factory=Interconnect)
     clusters: ClusterSplit = field(default_factory=ClusterSplit)
     predictive: PredictiveScaling = field(default_factory=PredictiveScaling)
+    partitions: Partitions = field(default_factory=Partitions)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -207,6 +214,7 @@ class Scenario:
                    interconnect=parse_interconnect(data.get("interconnect", {"enabled": False}), source,
                                                    ScenarioError),
                    clusters=parse_clusters(data.get("clusters", {}), source),
+                   partitions=parse_partitions(data.get("partitions", {"enabled": False}), source),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -235,6 +243,8 @@ class Scenario:
             world = replace(world, bursts=self.bursts)
         if self.interconnect.enabled:
             world = replace(world, interconnect=self.interconnect)
+        if self.partitions.enabled:
+            world = replace(world, partitions=self.partitions)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:
@@ -275,7 +285,7 @@ class Scenario:
             raise ScenarioError(f"{self.name}: no job was submitted in its window ([workload] start_utc "
                                 f"{_shown(start)}, end_utc {_shown(self.end_utc)})")
         limits.check_jobs(len(jobs), self.growth, self.name)
-        jobs = scale_demand(compress(jobs, self.load_scale), self.growth, self.seed)
+        jobs = replica_requests(scale_demand(compress(jobs, self.load_scale), self.growth, self.seed), self.partitions)
         for edit in self.fleet_edits:
             fleet = edit_fleet(fleet, edit)
         return jobs, split_clusters(fleet, self.clusters)

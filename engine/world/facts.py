@@ -31,6 +31,7 @@ from engine.world.data_model import DataModel
 from engine.world.grid import hourly_intensity
 from engine.world.interconnect import Interconnect
 from engine.world.latency import Latency
+from engine.world.partitions import Partitions
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
 
@@ -54,6 +55,7 @@ class World:
     outages: tuple = ()  # engine.scenario.world.Outage: regions down over a time range (disaster recovery)
     bursts: tuple = ()  # engine.scenario.burst.BurstPool: cloud nodes a region rents when its queue backs up
     interconnect: Interconnect = Interconnect()  # off: multi-node jobs run at their recorded speed anywhere
+    partitions: Partitions = Partitions()  # off: no MIG instances, no interference on shared GPUs
     scaling: object | None = None  # engine.scenario.predictive.ScalingPlan: [[burst]] pools rented ahead of a forecast
 
     @classmethod

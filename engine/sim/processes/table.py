@@ -12,10 +12,12 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   13 GIVEUP        users giving up                  engine.sim.cycle.patience (every run's)
   14 DATA_READY    prefetched input data arrived    engine.sim.processes.data_moves
   15, 16           forecast step, forecast node up  engine.sim.processes.forecast_scaling
+  23, 24           MIG GPU idle, MIG GPU whole      engine.sim.processes.partitions
 
 The load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
-interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start.
+interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start, the GPU partitions
+(engine.sim.processes.partitions) place MIG instances and pace the jobs of shared GPUs.
 A new process: its module, and a line here (or `register` from outside the engine, as a test does).
 """
 from __future__ import annotations
@@ -30,6 +32,7 @@ from engine.sim.processes.forecast_scaling import ForecastScaling
 from engine.sim.processes.holder import Holder
 from engine.sim.processes.interconnect import Links
 from engine.sim.processes.outage import Outages
+from engine.sim.processes.partitions import GpuPartitions
 from engine.sim.processes.reclaim_clock import ClockEdges
 from engine.sim.processes.spot import SpotReclaimer
 from engine.sim.processes.timer import Timer
@@ -38,7 +41,7 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
-                                       FragmentationSampler, Links, ForecastScaling]
+                                       FragmentationSampler, Links, ForecastScaling, GpuPartitions]
 
 
 def register(process: type[WorldProcess]) -> None:
