@@ -56,7 +56,6 @@ def replica_requests(jobs: pd.DataFrame, settings: Partitions) -> pd.DataFrame:
     rule = classes.map(lambda c: settings.profile_of(c) != NONE) & (gpus > 0) & (gpus <= 1) & (nodes <= 1)
     if not rule.any():
         return jobs
-    jobs = jobs.copy()
-    jobs.loc[rule, "gpus"] = 1.0 / settings.replicas
-    jobs.loc[rule, "gpu_milli"] = float(MILLI // settings.replicas)
-    return jobs
+    milli = jobs["gpu_milli"].astype(float) if "gpu_milli" in jobs else pd.Series(float("nan"), index=jobs.index)
+    return jobs.assign(gpus=gpus.astype(float).where(~rule, 1.0 / settings.replicas),
+                       gpu_milli=milli.where(~rule, float(MILLI // settings.replicas)))

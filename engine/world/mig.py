@@ -80,8 +80,3 @@ def first_start(occupied: int, prof: Profile) -> int:
         if not occupied & prof.mask(start):
             return start
     return -1
-
-
-def compute_used(occupied_starts: list[tuple[Profile, int]]) -> int:
-    """Compute slices taken by the instances (profile, start) of a GPU."""
-    return sum(p.compute for p, _ in occupied_starts)

@@ -8,6 +8,10 @@ MIG (engine.sim.processes.mig_place chooses the instance): a job of the rule sta
 when its GPU is ready (a GPU switching into MIG mode is ready `reconfigure_s` after the switch). When a
 GPU's last instance ends, a MIG_IDLE event `idle_s` later starts its switch back (if it is still
 empty): it takes no new instance, and a MIG_WHOLE event `reconfigure_s` later gives the whole GPU back.
+A job of the rule takes no units of its pool (the free milli-GPU the passes and backfilling compare
+requests with), so it is always tried and its instance decides; a backfill window does not see that a
+GPU switched into MIG mode for it is no longer whole, nor does preemption see instances (a MIG head's
+victims are chosen as for a whole GPU).
 Each switch costs reconfigure_s of the GPU held idle: the drain cost, reconfigure_s / 3600 GPU-hours.
 
 Time-slicing and MPS: every job whose pod shares a GPU (gpu_milli < 1000) runs at pace 1 + c k, k
@@ -67,6 +71,8 @@ class GpuPartitions(WorldProcess):
         if settings is None or not settings.enabled:
             return None
         run.partitions = process = cls(run, settings)
+        for j in np.flatnonzero(process.takes).tolist():  # a MIG job takes no units of its pool: the
+            run.units[j] = run.units_list[j] = 0.0  # backfill passes try it whatever their pools have free
         return process
 
     # -- starts and stops ---------------------------------------------------------------------
@@ -169,6 +175,7 @@ class GpuPartitions(WorldProcess):
             return ()
         self.placer.whole_again(gpu)
         self._switch_row(gpu, now)
+        self.run.freed[gpu.region] = True
         return (gpu.region,)
 
     def _switch_row(self, gpu: MigGpu, end: float) -> None:
