@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from sim_helpers import fleet, job
 
+from engine.analysis.runs.partitions import partitions_kpis
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
@@ -50,6 +51,14 @@ def test_two_development_jobs_share_a_mig_gpu_after_its_reconfiguration_and_a_wh
     assert switches[["event", "start_s", "end_s"]].values.tolist() == [["to-mig", 0.0, 2200.0],
                                                                       ["to-whole", 1900.0, 2200.0]]
     assert switches["drain_gpu_hours"].sum() == pytest.approx(2 * 300 / 3600)
+    # the KPIs: instances 0-1300 and 100-800 at 1/7 of a GPU; the GPU in MIG mode 0-2200; the two
+    # jobs would have held a whole GPU each for 1300 + 700 s: 2000 - 2200 s, MIG cost 200 GPU-seconds here
+    kpis = partitions_kpis(result)
+    assert kpis == pytest.approx({
+        "mig_instances": 2, "mig_slice_gpu_hours": 2000 / 7 / 3600, "mig_mode_gpu_hours": 2200 / 3600,
+        "mig_slice_use": 2000 / 7 / 2200, "mig_gpu_hours_saved": -200 / 3600, "mig_reconfigurations": 2,
+        "mig_drain_gpu_hours": 600 / 3600, "shared_gpu_pieces": 0, "interference_mean_slowdown": 1.0,
+        "interference_extra_gpu_hours": 0.0})
 
 
 def test_a_mig_gpu_refuses_a_profile_with_no_free_valid_start_and_a_second_gpu_switches():
@@ -79,6 +88,8 @@ def test_time_slicing_slows_co_tenants_by_1_plus_c_k_and_re_paces_a_running_job_
     shared = result.partitions.set_index("row")
     assert shared.loc[0, "slowdown"] == pytest.approx(1060 / 1000) and shared.loc[1, "slowdown"] == pytest.approx(1.15)
     assert shared["co_tenants"].tolist() == [1, 1]
+    # interference added 60 s to j0 and 60 s to j1 (460 - 400), each holding 0.25 GPU
+    assert partitions_kpis(result)["interference_extra_gpu_hours"] == pytest.approx(2 * 60 * 0.25 / 3600)
 
 
 def test_interference_grows_with_co_tenants_and_mps_interferes_less():
