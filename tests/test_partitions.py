@@ -144,3 +144,32 @@ def test_bad_partitions_tables_are_refused_naming_the_key():
         with pytest.raises(ScenarioError, match="partitions") as caught:
             Scenario.from_dict({"partitions": table})
         assert words in str(caught.value), table
+
+
+def _compared(results):
+    import streamlit as st
+
+    from dashboard.sections.partitions import partitions_section
+
+    partitions_section(["whole", "mig"], results)
+    st.session_state["drawn"] = True
+
+
+def test_the_whatif_section_sums_up_the_runs_with_partitions_and_draws_nothing_without():
+    from streamlit.testing.v1 import AppTest
+
+    from engine.analysis.runs.partitions import summary
+
+    nodes = fleet(1, gpu_type="A100")
+    jobs = [job(0, 0, 1000, 1, gpu_type="A100", workload_class="development")]
+    whole, mig = simulate(jobs, nodes), simulate(jobs, nodes, {"mode": "mig", **MIG_40GB})
+    table = summary(["whole", "mig"], [whole, mig])
+    # only the run with partitions: j0 held 1/7 of a GPU from 0 to 1300 s (300 s of reconfiguration)
+    assert table["scenario"].tolist() == ["mig"]
+    assert table[["gpu_hours_held", "rule_jct_h"]].values[0].tolist() == pytest.approx([1300 / 7 / 3600, 1300 / 3600])
+    app = AppTest.from_function(_compared, args=([whole, mig],), default_timeout=60).run()
+    assert not app.exception and [h.value for h in app.subheader] == ["GPU partitions"]
+    drawn = app.dataframe[0].value
+    assert drawn["scenario"].tolist() == ["mig"] and drawn["mig_instances"].tolist() == [1]
+    empty = AppTest.from_function(_compared, args=([whole, whole],), default_timeout=60).run()
+    assert not empty.exception and not empty.subheader and empty.session_state["drawn"]

@@ -41,3 +41,20 @@ def partitions_kpis(result: SimulationResult) -> dict[str, float]:
             "shared_gpu_pieces": len(shared),
             "interference_mean_slowdown": float(shared["slowdown"].mean()) if len(shared) else 1.0,
             "interference_extra_gpu_hours": float(extra.sum()) / 3600.0}
+
+
+def summary(names: list[str], results: list[SimulationResult]) -> pd.DataFrame:
+    """One row per run with partitions: scenario, gpu_hours_held (GPUs allocated x start to end, the
+    whole run), the partitions KPIs and rule_jct_h (mean completion time of the inference and
+    development jobs that finished, hours; NaN without any)."""
+    rows = []
+    for name, result in zip(names, results):
+        if result.partitions is None:
+            continue
+        jobs = result.jobs
+        held = float(((jobs["end_s"] - jobs["start_s"]) * jobs["gpus_allocated"]).sum()) / 3600.0
+        rule = jobs[jobs["workload_class"].isin(["inference", "development"]) & jobs["end_s"].notna()]
+        rows.append({"scenario": name, "gpu_hours_held": held, **partitions_kpis(result),
+                     "rule_jct_h": float((rule["end_s"] - rule["submit_s"]).mean()) / 3600.0 if len(rule) else
+                     float("nan")})
+    return pd.DataFrame(rows)
