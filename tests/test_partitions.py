@@ -173,3 +173,14 @@ def test_the_whatif_section_sums_up_the_runs_with_partitions_and_draws_nothing_w
     assert drawn["scenario"].tolist() == ["mig"] and drawn["mig_instances"].tolist() == [1]
     empty = AppTest.from_function(_compared, args=([whole, whole],), default_timeout=60).run()
     assert not empty.exception and not empty.subheader and empty.session_state["drawn"]
+
+
+def test_the_work_an_eviction_keeps_is_integrated_over_the_paces_the_job_ran():
+    from engine.sim.processes.partitions import _left
+
+    # j0 of the time-slicing test: 1000 s of work from 0 at pace 1, 800 left at 200 when a co-tenant
+    # came (pace 1.15), 400 left at 660 when it left (pace 1). Evicted at 430 it did 200 + 230 / 1.15
+    # = 400 s of work; at 900, 600 + 240 = 840; before the start of a MIG instance's work, nothing.
+    marks = [[0.0, 1000.0, 1.0], [200.0, 800.0, 1.15], [660.0, 400.0, 1.0]]
+    assert [1000.0 - _left(marks, t) for t in (100.0, 430.0, 900.0, 1060.0)] == pytest.approx([100, 400, 840, 1000])
+    assert _left([[300.0, 500.0, 1.0]], 120.0) == 500.0
