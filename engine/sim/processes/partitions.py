@@ -88,14 +88,14 @@ class GpuPartitions(WorldProcess):
 
     def running_s(self, j: int, fleet, now: float, work_s: float) -> float:
         """Seconds job j, started now with `work_s` of work left, takes to run (its pod already placed)."""
-        self.begun[j], self.most[j] = now, 0
         if j in self.where:  # a MIG instance: its work starts when its GPU is ready
             ready = max(now, self.where[j][0].ready_s)
-            self.marks[j] = [[ready, work_s, 1.0]]
+            self.marks[j], self.begun[j], self.most[j] = [[ready, work_s, 1.0]], now, 0
             return ready - now + work_s
         placement, request = self.run.pods[j]
         if self.mig or request.num_gpu != 1 or request.gpu_milli >= MILLI:
             return work_s
+        self.begun[j], self.most[j] = now, 0
         key = (id(fleet), placement.node, placement.gpus[0])
         self.where[j] = key
         tenants = self.tenants.setdefault(key, [])
