@@ -6,12 +6,15 @@ import hashlib
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sim_helpers import fleet, job
 
 from engine.analysis.runs.partitions import partitions_kpis
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
+from engine.world.mig import PROFILES, SIZES
 from engine.world.partitions import Partitions
 
 MIG_40GB = {"gpu_models": {"A100": "A100-40GB"}, "reconfigure_s": 300, "idle_s": 600}
@@ -184,3 +187,25 @@ def test_the_work_an_eviction_keeps_is_integrated_over_the_paces_the_job_ran():
     marks = [[0.0, 1000.0, 1.0], [200.0, 800.0, 1.15], [660.0, 400.0, 1.0]]
     assert [1000.0 - _left(marks, t) for t in (100.0, 430.0, 900.0, 1060.0)] == pytest.approx([100, 400, 840, 1000])
     assert _left([[300.0, 500.0, 1.0]], 120.0) == 500.0
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 3000), st.integers(60, 4000), st.sampled_from(["inference", "development"])),
+                min_size=1, max_size=14),
+       st.sampled_from(SIZES), st.sampled_from(SIZES))
+def test_in_a_run_instances_sit_at_published_starts_and_never_overlap_on_a_gpu(arrivals, inference, development):
+    nodes = fleet(2, gpu_type="A100")
+    jobs = [job(i, t, r, 1, gpu_type="A100", workload_class=c) for i, (t, r, c) in enumerate(arrivals)]
+    result = simulate(jobs, nodes, {"mode": "mig", "inference_profile": inference, "development_profile": development,
+                                    **MIG_40GB}, backfill="easy")
+    assert result.jobs["end_s"].notna().all()
+    starts = {p.name: (p.starts, p.size) for p in PROFILES["A100-40GB"]}
+    rows = result.partitions[result.partitions["event"] == "instance"]
+    for row in rows.itertuples():
+        assert row.start_slice in starts[row.profile][0]
+    for (_, gpu), held in rows.groupby(["node", "gpu"]):
+        items = [(r.start_s, r.end_s, r.start_slice, starts[r.profile][1]) for r in held.itertuples()]
+        for k, (s1, e1, a1, n1) in enumerate(items):
+            for s2, e2, a2, n2 in items[k + 1:]:
+                if s1 < e2 and s2 < e1:  # together on the GPU: their memory slices are disjoint
+                    assert a1 + n1 <= a2 or a2 + n2 <= a1

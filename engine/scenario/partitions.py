@@ -31,7 +31,7 @@ def parse_partitions(table: object, source: str) -> Partitions:
                                     f"{', '.join(f.metadata['choices'])}, got {value!r}")
             values[f.name] = value
     models = rest.pop("gpu_models", {})
-    if not isinstance(models, dict) or any(part not in PROFILES for part in models.values()):
+    if not isinstance(models, dict) or any(not isinstance(part, str) or part not in PROFILES for part in models.values()):
         raise ScenarioError(f"{source}: [partitions] gpu_models must map a fleet's GPU model to one of "
                             f"{', '.join(PROFILES)}, got {models!r}")
     values.update(declared(rest, _Declared, source, "[partitions]"))
