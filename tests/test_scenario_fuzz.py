@@ -26,7 +26,7 @@ NASTY = [-1, 0, 0.5, 1.0, 3600, -3600, 10**30, -10**30, math.inf, -math.inf, mat
          1e-9, 1e308, 10**12, "9999-01-01T00:00:00", "0001-01-01T00:00:00", "atlantis", "platinum",
          [[[[[[[[[1]]]]]]]]], {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": 1}}}}}}}}]
 TOP = ["policies", "timer_s", "seed", "name", "burst", "outage", "quota", "queue", "team", "spot", "runtime", "fleet",
-       "region", "latency", "data", "workload", "predictive_scaling", "handoff"]
+       "region", "latency", "data", "workload", "predictive_scaling", "handoff", "partitions"]
 JOBS = pd.DataFrame([job(i, 10 * i, 100, 1 + i % 4, region=["us-east", "eu-west"][i % 2]) for i in range(12)])
 NODES = pd.concat([fleet(8, 8, region="us-east"), fleet(8, region="eu-west").assign(node=["m0"])], ignore_index=True)
 

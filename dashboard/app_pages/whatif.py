@@ -14,6 +14,7 @@ from dashboard.forms.scenario import scenario_form
 from dashboard.forms.scenario_files import scenario_files, uploaded
 from dashboard.sections.clusters import clusters_section
 from dashboard.sections.interconnect import interconnect_section
+from dashboard.sections.partitions import partitions_section
 from dashboard.sections.relaxations import relaxations_section
 from engine.analysis.runs import catalogue
 from engine.analysis.runs.sim_series import (
@@ -332,6 +333,7 @@ if stored and stored[0] == dataset:
     _groups(runs)
     relaxations_section(_labels(runs), [r.result for r in runs])
     interconnect_section(_labels(runs), [r.result for r in runs])
+    partitions_section(_labels(runs), [r.result for r in runs])
     clusters_section(_labels(runs), [r.result for r in runs])
     _charts(runs)
     _lookup(runs, *st.session_state["wi_chosen"])

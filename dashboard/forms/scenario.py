@@ -28,6 +28,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.forms.burst import burst_section
 from dashboard.forms.fleet_latency import fleet_section, latency_section
+from dashboard.forms.partitions_section import partitions_section
 from dashboard.forms.region_sections import calendar_section, merged, off_peak_section, price_carbon_section
 from dashboard.forms.roles import roles_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
@@ -92,8 +93,8 @@ def scenario_form(prefix: str = "custom") -> dict:
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
     "workload", "runtime", "burst", "predictive_scaling", "handoff", "spot", "outage", "fleet", "latency",
-    "interconnect", "clusters", "data", "chain", "experiments" and "roles" when those sections differ from their
-    defaults (new edge locations are [[fleet]] entries)."""
+    "interconnect", "clusters", "partitions", "data", "chain", "experiments" and "roles" when those sections
+    differ from their defaults (new edge locations are [[fleet]] entries)."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = list(registry.families().items())
@@ -138,6 +139,7 @@ def scenario_form(prefix: str = "custom") -> dict:
                 ("Interconnect: slower multi-node jobs across racks and clusters", "interconnect",
                  lambda: interconnect_section(prefix)),
                 ("Clusters: split the fleet's clusters by racks", "clusters", lambda: clusters_section(prefix)),
+                ("GPU partitions: MIG, time-slicing, MPS", "partitions", lambda: partitions_section(prefix)),
                 ("Data: transfers, replicas, prefetch, compression", "data", lambda: data_section(prefix)),
                 ("Staged workflows: chains of jobs across regions", "chain",
                  lambda: chain_section(prefix, _fleet_choices()[0], _team_names())),

@@ -53,6 +53,9 @@
     [roles]                         # optional: primary, overflow, disaster_recovery, edge and archive
                                     # regions, where checkpoints go and what archiving costs
                                     # (engine.scenario.roles, engine.world.roles)
+    [partitions]                    # optional: MIG instances for the rule's inference and development
+    mode = "mig"                    # jobs, or time-slicing / MPS with interference between co-tenants
+                                    # (engine.world.partitions); off without the table
     [predictive_scaling]            # optional: the [[burst]] pools rent ahead of the forecast peak instead
     enabled = true                  # of on waits (weeks, headroom_quantile, lead_min, ...:
                                     # engine.scenario.predictive); without [workload] start_utc
@@ -105,6 +108,7 @@ from engine.scenario.edits import FleetEdit, compress, edit_fleet, like_world, w
 from engine.scenario.experiment_plan import add_experiments
 from engine.scenario.experiments import Experiments, parse_experiments
 from engine.scenario.handoff import Handoff, parse_handoff
+from engine.scenario.partitions import parse_partitions, replica_requests
 from engine.scenario.predictive import PredictiveScaling, parse_predictive, scaling_plan
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
 from engine.scenario.roles import check_regions, parse_roles
@@ -117,16 +121,17 @@ from engine.world.facts import World
 from engine.world.interconnect import Interconnect, parse_interconnect
 from engine.world.latency import Latency, parse_latency
 from engine.world.roles import Roles
+from engine.world.partitions import Partitions
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
         "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling",
-        "handoff", "chain", "experiments", "roles"}
+        "handoff", "chain", "experiments", "roles", "partitions"}
 # _TOP's [name] tables, and its [[name]] lists of tables
 _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
-           "predictive_scaling", "handoff", "experiments", "roles"}
+           "predictive_scaling", "handoff", "experiments", "roles", "partitions"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst", "chain"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus", "like"}
@@ -166,6 +171,7 @@ class Scenario:
     chains: tuple[ChainSpec, ...] = ()
     experiments: Experiments = field(default_factory=Experiments)
     roles: Roles | None = None
+    partitions: Partitions = field(default_factory=Partitions)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -236,6 +242,7 @@ class Scenario:
                    chains=parse_chains(data.get("chain", []), source),
                    experiments=parse_experiments(data.get("experiments", {}), source, scale),
                    roles=parse_roles(data.get("roles"), source),
+                   partitions=parse_partitions(data.get("partitions", {"enabled": False}), source),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -270,6 +277,8 @@ class Scenario:
             world = like_world(world, self.fleet_edits)
         if self.roles is not None:
             world = replace(world, roles=self.roles)
+        if self.partitions.enabled:
+            world = replace(world, partitions=self.partitions)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:
@@ -325,6 +334,7 @@ class Scenario:
         limits.check_jobs(len(jobs), self.growth, self.name)
         jobs = build_chains(scale_demand(compress(jobs, self.load_scale), self.growth, self.seed), self.chains,
                             self.name)
+        jobs = replica_requests(jobs, self.partitions)
         for edit in self.fleet_edits:
             fleet = edit_fleet(fleet, edit)
         return jobs, split_clusters(fleet, self.clusters)

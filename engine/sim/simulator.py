@@ -196,6 +196,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.patience = Patience(self, w.patience_s)  # users who give up on jobs not started in time
         self.links = None  # an [interconnect]'s pace of multi-node jobs, set when attached (engine.sim.processes.interconnect)
         self.archive = None  # [roles]' archived checkpoints, set when attached (engine.sim.processes.archive)
+        self.partitions = None  # [partitions]: MIG instances and interference, set when attached (engine.sim.processes.partitions)
         self.processes = table.attach(self, [self.patience])  # engine.sim.processes.table
         if getattr(policies.backfill, "switches_strategy", False):
             self.adaptive = Adaptive(self, policies.backfill, simulate)
@@ -278,6 +279,15 @@ class _Run(Arrivals, Starts, DecisionLog):
         fleet.vacate_slot(int(self.slot[j]))
         self.freed[region] = True
         self.sharing.stopped(j, region, now)
+        if self.partitions is not None:
+            self.partitions.stopped(j, now)
+
+    def work_done(self, j: int, running_s: float) -> float:
+        """The work done by `running_s` seconds of job j's current piece of running (its pace set by an
+        [interconnect] or the co-tenants of a shared GPU; else the running itself)."""
+        if self.partitions is not None and self.partitions.paced(j):
+            return self.partitions.work_s(j, running_s)
+        return running_s if self.links is None else self.links.work_s(j, running_s)
 
     def unhold(self, j: int, fleet: RegionFleet) -> None:
         """Release job j's pods for an eviction plan (`rehold` puts them back exactly)."""

@@ -31,6 +31,7 @@ from engine.world.data_model import DataModel
 from engine.world.grid import hourly_intensity
 from engine.world.interconnect import Interconnect
 from engine.world.latency import Latency
+from engine.world.partitions import Partitions
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
 from engine.world.roles import Roles
@@ -55,6 +56,7 @@ class World:
     outages: tuple = ()  # engine.scenario.world.Outage: regions down over a time range (disaster recovery)
     bursts: tuple = ()  # engine.scenario.burst.BurstPool: cloud nodes a region rents when its queue backs up
     interconnect: Interconnect = Interconnect()  # off: multi-node jobs run at their recorded speed anywhere
+    partitions: Partitions = Partitions()  # off: no MIG instances, no interference on shared GPUs
     scaling: object | None = None  # engine.scenario.predictive.ScalingPlan: [[burst]] pools rented ahead of a forecast
     handoff: object | None = None  # engine.scenario.handoff.Handoff: running work handed over as working days begin
     experiments: object | None = None  # engine.scenario.experiment_plan.ExperimentPlan: [experiments] jobs and gaps

@@ -5,7 +5,8 @@ the tests read it; the README's KPI table documents the same keys (a test checks
 Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only runs that sample it),
 "relaxation" (engine.analysis.runs.relaxation, only runs whose routing relaxes soft constraints),
 "interconnect" (engine.analysis.runs.interconnect, only runs with an [interconnect]), "handoff"
-(engine.analysis.runs.handoff, only runs under [handoff]),
+(engine.analysis.runs.handoff, only runs under [handoff]), "partitions" (engine.analysis.runs.partitions,
+only runs with [partitions]),
 "cluster" (engine.analysis.runs.clusters: the columns of a run's by-cluster table, one value per cluster),
 "stranded" (engine.analysis.runs.stranded), "matching" (engine.analysis.runs.matching, only runs with
 jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
@@ -95,6 +96,17 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("handoff_jobs", "Jobs handed off", "jobs", "", "int"),
            ("handoff_lost_gpu_hours", "GPU-hours lost to hand-offs", "GPU-hours", "lower", "one"),
            ("handoff_moved_gpu_hours", "GPU-hours handed off", "GPU-hours", "", "int")),
+    *_rows("partitions",
+           ("mig_instances", "MIG instances", "instances", "", "int"),
+           ("mig_slice_gpu_hours", "GPU-hours held on MIG instances", "GPU-hours", "", "int"),
+           ("mig_mode_gpu_hours", "GPU-hours of GPUs in MIG mode", "GPU-hours", "", "int"),
+           ("mig_slice_use", "MIG slices used", "0-1", "higher", "pct"),
+           ("mig_gpu_hours_saved", "GPU-hours saved by MIG", "GPU-hours", "higher", "int"),
+           ("mig_reconfigurations", "MIG reconfigurations", "switches", "lower", "int"),
+           ("mig_drain_gpu_hours", "GPU-hours lost to reconfigurations", "GPU-hours", "lower", "one"),
+           ("shared_gpu_pieces", "Pieces run on a shared GPU", "pieces", "", "int"),
+           ("interference_mean_slowdown", "Mean interference slowdown", "x", "lower", "x"),
+           ("interference_extra_gpu_hours", "GPU-hours lost to interference", "GPU-hours", "lower", "int")),
     *_rows("cluster",
            ("cluster_jobs", "Jobs started in the cluster", "jobs", "", "int"),
            ("cluster_gpu_hours", "GPU-hours held in the cluster", "GPU-hours", "", "int"),

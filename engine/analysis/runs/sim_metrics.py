@@ -38,6 +38,7 @@ from engine.analysis.runs.fairness import fairness_kpis
 from engine.analysis.runs.handoff import handoff_kpis
 from engine.analysis.runs.held import finished_jobs, holding, window_end_s
 from engine.analysis.runs.interconnect import interconnect_kpis
+from engine.analysis.runs.partitions import partitions_kpis
 from engine.analysis.runs.relaxation import relaxation_kpis
 from engine.sim.output.result import SimulationResult
 
@@ -113,6 +114,7 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     values.update(handoff_kpis(result))
     values.update(chain_kpis(result))
     values.update(experiment_kpis(result))
+    values.update(partitions_kpis(result))
     return values
 
 

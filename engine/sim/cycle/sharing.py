@@ -261,7 +261,7 @@ class Sharing(ClockReclaim):
         every = self.checkpoint[v]
         saved = math.floor(progress / every) * every if every > 0 else 0.0
         lost = progress - saved
-        run.remaining[v] -= saved if run.links is None else run.links.work_s(v, saved)
+        run.remaining[v] -= run.work_done(v, saved)
         self.lost_gpu_s[v] += lost * run.alloc_gpus[v]
         self.preemptions[v] += 1
         self.segments.append((v, region, run.node_names(v), start, now, run.alloc_gpus[v], lost))

@@ -36,16 +36,24 @@ class Starts:
             shape += AVOIDS_SPOT
         if self.sharing.gated and self.sharing.blocks(j, self.region_name[j], now):
             return False
-        if self.units_list[j] > fleet.pool_free[pool]:
-            return False
-        released = fleet.released_since(shape)
-        if released is not None and not (released and self._room_on(j, fleet, np.array(released))):
-            return False
+        mig = self.partitions is not None and self.partitions.takes[j]
+        if not mig:
+            if self.units_list[j] > fleet.pool_free[pool]:
+                return False
+            released = fleet.released_since(shape)
+            if released is not None and not (released and self._room_on(j, fleet, np.array(released))):
+                return False
         if self.data_gate and self.data_moves.ready_at[j] > now:  # its GPUs are free; its data is on its way
             self.data_moves.held(j, now)
             return False
         if self.archive is not None and self.archive.holds_back(j, now):  # its checkpoint is being restored
             return False
+        if mig:  # a MIG instance (engine.sim.processes.partitions): its CPU-only pod, compute/7 of a GPU
+            placed = self.partitions.place(j, fleet, now)
+            if placed is None:
+                return False
+            self.pods[j], held = placed
+            return self._started(j, now, fleet, 0, held, [self.pods[j][0].node], backfilled)
         cluster = ANY if self.clusters is None else self.clusters.pick(j, fleet)
         if cluster == WAIT:  # no cluster has room now: until a node with room for the shape is released
             fleet.remember_no_room(shape)
@@ -61,7 +69,6 @@ class Starts:
                     return False  # its whole nodes would take its holder past its quota
             units = fleet.allocate_whole(nodes)
             self.pods[j] = nodes
-            first = int(nodes[0])
         else:
             request = self.request_of(j, cluster)
             placement = self.batch.take(j, fleet.view, request) if self.batch.on else None
@@ -72,9 +79,14 @@ class Starts:
                 return False
             units = fleet.allocate(placement, request)
             self.pods[j] = (placement, request)
-            first = placement.node
-            nodes = [first]
-        self.alloc_gpus[j] = units / 1000.0
+            nodes = [placement.node]
+        return self._started(j, now, fleet, units, units / 1000.0, nodes, backfilled)
+
+    def _started(self, j: int, now: float, fleet: RegionFleet, units: int, held: float, nodes, backfilled: bool) -> bool:
+        """The bookkeeping of job j's start on `nodes`, taking `units` milli-GPU of its pool and
+        holding `held` GPUs; schedules its finish (or failure)."""
+        first = int(nodes[0])
+        self.alloc_gpus[j] = held
         self.nodes_of[j] = nodes
         if self.history is None:
             self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, fleet.pool_of_node[first],
@@ -92,6 +104,8 @@ class Starts:
             self.reason[j] = 0
         running = self.remaining[j] if self.links is None else self.links.running_s(j, fleet, nodes, now,
                                                                                    self.remaining[j])
+        if self.partitions is not None and self.width[j] == 1:
+            running = self.partitions.running_s(j, fleet, now, running)
         self.events.push(now + running, FAILURE if self.failed[j] else FINISH,
                          j + self.n_jobs * self.generation[j])
         return True

@@ -64,6 +64,10 @@ class SimulationResult:
     interconnect: one row per start of a multi-node job under an [interconnect] (engine.sim.processes.interconnect):
     row, job_id, workload_class, region, start_s, nodes, level (rack, cluster, region), slowdown, extra_s,
     extra_gpu_hours; None when the scenario has none.
+    partitions: one row per piece of running on a MIG instance or a shared GPU and per MIG mode switch of a
+    GPU under [partitions] (engine.sim.processes.partitions): event (instance, shared, to-mig, to-whole),
+    row, job_id, workload_class, region, node, gpu, profile, start_slice, start_s, end_s, gpu_share,
+    slowdown, co_tenants, drain_gpu_hours; None when the scenario has none.
     transfers, datasets: the input data moved for jobs sent away from their dataset's region, and the
     datasets with their replicas (engine.sim.processes.data_moves); None unless the scenario's [data]
     table turns on replicas, prefetch, compression or incremental sync.
@@ -104,6 +108,7 @@ class SimulationResult:
     quotas: pd.DataFrame | None = None
     relaxations: pd.DataFrame | None = None
     interconnect: pd.DataFrame | None = None
+    partitions: pd.DataFrame | None = None
     transfers: pd.DataFrame | None = None
     datasets: pd.DataFrame | None = None
     clusters: pd.DataFrame | None = None
@@ -137,16 +142,17 @@ class SimulationResult:
 
     def _tables(self) -> dict[str, pd.DataFrame]:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
-        for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "transfers",
-                     "datasets", "scaling", "forecast", "handoffs", "chains", "experiments", "roles", "checkpoints"):
+        for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "partitions",
+                     "transfers", "datasets", "scaling", "forecast", "handoffs", "chains", "experiments", "roles",
+                     "checkpoints"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables
 
     def to_csv(self, directory: str | Path) -> list[Path]:
         """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv, burst.csv,
-        quotas.csv, relaxations.csv, interconnect.csv, transfers.csv, datasets.csv, roles.csv and checkpoints.csv
-        when the result has them) into `directory`; return the paths.
+        quotas.csv, relaxations.csv, interconnect.csv, partitions.csv, transfers.csv, datasets.csv, roles.csv and
+        checkpoints.csv when the result has them) into `directory`; return the paths.
         Spreadsheet-safe (engine.core.escaping.to_spreadsheet_csv): a job id such as "=HYPERLINK(...)"
         is written as text a spreadsheet never evaluates; the Parquet files keep every value as it is."""
         return self._export(Path(directory), "csv")

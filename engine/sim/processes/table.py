@@ -15,11 +15,13 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   17, 18           working-day start, hand-off move engine.sim.processes.handoff
   19 CHAIN         a chain's stage handed over      engine.sim.processes.chains
   21 RESTORED      archived checkpoint restored     engine.sim.processes.archive
+  23, 24           MIG GPU idle, MIG GPU whole      engine.sim.processes.partitions
 
 Chains (engine.sim.processes.chains) take arrivals before the holder and hear of finishes; the
 load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
-interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start; the [experiments]
+interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start, the GPU partitions
+(engine.sim.processes.partitions) place MIG instances and pace the jobs of shared GPUs; the [experiments]
 report (engine.sim.processes.experiment_fill) only measures at the end.
 A new process: its module, and a line here (or `register` from outside the engine, as a test does).
 """
@@ -39,6 +41,7 @@ from engine.sim.processes.handoff import Handoffs
 from engine.sim.processes.holder import Holder
 from engine.sim.processes.interconnect import Links
 from engine.sim.processes.outage import Outages
+from engine.sim.processes.partitions import GpuPartitions
 from engine.sim.processes.reclaim_clock import ClockEdges
 from engine.sim.processes.spot import SpotReclaimer
 from engine.sim.processes.timer import Timer
@@ -47,7 +50,8 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Chains, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
-                                       FragmentationSampler, Links, ForecastScaling, Handoffs, ExperimentFill, Archive]
+                                       FragmentationSampler, Links, ForecastScaling, Handoffs, ExperimentFill, Archive,
+                                       GpuPartitions]
 
 
 def register(process: type[WorldProcess]) -> None:
