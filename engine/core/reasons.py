@@ -25,6 +25,10 @@ RELAXED_DECISIONS = frozenset(f"relaxed-{name}" for name in SOFT_CONSTRAINTS)  #
 # Adaptive backfilling changed its strategy (engine.policies.backfill_adaptive).
 DECISIONS += ("backfill-switched",)
 SWITCHED = DECISIONS.index("backfill-switched")
+# A right-sized job given too little ran out of memory and was requeued with its request
+# (engine.sim.processes.oom_restarts).
+DECISIONS += ("out-of-memory",)
+OUT_OF_MEMORY = DECISIONS.index("out-of-memory")
 
 EXPLAINED = {
     "started": "it started as soon as it was submitted",
@@ -55,6 +59,8 @@ EXPLAINED = {
     "relaxed-carbon": "no low-carbon region could take it, so it runs on a dirtier grid",
     "relaxed-cost": "no low-priced region could take it, so it runs where its GPUs cost more",
     "relaxed-team-affinity": "its team's region could not take it, so it runs in another region",
+    "out-of-memory": "it was given the GPUs it was predicted to use, needed more, ran out of memory and was "
+                     "requeued with its full request",
     "backfill-switched": "adaptive backfilling changed its strategy at this job's pass (the replay of the "
                          "last period scored another strategy better)",
 }

@@ -52,6 +52,12 @@
     enabled = true                  # of on waits (weeks, headroom_quantile, lead_min, ...:
                                     # engine.scenario.predictive); without [workload] start_utc
                                     # the window starts `weeks` whole weeks after the first submit
+    [rightsize]                     # optional: jobs get their predicted GPUs (quantile, margin_pct,
+    enabled = true                  # oom_at_fraction, classes); one given too little runs out of memory
+                                    # and restarts with its request (engine.scenario.rightsize)
+    [elastic_scaling]               # optional: an elastic job admitted on fewer nodes runs at Amdahl's
+    model = "amdahl"                # speed-up (serial fraction per class), not perfect scaling
+                                    # (engine.world.elastic)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -89,11 +95,13 @@ from engine.scenario.demand import scale_demand
 from engine.scenario.edits import FleetEdit, compress, edit_fleet, window
 from engine.scenario.predictive import PredictiveScaling, parse_predictive, scaling_plan
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
+from engine.scenario.rightsize import RightSize, parse_rightsize, with_sizing
 from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
 from engine.scenario.sharing import SharingSetup, parse_queues, parse_quotas, parse_spot, parse_teams
 from engine.scenario.spot import SpotModel
 from engine.scenario.world import RegionEdit, edit_world, parse_outages, parse_region_edits
 from engine.world.data_model import DataModel
+from engine.world.elastic import ElasticScaling, parse_elastic
 from engine.world.facts import World
 from engine.world.interconnect import Interconnect, parse_interconnect
 from engine.world.latency import Latency, parse_latency
@@ -102,10 +110,11 @@ DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admi
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
-        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling"}
+        "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling",
+        "rightsize", "elastic_scaling"}
 # _TOP's [name] tables, and its [[name]] lists of tables
 _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
-           "predictive_scaling"}
+           "predictive_scaling", "rightsize", "elastic_scaling"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus"}
@@ -141,6 +150,8 @@ class Scenario:
     interconnect: Interconnect = field(default_factory=Interconnect)
     clusters: ClusterSplit = field(default_factory=ClusterSplit)
     predictive: PredictiveScaling = field(default_factory=PredictiveScaling)
+    rightsize: RightSize = field(default_factory=RightSize)
+    elastic: ElasticScaling = field(default_factory=ElasticScaling)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -207,6 +218,8 @@ class Scenario:
                    interconnect=parse_interconnect(data.get("interconnect", {"enabled": False}), source,
                                                    ScenarioError),
                    clusters=parse_clusters(data.get("clusters", {}), source),
+                   rightsize=parse_rightsize(data.get("rightsize", {}), source),
+                   elastic=parse_elastic(data.get("elastic_scaling", {}), source, ScenarioError),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -235,6 +248,10 @@ class Scenario:
             world = replace(world, bursts=self.bursts)
         if self.interconnect.enabled:
             world = replace(world, interconnect=self.interconnect)
+        if self.rightsize.enabled:
+            world = replace(world, sizing=self.rightsize)
+        if not self.elastic.perfect:
+            world = replace(world, elastic=self.elastic)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:
@@ -270,6 +287,7 @@ class Scenario:
         choice = RuntimeChoice(self.runtime_source, self.runtime_quantile, self.predict_failure)
         given = len(jobs)
         jobs, start = with_predictions(jobs, self.window_start(jobs), choice, zones, self.name)
+        jobs, start = with_sizing(jobs, start, self.rightsize, zones, self.name)
         jobs = window(jobs, start, self.end_utc)
         if given and not len(jobs):
             raise ScenarioError(f"{self.name}: no job was submitted in its window ([workload] start_utc "

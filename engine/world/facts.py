@@ -28,6 +28,7 @@ import pandas as pd
 from engine.world import offpeak
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, Calendar
 from engine.world.data_model import DataModel
+from engine.world.elastic import ElasticScaling
 from engine.world.grid import hourly_intensity
 from engine.world.interconnect import Interconnect
 from engine.world.latency import Latency
@@ -55,6 +56,8 @@ class World:
     bursts: tuple = ()  # engine.scenario.burst.BurstPool: cloud nodes a region rents when its queue backs up
     interconnect: Interconnect = Interconnect()  # off: multi-node jobs run at their recorded speed anywhere
     scaling: object | None = None  # engine.scenario.predictive.ScalingPlan: [[burst]] pools rented ahead of a forecast
+    sizing: object | None = None  # engine.scenario.rightsize.RightSize: jobs given their predicted GPUs
+    elastic: ElasticScaling = ElasticScaling()  # perfect: a degraded elastic job runs runtime x asked / given
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":

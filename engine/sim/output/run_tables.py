@@ -37,7 +37,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
         "workload_class": _text(w.workload_class), "team": labels(ledger.team, ledger.teams),
         "submit_s": w.submit_s, "start_s": run.start, "end_s": run.end,
         "wait_s": np.where(np.isnan(run.patience.gave_up_s), run.start, run.patience.gave_up_s) - w.submit_s,
-        "run_s": run.end - run.start, "gpus": w.gpus,
+        "run_s": run.end - run.start, "gpus": w.asked_gpus,
         "gpus_allocated": run.alloc_gpus,
         "failed": w.failed, "started": np.isfinite(run.start), "nodes": nodes,
         "reason": labels(run.reason, REASONS), "latency_ms": run.latency_ms,

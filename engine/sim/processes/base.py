@@ -25,14 +25,16 @@ class WorldProcess:
     kinds: the event kinds `on_event` handles. background: those of them that do not by themselves
     keep a run going (a spot node's next interruption: engine.sim.state.events.EventQueue.background).
     job_columns: {column: dtype} the process adds to the per-job table, in this order (zeros when a
-    run did not attach it). result_fields: the SimulationResult fields `result` fills (None when a
-    run did not attach it). cause: what in a scenario drives its events, named when a run overruns
-    its work budget (engine.sim.budget)."""
+    run did not attach it). attached_columns: {column: dtype} it adds only to the per-job table of a run
+    that attached it (a run without it keeps its table as it was). result_fields: the SimulationResult
+    fields `result` fills (None when a run did not attach it). cause: what in a scenario drives its
+    events, named when a run overruns its work budget (engine.sim.budget)."""
 
     kinds: tuple[int, ...] = ()
     cause: str = ""
     background: tuple[int, ...] = ()
     job_columns: dict[str, type] = {}
+    attached_columns: dict[str, type] = {}
     result_fields: tuple[str, ...] = ()
 
     @classmethod
@@ -54,6 +56,9 @@ class WorldProcess:
         """Job j arrives now: True when the process takes it (it arrives later, as a deferred arrival)."""
         return False
 
+    def on_start(self, j: int, now: float, running_s: float) -> None:
+        """Job j started now and will run `running_s` seconds unless stopped."""
+
     def before_batch(self, now: float) -> None:
         """Before the events at time `now` are handled (the state is still that of the last batch)."""
 
@@ -71,7 +76,7 @@ class WorldProcess:
         """After the last event (at time `last`)."""
 
     def columns(self) -> dict[str, np.ndarray]:
-        """The per-job columns named in `job_columns`."""
+        """The per-job columns named in `job_columns` and `attached_columns`."""
         return {}
 
     def result(self) -> dict[str, object]:

@@ -12,6 +12,7 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   13 GIVEUP        users giving up                  engine.sim.cycle.patience (every run's)
   14 DATA_READY    prefetched input data arrived    engine.sim.processes.data_moves
   15, 16           forecast step, forecast node up  engine.sim.processes.forecast_scaling
+  25 OOM           right-sized jobs out of memory   engine.sim.processes.oom_restarts
 
 The load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
@@ -29,6 +30,7 @@ from engine.sim.processes.data_moves import DataMoves
 from engine.sim.processes.forecast_scaling import ForecastScaling
 from engine.sim.processes.holder import Holder
 from engine.sim.processes.interconnect import Links
+from engine.sim.processes.oom_restarts import OomRestarts
 from engine.sim.processes.outage import Outages
 from engine.sim.processes.reclaim_clock import ClockEdges
 from engine.sim.processes.spot import SpotReclaimer
@@ -38,7 +40,7 @@ from engine.sim.state.events import ARRIVAL, DEFERRED, FAILURE, FINISH, REPASS
 LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
-                                       FragmentationSampler, Links, ForecastScaling]
+                                       FragmentationSampler, Links, ForecastScaling, OomRestarts]
 
 
 def register(process: type[WorldProcess]) -> None:
@@ -65,16 +67,20 @@ class Attached:
         self.processes, self.classes = processes, classes
         self.handler = {kind: p.on_event for p in processes for kind in p.kinds}
         hooks = {hook: [getattr(p, hook) for p in processes if _overrides(p, hook)]
-                 for hook in ("on_arrival", "before_batch", "after_pass", "after_batch", "holds", "finish")}
-        self.on_arrival, self.before_batch = hooks["on_arrival"], hooks["before_batch"]
+                 for hook in ("on_arrival", "on_start", "before_batch", "after_pass", "after_batch", "holds",
+                              "finish")}
+        self.on_arrival, self.on_start = hooks["on_arrival"], hooks["on_start"]
+        self.before_batch = hooks["before_batch"]
         self.after_pass, self.after_batch = hooks["after_pass"], hooks["after_batch"]
         self.holds, self.finish = hooks["holds"], hooks["finish"]
 
     def job_columns(self, n: int) -> dict:
         """Every registered class's per-job columns, in table order (zeros where a run did not attach it)."""
         attached = {type(p): p.columns() for p in self.processes}
-        return {name: attached[cls][name] if cls in attached else np.zeros(n, dtype)
-                for cls in self.classes for name, dtype in cls.job_columns.items()}
+        always = {name: attached[cls][name] if cls in attached else np.zeros(n, dtype)
+                  for cls in self.classes for name, dtype in cls.job_columns.items()}
+        return always | {name: attached[cls][name] for cls in self.classes if cls in attached
+                         for name in cls.attached_columns}
 
     def result(self) -> dict[str, object]:
         """Every registered class's SimulationResult fields (None where a run did not attach it)."""
