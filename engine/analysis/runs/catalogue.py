@@ -5,6 +5,7 @@ the tests read it; the README's KPI table documents the same keys (a test checks
 Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only runs that sample it),
 "relaxation" (engine.analysis.runs.relaxation, only runs whose routing relaxes soft constraints),
 "interconnect" (engine.analysis.runs.interconnect, only runs with an [interconnect]),
+"rightsize" (engine.analysis.runs.rightsize, only runs with [rightsize]),
 "cluster" (engine.analysis.runs.clusters: the columns of a run's by-cluster table, one value per cluster),
 "stranded" (engine.analysis.runs.stranded), "matching" (engine.analysis.runs.matching, only runs with
 jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
@@ -86,6 +87,13 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("cross_cluster_starts", "Spread over clusters", "starts", "lower", "int"),
            ("interconnect_mean_slowdown", "Mean network slowdown", "x", "lower", "x"),
            ("interconnect_extra_gpu_hours", "GPU-hours lost to the network", "GPU-hours", "lower", "int")),
+    *_rows("rightsize",
+           ("rightsized_jobs", "Jobs right-sized at submit", "jobs", "", "int"),
+           ("gpus_saved_at_submit", "GPUs saved at submit", "GPUs", "higher", "int"),
+           ("sized_freed_gpu_hours", "GPU-hours freed by sizing", "GPU-hours", "higher", "int"),
+           ("oom_restarts", "Out-of-memory restarts", "restarts", "lower", "int"),
+           ("oom_lost_gpu_hours", "GPU-hours lost to out of memory", "GPU-hours", "lower", "int"),
+           ("net_freed_gpu_hours", "Net GPU-hours freed", "GPU-hours", "higher", "int")),
     *_rows("cluster",
            ("cluster_jobs", "Jobs started in the cluster", "jobs", "", "int"),
            ("cluster_gpu_hours", "GPU-hours held in the cluster", "GPU-hours", "", "int"),

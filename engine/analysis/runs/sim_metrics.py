@@ -35,6 +35,7 @@ from engine.analysis.runs.fairness import fairness_kpis
 from engine.analysis.runs.held import finished_jobs, holding, window_end_s
 from engine.analysis.runs.interconnect import interconnect_kpis
 from engine.analysis.runs.relaxation import relaxation_kpis
+from engine.analysis.runs.rightsize import rightsize_kpis
 from engine.sim.output.result import SimulationResult
 
 DEFAULT_TAU_S = 10.0
@@ -105,6 +106,7 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
         values.update(fragmentation_kpis(result.fragmentation, horizon))
     values.update(relaxation_kpis(result))
     values.update(interconnect_kpis(result))
+    values.update(rightsize_kpis(result))
     return values
 
 
