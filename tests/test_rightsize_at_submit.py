@@ -43,6 +43,9 @@ def test_a_job_given_too_little_runs_out_of_memory_half_way_and_restarts_with_it
     assert jobs["oom_lost_gpu_hours"].tolist() == pytest.approx([2000 / 3600, 0.0])
     oom = result.decisions[result.decisions["decision"] == "out-of-memory"]
     assert oom[["time_s", "job_id"]].values.tolist() == [[500.0, "j0"]]
+    pieces = result.segments[result.segments["job_id"] == "j0"]
+    assert pieces[["start_s", "end_s", "gpus_allocated", "outcome", "lost_s"]].values.tolist() == [
+        [0.0, 500.0, 4.0, "out-of-memory", 500.0], [1000.0, 2000.0, 8.0, "completed", 0.0]]
     assert rightsize_kpis(result) == pytest.approx({
         "rightsized_jobs": 1, "gpus_saved_at_submit": 4.0, "sized_freed_gpu_hours": 0.0, "oom_restarts": 1,
         "oom_lost_gpu_hours": 2000 / 3600, "net_freed_gpu_hours": -2000 / 3600})

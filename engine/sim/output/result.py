@@ -30,7 +30,7 @@ class SimulationResult:
     nodes and gpus_allocated are those of its last piece, also for a job evicted and still waiting
     at the end (nodes "" and gpus_allocated 0 once it was routed to another region).
     segments: one row per piece of running: row (its job's position in jobs), job_id, region, nodes, start_s, end_s (NaN: still
-    running at the end), gpus_allocated, outcome (completed, failed, preempted, running), lost_s
+    running at the end), gpus_allocated, outcome (completed, failed, preempted, out-of-memory, running), lost_s
     (seconds of work lost when preempted: since the last checkpoint; 0 otherwise). Without
     preemption a job has one segment, equal to its row in jobs.
     teams: team, weight (share weight), entitlement (weight / sum of the weights of the teams in the

@@ -7,7 +7,7 @@ its starts on them plans an out-of-memory failure `oom_at_fraction` x its runnin
 (the [rightsize] table's; 0.5 by default). At that time the job stops, the running since its start is
 lost (its GPUs x that time: `oom_lost_gpu_hours`), and it rejoins its queue with its full request
 (the request's shape: engine.sim.state.shapes), its whole true runtime (and requested runtime) to do
-again, logged "out-of-memory". It keeps its place in an order keyed at submit. A job evicted before
+again, logged "out-of-memory" (the lost piece is a segment of that outcome). It keeps its place in an order keyed at submit. A job evicted before
 its failure (preemption, spot) starts again on its given GPUs and plans its failure anew; one that
 finishes first (`oom_at_fraction` 1: at the same time, finishes being handled first) never fails.
 
@@ -61,7 +61,10 @@ class OomRestarts(WorldProcess):
         if j < 0 or j not in run.pods:  # evicted, or finished at the same time, before its failure
             return []
         region = run.region_name[j]
-        self.lost_gpu_s[j] += (now - float(run.sharing.seg_start[j])) * run.alloc_gpus[j]
+        start = float(run.sharing.seg_start[j])
+        self.lost_gpu_s[j] += (now - start) * run.alloc_gpus[j]
+        run.sharing.segments.append((j, region, run.node_names(j), start, now, run.alloc_gpus[j], now - start,
+                                     "out-of-memory"))
         self.restarts[j] += 1
         self.short[j] = False
         run.release(j, now)
