@@ -28,6 +28,7 @@ from dashboard.forms.burst import burst_section
 from dashboard.forms.fleet_latency import fleet_section, latency_section
 from dashboard.forms.region_sections import calendar_section, merged, off_peak_section, price_carbon_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
+from dashboard.forms.sizing_sections import elastic_section, rightsize_section
 from dashboard.forms.world_sections import (
     clusters_section,
     data_section,
@@ -87,7 +88,7 @@ def scenario_form(prefix: str = "custom") -> dict:
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
     "workload", "runtime", "burst", "predictive_scaling", "spot", "outage", "fleet", "latency", "interconnect",
-    "clusters" and "data" when those sections differ from their defaults."""
+    "clusters", "data", "rightsize" and "elastic_scaling" when those sections differ from their defaults."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = list(registry.families().items())
@@ -131,7 +132,11 @@ def scenario_form(prefix: str = "custom") -> dict:
                 ("Interconnect: slower multi-node jobs across racks and clusters", "interconnect",
                  lambda: interconnect_section(prefix)),
                 ("Clusters: split the fleet's clusters by racks", "clusters", lambda: clusters_section(prefix)),
-                ("Data: transfers, replicas, prefetch, compression", "data", lambda: data_section(prefix)))
+                ("Data: transfers, replicas, prefetch, compression", "data", lambda: data_section(prefix)),
+                ("Right-sizing at submit: predicted GPUs, out-of-memory restarts", "rightsize",
+                 lambda: rightsize_section(prefix)),
+                ("Elastic scaling: Amdahl instead of perfect scaling", "elastic_scaling",
+                 lambda: elastic_section(prefix)))
     for title, key, draw in sections:  # each adds its table only when it differs from the defaults
         with st.expander(title):
             value = draw()
