@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+import pandas as pd
 from streamlit.testing.v1 import AppTest
+
+from dashboard.forms.runtimes import after_training
 
 from engine.scenario.rightsize import RightSize
 from engine.scenario.spec import Scenario
@@ -57,3 +60,13 @@ def test_switched_on_they_build_the_tables_the_parser_reads():
     scenario = Scenario.from_dict({"name": "built", "rightsize": rightsize, "elastic_scaling": elastic})
     assert scenario.rightsize == RightSize(enabled=True, margin_pct=50.0, classes="training,batch")
     assert scenario.elastic == ElasticScaling(model="amdahl", training_serial_fraction=0.2)
+
+
+def test_a_right_sized_scenario_moves_every_scenario_to_the_models_training_cut():
+    # the GPU-need model trains on the jobs before the cut: every scenario replays the same days after it
+    cut = pd.Timestamp("2026-10-01T14:00:00")
+    chosen = [("base", {"name": "base"}), ("sized", {"name": "sized", "rightsize": {"enabled": True}})]
+    moved = after_training(chosen, 7, cut)
+    assert [spec["workload"] for _, spec in moved] == [
+        {"start_utc": "2026-10-01T14:00:00", "end_utc": "2026-10-08T14:00:00"}] * 2
+    assert after_training([("base", {"name": "base"})], 7, cut) == [("base", {"name": "base"})]
