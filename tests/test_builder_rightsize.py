@@ -9,7 +9,6 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from dashboard.forms.runtimes import after_training
-
 from engine.scenario.rightsize import RightSize
 from engine.scenario.spec import Scenario
 from engine.world.elastic import NUMERIC, ElasticScaling
