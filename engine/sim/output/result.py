@@ -24,7 +24,8 @@ class SimulationResult:
     queue (its queue class: engine.scenario.queues), priority (the recorded field), deadline_s
     (+inf: none), preemptions (times evicted and requeued), lost_gpu_hours (GPU-hours of work lost to
     those evictions: the work since each last checkpoint), spot_interruptions (of those evictions, how
-    many were spot reclamations). start_s is the first start and end_s the
+    many were spot reclamations); under [rightsize] only (engine.sim.processes.oom_restarts), sized_gpus
+    (GPUs first given), oom_restarts and oom_lost_gpu_hours. start_s is the first start and end_s the
     final end: for a preempted job wait_s is the wait before its first start and run_s runs from
     the first start to the end, time spent requeued included (the segments table has each piece);
     nodes and gpus_allocated are those of its last piece, also for a job evicted and still waiting
