@@ -171,3 +171,13 @@ def test_bad_tables_are_refused_with_the_key_and_the_problem(table, message):
     with pytest.raises(ScenarioError) as error:
         Scenario.from_dict({"name": "x", **table}, source="s.toml")
     assert message in str(error.value)
+
+
+def test_the_job_story_counts_the_wait_after_the_restart():
+    from engine.analysis.runs.job_story import _reasons
+
+    # j0 of the first test: out of memory at 500, started again at 1000: 500 s more waiting (blocked by capacity)
+    result = sized_run([job(0, 0, 1000, 8), job(1, 0, 1000, 4)], [4, np.nan], [6, 4], fleet(8))
+    log = result.decisions[result.decisions["row"] == 0][["time_s", "decision"]]
+    table, total = _reasons(0.0, log, 3000.0)
+    assert total == 500.0 and table["reason"].tolist() == ["blocked-by-capacity"]
