@@ -45,9 +45,9 @@ def test_defaults_and_parameters():
     ({"policies": {"admission": {"key": "queue-length-limit", "limit": 3}}},
      "has no parameter(s) limit; valid: max_queued"),
     ({"policies": {"admission": {"key": "queue-length-limit", "max_queued": "x"}}}, "max_queued must be int"),
-    ({"polices": {}}, "unknown top-level key polices; valid: burst, chain, clusters, data, experiments, fleet, "
-     "handoff, interconnect, latency, name, outage, partitions, policies, predictive_scaling, queue, quota, region, "
-     "roles, runtime, seed, spot, team, timer_s, workload"),
+    ({"polices": {}}, "unknown top-level key polices; valid: burst, chain, clusters, data, elastic_scaling, "
+     "experiments, fleet, handoff, interconnect, latency, name, outage, partitions, policies, predictive_scaling, "
+     "queue, quota, region, rightsize, roles, runtime, seed, spot, team, timer_s, workload"),
     ({"outage": [{"region": "r", "start_utc": "2026-01-02"}]}, "an [[outage]] needs exactly region, start_utc and end_utc"),
     ({"outage": [{"region": "r", "start_utc": "2026-01-02", "end_utc": "2026-01-01"}]}, "ends before it starts"),
     ({"data": {"transfer_gbps": -1}}, "[data] transfer_gbps must be from 0 to 1,000,000 (Gbit/s), got -1"),

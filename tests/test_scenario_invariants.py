@@ -56,7 +56,7 @@ def test_bundled_scenario_results_are_consistent(sample_tables, path):
     assert (last.loc[done, "outcome"].to_numpy() == outcome).all()
     open_ = np.flatnonzero(started & np.isnan(end))
     running = last.loc[open_, "outcome"].to_numpy()
-    assert np.isin(running, ["running", "preempted"]).all()
+    assert np.isin(running, ["running", "preempted", "out-of-memory"]).all()
     assert (np.isnan(last.loc[open_, "end_s"].to_numpy()) == (running == "running")).all()
 
     bursts = {b.region: b.max_nodes * b.gpus_per_node for b in scenario.bursts}

@@ -37,10 +37,11 @@ def _seeing(name: str, spec: dict, runtime: str) -> tuple[str, dict]:
 
 
 def after_training(chosen: list[tuple[str, dict]], days: float, cut: pd.Timestamp | None) -> list[tuple[str, dict]]:
-    """When any scenario predicts, every scenario without a window of its own replays the `days` days
-    (0: all) after the models' training `cut`, so all of them are measured on the same jobs."""
+    """When any scenario predicts (runtimes, failures, or the GPUs of [rightsize]), every scenario without
+    a window of its own replays the `days` days (0: all) after the models' training `cut`, so all of
+    them are measured on the same jobs."""
     predicts = any(spec.get("runtime", {}).get("source") == "predicted" or spec.get("runtime", {}).get("failure")
-                   for _, spec in chosen)
+                   or spec.get("rightsize", {}).get("enabled") for _, spec in chosen)
     if not predicts or cut is None:
         return chosen
     window = {"start_utc": cut.isoformat()}

@@ -32,6 +32,7 @@ from dashboard.forms.partitions_section import partitions_section
 from dashboard.forms.region_sections import calendar_section, merged, off_peak_section, price_carbon_section
 from dashboard.forms.roles import roles_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
+from dashboard.forms.sizing_sections import elastic_section, rightsize_section
 from dashboard.forms.workflow_sections import chain_section, experiments_section
 from dashboard.forms.world_sections import (
     clusters_section,
@@ -93,8 +94,8 @@ def scenario_form(prefix: str = "custom") -> dict:
     region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
     "workload", "runtime", "burst", "predictive_scaling", "handoff", "spot", "outage", "fleet", "latency",
-    "interconnect", "clusters", "partitions", "data", "chain", "experiments" and "roles" when those sections
-    differ from their defaults (new edge locations are [[fleet]] entries)."""
+    "interconnect", "clusters", "partitions", "data", "chain", "experiments", "roles", "rightsize" and
+    "elastic_scaling" when those sections differ from their defaults (new edge locations are [[fleet]] entries)."""
     name = st.text_input("Name", value="custom", key=f"{prefix}:name")
     policies = {}
     families = list(registry.families().items())
@@ -144,7 +145,11 @@ def scenario_form(prefix: str = "custom") -> dict:
                 ("Staged workflows: chains of jobs across regions", "chain",
                  lambda: chain_section(prefix, _fleet_choices()[0], _team_names())),
                 ("Automated experiments for nights and weekends", "experiments",
-                 lambda: experiments_section(prefix, _team_names())))
+                 lambda: experiments_section(prefix, _team_names())),
+                ("Right-sizing at submit: predicted GPUs, out-of-memory restarts", "rightsize",
+                 lambda: rightsize_section(prefix)),
+                ("Elastic scaling: Amdahl instead of perfect scaling", "elastic_scaling",
+                 lambda: elastic_section(prefix)))
     for title, key, draw in sections:  # each adds its table only when it differs from the defaults
         with st.expander(title):
             value = draw()

@@ -69,3 +69,21 @@ def bound_of(name: str, kind: type, metadata: Mapping | None = None) -> Bound | 
     if kind is int and name.startswith("max_"):
         return _COUNT
     return None
+
+
+def checked_numbers(spec: Mapping, numeric: tuple, section: str, source: str, error=ValueError) -> dict[str, float]:
+    """The values `spec` (a scenario table) gives for the dataclass fields `numeric`, each a number
+    (not a bool) inside its bound (`bound_of` with the field's metadata), as floats; `error(message)`
+    names `source`, `section` and the field otherwise."""
+    values = {}
+    for f in numeric:
+        if f.name not in spec:
+            continue
+        value = spec[f.name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise error(f"{source}: {section} {f.name} must be a number, got {value!r}")
+        why = bound_of(f.name, float, f.metadata).check(f.name, float(value))
+        if why:
+            raise error(f"{source}: {section} {why}")
+        values[f.name] = float(value)
+    return values

@@ -33,6 +33,10 @@ HANDED_OFF = DECISIONS.index("handed-off")
 # DECISIONS code: REASONS codes, or this one.
 DECISIONS += ("waiting-for-predecessor",)
 PREDECESSOR = DECISIONS.index("waiting-for-predecessor")
+# A right-sized job given too little ran out of memory and was requeued with its request
+# (engine.sim.processes.oom_restarts).
+DECISIONS += ("out-of-memory",)
+OUT_OF_MEMORY = DECISIONS.index("out-of-memory")
 
 EXPLAINED = {
     "started": "it started as soon as it was submitted",
@@ -65,6 +69,8 @@ EXPLAINED = {
     "relaxed-carbon": "no low-carbon region could take it, so it runs on a dirtier grid",
     "relaxed-cost": "no low-priced region could take it, so it runs where its GPUs cost more",
     "relaxed-team-affinity": "its team's region could not take it, so it runs in another region",
+    "out-of-memory": "it was given the GPUs it was predicted to use, needed more, ran out of memory and was "
+                     "requeued with its full request",
     "backfill-switched": "adaptive backfilling changed its strategy at this job's pass (the replay of the "
                          "last period scored another strategy better)",
     "handed-off": "it was checkpointed and moved, running, to an off-hours region as the working day of the "

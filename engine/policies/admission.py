@@ -5,7 +5,8 @@ arriving job. A refused job never runs; the result records why: "rejected-by-adm
 region's or its queue class's queue was full) or "rejected-by-forecast" (the work queued ahead of
 it would not drain within the horizon). An elastic job may be admitted with fewer nodes
 ("degraded"): it then runs on those, for its runtime scaled by nodes asked / nodes given
-(perfect data-parallel scaling, an optimistic assumption stated in the result's decision log).
+(perfect data-parallel scaling), or, under a scenario's `[elastic_scaling] model = "amdahl"`, by
+Amdahl's law with its class's serial fraction (engine.world.elastic; the simulator applies it).
 Per-team concurrent-GPU limits are the quota family's "team-limit" (engine.policies.quota).
 A policy that admits every job as asked registers with the trait `inert=True` (engine.core.traits;
 the simulator then does not call it).

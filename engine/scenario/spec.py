@@ -69,6 +69,12 @@
     [experiments]                   # optional: teams queue sweeps and evaluation batches for their nights and
     teams = ["llm-research"]        # weekends, sized from the forecast idle GPUs (kinds, fill_share, gpus,
                                     # duration_h, weeks, demand_quantile: engine.scenario.experiments)
+    [rightsize]                     # optional: jobs get their predicted GPUs (quantile, margin_pct,
+    enabled = true                  # oom_at_fraction, classes); one given too little runs out of memory
+                                    # and restarts with its request (engine.scenario.rightsize)
+    [elastic_scaling]               # optional: an elastic job admitted on fewer nodes runs at Amdahl's
+    model = "amdahl"                # speed-up (serial fraction per class), not perfect scaling
+                                    # (engine.world.elastic)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,
@@ -111,27 +117,29 @@ from engine.scenario.handoff import Handoff, parse_handoff
 from engine.scenario.partitions import parse_partitions, replica_requests
 from engine.scenario.predictive import PredictiveScaling, parse_predictive, scaling_plan
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
+from engine.scenario.rightsize import RightSize, parse_rightsize, with_sizing
 from engine.scenario.roles import check_regions, parse_roles
 from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
 from engine.scenario.sharing import SharingSetup, parse_queues, parse_quotas, parse_spot, parse_teams
 from engine.scenario.spot import SpotModel
 from engine.scenario.world import RegionEdit, edit_world, parse_outages, parse_region_edits
 from engine.world.data_model import DataModel
+from engine.world.elastic import ElasticScaling, parse_elastic
 from engine.world.facts import World
 from engine.world.interconnect import Interconnect, parse_interconnect
 from engine.world.latency import Latency, parse_latency
-from engine.world.roles import Roles
 from engine.world.partitions import Partitions
+from engine.world.roles import Roles
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none", "cluster": "any"}
 _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
         "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling",
-        "handoff", "chain", "experiments", "roles", "partitions"}
+        "handoff", "chain", "experiments", "roles", "partitions", "rightsize", "elastic_scaling"}
 # _TOP's [name] tables, and its [[name]] lists of tables
 _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
-           "predictive_scaling", "handoff", "experiments", "roles", "partitions"}
+           "predictive_scaling", "handoff", "experiments", "roles", "partitions", "rightsize", "elastic_scaling"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst", "chain"}
 _WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
 _FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus", "like"}
@@ -172,6 +180,8 @@ class Scenario:
     experiments: Experiments = field(default_factory=Experiments)
     roles: Roles | None = None
     partitions: Partitions = field(default_factory=Partitions)
+    rightsize: RightSize = field(default_factory=RightSize)
+    elastic: ElasticScaling = field(default_factory=ElasticScaling)
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -243,6 +253,8 @@ class Scenario:
                    experiments=parse_experiments(data.get("experiments", {}), source, scale),
                    roles=parse_roles(data.get("roles"), source),
                    partitions=parse_partitions(data.get("partitions", {"enabled": False}), source),
+                   rightsize=parse_rightsize(data.get("rightsize", {}), source),
+                   elastic=parse_elastic(data.get("elastic_scaling", {}), source, ScenarioError),
                    **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
@@ -279,6 +291,10 @@ class Scenario:
             world = replace(world, roles=self.roles)
         if self.partitions.enabled:
             world = replace(world, partitions=self.partitions)
+        if self.rightsize.enabled:
+            world = replace(world, sizing=self.rightsize)
+        if not self.elastic.perfect:
+            world = replace(world, elastic=self.elastic)
         try:
             return edit_world(world, self.region_edits, fleet)
         except ScenarioError as exc:
@@ -327,6 +343,7 @@ class Scenario:
         choice = RuntimeChoice(self.runtime_source, self.runtime_quantile, self.predict_failure)
         given = len(jobs)
         jobs, start = with_predictions(jobs, self.window_start(jobs), choice, zones, self.name)
+        jobs, start = with_sizing(jobs, start, self.rightsize, zones, self.name)
         jobs = window(jobs, start, self.end_utc)
         if given and not len(jobs):
             raise ScenarioError(f"{self.name}: no job was submitted in its window ([workload] start_utc "

@@ -123,6 +123,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.spot_ok = spot_ok.tolist()
         shapes = job_shapes(w, list(self.regions.values()), spot_ok)
         self.shape, self.shape_pools, self.shape_fits = shapes.shape, shapes.pools, shapes.fits
+        self.asked_shape = shapes.asked  # under right-sizing, the shape of each job's full request
         home = np.fromiter(map(self.region_index.__getitem__, w.region), np.int64, len(w))
         self.home = home.tolist()  # each job's home region, an index into the region names
         self.flexible = np.isin(w.workload_class, FLEXIBLE_CLASSES).tolist()

@@ -28,6 +28,7 @@ import pandas as pd
 from engine.world import offpeak
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR, Calendar
 from engine.world.data_model import DataModel
+from engine.world.elastic import ElasticScaling
 from engine.world.grid import hourly_intensity
 from engine.world.interconnect import Interconnect
 from engine.world.latency import Latency
@@ -61,6 +62,8 @@ class World:
     handoff: object | None = None  # engine.scenario.handoff.Handoff: running work handed over as working days begin
     experiments: object | None = None  # engine.scenario.experiment_plan.ExperimentPlan: [experiments] jobs and gaps
     roles: Roles | None = None  # primary, overflow, disaster recovery, edge and archive regions ([roles])
+    sizing: object | None = None  # engine.scenario.rightsize.RightSize: jobs given their predicted GPUs
+    elastic: ElasticScaling = ElasticScaling()  # perfect: a degraded elastic job runs runtime x asked / given
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":

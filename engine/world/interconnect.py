@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from engine.core.bounds import bound_of
+from engine.core.bounds import checked_numbers
 from engine.core.vocabulary import WORKLOAD_CLASSES
 
 LEVELS = ("node", "rack", "cluster", "region")
@@ -120,18 +120,7 @@ def parse_interconnect(spec: object, source: str, error=ValueError) -> Interconn
     enabled = spec.get("enabled", True)
     if not isinstance(enabled, bool):
         raise error(f"{source}: [interconnect] enabled must be true or false, got {enabled!r}")
-    values = {}
-    for f in NUMERIC:
-        if f.name not in spec:
-            continue
-        value = spec[f.name]
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise error(f"{source}: [interconnect] {f.name} must be a number, got {value!r}")
-        why = bound_of(f.name, float, f.metadata).check(f.name, float(value))
-        if why:
-            raise error(f"{source}: [interconnect] {why}")
-        values[f.name] = float(value)
-    model = Interconnect(enabled=enabled, **values)
+    model = Interconnect(enabled=enabled, **checked_numbers(spec, NUMERIC, "[interconnect]", source, error))
     if not model.rack_gbps >= model.cluster_gbps >= model.cross_cluster_gbps:
         raise error(f"{source}: [interconnect] bandwidths must not rise with the spread: rack_gbps "
                     f"{model.rack_gbps:g} >= cluster_gbps {model.cluster_gbps:g} >= cross_cluster_gbps "

@@ -6,7 +6,7 @@ Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only run
 "relaxation" (engine.analysis.runs.relaxation, only runs whose routing relaxes soft constraints),
 "interconnect" (engine.analysis.runs.interconnect, only runs with an [interconnect]), "handoff"
 (engine.analysis.runs.handoff, only runs under [handoff]), "partitions" (engine.analysis.runs.partitions,
-only runs with [partitions]),
+only runs with [partitions]), "rightsize" (engine.analysis.runs.rightsize, only runs with [rightsize]),
 "cluster" (engine.analysis.runs.clusters: the columns of a run's by-cluster table, one value per cluster),
 "stranded" (engine.analysis.runs.stranded), "matching" (engine.analysis.runs.matching, only runs with
 jobs of the sample's workload classes), "fairness" (engine.analysis.runs.fairness.fairness_kpis, part of
@@ -107,6 +107,13 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("shared_gpu_pieces", "Pieces run on a shared GPU", "pieces", "", "int"),
            ("interference_mean_slowdown", "Mean interference slowdown", "x", "lower", "x"),
            ("interference_extra_gpu_hours", "GPU-hours lost to interference", "GPU-hours", "lower", "int")),
+    *_rows("rightsize",
+           ("rightsized_jobs", "Jobs right-sized at submit", "jobs", "", "int"),
+           ("gpus_saved_at_submit", "GPUs saved at submit", "GPUs", "higher", "int"),
+           ("sized_freed_gpu_hours", "GPU-hours freed by sizing", "GPU-hours", "higher", "int"),
+           ("oom_restarts", "Out-of-memory restarts", "restarts", "lower", "int"),
+           ("oom_lost_gpu_hours", "GPU-hours lost to out of memory", "GPU-hours", "lower", "int"),
+           ("net_freed_gpu_hours", "Net GPU-hours freed", "GPU-hours", "higher", "int")),
     *_rows("cluster",
            ("cluster_jobs", "Jobs started in the cluster", "jobs", "", "int"),
            ("cluster_gpu_hours", "GPU-hours held in the cluster", "GPU-hours", "", "int"),

@@ -5,8 +5,9 @@
   backfilled, preempted, degraded, deferred, failed, a soft constraint relaxed where it was routed), and
   its end;
 - its wait, split by reason. The job waits from its submit to its first start, and again from every
-  eviction ("preempted") or hand-off ("handed-off": checkpoint in transit and queued at its new region,
-  charged to that decision) to its next start. While it waits its reason is the last one logged, and
+  eviction ("preempted"), hand-off ("handed-off": checkpoint in transit and queued at its new region,
+  charged to that decision) or out-of-memory restart under [rightsize] ("out-of-memory") to its next start.
+  While it waits its reason is the last one logged, and
   "waiting-in-queue" (not yet at the front) after its submit or an eviction until another is logged;
   "deferred" while the timing policy holds it back. A job never started (rejected by admission, never
   fits) waits from its submit to the window's end W (engine.analysis.runs.fairness), under that reason;
@@ -180,7 +181,7 @@ def _reasons(submit: float, log: pd.DataFrame, horizon: float) -> tuple[pd.DataF
         since = max(since, t)
         if decision in START_DECISIONS:
             waiting = False
-        elif decision == "preempted":
+        elif decision in ("preempted", "out-of-memory"):  # requeued: it waits again
             waiting, reason = True, QUEUED
         elif decision == "handed-off":  # moving to another region, then queued there
             waiting, reason = True, decision

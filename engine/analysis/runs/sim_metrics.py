@@ -40,6 +40,7 @@ from engine.analysis.runs.held import finished_jobs, holding, window_end_s
 from engine.analysis.runs.interconnect import interconnect_kpis
 from engine.analysis.runs.partitions import partitions_kpis
 from engine.analysis.runs.relaxation import relaxation_kpis
+from engine.analysis.runs.rightsize import rightsize_kpis
 from engine.sim.output.result import SimulationResult
 
 DEFAULT_TAU_S = 10.0
@@ -115,6 +116,7 @@ def kpis(result: SimulationResult, tau_s: float = DEFAULT_TAU_S) -> dict[str, fl
     values.update(chain_kpis(result))
     values.update(experiment_kpis(result))
     values.update(partitions_kpis(result))
+    values.update(rightsize_kpis(result))
     return values
 
 

@@ -40,6 +40,7 @@ import pandas as pd
 
 from engine.analysis.telemetry.activity import job_window, normalise_keys
 from engine.analysis.telemetry.idle import price_table
+from engine.core.sizing import recommended_gpus
 from engine.core.vocabulary import TIERS
 
 HOUR = pd.Timedelta(hours=1)
@@ -50,7 +51,6 @@ JOB_COLUMNS = ["job_id", "user_name", "team", "workload_class", "region", "gpu_t
                "freed_usd", "over_asking"]
 GROUP_COLUMNS = ["jobs", "over_asking", "gpu_hours", "freed_gpu_hours", "freed_pct", "freed_pct_of_all",
                  "freed_usd", "gpu_util_pct"]
-_EPS = 1e-9   # a need of 2.0000000001 GPUs is 2 GPUs
 
 
 @dataclass(frozen=True)
@@ -87,15 +87,6 @@ class RightSizing:
 
 def _column(jobs: pd.DataFrame, name: str, default) -> pd.Series:
     return jobs[name] if name in jobs else pd.Series(default, index=jobs.index)
-
-
-def recommended_gpus(gpus: np.ndarray, need: np.ndarray, nodes: np.ndarray, fractional: np.ndarray) -> np.ndarray:
-    """r for each job (see the module docstring): whole GPUs on one node, or whole nodes of a gang."""
-    per_node = gpus / np.maximum(nodes, 1.0)
-    whole_gpus = np.ceil(need - _EPS)
-    whole_nodes = np.ceil(need / per_node - _EPS) * per_node
-    sized = np.where(need <= per_node + _EPS, whole_gpus, whole_nodes)
-    return np.where(fractional, gpus, np.clip(sized, 1.0, gpus))
 
 
 def _prices(frame: pd.DataFrame, prices: pd.DataFrame | None, tier: str) -> tuple[np.ndarray, np.ndarray]:

@@ -85,13 +85,17 @@ class Arrivals:
                                 fleet.pool_capacity[self.pool_list[j]] / 1000.0, free)
 
     def _degrade(self, j: int, nodes: int, now: float) -> None:
-        """Elastic job j runs on `nodes` nodes instead: its work takes longer in proportion."""
+        """Elastic job j runs on `nodes` nodes instead: its work takes longer in proportion (perfect
+        scaling), or by the world's Amdahl model of its class (engine.world.elastic)."""
         scale = self.width[j] / nodes
+        elastic = self.world.elastic if self.world is not None else None
+        slower = scale if elastic is None or elastic.perfect else \
+            elastic.runtime_scale(str(self.w.workload_class[j]), self.gpus[j], self.gpus[j] / scale)
         self.width[j] = nodes
         self.units_list[j] = self.units[j] = self.units[j] / scale
         self.gpus[j] = self.gpus[j] / scale
-        self.run_s[j] = self.remaining[j] = self.run_s[j] * scale
-        self.requested[j] = self.requested_s[j] = self.requested[j] * scale
+        self.run_s[j] = self.remaining[j] = self.run_s[j] * slower
+        self.requested[j] = self.requested_s[j] = self.requested[j] * slower
         self.region_of[j].no_room.pop(self.shape_list[j], None)
         self.log(now, j, DEGRADED)
 

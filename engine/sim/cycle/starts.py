@@ -108,6 +108,8 @@ class Starts:
             running = self.partitions.running_s(j, fleet, now, running)
         self.events.push(now + running, FAILURE if self.failed[j] else FINISH,
                          j + self.n_jobs * self.generation[j])
+        for hook in self.processes.on_start:  # a right-sized job given too little runs out of memory
+            hook(j, now, running)
         return True
 
     def _gang_nodes(self, j: int, fleet: RegionFleet, now: float, cluster: int) -> np.ndarray | None:

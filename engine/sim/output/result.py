@@ -24,13 +24,14 @@ class SimulationResult:
     queue (its queue class: engine.scenario.queues), priority (the recorded field), deadline_s
     (+inf: none), preemptions (times evicted and requeued), lost_gpu_hours (GPU-hours of work lost to
     those evictions: the work since each last checkpoint), spot_interruptions (of those evictions, how
-    many were spot reclamations). start_s is the first start and end_s the
+    many were spot reclamations); under [rightsize] only (engine.sim.processes.oom_restarts), sized_gpus
+    (GPUs first given), oom_restarts and oom_lost_gpu_hours. start_s is the first start and end_s the
     final end: for a preempted job wait_s is the wait before its first start and run_s runs from
     the first start to the end, time spent requeued included (the segments table has each piece);
     nodes and gpus_allocated are those of its last piece, also for a job evicted and still waiting
     at the end (nodes "" and gpus_allocated 0 once it was routed to another region).
     segments: one row per piece of running: row (its job's position in jobs), job_id, region, nodes, start_s, end_s (NaN: still
-    running at the end), gpus_allocated, outcome (completed, failed, preempted, running), lost_s
+    running at the end), gpus_allocated, outcome (completed, failed, preempted, out-of-memory, running), lost_s
     (seconds of work lost when preempted: since the last checkpoint; 0 otherwise). Without
     preemption a job has one segment, equal to its row in jobs.
     teams: team, weight (share weight), entitlement (weight / sum of the weights of the teams in the

@@ -37,7 +37,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
         "workload_class": _text(w.workload_class), "team": labels(ledger.team, ledger.teams),
         "submit_s": w.submit_s, "start_s": run.start, "end_s": run.end,
         "wait_s": np.where(np.isnan(run.patience.gave_up_s), run.start, run.patience.gave_up_s) - w.submit_s,
-        "run_s": run.end - run.start, "gpus": w.gpus,
+        "run_s": run.end - run.start, "gpus": w.asked_gpus,
         "gpus_allocated": run.alloc_gpus,
         "failed": w.failed, "started": np.isfinite(run.start), "nodes": nodes,
         "reason": labels(run.reason, DECISIONS), "latency_ms": run.latency_ms,
@@ -121,17 +121,15 @@ def _timeline(run, regions: list[str]) -> pd.DataFrame:
 
 
 def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
-    """Evicted pieces, then the last piece of each job that ended or is still running (a job evicted
-    and waiting at the end has no piece after its eviction)."""
+    """Pieces stopped before their end (evicted: "preempted"; out of memory under right-sizing:
+    "out-of-memory"), then the last piece of each job that ended or is still running (a job stopped
+    and waiting at the end has no piece after it)."""
     sharing = run.sharing
     evicted = pd.DataFrame(sharing.segments, columns=["job", "region", "nodes", "start_s", "end_s",
-                                                      "gpus_allocated", "lost_s"])
+                                                      "gpus_allocated", "lost_s", "outcome"])
     rows = evicted.pop("job").to_numpy(np.int64)
     evicted.insert(0, "row", rows)
     evicted.insert(1, "job_id", run.w.job_id[rows])
-    evicted["outcome"] = "preempted"
-    for position, outcome in sharing.segment_outcomes.items():  # pieces a world process ended otherwise (hand-offs)
-        evicted.loc[position, "outcome"] = outcome
     started = np.flatnonzero(np.isfinite(run.end) & ~np.isin(np.arange(len(jobs)), list(run.pods)))
     running = np.asarray(sorted(run.pods), np.int64)
     last = np.concatenate([started, running])

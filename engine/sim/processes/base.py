@@ -25,10 +25,10 @@ class WorldProcess:
     kinds: the event kinds `on_event` handles. background: those of them that do not by themselves
     keep a run going (a spot node's next interruption: engine.sim.state.events.EventQueue.background).
     job_columns: {column: dtype} the process adds to the per-job table, in this order (zeros when a
-    run did not attach it). attached_columns: {column: dtype} added only when a run attached it (a
-    process added after the output goldens keeps every other run's table as it was). result_fields: the SimulationResult fields `result` fills (None when a
-    run did not attach it). cause: what in a scenario drives its events, named when a run overruns
-    its work budget (engine.sim.budget)."""
+    run did not attach it). attached_columns: {column: dtype} it adds only to the per-job table of a run
+    that attached it (a run without it keeps its table as it was). result_fields: the SimulationResult
+    fields `result` fills (None when a run did not attach it). cause: what in a scenario drives its
+    events, named when a run overruns its work budget (engine.sim.budget)."""
 
     kinds: tuple[int, ...] = ()
     cause: str = ""
@@ -58,6 +58,9 @@ class WorldProcess:
 
     def on_finish(self, j: int, now: float) -> None:
         """Job j ended now (completed or failed; not an eviction), its pods released."""
+
+    def on_start(self, j: int, now: float, running_s: float) -> None:
+        """Job j started now and will run `running_s` seconds unless stopped."""
 
     def before_batch(self, now: float) -> None:
         """Before the events at time `now` are handled (the state is still that of the last batch)."""

@@ -16,6 +16,7 @@ order at equal times (the loop's own kinds are engine.sim.state.events'):
   19 CHAIN         a chain's stage handed over      engine.sim.processes.chains
   21 RESTORED      archived checkpoint restored     engine.sim.processes.archive
   23, 24           MIG GPU idle, MIG GPU whole      engine.sim.processes.partitions
+  25 OOM           right-sized jobs out of memory   engine.sim.processes.oom_restarts
 
 Chains (engine.sim.processes.chains) take arrivals before the holder and hear of finishes; the
 load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
@@ -40,6 +41,7 @@ from engine.sim.processes.forecast_scaling import ForecastScaling
 from engine.sim.processes.handoff import Handoffs
 from engine.sim.processes.holder import Holder
 from engine.sim.processes.interconnect import Links
+from engine.sim.processes.oom_restarts import OomRestarts
 from engine.sim.processes.outage import Outages
 from engine.sim.processes.partitions import GpuPartitions
 from engine.sim.processes.reclaim_clock import ClockEdges
@@ -51,7 +53,7 @@ LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Chains, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
                                        FragmentationSampler, Links, ForecastScaling, Handoffs, ExperimentFill, Archive,
-                                       GpuPartitions]
+                                       GpuPartitions, OomRestarts]
 
 
 def register(process: type[WorldProcess]) -> None:
@@ -78,9 +80,10 @@ class Attached:
         self.processes, self.classes = processes, classes
         self.handler = {kind: p.on_event for p in processes for kind in p.kinds}
         hooks = {hook: [getattr(p, hook) for p in processes if _overrides(p, hook)]
-                 for hook in ("on_arrival", "on_finish", "before_batch", "after_pass", "after_batch", "holds",
-                              "finish")}
-        self.on_arrival, self.on_finish, self.before_batch = hooks["on_arrival"], hooks["on_finish"], hooks["before_batch"]
+                 for hook in ("on_arrival", "on_start", "on_finish", "before_batch", "after_pass", "after_batch",
+                              "holds", "finish")}
+        self.on_arrival, self.on_start, self.on_finish = hooks["on_arrival"], hooks["on_start"], hooks["on_finish"]
+        self.before_batch = hooks["before_batch"]
         self.after_pass, self.after_batch = hooks["after_pass"], hooks["after_batch"]
         self.holds, self.finish = hooks["holds"], hooks["finish"]
 

@@ -24,6 +24,12 @@ started (status cancelled, no start, an end) waited end - submit seconds before 
 `notes` counts each case. Staged workflows: a `depends_on` column (the job id each job waits for) and a
 `checkpoint_gb` column become `predecessor` and `checkpoint_gb` (engine.core.chain_links checks them;
 a named job outside the table, before a scenario's window, leaves its successor without a predecessor).
+
+Right-sizing at submit (engine.scenario.rightsize): a `sized_gpus` column (GPUs a job is given, NaN:
+its request) makes a sized job's `num_gpu` and `nodes` the given shape (r GPUs on one node when r
+fits one of its nodes, else r / GPUs-per-node whole nodes; CPU and memory per pod as asked), and
+keeps the request in `asked_num_gpu` and `asked_nodes`, and the measured peak (`gpus_used_max`) in
+`used_gpus`: engine.sim.processes.oom_restarts restarts a job given less than that with its request.
 """
 from __future__ import annotations
 
@@ -72,9 +78,19 @@ class Workload:
     patience_s: np.ndarray | None = None  # seconds its user waits before giving up (NaN: forever; None: no one gives up)
     predecessor: np.ndarray | None = None  # index of the job each one waits for (-1: none; engine.sim.processes.chains)
     checkpoint_gb: np.ndarray | None = None  # the predecessor's checkpoint it receives, GB (None: no chains)
+    asked_num_gpu: np.ndarray | None = None  # the request of right-sized jobs (None: every job runs as asked)
+    asked_nodes: np.ndarray | None = None
+    used_gpus: np.ndarray | None = None  # measured peak of GPUs busy at once (NaN: unmeasured; None: not sized)
 
     def __len__(self) -> int:
         return len(self.job_id)
+
+    @property
+    def asked_gpus(self) -> np.ndarray:
+        """GPU equivalents asked for per job, before any right-sizing."""
+        if self.asked_num_gpu is None:
+            return self.gpus
+        return self.asked_nodes * self.asked_num_gpu * self.gpu_milli / 1000.0
 
     @property
     def gpus(self) -> np.ndarray:
@@ -148,6 +164,7 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
     gpu_milli = np.where(gpus <= 0, 0, np.where(sharing, np.where(np.isfinite(share), share,
                                                                    np.rint(gpus * 1000)), 1000))
     num_gpu = np.where(gpus <= 0, 0, np.where(sharing, 1, np.ceil(gpus / nodes - 1e-9)))
+    sized = _sized_shape(jobs, nodes, num_gpu) if "sized_gpus" in jobs else None
     deadline = _col(jobs, "deadline_utc", pd.NaT)
     deadline_s = np.where(pd.to_datetime(deadline).notna(), _seconds(deadline, origin), np.inf)
     return Workload(
@@ -158,8 +175,8 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         priority=_col(jobs, "priority", 0.0).fillna(0).to_numpy(np.float64),
         deadline_s=deadline_s.astype(np.float64),
         region=_labels(_col(jobs, "region", DEFAULT_REGION), DEFAULT_REGION),
-        nodes=nodes,
-        num_gpu=num_gpu.astype(np.int64),
+        nodes=nodes if sized is None else sized[1],
+        num_gpu=num_gpu.astype(np.int64) if sized is None else sized[0],
         gpu_milli=gpu_milli.astype(np.int64),
         cpu_milli=np.rint(_col(jobs, "cpus", 0.0).fillna(0).to_numpy(np.float64) * 1000 / nodes).astype(np.int64),
         memory_mib=np.rint(_col(jobs, "memory_gib", 0.0).fillna(0).to_numpy(np.float64) * 1024 / nodes
@@ -184,6 +201,10 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         fail_prob=pd.to_numeric(jobs["fail_prob"], errors="coerce").fillna(0.0).to_numpy(np.float64)
         if "fail_prob" in jobs else None,
         patience_s=patience if np.isfinite(patience).any() else None,
+        asked_num_gpu=None if sized is None else num_gpu.astype(np.int64),
+        asked_nodes=None if sized is None else nodes,
+        used_gpus=None if sized is None else pd.to_numeric(_col(jobs, "gpus_used_max", np.nan),
+                                                           errors="coerce").to_numpy(np.float64),
         **_chains(jobs),
     )
 
@@ -195,6 +216,18 @@ def _chains(jobs: pd.DataFrame) -> dict:
     lines = jobs["source_line"].to_numpy() if "source_line" in jobs else np.arange(len(jobs)) + 2
     pred = predecessors(jobs["job_id"].astype(str).to_numpy(), jobs["depends_on"], lines, missing_ok=True)
     return {"predecessor": pred, "checkpoint_gb": checkpoints(jobs.get("checkpoint_gb"), pred, lines)}
+
+
+def _sized_shape(jobs: pd.DataFrame, nodes: np.ndarray, num_gpu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(GPUs per pod, pods) each job is given under right-sizing (see the module docstring)."""
+    given = pd.to_numeric(jobs["sized_gpus"], errors="coerce").to_numpy(np.float64)
+    asked = nodes * num_gpu
+    sized = np.isfinite(given) & (given >= 1) & (given < asked) & (num_gpu >= 1)
+    r = np.where(sized, np.rint(given), asked)
+    one_node = r <= num_gpu
+    pods = np.where(sized, np.where(one_node, 1, np.ceil(r / np.maximum(num_gpu, 1) - 1e-9)), nodes)
+    per_pod = np.where(sized & one_node, r, num_gpu)
+    return per_pod.astype(np.int64), pods.astype(np.int64)
 
 
 def _in_submit_order(jobs: pd.DataFrame) -> pd.DataFrame:
