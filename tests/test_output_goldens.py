@@ -19,9 +19,10 @@ GOLDEN = json.loads((BENCHMARKS / "output_hashes.json").read_text(encoding="utf-
 
 # fifo: the plain loop; conservative-topology: the compiled profile; region-outage and burst-to-cloud: the
 # outage and burst processes; follow-the-sun: the router; soft-constraints: the router's relaxations;
-# topology-interconnect: the interconnect's pace of multi-node jobs
+# topology-interconnect: the interconnect's pace of multi-node jobs; live-handoff: the hand-offs
 CI_CASES = [("sample", name) for name in ("fifo", "conservative-topology", "region-outage", "burst-to-cloud",
-                                          "follow-the-sun", "soft-constraints", "topology-interconnect")]
+                                          "follow-the-sun", "soft-constraints", "topology-interconnect",
+                                          "live-handoff")]
 
 
 @pytest.mark.parametrize("case", CI_CASES, ids="/".join)
