@@ -4,7 +4,8 @@ A scenario's [handoff] table (engine.scenario.handoff, whose docstring gives the
 this process on; it needs a router (any routing policy but home-only: without one no work runs away
 from home, so there is nothing borrowed to hand back). Events:
 - DAY (17): the next working-day start of any region (its calendar: engine.world.day_starts;
-  one pending at a time, pushed while the run has anything left to do). Each region whose day starts
+  one pending at a time, pushed while the run has anything left to do; a background kind, so it keeps
+  neither the run nor another process's clock going). Each region whose day starts
   now and that is not down hands over borrowed work for each GPU pool where its own waiting work
   asks for more than is free: shortfall = milli-GPUs of the waiting jobs whose home is the region -
   the pool's free milli-GPUs. Candidates: running flexible jobs of other homes (not of guaranteed
@@ -49,6 +50,7 @@ class Handoffs(WorldProcess):
     """The hand-offs of one run (see the module docstring)."""
 
     kinds = (DAY, MOVE)
+    background = (DAY,)  # a day start alone keeps no run going (nor another process's clock)
     cause = "[handoff] (working-day starts and moves)"
     attached_columns = {"handoffs": np.int64, "handoff_lost_gpu_hours": np.float64}
     result_fields = ("handoffs",)
