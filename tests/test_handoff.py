@@ -12,6 +12,8 @@ from engine.analysis.runs.sim_metrics import kpis
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
+from engine.sim.processes import table
+from engine.sim.processes.base import WorldProcess
 from engine.world.facts import World
 from engine.world.residency import allowed_mask
 
@@ -172,3 +174,36 @@ def test_residency_and_the_minimum_run_hold_through_hand_offs(base_tags, extra, 
     pieces = result.segments[result.segments["outcome"] == "handed-off"]
     assert ((pieces["end_s"] - pieces["start_s"]) >= min_run_h * H + 600 - 1e-6).all()
     assert len(pieces) == len(result.handoffs) == int(out["handoffs"].sum())
+
+
+class Ticker(WorldProcess):
+    """A toy clock that ticks every 1.1 h (never at a day start) while the run has any other event
+    left or a job runs (as the reclaim clock and the spot reclaimer decide whether to go on)."""
+
+    kinds = (60,)  # an event kind no engine process uses
+
+    def __init__(self, run) -> None:
+        self.run, self.ticks = run, 0
+        run.events.push(1.1 * H, 60, 0)
+
+    @classmethod
+    def attach(cls, run):
+        return cls(run)
+
+    def on_event(self, kind, payload, now):
+        self.ticks += 1
+        events = self.run.events
+        if len(events) > events.background_pending or self.run.pods:
+            events.push(now + 1.1 * H, 60, 0)
+        return []
+
+
+def test_the_day_starts_keep_no_other_clock_going():
+    # were the day starts ordinary events, the ticker and the hand-off would keep each other going
+    # until the run overran its work budget (50 event batches a job); they are background events
+    table.register(Ticker)
+    try:
+        result = simulate(HANDOFF)
+    finally:
+        table.unregister(Ticker)
+    assert result.handoffs["job_id"].tolist() == ["j1", "j2"]
