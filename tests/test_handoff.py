@@ -12,6 +12,8 @@ from engine.analysis.runs.sim_metrics import kpis
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
+from engine.sim.processes import table
+from engine.sim.processes.base import WorldProcess
 from engine.world.facts import World
 from engine.world.residency import allowed_mask
 
@@ -38,13 +40,19 @@ def fleet(**gpus_by_region):
 def jobs() -> pd.DataFrame:
     """Monday 02:00 UTC (ap at work, eu asleep): a0 fills ap until 09:00; a1, a2 and a3 (ap's, flexible)
     cannot start at home and follow-the-sun lends them eu's 8 GPUs. At 08:30 eu's own e0 (6 GPUs,
-    development: it stays home) queues behind them. At 09:00 eu's day begins and ap's ends."""
-    return pd.DataFrame([
+    development: it stays home) queues behind them. At 09:00 eu's day begins and ap's ends. Recorded
+    as run from their submits (the data's observed end, the window's, is a1's end: Tuesday 08:00:01)."""
+    return _recorded_from_submit(pd.DataFrame([
         job(0, at(2), 7 * H, 8, region="ap"),                                          # ends 09:00
         job(1, at(2) + 1, 30 * H, 4, region="ap"),                                     # borrowed
         job(2, at(2) + 2, 30 * H, 2, region="ap", workload_class="batch"),              # borrowed
         job(3, at(2) + 3, 10 * H, 2, 8 * H, region="ap"),                               # 1 h of request left at 09:00
-        job(4, at(8.5), 5 * H, 6, region="eu", workload_class="development")])          # eu's own work
+        job(4, at(8.5), 5 * H, 6, region="eu", workload_class="development")]))         # eu's own work
+
+
+def _recorded_from_submit(frame: pd.DataFrame) -> pd.DataFrame:
+    run = frame["end_utc"] - frame["start_utc"]
+    return frame.assign(start_utc=frame["submit_utc"], end_utc=frame["submit_utc"] + run)
 
 
 def simulate(handoff: dict | None, frame: pd.DataFrame | None = None, nodes=None):
@@ -97,6 +105,15 @@ def test_the_job_story_charges_the_transit_to_the_hand_off():
     assert (story.timeline["event"] == "handed-off").sum() == 1
     waits = dict(zip(story.reasons["reason"], story.reasons["seconds"]))
     assert waits == {"handed-off": pytest.approx(51.2)}
+
+
+def test_the_home_work_waiting_at_a_day_start_waits_less():
+    from engine.analysis.runs.handoff import day_start_wait
+
+    # e0 (eu's, 6 GPUs) waits at eu's 09:00 start. Without the hand-off it starts when a3 (12:00:03) and
+    # a1 (Tuesday 08:00:01) have ended: 23.5 h + 1 s after its 08:30 submit; with it, at 09:10: 40 min
+    assert day_start_wait(simulate(None), World(REGIONS)) == (1, pytest.approx(23.5 * H + 1))
+    assert day_start_wait(simulate(HANDOFF), World(REGIONS)) == (1, pytest.approx(40 * 60))
 
 
 def test_a_smaller_shortfall_moves_only_what_it_needs():
@@ -157,3 +174,36 @@ def test_residency_and_the_minimum_run_hold_through_hand_offs(base_tags, extra, 
     pieces = result.segments[result.segments["outcome"] == "handed-off"]
     assert ((pieces["end_s"] - pieces["start_s"]) >= min_run_h * H + 600 - 1e-6).all()
     assert len(pieces) == len(result.handoffs) == int(out["handoffs"].sum())
+
+
+class Ticker(WorldProcess):
+    """A toy clock that ticks every 1.1 h (never at a day start) while the run has any other event
+    left or a job runs (as the reclaim clock and the spot reclaimer decide whether to go on)."""
+
+    kinds = (60,)  # an event kind no engine process uses
+
+    def __init__(self, run) -> None:
+        self.run, self.ticks = run, 0
+        run.events.push(1.1 * H, 60, 0)
+
+    @classmethod
+    def attach(cls, run):
+        return cls(run)
+
+    def on_event(self, kind, payload, now):
+        self.ticks += 1
+        events = self.run.events
+        if len(events) > events.background_pending or self.run.pods:
+            events.push(now + 1.1 * H, 60, 0)
+        return []
+
+
+def test_the_day_starts_keep_no_other_clock_going():
+    # were the day starts ordinary events, the ticker and the hand-off would keep each other going
+    # until the run overran its work budget (50 event batches a job); they are background events
+    table.register(Ticker)
+    try:
+        result = simulate(HANDOFF)
+    finally:
+        table.unregister(Ticker)
+    assert result.handoffs["job_id"].tolist() == ["j1", "j2"]

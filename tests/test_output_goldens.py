@@ -19,10 +19,11 @@ GOLDEN = json.loads((BENCHMARKS / "output_hashes.json").read_text(encoding="utf-
 
 # fifo: the plain loop; conservative-topology: the compiled profile; region-outage and burst-to-cloud: the
 # outage and burst processes; follow-the-sun: the router; soft-constraints: the router's relaxations;
-# topology-interconnect: the interconnect's pace of multi-node jobs; mig-inference: the partitions' MIG instances
+# topology-interconnect: the interconnect's pace of multi-node jobs; mig-inference: the partitions' MIG instances;
+# live-handoff: the hand-offs
 CI_CASES = [("sample", name) for name in ("fifo", "conservative-topology", "region-outage", "burst-to-cloud",
                                           "follow-the-sun", "soft-constraints", "topology-interconnect",
-                                          "mig-inference")]
+                                          "mig-inference", "live-handoff")]
 
 
 @pytest.mark.parametrize("case", CI_CASES, ids="/".join)

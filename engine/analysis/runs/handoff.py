@@ -4,10 +4,24 @@
 A move's lost GPU-hours are the checkpoint, transfer and restart seconds x the GPUs the job held
 (the time the job made no progress because it moved); its moved GPU-hours are the work it had left
 at the move x those GPUs (a job moved twice counts twice).
+
+`day_start_wait` measures what the hand-off is for, on any run (with or without [handoff], so a
+scenario can be compared with its baseline): the home work waiting at a working-day start, i.e. the
+jobs waiting in their home region (region = home_region) at some working-day start of that region
+inside the window (submitted at or before it, not started by it, not turned away), and their mean
+wait before their first start (to giving up for a job withdrawn, to the window's end for one never
+started), each job counted once. It needs the regions' calendars (engine.world.day_starts), so it
+is not in the catalogue's run KPIs (`kpis` sees no world).
 """
 from __future__ import annotations
 
+import numpy as np
+
+from engine.analysis.runs.held import horizon_s
+from engine.core.reasons import REASONS, TURNED_AWAY
 from engine.sim.output.result import SimulationResult
+from engine.world.day_starts import region_day_starts
+from engine.world.facts import World
 
 
 def handoff_kpis(result: SimulationResult) -> dict[str, float]:
@@ -19,3 +33,27 @@ def handoff_kpis(result: SimulationResult) -> dict[str, float]:
     return {"handoff_moves": len(table), "handoff_jobs": int(table["row"].nunique()),
             "handoff_lost_gpu_hours": float(table["lost_gpu_hours"].sum()),
             "handoff_moved_gpu_hours": float(table["moved_gpu_hours"].sum())}
+
+
+def day_start_wait(result: SimulationResult, world: World) -> tuple[int, float]:
+    """(jobs, mean wait in seconds) of the home work waiting at a working-day start (the module
+    docstring); (0, nan) when there is none."""
+    jobs = result.jobs
+    horizon = horizon_s(result)
+    names = sorted(set(jobs["home_region"]))
+    days = region_day_starts(world, names, result.origin_utc.value / 1e9)
+    turned_away = [REASONS[code] for code in TURNED_AWAY]
+    home = (jobs["region"] == jobs["home_region"]).to_numpy() & ~jobs["reason"].isin(turned_away).to_numpy()
+    start = jobs["start_s"].fillna(np.inf).to_numpy(np.float64)
+    submit = jobs["submit_s"].to_numpy(np.float64)
+    counted = np.zeros(len(jobs), bool)
+    for name, calendar in zip(names, days):
+        mine = np.flatnonzero(home & (jobs["home_region"] == name).to_numpy())
+        starts = np.append(calendar.between(0.0, horizon), np.inf)
+        first = starts[np.searchsorted(starts, submit[mine], side="left")]  # the first day start at or after submit
+        counted[mine[first < start[mine]]] = True
+    if not counted.any():
+        return 0, float("nan")
+    wait = jobs["wait_s"].to_numpy(np.float64)[counted]
+    wait = np.where(np.isnan(wait), horizon - submit[counted], wait)  # never started: waits to W
+    return int(counted.sum()), float(wait.mean())

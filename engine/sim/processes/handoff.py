@@ -3,8 +3,9 @@
 A scenario's [handoff] table (engine.scenario.handoff, whose docstring gives the rule in full) turns
 this process on; it needs a router (any routing policy but home-only: without one no work runs away
 from home, so there is nothing borrowed to hand back). Events:
-- DAY (17): the next working-day start of any region (its calendar: engine.world.facts.region_calendar;
-  one pending at a time, pushed while the run has anything left to do). Each region whose day starts
+- DAY (17): the next working-day start of any region (its calendar: engine.world.day_starts;
+  one pending at a time, pushed while the run has anything left to do; a background kind, so it keeps
+  neither the run nor another process's clock going). Each region whose day starts
   now and that is not down hands over borrowed work for each GPU pool where its own waiting work
   asks for more than is free: shortfall = milli-GPUs of the waiting jobs whose home is the region -
   the pool's free milli-GPUs. Candidates: running flexible jobs of other homes (not of guaranteed
@@ -36,8 +37,7 @@ import pandas as pd
 
 from engine.core.reasons import HANDED_OFF, WAITING
 from engine.sim.processes.base import WorldProcess
-from engine.world.calendar import DAY_S, Calendar
-from engine.world.facts import region_calendar
+from engine.world.day_starts import region_day_starts
 
 DAY = 17
 MOVE = 18
@@ -46,54 +46,11 @@ HANDOFF_COLUMNS = ["row", "job_id", "from_region", "to_region", "time_s", "reaso
                    "transfer_s", "restart_s", "lost_s", "lost_gpu_hours", "moved_gpu_hours"]
 
 
-class DayStarts:
-    """The working-day starts of one calendar in run seconds (0 = `origin_s` UTC epoch seconds),
-    computed three weeks at a time."""
-
-    CHUNK_S = 21 * DAY_S
-    MAX_S = 800 * DAY_S  # no day starts within this long (a calendar of holidays only): none
-
-    def __init__(self, calendar: Calendar, origin_s: float) -> None:
-        self.calendar, self.origin_s = calendar, float(origin_s)
-        self.starts, self.upto = np.zeros(0), -math.inf
-
-    def after(self, t: float) -> float:
-        """The first day start later than run time t (inf: none within MAX_S)."""
-        span = self.CHUNK_S
-        while True:
-            if t < self.upto:
-                later = self.starts[self.starts > t]
-                if len(later) and later[0] < self.upto:
-                    return float(later[0])
-            if span > self.MAX_S:
-                return math.inf
-            starts, _ = self.calendar.work_intervals(self.origin_s + t, self.origin_s + t + span)
-            self.starts = np.unique(starts.astype(np.float64) - self.origin_s)
-            self.upto = t + span - DAY_S  # a shift starting before this is listed (shifts last at most a day)
-            span *= 2
-
-    def at_work(self, t: float) -> bool:
-        return self.calendar.at_work_at(self.origin_s + t)
-
-
-def region_days(run) -> list[DayStarts]:
-    """Each region's working-day starts (the regions table's row with the scenario's [[region]] calendar
-    edits; a region missing from the table on UTC)."""
-    world = run.world
-    regions = world.regions.set_index("region") if world.regions is not None and len(world.regions) else None
-    origin = run.w.origin_utc.value / 1e9
-    out = []
-    for name in run.regions:
-        row = regions.loc[name].to_dict() if regions is not None and name in regions.index \
-            else {"timezone": "UTC", "country": None}
-        out.append(DayStarts(region_calendar(row, (world.calendars or {}).get(name, {})), origin))
-    return out
-
-
 class Handoffs(WorldProcess):
     """The hand-offs of one run (see the module docstring)."""
 
     kinds = (DAY, MOVE)
+    background = (DAY,)  # a day start alone keeps no run going (nor another process's clock)
     cause = "[handoff] (working-day starts and moves)"
     attached_columns = {"handoffs": np.int64, "handoff_lost_gpu_hours": np.float64}
     result_fields = ("handoffs",)
@@ -108,7 +65,7 @@ class Handoffs(WorldProcess):
     def __init__(self, run, settings) -> None:
         self.run, self.settings = run, settings
         self.names = list(run.regions)
-        self.days = region_days(run)
+        self.days = region_day_starts(run.world, self.names, run.w.origin_utc.value / 1e9)
         self.next_day = [d.after(-1.0) for d in self.days]
         self.checkpoint_s, self.restart_s = settings.checkpoint_min * 60.0, settings.restart_min * 60.0
         self.gbps = settings.link_gbps(run.transfer_gbps)
