@@ -50,9 +50,9 @@ def test_picking_teams_builds_the_experiments_table():
 def test_the_chain_rows_become_chain_entries_the_parser_accepts():
     rows = pd.DataFrame([
         {"stage_1": "ap-northeast", "stage_2": "eu-west", "stage_3": "us-east", "stage_4": None,
-         "workload_class": "training", "team": None, "count": 8, "checkpoint_gb": 200.0},
+         "chain_class": "training", "chain_team": None, "count": 8, "checkpoint_gb": 200.0},
         {"stage_1": "eu-west", "stage_2": None, "stage_3": "us-east", "stage_4": None,  # one stage: left out
-         "workload_class": None, "team": None, "count": 3, "checkpoint_gb": 0.0}])
+         "chain_class": None, "chain_team": None, "count": 3, "checkpoint_gb": 0.0}])
     entries = chain_entries(rows)
     assert entries == [{"stages": ["ap-northeast", "eu-west", "us-east"], "count": 8, "checkpoint_gb": 200.0,
                         "workload_class": "training"}]

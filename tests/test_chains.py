@@ -148,3 +148,12 @@ def test_same_scenario_same_chains():
     pd.testing.assert_frame_equal(one.chains, two.chains)
     pd.testing.assert_frame_equal(one.jobs, two.jobs)
     assert len(one.chains) == 6
+
+
+def test_chains_build_on_a_table_that_already_has_empty_chain_columns():
+    # a stored dataset has depends_on and checkpoint_gb (NULL), and a sample's rows no source line: the
+    # [[chain]] fills them in
+    rows = pd.DataFrame([job(0, 0, 100, 8), job(2, 60, 100, 8, region="far")]).assign(
+        depends_on=pd.array([None, None], dtype="str"), checkpoint_gb=float("nan"), source_line=float("nan"))
+    result = run_scenario(scenario(chain=[{"stages": ["r", "far"], "count": 1}]), rows, NODES)
+    assert result.chains["predecessor_job_id"].tolist() == ["j0"]

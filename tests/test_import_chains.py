@@ -57,3 +57,23 @@ def test_a_stored_chain_reaches_the_simulator(tmp_path):
 
     fleet = pd.DataFrame([{"region": "r", "node": "n0", "gpu_type": None, "gpus": 8, "cpus": 8, "memory_gib": 64}])
     assert build_workload(jobs, fleet).predecessor.tolist() == [-1, 0]
+
+
+def test_links_across_chunks_are_checked_over_the_whole_file():
+    # forty rows read in chunks of ~200 bytes: a job may wait for one in an earlier or later chunk; a cycle
+    # spanning chunks is found once the last chunk is read, with every line of it
+    from unittest import mock
+
+    from engine.telemetry.importers import csv_chunks
+
+    def rows(depends: dict[int, str]) -> bytes:
+        return (HEADER + "".join(f"j{k},2026-01-01T00:{k:02d}Z,,,1,r,{depends.get(k, '')},\n"
+                                 for k in range(40))).encode()
+
+    with mock.patch.object(csv_chunks, "CHUNK_BYTES", 200):
+        jobs = parse_csv(rows({39: "j0", 1: "j38"}), "c.csv", ImportOptions()).tables["jobs"]
+        assert jobs["depends_on"].tolist()[39] == "j0" and jobs["depends_on"].tolist()[1] == "j38"
+        with pytest.raises(ImportRejected) as rejected:
+            parse_csv(rows({0: "j39", 39: "j0"}), "c.csv", ImportOptions())
+    cycle = "jobs 'j0' -> 'j39' -> 'j0' (each waits for the next) form a cycle (column 'depends_on')"
+    assert [(e.line, e.reason) for e in rejected.value.errors] == [(2, cycle), (41, cycle)]

@@ -1,7 +1,8 @@
 """The scenario builder's staged workflows ([[chain]]) and automated experiments ([experiments]) sections.
 
 [[chain]]: a table, one row per chain entry (widget key "{prefix}:chains"): up to MAX_STAGES stage regions
-(a blank stage ends the chain), the workload class and team of its jobs (blank: any), how many chains and
+(a blank stage ends the chain), the workload class and team of its jobs (columns chain_class and
+chain_team: a page's result tables keep "workload_class" and "team" to themselves; blank: any), how many chains and
 the checkpoint each stage hands over (engine.scenario.chains). [experiments]: the teams and kinds
 ("{prefix}:experiments:teams", ":kinds") and the numbers drawn from the declarations of
 engine.scenario.experiments.ExperimentSettings (dashboard.forms.declared). Each returns only what
@@ -35,10 +36,10 @@ def chain_entries(table: pd.DataFrame) -> list[dict]:
             continue
         entry = {"stages": stages, "count": int(row.get("count") or 10),
                  "checkpoint_gb": float(row.get("checkpoint_gb") or 0.0)}
-        if not _blank(row.get("workload_class")):
-            entry["workload_class"] = str(row["workload_class"])
-        if not _blank(row.get("team")):
-            entry["team"] = str(row["team"])
+        if not _blank(row.get("chain_class")):
+            entry["workload_class"] = str(row["chain_class"])
+        if not _blank(row.get("chain_team")):
+            entry["team"] = str(row["chain_team"])
         entries.append(entry)
     return entries
 
@@ -50,13 +51,13 @@ def chain_section(prefix: str, regions: list[str], teams: list[str]) -> list[dic
                "checkpoint has moved to the stage's region ([data] bandwidth; egress at the leaving region's "
                "price).")
     frame = pd.DataFrame({**{column: pd.Series(dtype="str") for column in STAGES},
-                          "workload_class": pd.Series(dtype="str"), "team": pd.Series(dtype="str"),
+                          "chain_class": pd.Series(dtype="str"), "chain_team": pd.Series(dtype="str"),
                           "count": pd.Series(dtype="int64"), "checkpoint_gb": pd.Series(dtype="float64")})
     edited = st.data_editor(frame, num_rows="dynamic", hide_index=True, key=f"{prefix}:chains", column_config={
         **{column: st.column_config.SelectboxColumn(f"stage {k + 1}", options=regions)
            for k, column in enumerate(STAGES)},
-        "workload_class": st.column_config.SelectboxColumn("class (blank: any)", options=list(WORKLOAD_CLASSES)),
-        "team": st.column_config.SelectboxColumn("team (blank: any)", options=teams),
+        "chain_class": st.column_config.SelectboxColumn("class (blank: any)", options=list(WORKLOAD_CLASSES)),
+        "chain_team": st.column_config.SelectboxColumn("team (blank: any)", options=teams),
         "count": st.column_config.NumberColumn("chains", min_value=1, max_value=CHAIN_COUNT_MAX, step=1,
                                                format="%d", default=10),
         "checkpoint_gb": st.column_config.NumberColumn("checkpoint (GB)", min_value=0.0, max_value=CHECKPOINT_GB_MAX,

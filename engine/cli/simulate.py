@@ -91,7 +91,8 @@ def _report(scenario: Scenario, values: dict, result) -> dict:
             **{name: by_group(result, column).to_dict("records") for column, name in GROUPS},
             "teams": _records(team_table(result)), "queue_classes": _records(queue_sla_table(result)),
             "by_cluster": _records(by_cluster(result)),
-            **({"forecast": _records(result.forecast)} if result.forecast is not None else {})}
+            **{name: _records(getattr(result, name)) for name in ("forecast", "chains", "experiments")
+               if getattr(result, name) is not None}}
 
 
 def _records(table) -> list[dict]:
@@ -130,13 +131,23 @@ def _print_groups(runs: list[tuple[str, object]]) -> None:
         print(table.to_string(index=False, formatters=numbers))
 
 
-def _print_forecast(result) -> None:
-    """[predictive_scaling]'s forecast error on the held-out weeks, beside seasonal naive's."""
-    if result.forecast is None:
-        return
-    numbers = {c: _fmt for c in result.forecast.columns if result.forecast[c].dtype.kind in "fi"}
-    print("\ndemand forecast (held-out weeks before the window; naive: the same hour a week earlier)")
-    print(result.forecast.to_string(index=False, formatters=numbers))
+SHOWN_ROWS = 20  # rows of a long table the text output shows (--out and --json have them all)
+TITLES = {"forecast": "demand forecast (held-out weeks before the window; naive: the same hour a week earlier)",
+          "chains": "chains (each stage after the first: its hand-over; seconds from time 0)",
+          "experiments": "experiments (forecast idle GPU-hours in each team's off-hours, and what filled them)"}
+
+
+def _print_tables(result) -> None:
+    """[predictive_scaling]'s forecast error, the chains' hand-overs and [experiments]' gaps, when the run has them."""
+    for name, title in TITLES.items():
+        table = getattr(result, name)
+        if table is None:
+            continue
+        numbers = {c: _fmt for c in table.columns if table[c].dtype.kind in "fi"}
+        print(f"\n{title}")
+        print(table.head(SHOWN_ROWS).to_string(index=False, formatters=numbers))
+        if len(table) > SHOWN_ROWS:
+            print(f"... {len(table) - SHOWN_ROWS:,} more rows (--out writes them all)")
 
 
 @guarded
@@ -155,7 +166,7 @@ def cmd_simulate(args) -> int:
     _print_groups([(run.scenario.name, result)])
     _print_clusters(result)
     _print_sharing(result)
-    _print_forecast(result)
+    _print_tables(result)
     if written:
         print(f"\nwrote {', '.join(p.name for p in written)} to {args.out}/")
     return 0

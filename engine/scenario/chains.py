@@ -78,9 +78,8 @@ def build_chains(jobs: pd.DataFrame, specs: tuple[ChainSpec, ...], name: str) ->
     if not specs:
         return jobs
     jobs = jobs.copy()
-    # copies: the links are written below (a column's numpy view may be read-only)
     depends = (np.array(jobs["depends_on"].astype(object).where(jobs["depends_on"].notna(), None), dtype=object)
-               if "depends_on" in jobs else np.full(len(jobs), None, object))
+               if "depends_on" in jobs else np.full(len(jobs), None, object))  # copies: written below
     gb = (np.array(pd.to_numeric(jobs["checkpoint_gb"], errors="coerce"), dtype=np.float64) if "checkpoint_gb" in jobs
           else np.full(len(jobs), np.nan))
     submit = pd.to_datetime(jobs["submit_utc"]).to_numpy()

@@ -213,10 +213,9 @@ def _chains(jobs: pd.DataFrame) -> dict:
     """predecessor and checkpoint_gb from the depends_on and checkpoint_gb columns ({} without depends_on)."""
     if "depends_on" not in jobs or not jobs["depends_on"].notna().any():
         return {}
-    lines = np.arange(len(jobs)) + 2  # a job's line in its file where the table keeps it, else its row + 2
-    if "source_line" in jobs:
-        kept = pd.to_numeric(jobs["source_line"], errors="coerce").to_numpy(np.float64)
-        lines = np.where(np.isfinite(kept), kept, lines).astype(np.int64)
+    row = np.arange(len(jobs)) + 2  # a table without source lines: its rows, counted as in a CSV file
+    given = pd.to_numeric(jobs["source_line"], errors="coerce").to_numpy(np.float64) if "source_line" in jobs else row
+    lines = np.where(np.isfinite(given), given, row).astype(np.int64)
     pred = predecessors(jobs["job_id"].astype(str).to_numpy(), jobs["depends_on"], lines, missing_ok=True)
     return {"predecessor": pred, "checkpoint_gb": checkpoints(jobs.get("checkpoint_gb"), pred, lines)}
 
