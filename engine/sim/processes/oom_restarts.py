@@ -7,9 +7,10 @@ its starts on them plans an out-of-memory failure `oom_at_fraction` x its runnin
 (the [rightsize] table's; 0.5 by default). At that time the job stops, the running since its start is
 lost (its GPUs x that time: `oom_lost_gpu_hours`), and it rejoins its queue with its full request
 (the request's shape: engine.sim.state.shapes), its whole true runtime (and requested runtime) to do
-again, logged "out-of-memory" (the lost piece is a segment of that outcome). It keeps its place in an order keyed at submit. A job evicted before
-its failure (preemption, spot) starts again on its given GPUs and plans its failure anew; one that
-finishes first (`oom_at_fraction` 1: at the same time, finishes being handled first) never fails.
+again, logged "out-of-memory" (the lost piece is a segment of that outcome). It keeps its place in an
+order keyed at submit. A job evicted before its failure (preemption, spot) starts again on its given
+GPUs and plans its failure anew; one that finishes first (`oom_at_fraction` 1: at the same time,
+finishes being handled first) never fails.
 
 Per-job columns, only in a right-sized run: sized_gpus (GPUs it was first given; its request when
 not sized), oom_restarts (0 or 1), oom_lost_gpu_hours.
