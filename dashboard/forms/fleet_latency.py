@@ -17,8 +17,7 @@ import streamlit as st
 from dashboard.forms.declared import blank, checked, declared_column, declared_input, empty_table, field_of
 from engine.core.errors import ScenarioError
 from engine.core.vocabulary import TIERS
-from engine.scenario.edits import FleetEdit, edit_fleet
-from engine.scenario.spec import parse_fleet_edit
+from engine.scenario.edits import FleetEdit, edit_fleet, parse_fleet_edit
 from engine.world.latency import DEFAULT_SLO_MS, Latency, LatencyPair, parse_latency
 
 FLEET_COLUMNS = ("region", "gpu_type", "tier", "gpus")

@@ -18,9 +18,8 @@ import streamlit as st
 
 from dashboard.forms.declared import blank, checked, declared_column, declared_input, empty_table, field_of, label_of
 from engine.core.vocabulary import TIERS
-from engine.scenario.edits import FleetEdit
+from engine.scenario.edits import FleetEdit, parse_fleet_edit
 from engine.scenario.roles import parse_roles
-from engine.scenario.spec import parse_fleet_edit
 from engine.world.roles import CHECKPOINT_PLACES, ROLE_NAMES, Roles
 
 EDGE_COLUMNS = ("region", "like", "gpu_type", "tier", "gpus")

@@ -14,12 +14,15 @@ region it was modelled on.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import pandas as pd
 
+from engine.core.bounds import bound_of
 from engine.core.errors import ScenarioError
+from engine.core.vocabulary import TIERS
+from engine.scenario.checks import known_keys
 from engine.scenario.limits import MAX_FLEET_GPUS
 from engine.world.facts import World
 
@@ -152,3 +155,27 @@ def scaled_fleet_edits(fleet: pd.DataFrame, scale: float) -> tuple[FleetEdit, ..
         if delta:
             edits.append(FleetEdit(region, gpu_type, int(delta), tier))
     return tuple(edits)
+
+
+_FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus", "like"}
+FLEET_GPUS = bound_of("gpus", int, next(f for f in fields(FleetEdit) if f.name == "gpus").metadata)
+
+
+def parse_fleet_edit(spec: dict, source: str) -> FleetEdit:
+    """One [[fleet]] table: region, gpu_type, add_gpus or remove_gpus (FleetEdit.gpus's range), tier optional."""
+    known_keys(spec, _FLEET, source, "[[fleet]] key")
+    missing = sorted({"region", "gpu_type"} - set(spec))
+    if missing or ("add_gpus" in spec) == ("remove_gpus" in spec):
+        raise ScenarioError(f"{source}: a [[fleet]] edit needs region, gpu_type and one of add_gpus, remove_gpus")
+    count, most = spec.get("add_gpus", spec.get("remove_gpus")), FLEET_GPUS.high
+    if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= most:
+        raise ScenarioError(f"{source}: add_gpus / remove_gpus must be a whole number of GPUs from 0 to "
+                            f"{most:,.0f}, got {count!r}")
+    if "tier" in spec and spec["tier"] not in TIERS:
+        raise ScenarioError(f"{source}: [[fleet]] tier {spec['tier']!r} is unknown; choose from {', '.join(TIERS)}")
+    like = spec.get("like")
+    if like is not None and (not isinstance(like, str) or not like.strip() or "add_gpus" not in spec):
+        raise ScenarioError(f"{source}: [[fleet]] like must name a region to clone add_gpus from, got {like!r}"
+                            + ("" if "add_gpus" in spec else " (like goes with add_gpus only)"))
+    return FleetEdit(str(spec["region"]), str(spec["gpu_type"]), count if "add_gpus" in spec else -count,
+                     spec.get("tier"), like.strip() if like else None)

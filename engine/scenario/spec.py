@@ -83,7 +83,7 @@ are `ScenarioError`s that name the valid choices.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -96,10 +96,8 @@ import engine.policies.preemption  # noqa: F401  (registers the family)
 import engine.policies.quota  # noqa: F401  (registers the family)
 import engine.policies.routing  # noqa: F401  (registers the family)
 import engine.policies.timing  # noqa: F401  (registers the family)
-from engine.core.bounds import bound_of
 from engine.core.errors import ScenarioError
 from engine.core.toml_file import read_toml
-from engine.core.vocabulary import TIERS
 from engine.policies import registry
 from engine.policies.bundle import Policies
 from engine.policies.quota import QuotaEntry
@@ -108,20 +106,22 @@ from engine.scenario.burst import parse_bursts
 from engine.scenario.chains import ChainSpec, build_chains, parse_chains
 from engine.scenario.checks import known_keys
 from engine.scenario.clusters import ClusterSplit, parse_clusters, split_clusters
+from engine.scenario.cross_checks import handoff_section, predictive_section, runtime_fields
 from engine.scenario.data import parse_data
 from engine.scenario.demand import scale_demand
-from engine.scenario.edits import FleetEdit, compress, edit_fleet, like_world, window
+from engine.scenario.edits import FleetEdit, compress, edit_fleet, like_world, parse_fleet_edit, window
 from engine.scenario.experiment_plan import add_experiments
 from engine.scenario.experiments import Experiments, parse_experiments
-from engine.scenario.handoff import Handoff, parse_handoff
+from engine.scenario.handoff import Handoff
 from engine.scenario.partitions import parse_partitions, replica_requests
-from engine.scenario.predictive import PredictiveScaling, parse_predictive, scaling_plan
+from engine.scenario.predictive import PredictiveScaling, scaling_plan
 from engine.scenario.queues import DEFAULT_QUEUES, QueueClass
 from engine.scenario.rightsize import RightSize, parse_rightsize, with_sizing
 from engine.scenario.roles import check_regions, parse_roles
 from engine.scenario.runtime import RuntimeChoice, parse_runtime, with_predictions
 from engine.scenario.sharing import SharingSetup, parse_queues, parse_quotas, parse_spot, parse_teams
 from engine.scenario.spot import SpotModel
+from engine.scenario.workload_keys import parse_workload, shown
 from engine.scenario.world import RegionEdit, edit_world, parse_outages, parse_region_edits
 from engine.world.data_model import DataModel
 from engine.world.elastic import ElasticScaling, parse_elastic
@@ -141,9 +141,6 @@ _TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "l
 _TABLES = {"policies", "workload", "latency", "spot", "data", "runtime", "interconnect", "clusters",
            "predictive_scaling", "handoff", "experiments", "roles", "partitions", "rightsize", "elastic_scaling"}
 _ARRAYS = {"fleet", "region", "queue", "quota", "team", "outage", "burst", "chain"}
-_WORKLOAD = {"start_utc", "end_utc", "load_scale", "growth"}
-_FLEET = {"region", "gpu_type", "tier", "add_gpus", "remove_gpus", "like"}
-FLEET_GPUS = bound_of("gpus", int, next(f for f in fields(FleetEdit) if f.name == "gpus").metadata)
 
 
 @dataclass(frozen=True)
@@ -216,24 +213,18 @@ class Scenario:
             except (registry.PolicyError, ValueError, TypeError) as exc:
                 raise ScenarioError(f"{source}: {exc}") from None
             chosen[family] = (key, spec)
-        workload = data.get("workload", {})
-        known_keys(workload, _WORKLOAD, source, "[workload] key")
-        scale = _within(workload, "load_scale", limits.LOAD_SCALE, "x the arrival rate", source)
-        growth = _within(workload, "growth", limits.GROWTH, "x the jobs", source)
+        scale, growth, start, end = parse_workload(data.get("workload", {}), source)
         timer = data.get("timer_s", 0.0)
         low, high = limits.TIMER_S
         if isinstance(timer, bool) or not isinstance(timer, (int, float)) or not (timer == 0 or low <= timer <= high):
             raise ScenarioError(f"{source}: timer_s must be 0 (no timer) or {low:g} to {high:,.0f} seconds, "
                                 f"got {timer!r}")
-        start, end = _time(workload, "start_utc", source), _time(workload, "end_utc", source)
-        if start is not None and end is not None and not start < end:
-            raise ScenarioError(f"{source}: [workload] start_utc {start} must come before end_utc {end}")
         weights, orgs = parse_teams(data.get("team", []), source)
         seed = data.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ScenarioError(f"{source}: seed must be a whole number >= 0, got {seed!r}")
         bursts = parse_bursts(data.get("burst", []), source)
-        predictive = _predictive(data.get("predictive_scaling", {}), bursts, scale, source)
+        predictive = predictive_section(data.get("predictive_scaling", {}), bursts, scale, source)
         return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
                    start_utc=start, end_utc=end,
                    load_scale=scale, growth=growth, timer_s=float(timer),
@@ -248,14 +239,14 @@ class Scenario:
                    interconnect=parse_interconnect(data.get("interconnect", {"enabled": False}), source,
                                                    ScenarioError),
                    clusters=parse_clusters(data.get("clusters", {}), source),
-                   handoff=_handoff(data.get("handoff", {}), chosen["routing"][0], source),
+                   handoff=handoff_section(data.get("handoff", {}), chosen["routing"][0], source),
                    chains=parse_chains(data.get("chain", []), source),
                    experiments=parse_experiments(data.get("experiments", {}), source, scale),
                    roles=parse_roles(data.get("roles"), source),
                    partitions=parse_partitions(data.get("partitions", {"enabled": False}), source),
                    rightsize=parse_rightsize(data.get("rightsize", {}), source),
                    elastic=parse_elastic(data.get("elastic_scaling", {}), source, ScenarioError),
-                   **_runtime(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
+                   **runtime_fields(parse_runtime(data.get("runtime", {}), source), chosen["order"][0], source))
 
     def build_policies(self) -> Policies:
         """The policy objects, built from their registry keys and parameters."""
@@ -347,7 +338,7 @@ class Scenario:
         jobs = window(jobs, start, self.end_utc)
         if given and not len(jobs):
             raise ScenarioError(f"{self.name}: no job was submitted in its window ([workload] start_utc "
-                                f"{_shown(start)}, end_utc {_shown(self.end_utc)})")
+                                f"{shown(start)}, end_utc {shown(self.end_utc)})")
         limits.check_jobs(len(jobs), self.growth, self.name)
         jobs = build_chains(scale_demand(compress(jobs, self.load_scale), self.growth, self.seed), self.chains,
                             self.name)
@@ -382,80 +373,3 @@ def _known_regions(scenario: Scenario, fleet: pd.DataFrame) -> None:
         if region not in regions:
             raise ScenarioError(f"{scenario.name}: {where} region {region!r} is not in the fleet; "
                                 f"its regions: {', '.join(sorted(regions))}")
-
-
-def _predictive(table: object, bursts: tuple, load_scale: float, source: str) -> PredictiveScaling:
-    """The [predictive_scaling] table; when on it needs [[burst]] pools to act on and arrivals as
-    recorded (the forecast is in the recorded hours)."""
-    settings = parse_predictive(table, source)
-    if settings.enabled:
-        if not bursts:
-            raise ScenarioError(f"{source}: [predictive_scaling] rents the [[burst]] pools' nodes; add a [[burst]] "
-                                "pool (region, gpu_type, max_nodes, ...)")
-        if load_scale != 1.0:
-            raise ScenarioError(f"{source}: [predictive_scaling] forecasts the recorded hours; it cannot run with "
-                                f"[workload] load_scale {load_scale:g} (use growth to add demand)")
-    return settings
-
-
-def _handoff(table: object, routing: str, source: str) -> Handoff:
-    """The [handoff] table; when on it needs a router to have sent work away from home."""
-    settings = parse_handoff(table, source)
-    if settings.enabled and registry.policy_class("routing", routing).traits.inert:
-        raise ScenarioError(f"{source}: [handoff] hands back work a routing policy sent away from home; routing "
-                            f"{routing!r} keeps every job home (choose follow-the-sun, overflow, cheapest, ...)")
-    return settings
-
-
-def _runtime(choice: RuntimeChoice, order: str, source: str) -> dict:
-    """The Scenario fields of a [runtime] choice; an order that reads failure probabilities needs them."""
-    if registry.policy_class("order", order).traits.needs_failure and not choice.failure:
-        raise ScenarioError(f"{source}: order {order!r} reads predicted failure probabilities; "
-                            "set [runtime] failure = true")
-    return {"runtime_source": choice.source, "runtime_quantile": choice.quantile, "predict_failure": choice.failure}
-
-
-def _within(table: dict, key: str, bounds: tuple[float, float], unit: str, source: str) -> float:
-    value, (low, high) = table.get(key, 1.0), bounds
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise ScenarioError(f"{source}: [workload] {key} must be a number from {low:g} to {high:g} ({unit}), "
-                            f"got {value!r}")
-    return float(value)
-
-
-def _time(table: dict, key: str, source: str) -> pd.Timestamp | None:
-    if key not in table:
-        return None
-    try:
-        stamp = pd.Timestamp(table[key])
-    except (ValueError, TypeError, OverflowError):
-        raise ScenarioError(f"{source}: {key} must be a date-time, got {table[key]!r}") from None
-    stamp = stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp
-    if not limits.EARLIEST <= stamp <= limits.LATEST:
-        raise ScenarioError(f"{source}: {key} must be between {limits.EARLIEST:%Y-%m-%d} and {limits.LATEST:%Y-%m-%d}, "
-                            f"got {table[key]!r}")
-    return stamp
-
-
-def _shown(stamp: pd.Timestamp | None) -> str:
-    return "none" if stamp is None else f"{stamp:%Y-%m-%d %H:%M}"
-
-
-def parse_fleet_edit(spec: dict, source: str) -> FleetEdit:
-    """One [[fleet]] table: region, gpu_type, add_gpus or remove_gpus (FleetEdit.gpus's range), tier optional."""
-    known_keys(spec, _FLEET, source, "[[fleet]] key")
-    missing = sorted({"region", "gpu_type"} - set(spec))
-    if missing or ("add_gpus" in spec) == ("remove_gpus" in spec):
-        raise ScenarioError(f"{source}: a [[fleet]] edit needs region, gpu_type and one of add_gpus, remove_gpus")
-    count, most = spec.get("add_gpus", spec.get("remove_gpus")), FLEET_GPUS.high
-    if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= most:
-        raise ScenarioError(f"{source}: add_gpus / remove_gpus must be a whole number of GPUs from 0 to "
-                            f"{most:,.0f}, got {count!r}")
-    if "tier" in spec and spec["tier"] not in TIERS:
-        raise ScenarioError(f"{source}: [[fleet]] tier {spec['tier']!r} is unknown; choose from {', '.join(TIERS)}")
-    like = spec.get("like")
-    if like is not None and (not isinstance(like, str) or not like.strip() or "add_gpus" not in spec):
-        raise ScenarioError(f"{source}: [[fleet]] like must name a region to clone add_gpus from, got {like!r}"
-                            + ("" if "add_gpus" in spec else " (like goes with add_gpus only)"))
-    return FleetEdit(str(spec["region"]), str(spec["gpu_type"]), count if "add_gpus" in spec else -count,
-                     spec.get("tier"), like.strip() if like else None)
