@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from sim_helpers import fleet, job
 
+from engine.analysis.runs.fairness import longest_waiting
 from engine.analysis.runs.job_story import (
     FACTOR_COLUMNS,
     StoryContext,
     factor_table,
     job_story,
-    longest_waiting,
     share_view,
     waiting_at,
 )

@@ -8,7 +8,7 @@ from dashboard.charts import fairness as charts_fairness
 from dashboard.charts.view import plot, say
 from dashboard.forms.job import open_button
 from engine.analysis.runs import catalogue
-from engine.analysis.runs.job_story import longest_waiting
+from engine.analysis.runs.fairness import longest_waiting
 from engine.core.errors import ScenarioError
 from engine.core.escaping import markdown_text as md
 from engine.core.reasons import EXPLAINED

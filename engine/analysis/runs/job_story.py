@@ -389,19 +389,3 @@ def factor_table(story: JobStory) -> pd.DataFrame:
     for m in tables:
         out[m.label] = m.factors["weighted"].to_numpy()
     return out
-
-
-def longest_waiting(result: SimulationResult, team: str | None = None, limit: int = 200) -> pd.DataFrame:
-    """row, job_id, team, wait_s (before the first start; to W when never started), longest first
-    (then by job id), of `team`'s jobs (every job when None), at most `limit`."""
-    jobs = result.jobs
-    horizon = horizon_s(result)
-    submit = jobs["submit_s"].to_numpy(np.float64)
-    wait = np.where(jobs["started"].to_numpy(bool), jobs["wait_s"].to_numpy(np.float64),
-                    np.maximum(horizon - np.maximum(submit, 0.0), 0.0))
-    table = pd.DataFrame({"row": np.arange(len(jobs)), "job_id": jobs["job_id"].astype(str).to_numpy(object),
-                          "team": jobs["team"].astype(str).to_numpy(object), "wait_s": wait})
-    if team is not None:
-        table = table[table["team"] == team]
-    table = table.sort_values(["wait_s", "job_id"], ascending=[False, True], kind="stable")
-    return table.head(limit).reset_index(drop=True)
