@@ -70,15 +70,15 @@ def floor_main(path: str) -> None:
     print(f"{len(submit)} jobs, mean wait {total_wait / len(submit):.1f} s")
 
 
-def timed_process(command: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak resident MB) of one process."""
+def timed_process(command: list[str], cwd: Path = REPO, output: bool = False) -> tuple:
+    """(wall seconds, peak resident MB) of one process run in `cwd`, and its standard output when `output`."""
     began = time.perf_counter()
-    done = subprocess.run(["/usr/bin/time", "-v", *command], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(["/usr/bin/time", "-v", *command], cwd=cwd, capture_output=True, text=True)
     seconds = time.perf_counter() - began
     if done.returncode:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
     peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
-    return seconds, peak_kb / 1024
+    return (seconds, peak_kb / 1024, done.stdout) if output else (seconds, peak_kb / 1024)
 
 
 def floor(repeat: int) -> float:
