@@ -50,8 +50,9 @@ WORLD_SHOWN = ("cost_usd", "idle_cost_usd", "cost_usd_per_year", "idle_cost_usd_
                "effective_usd_per_gpu_hour", "productive_usd_per_gpu_hour", "carbon_kg", "residency_violations")
 # Rows the world report adds for a run whose [data] tracks datasets or whose [roles] names edge or archive regions.
 MOVES = catalogue.keys("data", "roles")
-# The KPI tables' key column, wide enough for the longest keys ("inference_guarantee_violations").
-KEY_COLUMN = {"_index": st.column_config.Column("kpi", width=240)}
+# The KPI tables' key and label columns, wide enough for the longest ("inference_guarantee_violations",
+# "GPU-hours lost to reconfigurations").
+KEY_COLUMN = {"_index": st.column_config.Column("kpi", width=240), "what": st.column_config.Column(width=260)}
 GROUP_TABS = (("By workload class", "workload_class", "wi_by_class"), ("By team", "team", "wi_by_team"))
 # The per-group tables' columns: seconds shown as hours (h), under these headings.
 GROUP_HOURS = {"wait_mean_s": "mean wait", "wait_p50_s": "p50 wait", "wait_p95_s": "p95 wait", "wait_p99_s": "p99 wait",
