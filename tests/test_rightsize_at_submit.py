@@ -2,6 +2,8 @@
 memory at oom_at_fraction of its run and restarts with its request (engine.sim.processes.oom_restarts);
 the safety margin and classes of [rightsize] (engine.predict.size_source); Amdahl scaling of degraded
 elastic jobs ([elastic_scaling], engine.world.elastic); nothing changes without the tables."""
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -181,3 +183,17 @@ def test_the_job_story_counts_the_wait_after_the_restart():
     log = result.decisions[result.decisions["row"] == 0][["time_s", "decision"]]
     table, total = _reasons(0.0, log, 3000.0)
     assert total == 500.0 and table["reason"].tolist() == ["blocked-by-capacity"]
+
+
+def test_a_routed_job_whose_full_request_is_a_shape_of_its_own_keeps_its_price_row():
+    # Shapes are numbered over the given and the asked GPUs together: 2 -> 0, 4 -> 1 (j0's request only),
+    # 8 -> 2. The router's per-shape prices must have a row for each, so j1 (shape 2) routes. j0 (asks 4,
+    # given 2, peaked at 3) runs on n0 (2 GPUs), j1 on n1 (8); j0 runs out of memory at 500 s, waits with
+    # its request (4 GPUs: only n1 has them) until j1 ends at 1000 and runs 1000-2000.
+    jobs = pd.DataFrame([job(0, 0, 1000, 4), job(1, 0, 1000, 8)])
+    jobs["sized_gpus"], jobs["gpus_used_max"] = [2, np.nan], [3, 8]
+    policies = replace(FCFS, routing=registry.make("routing", "cheapest"))
+    result = simulate(build_workload(jobs, fleet(2, 8)), policies, 0,
+                      world=World(sizing=RightSize(enabled=True)))
+    assert result.jobs["end_s"].tolist() == [2000.0, 1000.0]
+    assert result.jobs["oom_restarts"].tolist() == [1, 0]

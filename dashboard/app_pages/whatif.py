@@ -15,6 +15,7 @@ from dashboard.forms.scenario_files import scenario_files, uploaded
 from dashboard.sections.clusters import clusters_section
 from dashboard.sections.interconnect import interconnect_section
 from dashboard.sections.partitions import partitions_section
+from dashboard.sections.quiet import quiet_section
 from dashboard.sections.relaxations import relaxations_section
 from engine.analysis.runs import catalogue
 from engine.analysis.runs.sim_series import (
@@ -47,6 +48,11 @@ HIGHER_IS_BETTER = {key for key in SHOWN if catalogue.higher_is_better(key)}
 # Cost and carbon rows (engine.analysis.runs.world_kpis), shown under the KPI table with the same deltas.
 WORLD_SHOWN = ("cost_usd", "idle_cost_usd", "cost_usd_per_year", "idle_cost_usd_per_year",
                "effective_usd_per_gpu_hour", "productive_usd_per_gpu_hour", "carbon_kg", "residency_violations")
+# Rows the world report adds for a run whose [data] tracks datasets or whose [roles] names edge or archive regions.
+MOVES = catalogue.keys("data", "roles")
+# The KPI tables' key and label columns, wide enough for the longest ("inference_guarantee_violations",
+# "GPU-hours lost to reconfigurations").
+KEY_COLUMN = {"_index": st.column_config.Column("kpi", width=240), "what": st.column_config.Column(width=260)}
 GROUP_TABS = (("By workload class", "workload_class", "wi_by_class"), ("By team", "team", "wi_by_team"))
 # The per-group tables' columns: seconds shown as hours (h), under these headings.
 GROUP_HOURS = {"wait_mean_s": "mean wait", "wait_p50_s": "p50 wait", "wait_p95_s": "p95 wait", "wait_p99_s": "p99 wait",
@@ -90,8 +96,8 @@ def _choose(dataset: str) -> tuple[list[tuple[str, dict]], float, int] | None:
     runtime = left.selectbox("Runtime the scheduler sees", [AS_SCENARIO, *RUNTIME_LABELS], key="wi_runtime",
                              help="Override every scenario's [runtime] source: the users' requests or the runtime "
                                   "model's prediction (jobs still run for their recorded runtimes)")
-    twins = right.checkbox("Compare with predictions: run every scenario again seeing predicted P50 runtimes",
-                           key="wi_twins")
+    twins = right.checkbox("Compare with predictions", key="wi_twins",  # a longer label is cut at a laptop's width
+                           help="run every scenario again, its scheduler seeing predicted P50 runtimes")
     seeds = left.number_input("Demand resamplings for the headroom (seeds)", min_value=1, max_value=9, value=3,
                               step=1, key="wi_seeds", help="each candidate's load headroom is measured over this "
                                                             "many resamplings of the demand; the spread is shown")
@@ -195,7 +201,7 @@ def _kpis(runs: list[data.WhatIfRun]) -> None:
                 delta, colour = _fmt_delta(key, diff), "off" if diff == 0 else colour
             value = _fmt(key, run.kpis[key]) if key in run.kpis else "n/a"
             col.metric(say(SHOWN[key][0]), value, delta, delta_color=colour)
-    st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_kpis")
+    st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_kpis", column_config=KEY_COLUMN)
 
 
 def _described(table):
@@ -207,7 +213,8 @@ def _described(table):
 
 
 def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dict]], days: float) -> None:
-    """Cost, idle cost and carbon side by side with deltas, under the Cost & carbon page's assumptions."""
+    """Cost, idle cost and carbon side by side with deltas, under the Cost & carbon page's assumptions, and the
+    data-movement and region-roles rows of a run whose [data] or [roles] adds them (catalogue groups "data", "roles")."""
     edited = st.session_state.get("cost_assumptions")
     assumptions = data.assumptions_from_text(edited) if edited else None
     try:
@@ -216,10 +223,11 @@ def _world(dataset: str, runs: list[data.WhatIfRun], chosen: list[tuple[str, dic
         st.warning(markdown_text(f"Cost and carbon could not be computed: {exc}"))
         return
     shown = [*WORLD_SHOWN[:2], "cost_burst_usd", *WORLD_SHOWN[2:]] \
-        if any(report.kpis["cost_burst_usd"] for report in reports) else WORLD_SHOWN
-    table = kpi_comparison([(name, {key: report.kpis[key] for key in shown})
+        if any(report.kpis["cost_burst_usd"] for report in reports) else list(WORLD_SHOWN)
+    shown += [key for key in catalogue.CATALOGUE if key in MOVES and any(key in report.kpis for report in reports)]
+    table = kpi_comparison([(name, {key: report.kpis[key] for key in shown if key in report.kpis})
                             for name, report in zip(_labels(runs), reports)])
-    st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_world_kpis")
+    st.dataframe(_described(table), height=35 * (len(table) + 1) + 3, key="wi_world_kpis", column_config=KEY_COLUMN)
     notes = list(dict.fromkeys(note for report in reports for note in report.assumed))
     st.caption(say("Cost in USD over the measured window W; carbon in kgCO2e = kW per GPU x GPU-hours x PUE x the "
                    "region's grid intensity at the local hour / 1000. Assumptions: as set on the Cost & carbon page.")
@@ -329,6 +337,7 @@ if stored and stored[0] == dataset:
     if runs[0].result.notes:
         st.caption(markdown_text("Workload notes: " + "; ".join(runs[0].result.notes)))
     _kpis(runs)
+    quiet_section(_labels(runs), [r.kpis for r in runs])
     _world(dataset, runs, *st.session_state["wi_chosen"])
     _groups(runs)
     relaxations_section(_labels(runs), [r.result for r in runs])

@@ -11,6 +11,8 @@ from plotly.subplots import make_subplots
 from dashboard.charts.base import LEGEND_ABOVE, MIN_WAIT_H, PALETTE, WAIT_TICKS, layout
 from engine.core.escaping import plotly_text as esc
 
+LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0.0)
+
 
 def _layout(fig: go.Figure, title: str, height: int = 380) -> go.Figure:
     return layout(fig, title, height, LEGEND_ABOVE, top=80)
@@ -102,7 +104,9 @@ def stranded_parts(kpis: dict[str, dict]) -> go.Figure:
                              + "</extra>"))
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title_text="stranded GPU-hours", rangemode="tozero")
-    return _layout(fig, "GPU-hours idle while a waiting job could have used them")
+    # the legend below the bars: its three long names, stacked in half the page's width, covered the title above
+    fig = layout(fig, "GPU-hours idle while a waiting job could have used them", 440, LEGEND_BELOW, top=60)
+    return fig.update_layout(margin_b=90)
 
 
 def stranded_timeline(tables: dict[str, pd.DataFrame], origins: dict[str, pd.Timestamp]) -> go.Figure:

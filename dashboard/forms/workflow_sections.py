@@ -56,8 +56,9 @@ def chain_section(prefix: str, regions: list[str], teams: list[str]) -> list[dic
     edited = st.data_editor(frame, num_rows="dynamic", hide_index=True, key=f"{prefix}:chains", column_config={
         **{column: st.column_config.SelectboxColumn(f"stage {k + 1}", options=regions)
            for k, column in enumerate(STAGES)},
-        "chain_class": st.column_config.SelectboxColumn("class (blank: any)", options=list(WORKLOAD_CLASSES)),
-        "chain_team": st.column_config.SelectboxColumn("team (blank: any)", options=teams),
+        "chain_class": st.column_config.SelectboxColumn("class", options=list(WORKLOAD_CLASSES),
+                                                        help="the stages' jobs' class; blank: any"),
+        "chain_team": st.column_config.SelectboxColumn("team", options=teams, help="the stages' jobs' team; blank: any"),
         "count": st.column_config.NumberColumn("chains", min_value=1, max_value=CHAIN_COUNT_MAX, step=1,
                                                format="%d", default=10),
         "checkpoint_gb": st.column_config.NumberColumn("checkpoint (GB)", min_value=0.0, max_value=CHECKPOINT_GB_MAX,

@@ -10,3 +10,8 @@ JOB_STATUSES = ("completed", "failed", "cancelled", "preempted", "running", "pen
 TIERS = ("reserved", "on-demand", "spot")
 
 DEFAULT_REGION = "default"
+
+
+def class_label(workload_class: str) -> str:
+    """A workload class at the start of a label: capitalised, HPO in capitals."""
+    return "HPO" if workload_class == "hpo" else workload_class.capitalize()

@@ -30,14 +30,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from engine.core.bounds import checked_numbers
-from engine.core.vocabulary import WORKLOAD_CLASSES
+from engine.core.vocabulary import WORKLOAD_CLASSES, class_label
 
 MODELS = ("perfect", "amdahl")
 
 
 def _serial(default: float, workload_class: str):
     return field(default=default, metadata={"unit": "fraction", "min": 0.0, "max": 1.0,
-                                            "label": f"{workload_class.capitalize()}: serial fraction",
+                                            "label": f"{class_label(workload_class)}: serial fraction",
                                             "help": "of its one-GPU run time that more GPUs do not shorten"})
 
 

@@ -52,7 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from engine.core.bounds import checked_numbers
-from engine.core.vocabulary import WORKLOAD_CLASSES
+from engine.core.vocabulary import WORKLOAD_CLASSES, class_label
 
 LEVELS = ("node", "rack", "cluster", "region")
 NODE, RACK, CLUSTER, REGION = range(4)
@@ -64,7 +64,7 @@ def _gbps(default: float, label: str):
 
 
 def _share(default: float, workload_class: str):
-    return field(default=default, metadata={"label": f"{workload_class.capitalize()}: share of time communicating",
+    return field(default=default, metadata={"label": f"{class_label(workload_class)}: share of time communicating",
                                             "help": "of its run time in one rack"})
 
 

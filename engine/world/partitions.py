@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.core.vocabulary import class_label
 from engine.world.mig import SIZES
 
 MODES = ("mig", "time-slicing", "mps")
@@ -50,7 +51,7 @@ NONE = "none"
 
 
 def _profile(default: str, workload_class: str):
-    return field(default=default, metadata={"label": f"{workload_class.capitalize()}: MIG profile",
+    return field(default=default, metadata={"label": f"{class_label(workload_class)}: MIG profile",
                                             "choices": (*SIZES, NONE),
                                             "help": f"a {workload_class} job asking one GPU at most on one node "
                                                     "gets this instance ('none': not partitioned)"})

@@ -43,7 +43,8 @@ class Router:
         self.allowed = self.facts.allowed(pd.DataFrame({"job_id": w.job_id, "residency": w.residency
                                                         if w.residency is not None else None}))
         self.pool_in, self.fits_in = run.shape_pools, run.shape_fits
-        first = np.unique(run.shape, return_index=True)[1]
+        given = run.shape if run.asked_shape is None else np.concatenate([run.shape, run.asked_shape])
+        first = np.unique(given, return_index=True)[1] % max(len(w), 1)  # every shape, a full request's too
         self.price_in = np.array([[self.facts.usd_per_gpu_hour(n, w.gpu_type[j]) for n in self.names]
                                   for j in first]).reshape(len(first), len(self.names))
         self.capacity = [f.pool_capacity for f in self.fleets]
