@@ -157,3 +157,11 @@ def test_chains_build_on_a_table_that_already_has_empty_chain_columns():
         depends_on=pd.array([None, None], dtype="str"), checkpoint_gb=float("nan"), source_line=float("nan"))
     result = run_scenario(scenario(chain=[{"stages": ["r", "far"], "count": 1}]), rows, NODES)
     assert result.chains["predecessor_job_id"].tolist() == ["j0"]
+
+
+def test_a_chain_scenario_applied_to_no_jobs_gives_its_fleet():
+    # the GPUs-needed search applies a scenario to no jobs to read its fleet: no chain to build, no error
+    spec = scenario(chain=[{"stages": ["r", "far"], "count": 1}])
+    jobs = pd.DataFrame([job(0, 0, 100, 8), job(2, 60, 100, 8, region="far")])
+    applied, fleet = spec.apply(jobs.iloc[:0], NODES)
+    assert applied.empty and len(fleet) == len(NODES)

@@ -74,8 +74,10 @@ def parse_chains(entries: object, source: str) -> tuple[ChainSpec, ...]:
 
 
 def build_chains(jobs: pd.DataFrame, specs: tuple[ChainSpec, ...], name: str) -> pd.DataFrame:
-    """`jobs` with depends_on and checkpoint_gb set for the chains `specs` build (see the module docstring)."""
-    if not specs:
+    """`jobs` with depends_on and checkpoint_gb set for the chains `specs` build (see the module docstring).
+    No jobs, no chains: a scenario applied to no jobs (for its fleet alone, as the GPUs-needed search
+    does) builds none and is no error; a window without jobs is refused before (Scenario.apply)."""
+    if not specs or not len(jobs):
         return jobs
     jobs = jobs.copy()
     depends = (np.array(jobs["depends_on"].astype(object).where(jobs["depends_on"].notna(), None), dtype=object)
