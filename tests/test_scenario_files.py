@@ -27,6 +27,23 @@ def test_every_bundled_scenario_uploads_as_it_loads_and_round_trips(path, tmp_pa
     assert Scenario.load(written) == loaded
 
 
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
+def test_every_bundled_scenario_gives_its_fleet_for_no_jobs(path, sample_tables):
+    """The GPUs-needed search reads a scenario's fleet by applying it to no jobs: every section must
+    allow that (a [[chain]] refused it once, failing every search of a scenario with chains)."""
+    jobs, fleet = sample_tables
+    applied, edited = Scenario.load(path).apply(jobs.iloc[:0], fleet)
+    assert applied.empty and edited["gpus"].sum() > 0
+
+
+@pytest.fixture(scope="module")
+def sample_tables():
+    from engine.telemetry.sample import read_bundle
+
+    tables = read_bundle().tables
+    return tables["jobs"], tables["fleet"]
+
+
 def test_the_custom_scenario_dict_of_the_builder_round_trips(tmp_path):
     custom = {"name": "custom", "policies": {"order": {"key": "multifactor", "weight_age": 2.0},
                                             "backfill": {"key": "easy"}, "routing": {"key": "follow-the-sun"}},
