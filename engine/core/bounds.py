@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 TEN_YEARS_S = 10 * 365 * 86400.0
 
@@ -53,6 +53,12 @@ _SUFFIXES = (("_s", Bound("s", 0.0, TEN_YEARS_S)), ("_h", Bound("h", 0.0, TEN_YE
              ("_pct", Bound("%", 0.0, 100.0)))
 _WEIGHT = Bound("weight", -1e9, 1e9)
 _COUNT = Bound("count", 0.0, 1e9)
+
+
+def bounded_field(default, unit: str, low: float, high: float, what: str, label: str):
+    """A dataclass field whose metadata gives its unit, range, help and label (a scenario table's value:
+    the table's parser checks the range, the scenario builder draws its widget from them)."""
+    return field(default=default, metadata={"unit": unit, "min": low, "max": high, "help": what, "label": label})
 
 
 def bound_of(name: str, kind: type, metadata: Mapping | None = None) -> Bound | None:

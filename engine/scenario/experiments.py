@@ -31,14 +31,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.core.bounds import bounded_field
 from engine.core.errors import ScenarioError
 from engine.scenario.checks import declared
 
 KINDS = ("hpo", "batch")
-
-
-def _bounded(default, unit: str, low: float, high: float, what: str, label: str):
-    return field(default=default, metadata={"unit": unit, "min": low, "max": high, "help": what, "label": label})
 
 
 @dataclass(frozen=True)
@@ -46,14 +43,14 @@ class ExperimentSettings:
     """The [experiments] table's numbers (the module docstring explains each); the fields' metadata gives
     their unit, range, help and label (the scenario builder draws its widgets from them)."""
 
-    fill_share: float = _bounded(0.5, "share", 0.0, 1.0, "of the forecast idle GPU-hours in the teams' off-hours",
-                                 "Share of the idle gap to fill")
-    gpus: int = _bounded(1, "GPUs", 1, 64, "GPUs per experiment job (one node)", "GPUs per job")
-    duration_h: float = _bounded(2.0, "h", 0.25, 72.0, "hours each experiment job runs", "Hours per job")
-    weeks: int = _bounded(4, "weeks", 1, 52, "history weeks each hour of the week is forecast from",
-                          "Forecast from the last")
-    demand_quantile: float = _bounded(0.5, "quantile", 0.0, 1.0, "of those weeks' demand at that hour (higher: "
-                                      "less idle forecast)", "Demand quantile")
+    fill_share: float = bounded_field(0.5, "share", 0.0, 1.0, "of the forecast idle GPU-hours in the teams' off-hours",
+                                      "Share of the idle gap to fill")
+    gpus: int = bounded_field(1, "GPUs", 1, 64, "GPUs per experiment job (one node)", "GPUs per job")
+    duration_h: float = bounded_field(2.0, "h", 0.25, 72.0, "hours each experiment job runs", "Hours per job")
+    weeks: int = bounded_field(4, "weeks", 1, 52, "history weeks each hour of the week is forecast from",
+                               "Forecast from the last")
+    demand_quantile: float = bounded_field(0.5, "quantile", 0.0, 1.0, "of those weeks' demand at that hour (higher: "
+                                           "less idle forecast)", "Demand quantile")
 
 
 @dataclass(frozen=True)

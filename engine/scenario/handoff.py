@@ -28,11 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.core.bounds import bounded_field
 from engine.scenario.checks import declared
-
-
-def _bounded(default, unit: str, low: float, high: float, what: str, label: str):
-    return field(default=default, metadata={"unit": unit, "min": low, "max": high, "help": what, "label": label})
 
 
 @dataclass(frozen=True)
@@ -43,18 +40,18 @@ class Handoff:
     enabled: bool = field(default=False, metadata={
         "help": "running flexible work borrowed from other regions moves on as a region's working day begins",
         "label": "Hand running work over"})
-    checkpoint_min: float = _bounded(10.0, "min", 0.0, 1440.0, "writing the checkpoint (GPUs held, no progress)",
-                                     "Checkpoint time")
-    checkpoint_gb_per_gpu: float = _bounded(16.0, "GB per GPU", 0.0, 1e5, "the checkpoint's size per GPU held",
-                                            "Checkpoint size")
-    transfer_gbps: float = _bounded(0.0, "Gbit/s", 0.0, 1e6, "the link the checkpoint crosses (0: the [data] "
-                                    "table's bandwidth)", "Checkpoint link")
-    restart_min: float = _bounded(5.0, "min", 0.0, 1440.0, "loading the checkpoint at the destination",
-                                  "Restart time")
-    min_run_h: float = _bounded(4.0, "h", 0.0, 1e4, "a job runs this long in a region before it moves again",
-                                "Minimum run between moves")
-    min_left_h: float = _bounded(2.0, "h", 0.0, 1e4, "only jobs with at least this much of their request left",
-                                 "Smallest request left")
+    checkpoint_min: float = bounded_field(10.0, "min", 0.0, 1440.0, "writing the checkpoint (GPUs held, no progress)",
+                                          "Checkpoint time")
+    checkpoint_gb_per_gpu: float = bounded_field(16.0, "GB per GPU", 0.0, 1e5, "the checkpoint's size per GPU held",
+                                                 "Checkpoint size")
+    transfer_gbps: float = bounded_field(0.0, "Gbit/s", 0.0, 1e6, "the link the checkpoint crosses (0: the [data] "
+                                         "table's bandwidth)", "Checkpoint link")
+    restart_min: float = bounded_field(5.0, "min", 0.0, 1440.0, "loading the checkpoint at the destination",
+                                       "Restart time")
+    min_run_h: float = bounded_field(4.0, "h", 0.0, 1e4, "a job runs this long in a region before it moves again",
+                                     "Minimum run between moves")
+    min_left_h: float = bounded_field(2.0, "h", 0.0, 1e4, "only jobs with at least this much of their request left",
+                                      "Smallest request left")
 
     def link_gbps(self, data_gbps: float) -> float:
         """The checkpoint's bandwidth: this table's, else the [data] table's (0: instant)."""

@@ -30,16 +30,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from engine.core.bounds import bounded_field
 from engine.core.errors import ScenarioError
 from engine.predict.demand_forecast import WEEK_H, backtest, hourly_demand, seasonal_forecast
 from engine.scenario.checks import declared
 
 ERROR_COLUMNS = ["region", "gpu_type", "history_weeks", "weeks", "headroom_quantile", "held_out_weeks", "mae_gpus",
                  "mape_pct", "naive_mae_gpus", "naive_mape_pct"]
-
-
-def _bounded(default, unit: str, low: float, high: float, what: str, label: str):
-    return field(default=default, metadata={"unit": unit, "min": low, "max": high, "help": what, "label": label})
 
 
 def _switch(default: bool, what: str, label: str):
@@ -52,13 +49,13 @@ class PredictiveScaling:
     metadata gives their unit, range, help and label (the scenario builder draws its widgets from them)."""
 
     enabled: bool = _switch(False, "the [[burst]] pools rent ahead of the forecast peak", "Scale ahead of the forecast")
-    weeks: int = _bounded(4, "weeks", 1, 52, "history weeks each hour of the week is forecast from",
-                          "Forecast from the last")
-    headroom_quantile: float = _bounded(0.75, "quantile", 0.0, 1.0, "of those weeks' demand at that hour "
-                                        "(0.5: the median)", "Headroom quantile")
-    lead_min: float = _bounded(30.0, "min", 0.0, 1440.0, "rent this long before the forecast hour", "Lead time")
-    min_shortfall_gpus: float = _bounded(8.0, "GPUs", 0.0, 1e6, "a smaller forecast shortfall is left alone",
-                                         "Smallest shortfall acted on")
+    weeks: int = bounded_field(4, "weeks", 1, 52, "history weeks each hour of the week is forecast from",
+                               "Forecast from the last")
+    headroom_quantile: float = bounded_field(0.75, "quantile", 0.0, 1.0, "of those weeks' demand at that hour "
+                                             "(0.5: the median)", "Headroom quantile")
+    lead_min: float = bounded_field(30.0, "min", 0.0, 1440.0, "rent this long before the forecast hour", "Lead time")
+    min_shortfall_gpus: float = bounded_field(8.0, "GPUs", 0.0, 1e6, "a smaller forecast shortfall is left alone",
+                                              "Smallest shortfall acted on")
     reserved: bool = _switch(False, "pay the region's reserved price (a capacity block) instead of the burst "
                              "price", "Reserved, not rented")
     reactive: bool = _switch(False, "the pools also rent when the queue's head has waited", "Keep reactive bursts")

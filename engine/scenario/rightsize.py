@@ -30,16 +30,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from engine.core.bounds import bounded_field
 from engine.core.errors import ScenarioError
 from engine.core.vocabulary import WORKLOAD_CLASSES
 from engine.scenario.checks import declared
 
 ALL_CLASSES = ",".join(c for c in WORKLOAD_CLASSES if c != "unknown")
 TRAIN_SHARE = 0.7  # predictions without a window start: train on the first 70 % of submits
-
-
-def _bounded(default, unit: str, low: float, high: float, what: str, label: str):
-    return field(default=default, metadata={"unit": unit, "min": low, "max": high, "help": what, "label": label})
 
 
 @dataclass(frozen=True)
@@ -49,11 +46,11 @@ class RightSize:
 
     enabled: bool = field(default=False, metadata={"help": "give jobs their predicted GPUs instead of their request",
                                                     "label": "Right-size at submit"})
-    quantile: float = _bounded(0.9, "quantile", 0.05, 0.99, "of the used share predicted (nine jobs in ten use no "
-                               "more at 0.9)", "Need quantile")
-    margin_pct: float = _bounded(0.0, "%", 0.0, 100.0, "GPUs kept above the prediction", "Safety margin")
-    oom_at_fraction: float = _bounded(0.5, "fraction", 0.01, 1.0, "of its run time at which a job given too "
-                                      "little fails out of memory", "Out of memory at")
+    quantile: float = bounded_field(0.9, "quantile", 0.05, 0.99, "of the used share predicted (nine jobs in ten use no "
+                                    "more at 0.9)", "Need quantile")
+    margin_pct: float = bounded_field(0.0, "%", 0.0, 100.0, "GPUs kept above the prediction", "Safety margin")
+    oom_at_fraction: float = bounded_field(0.5, "fraction", 0.01, 1.0, "of its run time at which a job given too "
+                                           "little fails out of memory", "Out of memory at")
     classes: str = field(default=ALL_CLASSES, metadata={"help": "comma-separated workload classes it applies to",
                                                         "label": "Classes"})
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
-def _bounded(default: float, unit: str, low: float, high: float, what: str, label: str):
-    return field(default=default, metadata={"unit": unit, "min": low, "max": high, "help": what, "label": label})
+from engine.core.bounds import bounded_field
 
 
 @dataclass(frozen=True)
@@ -15,21 +13,22 @@ class DataModel:
     the plain transfer delay is on, so the simulator tracks datasets, replicas and transfers. Each field's
     metadata gives its unit, range, help and label (the scenario builder draws its widgets from them)."""
 
-    transfer_gbps: float = _bounded(0.0, "Gbit/s", 0.0, 1e6, "bandwidth between regions (0: instant)",
-                                    "Bandwidth between regions")
-    replicate_after: int = _bounded(0, "jobs", 0, 1e9, "replicate a dataset to a region after this many jobs "
-                                                       "there needed it (0: never)", "Replicate a dataset after")
-    storage_usd_per_gb_month: float = _bounded(0.023, "USD per GB-month", 0.0, 1000.0, "a replica's storage price",
-                                               "Replica storage")
+    transfer_gbps: float = bounded_field(0.0, "Gbit/s", 0.0, 1e6, "bandwidth between regions (0: instant)",
+                                         "Bandwidth between regions")
+    replicate_after: int = bounded_field(0, "jobs", 0, 1e9, "replicate a dataset to a region after this many jobs "
+                                                            "there needed it (0: never)", "Replicate a dataset after")
+    storage_usd_per_gb_month: float = bounded_field(0.023, "USD per GB-month", 0.0, 1000.0, "a replica's storage price",
+                                                    "Replica storage")
     prefetch: bool = field(default=False, metadata={"help": "start the transfer when the job is queued",
                                                     "label": "Prefetch while queued"})
-    compression_ratio: float = _bounded(1.0, "x", 1.0, 1000.0, "raw size / size moved", "Compression ratio")
-    compress_s_per_gb: float = _bounded(0.0, "CPU-s per GB", 0.0, 86_400.0,
-                                        "CPU seconds to compress and decompress a GB of raw data", "Compression CPU")
+    compression_ratio: float = bounded_field(1.0, "x", 1.0, 1000.0, "raw size / size moved", "Compression ratio")
+    compress_s_per_gb: float = bounded_field(0.0, "CPU-s per GB", 0.0, 86_400.0,
+                                             "CPU seconds to compress and decompress a GB of raw data",
+                                             "Compression CPU")
     incremental: bool = field(default=False, metadata={"help": "repeat jobs move only the changed fraction",
                                                        "label": "Incremental sync"})
-    changed_fraction: float = _bounded(0.1, "fraction", 0.0, 1.0, "share of a dataset changed between two jobs",
-                                       "Changed between two jobs")
+    changed_fraction: float = bounded_field(0.1, "fraction", 0.0, 1.0, "share of a dataset changed between two jobs",
+                                            "Changed between two jobs")
 
     @property
     def moves(self) -> bool:

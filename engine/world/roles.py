@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.core.bounds import bounded_field
+
 ROLE_NAMES = ("primary", "overflow", "disaster_recovery", "edge", "archive")
 CHECKPOINT_PLACES = ("local", "archive")
 # S3 Glacier Flexible Retrieval, us-east-1 list price (aws.amazon.com/s3/pricing, 2024): $0.0036 per
@@ -35,7 +37,7 @@ def _regions(label: str, what: str):
 
 
 def _bounded(default: float, unit: str, high: float, label: str, what: str):
-    return field(default=default, metadata={"unit": unit, "min": 0.0, "max": high, "label": label, "help": what})
+    return bounded_field(default, unit, 0.0, high, what, label)
 
 
 @dataclass(frozen=True)
