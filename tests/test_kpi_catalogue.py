@@ -38,7 +38,7 @@ def test_every_entry_is_complete():
 
 def test_a_runs_kpis_are_the_catalogues_sim_fairness_stranded_and_matching_keys(day):
     computed = set(day.kpis)
-    assert computed - keys("fragmentation") == keys("sim", "fairness", "stranded", "matching")
+    assert computed - keys("fragmentation") == keys("sim", "fairness", "stranded", "matching", "day_start")
     assert computed & keys("fragmentation") in (set(), keys("fragmentation"))
 
 
@@ -54,9 +54,9 @@ def test_the_readme_documents_every_key_and_no_other():
     kpi_table = text[text.index("| key | unit | meaning |"):].split("\n\n", 1)[0]
     table = {key for row in re.findall(r"^\| (`[a-z_0-9]+`(?:, `[a-z_0-9]+`)*) \|", kpi_table, flags=re.M)
              for key in re.findall(r"`([a-z_0-9]+)`", row)}
-    assert table == keys("sim", "fragmentation", "relaxation", "interconnect", "handoff", "partitions", "rightsize",
-                         "cluster", "stranded", "fairness", "matching", "world", "data", "workflow", "experiments",
-                         "roles")
+    assert table == keys("sim", "fragmentation", "relaxation", "interconnect", "handoff", "day_start", "partitions",
+                         "rightsize", "cluster", "stranded", "fairness", "matching", "world", "data", "workflow",
+                         "experiments", "roles")
     for key in keys("headroom"):  # the JSON document's keys, as `meridian headroom --json` prints them
         assert f'"{key}"' in text, key
 

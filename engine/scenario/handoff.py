@@ -10,6 +10,8 @@
     min_run_h = 4               # a job runs this long in a region (since it started or restarted there)
                                 # before it may be moved again
     min_left_h = 2              # only long-running work: at least this much of its request left
+    recheck_h = 0               # look again during the working day's first hours (0: at its start only)
+    recheck_every_min = 60      # how often within those hours
 
 Semantics (engine.sim.processes.handoff). When a region's working day begins (its calendar:
 engine.world.facts.region_calendar, its country's working week and holidays unless [[region]]
@@ -22,7 +24,14 @@ that its residency allows (never a region its data may not go to): its home firs
 hand-off: work goes back as its own region's day ends), else the one with the most room, then the
 lowest index. The move costs `checkpoint_min` (the job keeps its GPUs), then `checkpoint_gb_per_gpu`
 x GPUs x 8 / `transfer_gbps` seconds in transit (no GPUs held), then `restart_min` of running at the
-destination before it progresses again. Every number has a unit and a range (the fields' metadata).
+destination before it progresses again. With `recheck_h` > 0 the region looks again every
+`recheck_every_min` for the first `recheck_h` hours of its working day (at the day's start + k x
+`recheck_every_min` while that is within `recheck_h` and the day's calendar is still at work: at most
+`recheck_h` x 60 / `recheck_every_min` looks a day), since its backlog may build after 9:00; a move
+decided at a re-check has the reason "working-day-recheck". Under the scenario's `calendar = "team"`
+(engine.world.team_hours) the day starts are each home team's: when a team homed in the region begins its
+day, the shortfall of that team's waiting work triggers the hand-over, and a destination is off-hours
+when no team homed there is at work. Every number has a unit and a range (the fields' metadata).
 """
 from __future__ import annotations
 
@@ -52,6 +61,10 @@ class Handoff:
                                      "Minimum run between moves")
     min_left_h: float = bounded_field(2.0, "h", 0.0, 1e4, "only jobs with at least this much of their request left",
                                       "Smallest request left")
+    recheck_h: float = bounded_field(0.0, "h", 0.0, 24.0, "look again during the working day's first hours "
+                                     "(0: at its start only)", "Re-check window")
+    recheck_every_min: float = bounded_field(60.0, "min", 5.0, 1440.0, "how often to look again within the "
+                                             "re-check window", "Re-check interval")
 
     def link_gbps(self, data_gbps: float) -> float:
         """The checkpoint's bandwidth: this table's, else the [data] table's (0: instant)."""

@@ -15,6 +15,8 @@
                                     # kept (seeded resampling: engine.scenario.demand)
     timer_s = 600                   # top level, optional: a scheduling pass every 10 min while jobs
                                     # wait (for time-dependent orders); 0 (default): events only
+    calendar = "team"               # top level, optional: whose working hours the router, timing and
+                                    # [handoff] count: "region" (default) or "team" (engine.world.team_hours)
     [[fleet]]                       # optional fleet edits, applied in order
     region = "us-east"
     gpu_type = "H100"
@@ -130,11 +132,12 @@ from engine.world.interconnect import Interconnect, parse_interconnect
 from engine.world.latency import Latency, parse_latency
 from engine.world.partitions import Partitions
 from engine.world.roles import Roles
+from engine.world.team_hours import REGION, parse_calendar_choice
 
 DEFAULTS = {"order": "fcfs", "placement": "first-fit", "backfill": "none", "admission": "accept-all",
             "gang": "lowest-index", "routing": "home-only", "timing": "immediate", "quota": "none",
             "preemption": "none", "cluster": "any"}
-_TOP = {"name", "seed", "timer_s", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
+_TOP = {"name", "seed", "timer_s", "calendar", "policies", "workload", "fleet", "region", "latency", "queue", "quota", "team",
         "spot", "data", "outage", "burst", "runtime", "interconnect", "clusters", "predictive_scaling",
         "handoff", "chain", "experiments", "roles", "partitions", "rightsize", "elastic_scaling"}
 # _TOP's [name] tables, and its [[name]] lists of tables
@@ -179,6 +182,7 @@ class Scenario:
     partitions: Partitions = field(default_factory=Partitions)
     rightsize: RightSize = field(default_factory=RightSize)
     elastic: ElasticScaling = field(default_factory=ElasticScaling)
+    calendar: str = REGION
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
@@ -228,6 +232,7 @@ class Scenario:
         return cls(name=str(data.get("name", default_name)), policies=chosen, seed=seed,
                    start_utc=start, end_utc=end,
                    load_scale=scale, growth=growth, timer_s=float(timer),
+                   calendar=parse_calendar_choice(data.get("calendar", REGION), source, ScenarioError),
                    fleet_edits=tuple(parse_fleet_edit(e, source) for e in data.get("fleet", [])),
                    region_edits=parse_region_edits(data.get("region", []), source),
                    latency=parse_latency(data["latency"], source, ScenarioError) if "latency" in data else None,
@@ -276,6 +281,8 @@ class Scenario:
             world = replace(world, interconnect=self.interconnect)
         if self.handoff.enabled:
             world = replace(world, handoff=self.handoff)
+        if self.calendar != REGION:
+            world = replace(world, calendar=self.calendar)
         if any(edit.like is not None for edit in self.fleet_edits):
             world = like_world(world, self.fleet_edits)
         if self.roles is not None:

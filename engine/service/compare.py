@@ -2,8 +2,9 @@
 
 One code path for `meridian simulate`, `meridian compare` and the executive report
 (engine.service.report), so that their numbers reconcile. Per scenario: the simulation result, its KPIs
-(engine.analysis.runs.sim_metrics.kpis, with fairness, and the resource matching of
-engine.analysis.runs.matching when its jobs carry workload classes), and, when the fleet is priced (any GPU type but
+(engine.analysis.runs.sim_metrics.kpis, with fairness, the resource matching of
+engine.analysis.runs.matching when its jobs carry workload classes, and the home work waiting at a
+working-day start of engine.analysis.runs.handoff.day_start_kpis), and, when the fleet is priced (any GPU type but
 "cpu", or an SWF log's processors whose prices the dataset gives: see `priced`) or asked for, the cost, carbon and residency KPIs
 (engine.analysis.runs.world_kpis.world_report on the fleet the scenario ran on and the dataset's world
 tables with the scenario's region edits), and its stranded capacity: GPU-hours idle while a waiting
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from engine.analysis.runs.cost import CostAssumptions
+from engine.analysis.runs.handoff import day_start_kpis
 from engine.analysis.runs.matching import matching_kpis
 from engine.analysis.runs.sim_metrics import kpis
 from engine.analysis.runs.stranded import Stranded, stranded
@@ -133,12 +135,12 @@ def world_of(world_tables: dict[str, pd.DataFrame]) -> World:
 
 def run_one(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame, tables: World,
             strand: bool = True) -> Run:
-    """One scenario's run with its simulation and resource-matching KPIs and (`strand`) its stranded capacity; no world KPIs
+    """One scenario's run with its simulation, resource-matching and day-start KPIs and (`strand`) its stranded capacity; no world KPIs
     (`with_world` adds them)."""
     edited, ran_jobs, ran_fleet = prepared(scenario, jobs, fleet, tables)
     workload = build_workload(ran_jobs, ran_fleet)
     result = run_prepared(scenario, edited, workload)
-    values = {**kpis(result), **matching_kpis(result, ran_fleet)}
+    values = {**kpis(result), **matching_kpis(result, ran_fleet), **day_start_kpis(result, edited)}
     idle = stranded(result, workload, edited.regions) if strand else None
     if idle is not None:
         values = {**values, **idle.kpis()}

@@ -2,9 +2,10 @@
 (engine.sim.processes.handoff) and of its measure, the wait of home work at a day's start
 (engine.analysis.runs.handoff).
 
-A region's calendar is engine.world.facts.region_calendar of its regions-table row with the world's
-[[region]] calendar edits (its country's working week and holidays, 9-18 local, unless overridden);
-a region missing from the table works on UTC with no holidays.
+A region's calendar is engine.world.facts.World.region_calendar_of: its regions-table row with the
+world's [[region]] calendar edits (its country's working week and holidays, 9-18 local, unless
+overridden); a region missing from the table works on UTC with no holidays. Under a scenario's
+`calendar = "team"` a region's day starts once per team homed there (engine.world.team_hours).
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import math
 import numpy as np
 
 from engine.world.calendar import DAY_S, Calendar
-from engine.world.facts import World, region_calendar
+from engine.world.facts import World
+from engine.world.team_hours import job_calendars, team_mode
 
 
 class DayStarts:
@@ -52,12 +54,15 @@ class DayStarts:
         return self.calendar.at_work_at(self.origin_s + t)
 
 
-def region_day_starts(world: World, names: list[str], origin_s: float) -> list[DayStarts]:
-    """Each of the regions `names`' working-day starts (see the module docstring)."""
-    regions = world.regions.set_index("region") if world.regions is not None and len(world.regions) else None
-    out = []
-    for name in names:
-        row = regions.loc[name].to_dict() if regions is not None and name in regions.index \
-            else {"timezone": "UTC", "country": None}
-        out.append(DayStarts(region_calendar(row, (world.calendars or {}).get(name, {})), origin_s))
-    return out
+def handoff_clocks(world: World, teams, homes: list[int], names: list[str]) -> tuple[list[tuple[int, Calendar]],
+                                                                                  list[int]]:
+    """The working-day clocks of live follow-the-sun, (region index, calendar) each, and each job's clock
+    (jobs: their `teams` and `homes`, indices into `names`). By default one clock per region of `names`,
+    its own calendar, every job on its home's; under `calendar = "team"` one per home region and calendar
+    its jobs keep (engine.world.team_hours.job_calendars: a listed team's, else the region's)."""
+    if not team_mode(world):
+        return [(r, world.region_calendar_of(name)) for r, name in enumerate(names)], list(homes)
+    calendars, index = job_calendars(world, teams, homes, names)
+    keys: dict[tuple[int, int], int] = {}
+    clock_of = [keys.setdefault((home, k), len(keys)) for home, k in zip(homes, index)]
+    return [(home, calendars[k]) for home, k in keys], clock_of

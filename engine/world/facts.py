@@ -6,7 +6,9 @@ may be None. `RegionFacts` turns them into arrays over the simulator's regions:
   900 s) from the workload's time 0), from `Calendar.from_region` (9-18 local on its country's
   working week, engine.world.countries, minus the public holidays of its country; DST through
   zoneinfo) or, for a region in `World.calendars` (a scenario's [[region]] edits,
-  engine.scenario.world), the working days, hours and holiday country given there. A quarter-hour grid is exact for zones whose offset is a multiple of 15 minutes,
+  engine.scenario.world), the working days, hours and holiday country given there. Under a
+  scenario's `calendar = "team"` (engine.world.team_hours) a region is at work while any team the
+  teams table homes there is, and `work_row(team, r)` gives a job's own team's hours. A quarter-hour grid is exact for zones whose offset is a multiple of 15 minutes,
   i.e. all of them in use.
 - `g_co2e[r, q]`: the grid intensity of region r at the local hour of quarter q (the carbon
   table's profile through engine.world.grid: a region without one gets its default, a missing hour
@@ -36,6 +38,7 @@ from engine.world.partitions import Partitions
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
 from engine.world.roles import Roles
+from engine.world.team_hours import listed_teams, region_row, team_mode, working_calendars
 
 QUARTER_S = 900.0
 
@@ -64,6 +67,7 @@ class World:
     roles: Roles | None = None  # primary, overflow, disaster recovery, edge and archive regions ([roles])
     sizing: object | None = None  # engine.scenario.rightsize.RightSize: jobs given their predicted GPUs
     elastic: ElasticScaling = ElasticScaling()  # perfect: a degraded elastic job runs runtime x asked / given
+    calendar: str = "region"  # whose working hours count: "region" or "team" (engine.world.team_hours)
 
     @classmethod
     def of_dataset(cls, store, dataset: str) -> "World":
@@ -76,6 +80,11 @@ class World:
         if self.teams is None or self.teams.empty or "share_weight" not in self.teams:
             return {}
         return dict(zip(self.teams["team"].astype(str), self.teams["share_weight"].astype(float)))
+
+    def region_calendar_of(self, name: str) -> Calendar:
+        """Region `name`'s calendar: `region_calendar` of its regions row (UTC, no holidays, for a region
+        the table lacks) with its [[region]] calendar edits."""
+        return region_calendar(region_row(self.regions, name), (self.calendars or {}).get(name, {}))
 
 
 def on_demand_prices(prices: pd.DataFrame | None) -> dict[tuple, float]:
@@ -122,10 +131,10 @@ class RegionFacts:
         self.at_work = np.zeros((len(names), len(quarters)), bool)
         self.g_co2e = np.zeros((len(names), len(quarters)))
         carbon, overrides = _rows(world.carbon), world.calendars or {}
+        working = working_calendars(world, names)
         for r, name in enumerate(names):
-            row = known.loc[name].to_dict() if name in known.index else {"timezone": "UTC", "country": None}
-            calendar = region_calendar(row, overrides.get(name, {}))
-            self.at_work[r] = calendar.at_work(instants)
+            calendar = world.region_calendar_of(name)
+            self.at_work[r] = np.logical_or.reduce([c.at_work(instants) for c in working[r]])
             by_hour, _ = hourly_intensity(carbon, name)
             self.g_co2e[r] = by_hour[(calendar.local_seconds(instants) // 3600) % 24]
         self.price_factor = np.ones((len(names), len(quarters)))  # x on-demand price: off-peak discounts
@@ -140,6 +149,14 @@ class RegionFacts:
         self.egress_usd_per_gb = np.array([float(pd.to_numeric(egress.get(n), errors="coerce"))
                                            if n in egress.index else np.nan for n in names], np.float64)
         self._prices = on_demand_prices(world.prices)
+        self.team_at_work = {team: calendar.at_work(instants) for team, calendar in
+                             (listed_teams(world.teams) if team_mode(world) else {}).items()}
+
+    def work_row(self, team: str, r: int) -> np.ndarray:
+        """Bool per quarter: a job of `team` whose home is region r is at work (its team's calendar under
+        `calendar = "team"` when the teams table lists the team, else the region's `at_work` row)."""
+        row = self.team_at_work.get(team)
+        return self.at_work[r] if row is None else row
 
     def quarter(self, now_s: float) -> int:
         return min(int(now_s // QUARTER_S), self.at_work.shape[1] - 1)

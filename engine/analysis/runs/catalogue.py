@@ -5,7 +5,8 @@ the tests read it; the README's KPI table documents the same keys (a test checks
 Groups: "sim" (engine.analysis.runs.sim_metrics.kpis), "fragmentation" (only runs that sample it),
 "relaxation" (engine.analysis.runs.relaxation, only runs whose routing relaxes soft constraints),
 "interconnect" (engine.analysis.runs.interconnect, only runs with an [interconnect]), "handoff"
-(engine.analysis.runs.handoff, only runs under [handoff]), "partitions" (engine.analysis.runs.partitions,
+(engine.analysis.runs.handoff, only runs under [handoff]), "day_start" (engine.analysis.runs.handoff.day_start_kpis,
+every run engine.service.compare makes: it needs the world's calendars), "partitions" (engine.analysis.runs.partitions,
 only runs with [partitions]), "rightsize" (engine.analysis.runs.rightsize, only runs with [rightsize]),
 "cluster" (engine.analysis.runs.clusters: the columns of a run's by-cluster table, one value per cluster),
 "stranded" (engine.analysis.runs.stranded), "matching" (engine.analysis.runs.matching, only runs with
@@ -96,6 +97,9 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("handoff_jobs", "Jobs handed off", "jobs", "", "int"),
            ("handoff_lost_gpu_hours", "GPU-hours lost to hand-offs", "GPU-hours", "lower", "one"),
            ("handoff_moved_gpu_hours", "GPU-hours handed off", "GPU-hours", "", "int")),
+    *_rows("day_start",
+           ("day_start_wait_jobs", "Home work waiting at a day start", "jobs", "lower", "int"),
+           ("day_start_wait_mean_s", "Its mean wait", "s", "lower", "duration")),
     *_rows("partitions",
            ("mig_instances", "MIG instances", "instances", "", "int"),
            ("mig_slice_gpu_hours", "GPU-hours held on MIG instances", "GPU-hours", "", "int"),

@@ -7,21 +7,25 @@ at the move x those GPUs (a job moved twice counts twice).
 
 `day_start_wait` measures what the hand-off is for, on any run (with or without [handoff], so a
 scenario can be compared with its baseline): the home work waiting at a working-day start, i.e. the
-jobs waiting in their home region (region = home_region) at some working-day start of that region
+jobs waiting in their home region (region = home_region) at some working-day start of their calendar
 inside the window (submitted at or before it, not started by it, not turned away), and their mean
 wait before their first start (to giving up for a job withdrawn, to the window's end for one never
-started), each job counted once. It needs the regions' calendars (engine.world.day_starts), so it
-is not in the catalogue's run KPIs (`kpis` sees no world).
+started), each job counted once. A job's calendar is its home region's (engine.world.day_starts),
+or under `calendar = "team"` its team's when the teams table lists the team
+(engine.world.team_hours). It needs the world's calendars, which `kpis` does not see: `day_start_kpis`
+gives it as the catalogue's "day_start" KPIs, which engine.service.compare adds to every run.
 """
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from engine.analysis.runs.held import horizon_s
 from engine.core.reasons import REASONS, TURNED_AWAY
 from engine.sim.output.result import SimulationResult
-from engine.world.day_starts import region_day_starts
+from engine.world.day_starts import DayStarts
 from engine.world.facts import World
+from engine.world.team_hours import job_calendars
 
 
 def handoff_kpis(result: SimulationResult) -> dict[str, float]:
@@ -41,15 +45,19 @@ def day_start_wait(result: SimulationResult, world: World) -> tuple[int, float]:
     jobs = result.jobs
     horizon = horizon_s(result)
     names = sorted(set(jobs["home_region"]))
-    days = region_day_starts(world, names, result.origin_utc.value / 1e9)
+    homes = pd.Categorical(jobs["home_region"], categories=names).codes.tolist()
+    teams = jobs["team"] if "team" in jobs else [""] * len(jobs)
+    calendars, index = job_calendars(world, teams, homes, names)
+    index = np.asarray(index, np.int64)
     turned_away = [REASONS[code] for code in TURNED_AWAY]
     home = (jobs["region"] == jobs["home_region"]).to_numpy() & ~jobs["reason"].isin(turned_away).to_numpy()
     start = jobs["start_s"].fillna(np.inf).to_numpy(np.float64)
     submit = jobs["submit_s"].to_numpy(np.float64)
     counted = np.zeros(len(jobs), bool)
-    for name, calendar in zip(names, days):
-        mine = np.flatnonzero(home & (jobs["home_region"] == name).to_numpy())
-        starts = np.append(calendar.between(0.0, horizon), np.inf)
+    origin = result.origin_utc.value / 1e9
+    for k, calendar in enumerate(calendars):
+        mine = np.flatnonzero(home & (index == k))
+        starts = np.append(DayStarts(calendar, origin).between(0.0, horizon), np.inf)
         first = starts[np.searchsorted(starts, submit[mine], side="left")]  # the first day start at or after submit
         counted[mine[first < start[mine]]] = True
     if not counted.any():
@@ -57,3 +65,9 @@ def day_start_wait(result: SimulationResult, world: World) -> tuple[int, float]:
     wait = jobs["wait_s"].to_numpy(np.float64)[counted]
     wait = np.where(np.isnan(wait), horizon - submit[counted], wait)  # never started: waits to W
     return int(counted.sum()), float(wait.mean())
+
+
+def day_start_kpis(result: SimulationResult, world: World) -> dict[str, float]:
+    """day_start_wait_jobs and day_start_wait_mean_s (`day_start_wait`; the mean is nan without such jobs)."""
+    waiting, mean_s = day_start_wait(result, world)
+    return {"day_start_wait_jobs": waiting, "day_start_wait_mean_s": mean_s}

@@ -37,11 +37,13 @@ import pandas as pd
 
 from engine.core.reasons import HANDED_OFF, WAITING
 from engine.sim.processes.base import WorldProcess
-from engine.world.day_starts import region_day_starts
+from engine.world.day_starts import DayStarts, handoff_clocks
+from engine.world.team_hours import working_calendars
 
 DAY = 17
 MOVE = 18
 REASON = "working-day-start"
+RECHECK = "working-day-recheck"
 HANDOFF_COLUMNS = ["row", "job_id", "from_region", "to_region", "time_s", "reason", "gpus", "checkpoint_s",
                    "transfer_s", "restart_s", "lost_s", "lost_gpu_hours", "moved_gpu_hours"]
 
@@ -65,19 +67,26 @@ class Handoffs(WorldProcess):
     def __init__(self, run, settings) -> None:
         self.run, self.settings = run, settings
         self.names = list(run.regions)
-        self.days = region_day_starts(run.world, self.names, run.w.origin_utc.value / 1e9)
+        origin = run.w.origin_utc.value / 1e9
+        clocks, self.clock_of = handoff_clocks(run.world, run.w.team, run.home, self.names)
+        self.clock_region = [r for r, _ in clocks]
+        self.days = [DayStarts(calendar, origin) for _, calendar in clocks]
+        self.working = [[DayStarts(c, origin) for c in cals] for cals in working_calendars(run.world, self.names)]
         self.next_day = [d.after(-1.0) for d in self.days]
+        self.window_s, self.every_s = settings.recheck_h * 3600.0, settings.recheck_every_min * 60.0
+        self.began = [-math.inf] * len(clocks)  # each clock's last working-day start
+        self.next_check = [math.inf] * len(clocks)  # its next re-check in the day's first recheck_h
         self.checkpoint_s, self.restart_s = settings.checkpoint_min * 60.0, settings.restart_min * 60.0
         self.gbps = settings.link_gbps(run.transfer_gbps)
         self.min_run_s, self.min_left_s = settings.min_run_h * 3600.0, settings.min_left_h * 3600.0
         self.guaranteed = run.sharing.guaranteed
-        self.moves: list[list] = []  # job, from, to, decided_s, generation, gpus, transfer_s, left_s, done
+        self.moves: list[list] = []  # job, from, to, decided_s, generation, gpus, transfer_s, left_s, done, reason
         self.count = np.zeros(len(run.w), np.int64)
         self.lost_gpu_s = np.zeros(len(run.w))
         self._push_day(-1.0)
 
     def _push_day(self, now: float) -> None:
-        first = min(self.next_day, default=math.inf)
+        first = min(min(self.next_day, default=math.inf), min(self.next_check, default=math.inf))
         events = self.run.events
         if math.isfinite(first) and (len(events) > events.background_pending or self.run.pods):
             events.push(first, DAY, -1)
@@ -90,24 +99,32 @@ class Handoffs(WorldProcess):
         return self.leave(payload // 2, now) if payload % 2 == 0 else self.arrive(payload // 2)
 
     def day(self, now: float) -> list[str]:
-        """The regions whose working day starts now hand over borrowed work (decisions only: the jobs
-        leave when their checkpoints are written)."""
+        """The clocks whose working day starts now, or that re-check now, hand over borrowed work
+        (decisions only: the jobs leave when their checkpoints are written)."""
         promised: dict[tuple[int, int], float] = {}
-        for r, when in enumerate(self.next_day):
-            if when > now:
+        for c, when in enumerate(self.next_day):
+            if when <= now:
+                self.next_day[c], self.began[c] = self.days[c].after(now), when
+                self.next_check[c], reason = when + self.every_s, REASON
+            elif self.next_check[c] <= now:
+                self.next_check[c] += self.every_s
+                reason = RECHECK if self.days[c].at_work(now) else None
+            else:
                 continue
-            self.next_day[r] = self.days[r].after(now)
-            if not self.run.down(self.names[r]):
-                self._hand_over(r, now, promised)
+            if self.next_check[c] > self.began[c] + self.window_s + 1e-6:
+                self.next_check[c] = math.inf
+            if reason is not None and not self.run.down(self.names[self.clock_region[c]]):
+                self._hand_over(c, now, promised, reason)
         return []
 
-    def _shortfall(self, r: int) -> dict[int, float]:
-        """Pool -> milli-GPUs the region's own waiting work asks for beyond what is free (> 0 only)."""
-        run = self.run
-        name, home, units, pools = self.names[r], run.home, run.units_list, run.pool_list
+    def _shortfall(self, c: int) -> dict[int, float]:
+        """Pool -> milli-GPUs the waiting work of clock c (jobs of its region's home on its calendar)
+        asks for beyond what is free there (> 0 only)."""
+        run, r = self.run, self.clock_region[c]
+        name, home, units, pools, clock_of = self.names[r], run.home, run.units_list, run.pool_list, self.clock_of
         asked: dict[int, float] = {}
         for j in run.waiting_in(name):
-            if home[j] == r:
+            if home[j] == r and clock_of[j] == c:
                 asked[pools[j]] = asked.get(pools[j], 0.0) + units[j]
         free = run.regions[name].pool_free
         return {p: need for p, units_asked in asked.items() if (need := units_asked - free[p]) > 1e-9}
@@ -126,11 +143,11 @@ class Handoffs(WorldProcess):
                 out.append(j)
         return sorted(out, key=lambda j: (-run.units_list[j], j))
 
-    def _hand_over(self, r: int, now: float, promised: dict) -> None:
-        short = self._shortfall(r)
+    def _hand_over(self, c: int, now: float, promised: dict, reason: str) -> None:
+        short = self._shortfall(c)
         if not short:
             return
-        run = self.run
+        run, r = self.run, self.clock_region[c]
         for j in self._candidates(r, now):
             pool = run.pool_list[j]
             if short.get(pool, 0.0) <= 1e-9:
@@ -144,7 +161,7 @@ class Handoffs(WorldProcess):
             promised[key] = promised.get(key, 0.0) + units
             gpus = float(run.alloc_gpus[j])
             transfer = self.settings.checkpoint_gb_per_gpu * gpus * 8.0 / self.gbps if self.gbps > 0 else 0.0
-            self.moves.append([j, r, to, now, run.generation[j], gpus, transfer, 0.0, False])
+            self.moves.append([j, r, to, now, run.generation[j], gpus, transfer, 0.0, False, reason])
             run.events.push(now + self.checkpoint_s, MOVE, 2 * (len(self.moves) - 1))
 
     def _destination(self, j: int, r: int, now: float, promised: dict) -> int:
@@ -157,7 +174,7 @@ class Handoffs(WorldProcess):
                 continue
             pool = int(run.shape_pools[shape, d])
             room = run.regions[name].pool_free[pool] - promised.get((d, pool), 0.0)
-            if room + 1e-9 < units or self.days[d].at_work(now):
+            if room + 1e-9 < units or any(w.at_work(now) for w in self.working[d]):
                 continue
             key = (d == run.home[j], room, -d)
             if best_key is None or key > best_key:
@@ -201,14 +218,14 @@ class Handoffs(WorldProcess):
 
     def result(self) -> dict[str, object]:
         done = [m for m in self.moves if m[8]]
-        j, r, to, decided, _, gpus, transfer, left, _ = (list(c) for c in zip(*done)) if done else ([],) * 9
+        j, r, to, decided, _, gpus, transfer, left, _, reason = (list(c) for c in zip(*done)) if done else ([],) * 10
         row = np.asarray(j, np.int64)
         gpus, transfer = np.asarray(gpus, np.float64), np.asarray(transfer, np.float64)
         lost = self.checkpoint_s + transfer + self.restart_s
         return {"handoffs": pd.DataFrame({
             "row": row, "job_id": self.run.w.job_id[row], "from_region": [self.names[i] for i in r],
             "to_region": [self.names[i] for i in to], "time_s": np.asarray(decided, np.float64),
-            "reason": [REASON] * len(row), "gpus": gpus, "checkpoint_s": np.full(len(row), self.checkpoint_s),
+            "reason": reason, "gpus": gpus, "checkpoint_s": np.full(len(row), self.checkpoint_s),
             "transfer_s": transfer, "restart_s": np.full(len(row), self.restart_s), "lost_s": lost,
             "lost_gpu_hours": lost * gpus / 3600.0,
             "moved_gpu_hours": np.asarray(left, np.float64) * gpus / 3600.0}, columns=HANDOFF_COLUMNS)}

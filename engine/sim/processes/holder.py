@@ -2,7 +2,8 @@
 hold each flexible job back at submit, from a `TimingView` of its home region.
 
 Candidate starts lie on a quarter-hour grid from the submit time over the next week (the longest
-delay a policy may ask for); each carries the region's working hours then, and the mean grid
+delay a policy may ask for); each carries the region's working hours then (the job's team's under
+`calendar = "team"`: engine.world.team_hours), and the mean grid
 intensity and the mean price factor (off-peak discounts) over the job's requested runtime from then
 (at most a day), from `RegionFacts`. The
 delay is cut back so the job can still finish by its deadline (by its requested runtime).
@@ -32,6 +33,7 @@ class Holder(WorldProcess):
         w = run.w
         self.run, self.policy, self.facts = run, policy, facts
         self.flexible, self.home = run.flexible, run.home
+        self.team = run.w.team
         self.deadline = w.deadline_s.tolist()
         zero = np.zeros((len(facts.names), 1))
         self.cum = np.concatenate([zero, np.cumsum(facts.g_co2e, axis=1)], axis=1)
@@ -64,7 +66,7 @@ class Holder(WorldProcess):
         mean = (self.cum[r, end] - self.cum[r, q]) / quarters
         price = (self.cum_price[r, end] - self.cum_price[r, q]) / quarters
         latest = self.deadline[j] - run.requested[j]
-        view = TimingView(now_s + k * QUARTER_S, mean, facts.at_work[r, q], latest, price)
+        view = TimingView(now_s + k * QUARTER_S, mean, facts.work_row(self.team[j], r)[q], latest, price)
         job = RouteRequest(j, r, run.gpus[j], str(run.w.workload_class[j]), True, run.requested[j], run.submit[j])
         wanted = float(self.policy.delay(job, view, now_s))
         return max(0.0, min(wanted, latest - now_s)) if wanted > 0 else 0.0

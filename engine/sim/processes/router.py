@@ -16,6 +16,10 @@ constraints each region fails; the router records those of the region it sends t
 With [roles] (engine.world.roles) a region the job may not go to by its roles (an edge region for work
 other than inference, a region outside the overflow or, while home is down, disaster recovery ones)
 counts as one that cannot hold it, and the view marks the edge regions (latency-aware tries them first).
+
+Under a scenario's `calendar = "team"` (engine.world.team_hours) the view's `at_work` is the job's: its
+home on its team's calendar when the teams table lists the team, every other region at work while a team
+homed there is.
 """
 from __future__ import annotations
 
@@ -49,6 +53,7 @@ class Router:
                                   for j in first]).reshape(len(first), len(self.names))
         self.capacity = [f.pool_capacity for f in self.fleets]
         self.classes = [str(c) for c in w.workload_class]
+        self.teams = w.team
         self.home, self.flexible = run.home, run.flexible
         self.data_region = run.data_region
         self.deadline = w.deadline_s.tolist()
@@ -75,7 +80,7 @@ class Router:
         q = self.facts.quarter(now_s)
         home = self.home[j]
         view = RegionsView(tuple(self.names), free, capacity, np.array([run.queued_gpus[n] for n in self.names]),
-                           self.facts.at_work[:, q], self.price_in[shape] * self.facts.price_factor[:, q],
+                           self._at_work(j, home, q), self.price_in[shape] * self.facts.price_factor[:, q],
                            self.facts.g_co2e[:, q],
                            self.allowed[j], self.fits_in[shape], self.facts.latency_ms[home],
                            self.facts.latency.slo_ms, self.facts.egress_usd_per_gb)
@@ -97,6 +102,16 @@ class Router:
         if not np.isfinite(best) or scores[home] == best:
             return home, routed
         return int(np.flatnonzero(scores == best)[0]), routed
+
+    def _at_work(self, j: int, home: int, q: int) -> np.ndarray:
+        """Each region at work at quarter q, as job j sees it: its home on its team's calendar
+        (RegionFacts.work_row: under `calendar = "team"`), every other region on its own."""
+        at_work = self.facts.at_work[:, q]
+        if not self.facts.team_at_work:
+            return at_work
+        at_work = at_work.copy()
+        at_work[home] = self.facts.work_row(self.teams[j], home)[q]
+        return at_work
 
     def _while_down(self, j: int, shape: int, home: int, raw: np.ndarray, may_go: np.ndarray | None) -> int:
         """Where job j waits when no region can hold it now because the ones that could are down: home

@@ -1,0 +1,87 @@
+"""Whose working hours a run counts: a scenario's top-level `calendar` key.
+
+- "region" (the default): a region is at work on its own calendar (engine.world.facts.region_calendar:
+  its country's working week and holidays, 9-18 local, or its [[region]] overrides), and so is every job
+  whose home it is.
+- "team": the teams table's calendars (engine.world.calendar.Calendar.from_team: the team's time zone,
+  hours, working week and holidays). A job of a team the table lists is at work on its team's calendar;
+  a region is at work while any team whose `home_region` it is works, on its own calendar when the
+  table homes no team there. The router's "at work / off hours" (the job's home on its team's calendar,
+  every other region by its teams: engine.world.facts.RegionFacts), timing's holding of flexible work
+  (engine.sim.processes.holder), live follow-the-sun's working-day starts and off-hours destinations
+  (engine.sim.processes.handoff: a region's day starts once per team) and the home work waiting at a day
+  start (engine.analysis.runs.handoff.day_start_wait) all read it. A job of a team the table does not
+  list keeps its home region's calendar.
+
+Reclaim by the clock uses the team's calendar whatever the key (engine.sim.processes.reclaim_clock).
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from engine.world.calendar import Calendar, team_calendars
+
+REGION, TEAM = "region", "team"
+CHOICES = (REGION, TEAM)
+
+
+def region_row(regions: pd.DataFrame | None, name: str) -> dict:
+    """The regions-table row of `name` as a dict; UTC with no holidays for a region the table lacks."""
+    if regions is not None and len(regions) and name in set(regions["region"]):
+        return regions.set_index("region").loc[name].to_dict()
+    return {"timezone": "UTC", "country": None}
+
+
+def listed_teams(teams: pd.DataFrame | None) -> dict[str, Calendar]:
+    """Team -> calendar of a teams table with time zones ({} without one)."""
+    if teams is None or not len(teams) or "timezone" not in teams.columns:
+        return {}
+    return team_calendars(teams)
+
+
+def home_teams(teams: pd.DataFrame | None) -> dict[str, list[str]]:
+    """Region -> the listed teams whose `home_region` it is, in the table's order."""
+    if not listed_teams(teams) or "home_region" not in teams.columns:
+        return {}
+    out: dict[str, list[str]] = {}
+    for team, home in zip(teams["team"].astype(str), teams["home_region"]):
+        if isinstance(home, str) and home.strip():
+            out.setdefault(home.strip(), []).append(team)
+    return out
+
+
+def working_calendars(world, names: list[str]) -> list[list[Calendar]]:
+    """Per region of `names` (an engine.world.facts.World's), the calendars whose working hours make it
+    "at work": under "team" those of the teams homed there, else (and for a region no team calls home)
+    its own (World.region_calendar_of)."""
+    calendars = listed_teams(world.teams) if team_mode(world) else {}
+    homes = home_teams(world.teams) if calendars else {}
+    return [[calendars[t] for t in homes.get(name, [])] or [world.region_calendar_of(name)] for name in names]
+
+
+def job_calendars(world, teams, homes: list[int], names: list[str]) -> tuple[list[Calendar], list[int]]:
+    """The distinct calendars jobs are at work on, and each job's index into them: under "team" its
+    team's when the table lists the team, else its home region's (`homes`: indices into `names`)."""
+    listed = listed_teams(world.teams) if team_mode(world) else {}
+    keys: dict[tuple, int] = {}
+    calendars: list[Calendar] = []
+    index = []
+    for team, home in zip(teams, homes):
+        key = ("team", str(team)) if str(team) in listed else ("region", home)
+        if key not in keys:
+            keys[key] = len(calendars)
+            calendars.append(listed[key[1]] if key[0] == "team" else world.region_calendar_of(names[home]))
+        index.append(keys[key])
+    return calendars, index
+
+
+def team_mode(world) -> bool:
+    return getattr(world, "calendar", REGION) == TEAM
+
+
+def parse_calendar_choice(value: object, source: str, error: type[Exception]) -> str:
+    """The scenario's `calendar` key: "region" (default) or "team"."""
+    if value not in CHOICES:
+        raise error(f"{source}: calendar must be \"region\" (each region's own calendar, the default) or "
+                    f"\"team\" (the teams table's calendars), got {value!r}")
+    return str(value)
