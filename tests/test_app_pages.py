@@ -336,6 +336,10 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
     assert len(scaling) and all(sentence in text for sentence in scaling["sentence"])
     suggested = next(d.value for d in app.dataframe if "action" in d.value.columns)
     assert suggested["region"].tolist() == scaling["region"].tolist()
+    hours = next(d.value for d in app.dataframe if "hours_at_work" in d.value.columns)  # teams beside regions
+    pd.testing.assert_frame_equal(hours, expected.week_hours(pd.Timestamp("2026-08-03")))
+    saudi = hours[hours["name"] == "arabic-nlp"].iloc[0]
+    assert (saudi["region"], saudi["working_days"], saudi["hours"]) == ("me-central", "Sun-Thu", "8-17")
     app.radio(key="tz_view:sample").set_value("UTC week").run()
     app.selectbox(key="tz_week:sample").select(pd.Timestamp("2026-09-07")).run()
     assert not app.exception, app.exception

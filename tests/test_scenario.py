@@ -45,7 +45,7 @@ def test_defaults_and_parameters():
     ({"policies": {"admission": {"key": "queue-length-limit", "limit": 3}}},
      "has no parameter(s) limit; valid: max_queued"),
     ({"policies": {"admission": {"key": "queue-length-limit", "max_queued": "x"}}}, "max_queued must be int"),
-    ({"polices": {}}, "unknown top-level key polices; valid: burst, chain, clusters, data, elastic_scaling, "
+    ({"polices": {}}, "unknown top-level key polices; valid: burst, calendar, chain, clusters, data, elastic_scaling, "
      "experiments, fleet, handoff, interconnect, latency, name, outage, partitions, policies, predictive_scaling, "
      "queue, quota, region, rightsize, roles, runtime, seed, spot, team, timer_s, workload"),
     ({"outage": [{"region": "r", "start_utc": "2026-01-02"}]}, "an [[outage]] needs exactly region, start_utc and end_utc"),

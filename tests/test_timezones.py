@@ -206,3 +206,19 @@ def test_sample_dataset_is_consistent():
         off = holidays[(holidays["date"] >= week) & (holidays["date"] < week + pd.Timedelta(days=5))]
         expected = 5 - off.groupby("name").size().reindex(regions, fill_value=0)
         assert counts.to_dict() == expected.to_dict(), week
+
+
+def test_week_hours_puts_each_teams_hours_and_holidays_beside_its_home_region():
+    # week of Monday 2024-03-18: Japan's Vernal Equinox Day (Wednesday 20th) takes a shift from ap and
+    # tokyo-dev (JP holidays); riyadh-nlp works Sun-Thu 8-17 Riyadh: Mon-Thu and Sunday 24th in the week
+    notes: list[str] = []
+    cals = workhours.calendars(REGIONS, TEAMS, ["ap", "eu"], notes)
+    week = T("2024-03-18")
+    table = workhours.week_hours(workhours.calendar_table(cals, TEAMS), workhours.bands(cals, week),
+                                 workhours.holiday_list(cals, week, week + pd.Timedelta(days=7)), week)
+    assert table[["region", "kind", "name"]].values.tolist() == [
+        ["ap", "region", "ap"], ["ap", "team", "tokyo-dev"], ["eu", "region", "eu"], ["", "team", "riyadh-nlp"]]
+    assert table["shifts"].tolist() == [4, 4, 5, 5] and table["hours_at_work"].tolist() == [36.0, 36.0, 45.0, 45.0]
+    assert table["holidays"].tolist() == ["Vernal Equinox Day"] * 2 + ["", ""]
+    assert table["working_days"].tolist() == ["Mon-Fri", "Mon-Fri", "Mon-Fri", "Sun-Thu"]
+    assert table["hours"].tolist() == ["9-18", "9-18", "9-18", "8-17"] and not notes

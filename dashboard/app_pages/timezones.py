@@ -1,4 +1,4 @@
-"""Time zones: demand and utilisation by UTC hour against each region's working hours, holidays,
+"""Time zones: demand and utilisation by UTC hour against each region's and team's working hours, holidays,
 the follow-the-sun hand-off, and the residency audit, from the dataset's recorded history."""
 import streamlit as st
 
@@ -63,6 +63,18 @@ def _profiles(dataset: str, figures) -> None:
     plot(st, figures["gantt"], theme=None)
     st.caption("Each bar is one shift of the chosen week in UTC: regions' default hours and each team's own "
                "hours, week and holidays. A missing bar on a working day is a holiday.")
+
+
+
+def _week_hours(tz, week) -> None:
+    st.markdown("**Working hours in the chosen week**: each region, then the teams it is home to, on their own "
+                "calendars")
+    st.dataframe(tz.week_hours(week), hide_index=True, key="tz_week_hours", column_config={
+        "working_days": "working days", "hours": "hours (local)", "shifts": "shifts",
+        "hours_at_work": st.column_config.NumberColumn("hours at work", format="%.0f"),
+        "holidays": "holidays that took a shift"})
+    st.caption("A team's hours, week and holidays are its own (teams table); a region's are its country's. "
+               "Scenarios with `calendar = \"team\"` route, hold and hand work over on the teams' hours.")
 
 
 def _holidays(tz, figures) -> None:
@@ -164,6 +176,7 @@ for note in tz.notes:
         st.warning(md(note))
 _metrics(tz)
 _profiles(dataset, figures)
+_week_hours(tz, week)
 _holidays(tz, figures)
 _handoff(tz, figures)
 _scaling(tz)

@@ -83,6 +83,11 @@ class TimeZones:
         """Working-hour bands of every region and team in that UTC week (workhours.bands)."""
         return workhours.bands(self.calendars, week_start)
 
+    def week_hours(self, week_start: pd.Timestamp) -> pd.DataFrame:
+        """Every region's and team's working hours in that UTC week, teams beside their home regions
+        (workhours.week_hours)."""
+        return workhours.week_hours(self.calendar_table, self.bands(week_start), self.holidays, week_start)
+
     def day_bands(self, week_start: pd.Timestamp) -> pd.DataFrame:
         """Each calendar's usual shift that week in UTC hours of the day (workhours.day_bands)."""
         return workhours.day_bands(self.bands(week_start))

@@ -22,6 +22,8 @@ CALENDAR_COLUMNS = ["kind", "name", "timezone", "working_days", "hours", "holida
 BAND_COLUMNS = ["kind", "name", "start_utc", "end_utc", "local_start"]
 DAY_BAND_COLUMNS = ["kind", "name", "start_hour_utc", "end_hour_utc"]
 HOLIDAY_COLUMNS = ["kind", "name", "country", "date", "holiday"]
+WEEK_HOURS_COLUMNS = ["region", "kind", "name", "timezone", "working_days", "hours", "shifts", "hours_at_work",
+                      "holidays"]
 
 
 def calendars(regions: pd.DataFrame, teams: pd.DataFrame, used_regions,
@@ -64,6 +66,30 @@ def calendar_table(cals: dict[tuple[str, str], Calendar], teams: pd.DataFrame) -
         rows.append((kind, name, cal.tz, days_text(cal.working_days),
                      f"{cal.start_hour}-{cal.end_hour}", country, "" if pd.isna(home) or home is None else str(home)))
     return pd.DataFrame(rows, columns=CALENDAR_COLUMNS)
+
+
+def week_hours(table: pd.DataFrame, week_bands: pd.DataFrame, holidays: pd.DataFrame,
+                week_start: pd.Timestamp) -> pd.DataFrame:
+    """Each region's working hours in the UTC week from `week_start` with those of the teams it is home to
+    beside it: one row per calendar of `table` (`calendar_table`), grouped by region (a team under its
+    home region, one without a home last). Columns: region, kind, name, timezone, working_days, hours,
+    shifts (the week's shifts, `bands`), hours_at_work (their hours inside the week) and holidays (the
+    holidays of `holiday_list` that took a shift on a local date of the week, "; "-joined)."""
+    lengths = (week_bands["end_utc"] - week_bands["start_utc"]) / pd.Timedelta(hours=1)
+    worked = lengths.groupby([week_bands["kind"], week_bands["name"]]).agg(["size", "sum"])
+    first, last = pd.Timestamp(week_start) - pd.Timedelta(days=1), pd.Timestamp(week_start) + WEEK
+    inside = holidays[(holidays["date"] >= first) & (holidays["date"] <= last)]
+    named = inside.groupby(["kind", "name"])["holiday"].agg(lambda names: "; ".join(dict.fromkeys(names)))
+    rows = []
+    for row in table.itertuples(index=False):
+        key = (row.kind, row.name)
+        shifts, hours = worked.loc[key] if key in worked.index else (0, 0.0)
+        region = row.name if row.kind == "region" else row.home_region
+        rows.append((region, row.kind, row.name, row.timezone, row.working_days, row.hours, int(shifts),
+                     float(hours), named.get(key, "")))
+    out = pd.DataFrame(rows, columns=WEEK_HOURS_COLUMNS)
+    order = out.assign(_none=out["region"] == "", _team=out["kind"] == "team")
+    return out.loc[order.sort_values(["_none", "region", "_team", "name"], kind="stable").index].reset_index(drop=True)
 
 
 def days_text(days: tuple[int, ...]) -> str:
