@@ -27,10 +27,11 @@ def _sections():
     from test_builder_region_fleet_latency import FLEET, REGIONS
 
     from dashboard.forms.fleet_latency import fleet_section, latency_section
-    from dashboard.forms.region_sections import calendar_section, off_peak_section
+    from dashboard.forms.region_sections import calendar_choice, calendar_section, off_peak_section
 
     st.session_state["built"] = {
         "calendars": calendar_section("t", REGIONS), "off_peak": off_peak_section("t", REGIONS),
+        "calendar": calendar_choice("t"),
         "fleet": fleet_section("t", ["eu-west", "me-central"], ["A100", "H100"], FLEET),
         "latency": latency_section("t", ["eu-west", "me-central"])}
 
@@ -60,7 +61,7 @@ def _same_through_toml(data: dict, tmp_path) -> Scenario:
 
 def test_untouched_sections_add_nothing_and_rows_start_at_the_regions_defaults():
     app = _app()
-    assert app.session_state["built"] == {"calendars": {}, "off_peak": {}, "fleet": [], "latency": {}}
+    assert app.session_state["built"] == {"calendars": {}, "off_peak": {}, "calendar": {}, "fleet": [], "latency": {}}
     assert not app.error
     frame = calendar_frame(REGIONS)
     # Saudi Arabia works Sun-Thu, Ireland Mon-Fri; a region without a country: Mon-Fri, no holidays
@@ -150,3 +151,13 @@ def test_a_pair_of_one_region_or_beyond_the_range_shows_the_parsers_message_and_
     assert [shown(e) for e in app.error] == ["[latency]: [latency] ms 'eu-west:me-central' must be from 0 to 60,000 "
                                              "(ms), got 70000.0"]
     assert app.session_state["built"]["latency"] == {}
+
+
+def test_the_teams_hours_toggle_sets_the_calendar_key(tmp_path):
+    app = _app()
+    app.toggle(key="t:calendar_choice").set_value(True).run()
+    assert not app.exception, app.exception
+    built = app.session_state["built"]["calendar"]
+    assert built == {"calendar": "team"}
+    assert _same_through_toml({"name": "b", **built}, tmp_path).calendar == "team"
+

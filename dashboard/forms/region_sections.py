@@ -6,7 +6,8 @@ region keeps by default}; `merged` joins them into one [[region]] entry per regi
 
 Widget keys: "{prefix}:regions" (the regions whose prices and carbon are edited),
 "{prefix}:region:{region}:price_scale" and ":carbon_scale", "{prefix}:calendars" and "{prefix}:off_peak"
-(the tables). A calendar row starts at what the region keeps by default: its own working_days, else its
+(the tables), "{prefix}:calendar_choice" (the top-level `calendar` key: the teams' hours instead of the
+regions'). A calendar row starts at what the region keeps by default: its own working_days, else its
 country's week (shown beside it, engine.world.countries), 9-18, its country's public holidays; an
 off-peak row at the regions table's window (blank: none). A section the parser refuses shows its message
 and adds nothing.
@@ -23,6 +24,7 @@ from engine.core.escaping import markdown_text
 from engine.scenario.world import CALENDAR_KEYS, OFF_PEAK, declared, parse_region_edits
 from engine.world.calendar import REGION_END_HOUR, REGION_START_HOUR
 from engine.world.countries import working_days_of
+from engine.world.team_hours import TEAM
 
 HOURS = ("work_start_hour", "work_end_hour", "off_peak_start_hour", "off_peak_end_hour")
 SCALES = {"price_scale": ("price ×", "multiplies all its prices, every tier"),
@@ -98,6 +100,16 @@ def _region_table(key: str, prefill: pd.DataFrame, names: tuple[str, ...], what:
                             column_config=config)
     return checked(changes(edited, prefill, names), lambda table, where: parse_region_edits(
         [{"region": region, **fields} for region, fields in table.items()], where), what)
+
+
+def calendar_choice(prefix: str) -> dict:
+    """The scenario's top-level `calendar` key ("{prefix}:calendar_choice"): {} for region calendars (the
+    default), {"calendar": "team"} for the teams table's (engine.world.team_hours)."""
+    teams = st.toggle("Count the teams' own working hours", key=f"{prefix}:calendar_choice",
+                      help="calendar = \"team\": a job's home is at work on its team's calendar (teams table: "
+                           "time zone, hours, week, holidays), a region while any team homed there is; follow-the-sun "
+                           "routing, timing and the live hand-off read it (a region's day starts once per team)")
+    return {"calendar": TEAM} if teams else {}
 
 
 def calendar_section(prefix: str, regions: pd.DataFrame) -> dict[str, dict]:

@@ -5,7 +5,8 @@ Widget keys: "{prefix}:{family}" for the policy choice, "{prefix}:{family}:{key}
 parameter. The [[region]] sections (dashboard.forms.region_sections): "Regions: prices, carbon"
 ("{prefix}:regions" picks regions, "{prefix}:region:{region}:price_scale" and ":carbon_scale"),
 "Calendars and holidays" ("{prefix}:calendars": working week, hours and holidays per region, each row
-starting at the region's default: its country's week, 9-18, its country's holidays) and "Off-peak
+starting at the region's default: its country's week, 9-18, its country's holidays; "{prefix}:calendar_choice":
+the top-level `calendar = "team"`) and "Off-peak
 windows" ("{prefix}:off_peak"), merged into one entry per region. A "Queues & quotas" expander holds three tables (engine.scenario.sharing): "{prefix}:queues"
 (the queue classes, prefilled with engine.scenario.queues.DEFAULT_QUEUES; a blank limit is none),
 "{prefix}:quotas" (quota entries, empty) and "{prefix}:teams" (share weights and organisations,
@@ -29,7 +30,13 @@ from dashboard import data
 from dashboard.forms.burst import burst_section
 from dashboard.forms.fleet_latency import fleet_section, latency_section
 from dashboard.forms.partitions_section import partitions_section
-from dashboard.forms.region_sections import calendar_section, merged, off_peak_section, price_carbon_section
+from dashboard.forms.region_sections import (
+    calendar_choice,
+    calendar_section,
+    merged,
+    off_peak_section,
+    price_carbon_section,
+)
 from dashboard.forms.roles import roles_section
 from dashboard.forms.runtimes import RUNTIME_LABELS
 from dashboard.forms.sizing_sections import elastic_section, rightsize_section
@@ -91,7 +98,8 @@ def _dataset_regions() -> list[str]:
 
 def scenario_form(prefix: str = "custom") -> dict:
     """Draw the form; return {"name", "policies": {family: {"key": ..., **parameters}}} and, when a
-    region is edited, "region": [{"region": ..., edited fields}, ...]; when a sharing table is
+    region is edited, "region": [{"region": ..., edited fields}, ...]; "calendar" when the teams' hours
+    count; when a sharing table is
     edited, "queue", "quota" or "team" (lists of entries as engine.scenario.sharing reads them); and
     "workload", "runtime", "burst", "predictive_scaling", "handoff", "spot", "outage", "fleet", "latency",
     "interconnect", "clusters", "partitions", "data", "chain", "experiments", "roles", "rightsize" and
@@ -118,6 +126,7 @@ def scenario_form(prefix: str = "custom") -> dict:
     with st.expander("Regions: prices, carbon"):
         prices = price_carbon_section(prefix, _dataset_regions())
     with st.expander("Calendars and holidays"):
+        scenario.update(calendar_choice(prefix))
         calendars = calendar_section(prefix, regions)
     with st.expander("Off-peak windows"):
         off_peak = off_peak_section(prefix, regions)
