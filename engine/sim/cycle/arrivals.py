@@ -23,8 +23,12 @@ class Arrivals:
         prefetch, compression or incremental sync, engine.sim.processes.data_moves decides what moves and
         when it is there (with prefetch the job queues at once and waits for its data in the queue). A
         stage of a chain is routed once (`route` False: it was routed at its hand-over) and waits for its
-        predecessor's checkpoint to reach the region it was sent to (engine.sim.processes.chains)."""
+        predecessor's checkpoint to reach the region it was sent to (engine.sim.processes.chains). Before
+        it is routed, a job whose dataset is archived ([roles] datasets) waits for its restore
+        (engine.sim.processes.dataset_archive)."""
         if self.patience.left(j):
+            return self.region_name[j]
+        if self.dataset_archive is not None and self.dataset_archive.waits(j, now):
             return self.region_name[j]
         if route and self.router is not None and not self.transferred[j]:
             self._move(j, self.router.route(j, now))
