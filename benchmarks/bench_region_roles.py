@@ -2,10 +2,13 @@
 `edge-inference.toml`, the same policies and round trips plus three edge locations) and archived
 checkpoints (`spot-interruptible.toml` against `archive-checkpoints.toml`, the same policies and spot
 interruptions with checkpoints kept in eu-north's archive; and the same with a 5-minute restore, an
-expedited retrieval). For each run: inference's mean and p95 wait, every job's mean and p95 wait, the
+expedited retrieval) and archived datasets (`archive-datasets.toml` without its [roles] against it: datasets
+idle two days in their own region's archive tier; and the same with one archive, eu-north, for every
+region's datasets, so restores cross regions and pay egress). For each run: inference's mean and p95 wait, every job's mean and p95 wait, the
 bill (cost_usd), the latency SLO attainment, request-hours, the share served at the edge and the cost per
 request-hour (the same formulas for the run without edge locations), evictions, lost GPU-hours, the
-checkpoints archived, their storage and egress dollars and the hours restores held jobs.
+checkpoints archived, their storage and egress dollars and the hours restores held jobs, and the same for
+archived datasets (with the hot storage they saved).
 
     .venv/bin/python benchmarks/bench_region_roles.py [--days 7] [--json]
 """
@@ -28,7 +31,8 @@ from engine.world.facts import World
 SCENARIOS = Path(__file__).resolve().parents[1] / "sample_data" / "scenarios"
 KEYS = ("wait_mean_s", "wait_p95_s", "cost_usd", "egress_usd", "latency_slo_attainment", "preemptions",
         "lost_gpu_hours", "checkpoints_archived", "checkpoint_storage_usd", "checkpoint_egress_usd",
-        "restore_wait_hours")
+        "restore_wait_hours", "datasets_archived", "dataset_storage_usd", "dataset_storage_saved_usd",
+        "dataset_egress_usd", "dataset_restores", "dataset_restore_wait_hours")
 PAIRS = (("latency-aware", "edge-inference"), ("spot-interruptible", "archive-checkpoints"))
 
 
@@ -37,7 +41,11 @@ def _scenarios() -> list[Scenario]:
     archive = loaded[-1]
     expedited = replace(archive, name="archive-checkpoints, 5 min restore",
                         roles=replace(archive.roles, restore_delay_s=300.0))
-    return [*loaded, expedited]
+    datasets = Scenario.load(SCENARIOS / "archive-datasets.toml")
+    hot = replace(datasets, name="archive-datasets without [roles]", roles=None)
+    remote = replace(datasets, name="archive-datasets, one archive in eu-north",
+                     roles=replace(datasets.roles, archive=("eu-north",)))
+    return [*loaded, expedited, hot, datasets, remote]
 
 
 def _request_figures(run) -> dict[str, float]:

@@ -76,3 +76,19 @@ def test_archiving_without_an_archive_region_shows_the_parsers_message_and_adds_
     assert [shown(e) for e in app.error] == [
         "[roles]: [roles] checkpoints = \"archive\" needs an archive region (archive = [\"region\", ...])"]
     assert app.session_state["built"]["roles"] == {}
+
+
+def test_archived_datasets_reach_the_roles_table():
+    app = _app()
+    app.multiselect(key="t:roles:archive").set_value(["eu-north"])
+    app.selectbox(key="t:roles:datasets").set_value("named")
+    app.text_input(key="t:roles:dataset_names").set_value("vision@eu-west, speech@eu-north")
+    app.number_input(key="t:roles:dataset_idle_days").set_value(14.0)
+    app.run()
+    assert not app.error, [e.value for e in app.error]
+    roles = app.session_state["built"]["roles"]
+    assert roles == {"archive": ["eu-north"], "datasets": "named", "dataset_names": ["vision@eu-west", "speech@eu-north"],
+                     "dataset_idle_days": 14.0}
+    assert Scenario.from_dict({"roles": roles}, default_name="t").roles == Roles(
+        archive=("eu-north",), datasets="named", dataset_names=("vision@eu-west", "speech@eu-north"),
+        dataset_idle_days=14.0)

@@ -45,6 +45,12 @@ def test_picking_teams_builds_the_experiments_table():
     assert built == {"teams": ["vision"], "kinds": ["hpo", "batch"], "fill_share": 0.25}
     scenario = Scenario.from_dict({"name": "built", "experiments": built})
     assert scenario.experiments.teams == ("vision",) and scenario.experiments.settings.fill_share == 0.25
+    app.selectbox(key="t:experiments:sizing").set_value("per-type").run()
+    app.number_input(key="t:experiments:max_nodes").set_value(4).run()
+    built = app.session_state["experiments"]
+    assert built["sizing"] == "per-type" and built["max_nodes"] == 4
+    scenario = Scenario.from_dict({"name": "built", "experiments": built})
+    assert scenario.experiments.sizing == "per-type" and scenario.experiments.settings.max_nodes == 4
 
 
 def test_the_chain_rows_become_chain_entries_the_parser_accepts():

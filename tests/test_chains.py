@@ -165,3 +165,50 @@ def test_a_chain_scenario_applied_to_no_jobs_gives_its_fleet():
     jobs = pd.DataFrame([job(0, 0, 100, 8), job(2, 60, 100, 8, region="far")])
     applied, fleet = spec.apply(jobs.iloc[:0], NODES)
     assert applied.empty and len(fleet) == len(NODES)
+
+
+def routed_away() -> pd.DataFrame:
+    """j0 in r (0-1000 s); j1, its successor, is far's (submitted at 10 s, 500 s of work) but j9 holds far's 8
+    GPUs until 5000 s, so the overflow router sends j1 to r when j0 hands over."""
+    return chained([job(0, 0, 1000, 8), job(1, 10, 500, 8, region="far"), job(9, 0, 5000, 8, region="far")],
+                   [None, "j0", None], [None, 450.0, None])
+
+
+def test_a_stage_routed_away_gets_its_checkpoint_where_it_runs():
+    # j1 is routed at j0's end (1000 s) to r, where j0 ran: the checkpoint does not move (0 s, $0) and j1 starts
+    # at 1000. (Sent to far, its home, it would have waited 450 GB x 8 / 10 Gbit/s = 360 s and cost 450 x $0.02.)
+    result = run_scenario(scenario(policies={"routing": "overflow"}), routed_away(), NODES)
+    out = result.jobs.set_index("job_id")
+    assert out.loc[["j0", "j1", "j9"], "start_s"].tolist() == [0.0, 1000.0, 0.0]
+    assert out.loc[["j0", "j1", "j9"], "region"].tolist() == ["r", "r", "far"]
+    table = result.chains
+    assert table[["from_region", "to_region", "transfer_s", "ready_s"]].values.tolist() == [["r", "r", 0.0, 1000.0]]
+    report = world_report(result, NODES, pd.DataFrame(), REGIONS, pd.DataFrame())
+    assert report.kpis["egress_usd"] == 0.0
+
+
+def test_a_stage_routed_away_from_its_predecessors_region_waits_for_the_transfer_there():
+    # the same, but r is taken too (j8 until 5000 s) and a third region, mid, has 16 GPUs free: j1 is sent to mid
+    # at 1000 s; the checkpoint crosses r -> mid in 360 s (j1 starts at 1360) and its egress is r's, 450 x $0.02
+    nodes = pd.concat([NODES, fleet(8, 8, region="mid").assign(node=["m0", "m1"])], ignore_index=True)
+    regions = pd.concat([REGIONS, pd.DataFrame({"region": ["mid"], "timezone": ["UTC"], "country": ["US"],
+                                                "jurisdiction": ["US"], "egress_usd_per_gb": [0.09]})])
+    jobs = pd.concat([routed_away(), chained([job(8, 0, 5000, 8)], [None], [None])], ignore_index=True)
+    nodes.loc[nodes["region"] == "r", "gpus"] = 16
+    result = run_scenario(scenario(policies={"routing": "overflow"}), jobs, nodes)
+    assert result.jobs.set_index("job_id").loc["j1", ["region", "start_s"]].tolist() == ["mid", 1360.0]
+    table = result.chains
+    assert table[["from_region", "to_region", "transfer_s", "ready_s"]].values.tolist() == [
+        ["r", "mid", 360.0, 1360.0]]
+    assert result.jobs.set_index("job_id").loc["j1", "reason"] == "waiting-for-predecessor"
+    report = world_report(result, nodes, pd.DataFrame(), regions, pd.DataFrame())
+    assert report.kpis["egress_usd"] == pytest.approx(9.0)
+
+
+def test_a_late_stage_routed_away_is_held_only_for_the_transfer_to_where_it_runs():
+    # j1 submitted at 1200 s, after j0 ended (1000 s): routed to r at its submit, its checkpoint is already there
+    jobs = routed_away()
+    jobs.loc[1, "submit_utc"] = jobs.loc[0, "submit_utc"] + pd.Timedelta(seconds=1200)
+    result = run_scenario(scenario(policies={"routing": "overflow"}), jobs, NODES)
+    assert result.jobs.set_index("job_id").loc["j1", ["region", "start_s", "reason"]].tolist() == [
+        "r", 1200.0, "started"]

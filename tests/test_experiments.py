@@ -8,7 +8,7 @@ import pytest
 from sim_helpers import fleet, job
 
 from engine.analysis.runs.catalogue import keys
-from engine.analysis.runs.experiment_kpis import KPI_KEYS, experiment_kpis
+from engine.analysis.runs.experiment_kpis import KPI_KEYS, experiment_kpis, fill_by_type
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
@@ -98,3 +98,47 @@ def test_experiments_errors_name_the_table_and_the_problem():
                                "experiments": {"teams": ["t"]}})
     with pytest.raises(ScenarioError, match=r"\[experiments\] forecasts idle capacity from the weeks before"):
         run_scenario(late, history(), NODES, World(teams=TEAMS))
+
+
+def test_per_type_sizing_fills_each_gpu_type_from_its_own_forecast_with_multi_node_batches():
+    # r holds A (four 8-GPU nodes, 32 GPUs) and B (two 4-GPU nodes, 8). The week before: 12 A GPUs busy all week,
+    # 4 B GPUs on Monday 00-04. Idle A = 32 - 12 = 20 every hour; idle B = 8 - 4 = 4 at 00-04, 8 after.
+    # fill_share 1: cap = idle. Off hours 00-08 and 18-23 (15); 2-hour blocks start at 00, 02, 04, 06, 18, 20, 22.
+    # A, per block: 20 GPUs of room hold one 2-node batch (16 GPUs: 3 nodes would be 24) and four 1-GPU jobs.
+    #   7 batches + 28 singles = 35 jobs, 7 x 20 x 2 = 280 GPU-hours; gap 15 x 20 = 300.
+    # B: at 00 and 02 room 4 (< 2 nodes): four 1-GPU jobs each; at 04, 06, 18, 20, 22 room 8: one 2-node batch.
+    #   5 batches + 8 singles = 13 jobs, (8 + 40) x 2 = 96 GPU-hours; gap 4 x 4 + 5 x 8 + 6 x 8 = 104.
+    nodes = pd.concat([fleet(8, 8, 8, 8), fleet(4, 4, gpu_type="B").assign(node=["b0", "b1"])], ignore_index=True)
+    frame = history()
+    frame.loc[0, "gpus"] = 12
+    frame.loc[1, "gpu_type"] = "B"
+    result = run_scenario(scenario(fill_share=1.0, sizing="per-type", max_nodes=4), frame, nodes, World(teams=TEAMS))
+    table = result.experiments
+    assert table[["gpu_type", "off_hours", "jobs", "multi_node_jobs", "planned_gpu_hours"]].values.tolist() == [
+        ["A", 15, 35, 7, 280.0], ["B", 15, 13, 5, 96.0]]
+    assert table["gap_gpu_hours"].tolist() == [pytest.approx(300.0), pytest.approx(104.0)]
+    made = result.jobs[result.jobs["job_id"].str.startswith("exp-t-")]
+    batches = made[made["nodes"].str.contains(";")]  # the nodes each ran on: two whole nodes of its type
+    assert sorted(zip(batches["gpus"], batches["nodes"])) == [(8.0, "b0;b1")] * 5 + [(16.0, "n1;n2")] * 7
+    by_type = fill_by_type(result)
+    assert by_type[["region", "gpu_type", "jobs"]].values.tolist() == [["r", "A", 35], ["r", "B", 13]]
+    assert (by_type["ran_gpu_hours"] <= by_type["planned_gpu_hours"] + 1e-9).all()
+    assert by_type["fill_share"].tolist() == pytest.approx((by_type["ran_gpu_hours"] / by_type["gap_gpu_hours"]).tolist())
+
+
+def test_the_default_sizing_is_the_largest_type_single_node():
+    # the same fleet and history without the new keys: A only (32 GPUs installed; the 4 GPUs of Monday 00-04 are
+    # A's here): 16 1-GPU jobs at 00 and 02, 20 at 04, 06, 18, 20, 22: 132
+    nodes = pd.concat([fleet(8, 8, 8, 8), fleet(4, 4, gpu_type="B").assign(node=["b0", "b1"])], ignore_index=True)
+    frame = history()
+    frame.loc[0, "gpus"] = 12
+    table = run_scenario(scenario(fill_share=1.0), frame, nodes, World(teams=TEAMS)).experiments
+    assert table[["gpu_type", "jobs", "multi_node_jobs"]].values.tolist() == [["A", 132, 0]]
+
+
+def test_a_bad_sizing_is_refused():
+    with pytest.raises(ScenarioError, match=r"\[experiments\] sizing 'all' is unknown; choose from largest-type, "
+                                            r"per-type"):
+        Scenario.from_dict({"experiments": {"teams": ["t"], "sizing": "all"}})
+    with pytest.raises(ScenarioError, match=r"\[experiments\] max_nodes must be from 1 to 64"):
+        Scenario.from_dict({"experiments": {"teams": ["t"], "max_nodes": 0}})

@@ -207,3 +207,24 @@ def test_the_day_starts_keep_no_other_clock_going():
     finally:
         table.unregister(Ticker)
     assert result.handoffs["job_id"].tolist() == ["j1", "j2"]
+
+
+def test_a_stage_handed_over_mid_run_keeps_its_chain_link():
+    # j5 (eu's, 8 GPUs, 1 h) is the stage after a1 (j1), with a 450 GB checkpoint. a1 is handed off eu -> ap at
+    # 09:10 Monday: j5 is not released by the hand-off (the stage did not end), it waits for a1's end in ap
+    # (1 + 30 h + 951.2 s = 108952.2 s), is routed then (eu, off-hours at 08:16 UTC) and receives the
+    # checkpoint from ap, where a1 ended: 450 GB x 8 / 10 Gbit/s = 360 s, so it starts at 109312.2 s
+    succ = pd.DataFrame([job(5, at(3), H, 8, region="eu")])
+    frame = pd.concat([jobs(), _recorded_from_submit(succ)], ignore_index=True)
+    frame = frame.assign(depends_on=[None] * 5 + ["j1"], checkpoint_gb=[None] * 5 + [450.0])
+    spec = {"name": "t", "policies": {"routing": "follow-the-sun"}, "handoff": HANDOFF, "data": {"transfer_gbps": 10}}
+    result = run_scenario(Scenario.from_dict(spec), frame, fleet(eu=[8], ap=[8]), World(REGIONS))
+    assert result.handoffs["job_id"].tolist() == ["j1", "j2"]
+    out = result.jobs.set_index("job_id")
+    assert out.loc["j1", "end_s"] == pytest.approx(1 + 30 * H + 951.2)
+    chain = result.chains.iloc[0]
+    assert [chain["predecessor_job_id"], chain["from_region"], chain["to_region"]] == ["j1", "ap", "eu"]
+    assert chain["predecessor_end_s"] == pytest.approx(1 + 30 * H + 951.2)
+    assert chain["transfer_s"] == pytest.approx(360.0)
+    assert out.loc["j5", ["region", "reason"]].tolist() == ["eu", "waiting-for-predecessor"]
+    assert out.loc["j5", "start_s"] == pytest.approx(1 + 30 * H + 951.2 + 360.0)

@@ -26,7 +26,8 @@ from engine.predict.runtime_source import NotEnoughHistory
 from engine.service.eta_why import NotWaiting, width_text
 
 PAGE = "app_pages/job.py"
-NOT_STARTED = frozenset(REASONS[1:]) | {"deferred", "waiting-for-predecessor"}  # a status that explains a job never (re)started
+# a status that explains a job never (re)started
+NOT_STARTED = frozenset(REASONS[1:]) | {"deferred", "waiting-for-predecessor", "restoring-dataset"}
 
 
 VIEW = "job_view"       # session: what the Job page shows (job_id, scenario, days, at, page)

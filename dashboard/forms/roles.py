@@ -5,7 +5,8 @@ ranges) and of FleetEdit (the edge table's columns).
 
 Widget keys: "{prefix}:edges" (a table of new edge locations: name, like region, GPU type, tier, GPUs),
 "{prefix}:roles:{role}" (a multiselect of regions per role; the new edge locations are edge already),
-"{prefix}:roles:checkpoints" and "{prefix}:roles:{number}". `roles_section` returns the [roles] table
+"{prefix}:roles:checkpoints", "{prefix}:roles:datasets", "{prefix}:roles:dataset_names" (names separated by
+commas) and "{prefix}:roles:{number}". `roles_section` returns the [roles] table
 and the [[fleet]] entries of the edge locations; what the parser refuses shows its message and adds nothing.
 """
 from __future__ import annotations
@@ -20,10 +21,10 @@ from dashboard.forms.declared import blank, checked, declared_column, declared_i
 from engine.core.vocabulary import TIERS
 from engine.scenario.edits import FleetEdit, parse_fleet_edit
 from engine.scenario.roles import parse_roles
-from engine.world.roles import CHECKPOINT_PLACES, ROLE_NAMES, Roles
+from engine.world.roles import CHECKPOINT_PLACES, DATASET_CHOICES, ROLE_NAMES, Roles
 
 EDGE_COLUMNS = ("region", "like", "gpu_type", "tier", "gpus")
-NUMBERS = ("storage_usd_per_gb_month", "restore_delay_s", "checkpoint_gb_per_gpu")
+NUMBERS = ("storage_usd_per_gb_month", "restore_delay_s", "checkpoint_gb_per_gpu", "dataset_idle_days")
 
 
 def edge_frame() -> pd.DataFrame:
@@ -45,9 +46,11 @@ def edge_entries(frame: pd.DataFrame) -> list[dict]:
     return out
 
 
-def roles_entry(chosen: dict[str, list[str]], edges: list[dict], checkpoints: str, numbers: dict) -> dict:
-    """The [roles] table: each role's regions (the edge locations added to edge), checkpoints and the numbers
-    when not their defaults; {} when nothing is set."""
+def roles_entry(chosen: dict[str, list[str]], edges: list[dict], checkpoints: str, numbers: dict,
+                datasets: str = "none", names: str = "") -> dict:
+    """The [roles] table: each role's regions (the edge locations added to edge), checkpoints, the archived
+    datasets (`names`: dataset names separated by commas) and the numbers when not their defaults; {} when
+    nothing is set."""
     roles = {role: list(dict.fromkeys(regions)) for role, regions in chosen.items() if regions}
     new = [entry["region"] for entry in edges]
     if new:
@@ -55,6 +58,11 @@ def roles_entry(chosen: dict[str, list[str]], edges: list[dict], checkpoints: st
     defaults = Roles()
     if checkpoints != defaults.checkpoints:
         roles["checkpoints"] = checkpoints
+    if datasets != defaults.datasets:
+        roles["datasets"] = datasets
+    listed = [name.strip() for name in names.split(",") if name.strip()]
+    if listed:
+        roles["dataset_names"] = listed
     roles.update({name: value for name, value in numbers.items() if value != getattr(defaults, name)})
     return roles
 
@@ -69,7 +77,8 @@ def roles_section(prefix: str, regions: list[str], gpu_types: list[str]) -> tupl
     st.caption("A region may hold several roles. Edge locations are small inference fleets near users: latency-aware "
                "routing serves inference there first (within the SLO of its users, with round trips under *Latency*); "
                "no other work runs there. Overflow and disaster recovery limit where moved work may go; archive "
-               "regions keep the checkpoints of evicted jobs when checkpoints go to the archive.")
+               "regions keep the checkpoints of evicted jobs when checkpoints go to the archive, and the datasets chosen "
+               "(all, or named ones; from the start, or once idle for some days) until a job needs them again.")
     st.markdown("**New edge locations**, each modelled on a region (its time zone, jurisdiction, prices and grid)")
     declared = {spec.name: spec for spec in fields(FleetEdit)}
     edited = st.data_editor(edge_frame(), num_rows="dynamic", hide_index=True, key=f"{prefix}:edges", column_config={
@@ -92,6 +101,13 @@ def roles_section(prefix: str, regions: list[str], gpu_types: list[str]) -> tupl
         spec = field_of(Roles, "checkpoints")
         checkpoints = st.selectbox(label_of(spec), CHECKPOINT_PLACES, key=f"{prefix}:roles:checkpoints",
                                    help=spec.metadata.get("help"))
+        spec = field_of(Roles, "datasets")
+        datasets = st.selectbox(label_of(spec), DATASET_CHOICES, key=f"{prefix}:roles:datasets",
+                                help=spec.metadata.get("help"))
+        spec = field_of(Roles, "dataset_names")
+        names = st.text_input(label_of(spec), key=f"{prefix}:roles:dataset_names",
+                              help=f"{spec.metadata.get('help')}; separated by commas")
         numbers = {name: declared_input(field_of(Roles, name), f"{prefix}:roles:{name}", getattr(Roles(), name))
                    for name in NUMBERS}
-    return checked(roles_entry(chosen, edges, checkpoints, numbers), parse_roles, "[roles]"), edges
+    entry = roles_entry(chosen, edges, checkpoints, numbers, datasets, names)
+    return checked(entry, parse_roles, "[roles]"), edges

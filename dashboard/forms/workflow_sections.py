@@ -4,7 +4,7 @@
 (a blank stage ends the chain), the workload class and team of its jobs (columns chain_class and
 chain_team: a page's result tables keep "workload_class" and "team" to themselves; blank: any), how many chains and
 the checkpoint each stage hands over (engine.scenario.chains). [experiments]: the teams and kinds
-("{prefix}:experiments:teams", ":kinds") and the numbers drawn from the declarations of
+("{prefix}:experiments:teams", ":kinds"), the sizing (":sizing") and the numbers drawn from the declarations of
 engine.scenario.experiments.ExperimentSettings (dashboard.forms.declared). Each returns only what
 differs from the defaults (none: nothing), checked by the scenario parser (an invalid section shows
 the parser's message and adds nothing).
@@ -17,7 +17,7 @@ import streamlit as st
 from dashboard.forms.declared import checked, declared_inputs
 from engine.core.vocabulary import WORKLOAD_CLASSES
 from engine.scenario.chains import CHAIN_COUNT_MAX, CHECKPOINT_GB_MAX, parse_chains
-from engine.scenario.experiments import KINDS, ExperimentSettings, parse_experiments
+from engine.scenario.experiments import KINDS, SIZINGS, ExperimentSettings, parse_experiments
 
 MAX_STAGES = 4
 STAGES = [f"stage_{k}" for k in range(1, MAX_STAGES + 1)]
@@ -76,10 +76,14 @@ def experiments_section(prefix: str, teams: list[str]) -> dict:
     chosen = left.multiselect("Teams", teams, key=f"{prefix}:experiments:teams")
     kinds = right.multiselect("Kinds", list(KINDS), default=["hpo"], key=f"{prefix}:experiments:kinds",
                               help="hpo: hyper-parameter sweeps; batch: evaluation batches")
+    sizing = st.selectbox("Sized for", SIZINGS, key=f"{prefix}:experiments:sizing",
+                          help="largest-type: the home region's most installed GPU type only; per-type: every GPU "
+                               "type there, each from its own idle forecast")
     entry = declared_inputs(ExperimentSettings, f"{prefix}:experiments")
     if not chosen:
         return {}
-    table = {"teams": list(chosen), **({"kinds": list(kinds)} if list(kinds) != ["hpo"] else {}), **entry}
+    table = {"teams": list(chosen), **({"kinds": list(kinds)} if list(kinds) != ["hpo"] else {}),
+             **({"sizing": sizing} if sizing != SIZINGS[0] else {}), **entry}
     return checked(table, parse_experiments, "[experiments]")
 
 

@@ -134,7 +134,8 @@ def _print_groups(runs: list[tuple[str, object]]) -> None:
 SHOWN_ROWS = 20  # rows of a long table the text output shows (--out and --json have them all)
 TITLES = {"forecast": "demand forecast (held-out weeks before the window; naive: the same hour a week earlier)",
           "chains": "chains (each stage after the first: its hand-over; seconds from time 0)",
-          "experiments": "experiments (forecast idle GPU-hours in each team's off-hours, and what filled them)"}
+          "experiments": "experiments (forecast idle GPU-hours in each team's off-hours per GPU type, and what "
+                         "filled them)"}
 
 
 def _print_tables(result) -> None:

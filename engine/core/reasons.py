@@ -37,6 +37,10 @@ PREDECESSOR = DECISIONS.index("waiting-for-predecessor")
 # (engine.sim.processes.oom_restarts).
 DECISIONS += ("out-of-memory",)
 OUT_OF_MEMORY = DECISIONS.index("out-of-memory")
+# A job whose dataset was in an archive region waited for its restore before queueing (engine.sim.processes.
+# dataset_archive); its reason too, as "waiting-for-predecessor" is.
+DECISIONS += ("restoring-dataset",)
+RESTORING_DATASET = DECISIONS.index("restoring-dataset")
 
 EXPLAINED = {
     "started": "it started as soon as it was submitted",
@@ -77,6 +81,8 @@ EXPLAINED = {
                   "region it had borrowed began and that region's own work queued",
     "waiting-for-predecessor": "it is a stage of a chain: it waited for the stage before it to end and hand its "
                                "checkpoint over (moved to its region when that stage ran elsewhere)",
+    "restoring-dataset": "its input dataset was kept in an archive region and was being restored to its home "
+                         "region before the job could queue",
 }
 SHORT = {
     "started": "could start now", "waiting-in-queue": "behind other jobs", "blocked-by-capacity": "no room yet",
@@ -87,4 +93,5 @@ SHORT = {
     "waiting-for-data": "its input data is still on its way",
     "restoring-checkpoint": "its checkpoint is being restored from the archive",
     "deferred": "held back for a later slot", "transferring-data": "its input data is being moved",
-    "waiting-for-predecessor": "the stage before it has not handed over"}
+    "waiting-for-predecessor": "the stage before it has not handed over",
+    "restoring-dataset": "its dataset is being restored from the archive"}

@@ -11,10 +11,16 @@ sized from the forecast idle capacity.
     duration_h = 2                      # hours each job runs
     weeks = 4                           # forecast each hour of the week from the last 4 weeks
     demand_quantile = 0.5               # ... their median demand (higher: less idle forecast, fewer jobs)
+    sizing = "per-type"                 # "largest-type" (default): the region's most installed GPU type only;
+                                        # "per-type": every GPU type of the region, each from its own forecast
+    max_nodes = 4                       # multi-node batches of up to this many whole nodes where the idle
+                                        # gap has room for 2+ nodes (default 1: single-node jobs only)
 
 Semantics (engine.scenario.experiment_plan builds the jobs before the run; every number has a unit and
-a range, the fields' metadata). A team's region is its teams-table `home_region`, its GPU type the type
-with the most GPUs installed there (ties: by name). The idle forecast of hour h of the window ([workload]
+a range, the fields' metadata). A team's region is its teams-table `home_region`; its GPU types, with
+`sizing = "largest-type"`, the type with the most GPUs installed there (ties: by name), with "per-type"
+every type installed there (most GPUs first, then by name), each sized alone from its own forecast as
+below (the gap, cap and jobs of a type; the run's table has a row per team and type). The idle forecast of hour h of the window ([workload]
 start_utc to end_utc; without a start, `weeks` whole weeks after the data's first submit; without an end,
 the last submit of the window's jobs) is idle(h) = max(0, GPUs of that type installed in the region -
 forecast demand(h)), the demand (GPUs of that type its region's jobs ask for, waiting or running) forecast
@@ -22,9 +28,11 @@ by engine.predict.demand_forecast from the whole weeks of history before the win
 team when its calendar (the teams table's time zone, working days and hours, holidays) has it off work at
 the hour's start. The gap of a team is the sum over its off hours of idle(h) / n, n the scenario's teams
 of its region (they share the region's idle GPUs); the team may fill cap(h) = fill_share x idle(h) / n
-GPUs in each off hour. Walking the window's hours in order, a job of `gpus` GPUs and `duration_h` hours is
-added at hour h while every hour it would cover (ceil(duration_h) hours from h) is off and has room under
-cap. Each job's submit is h plus a seeded offset of up to 5 minutes, its kind a seeded choice among `kinds`
+GPUs in each off hour. Walking the window's hours in order, at hour h whose ceil(duration_h) hours are all
+off, with room = the least of cap - GPUs already planned over them: first, with `max_nodes` M >= 2, while
+room holds 2 or more whole nodes of the type (g GPUs each: its first node's), a multi-node batch of
+k = min(M, floor(room / g)) nodes (k x g GPUs) for `duration_h` hours; then floor(room / `gpus`) jobs
+of `gpus` GPUs on one node (none when a node of the type holds fewer than `gpus`). Each job's submit is h plus a seeded offset of up to 5 minutes, its kind a seeded choice among `kinds`
 (one RNG from the scenario's seed: the same scenario, the same jobs).
 """
 from __future__ import annotations
@@ -36,6 +44,7 @@ from engine.core.errors import ScenarioError
 from engine.scenario.checks import declared
 
 KINDS = ("hpo", "batch")
+SIZINGS = ("largest-type", "per-type")
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,8 @@ class ExperimentSettings:
                                "Forecast from the last")
     demand_quantile: float = bounded_field(0.5, "quantile", 0.0, 1.0, "of those weeks' demand at that hour (higher: "
                                            "less idle forecast)", "Demand quantile")
+    max_nodes: int = bounded_field(1, "nodes", 1, 64, "whole nodes a multi-node batch may take where the idle gap "
+                                   "has room for 2 or more (1: single-node jobs only)", "Nodes per batch, at most")
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,7 @@ class Experiments:
     teams: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ("hpo",)
     settings: ExperimentSettings = field(default_factory=ExperimentSettings)
+    sizing: str = "largest-type"
 
     @property
     def enabled(self) -> bool:
@@ -77,6 +89,7 @@ def parse_experiments(table: object, source: str, load_scale: float = 1.0) -> Ex
                             f"{load_scale:g} (use growth to add demand)")
     rest = dict(table) if isinstance(table, dict) else table
     teams, kinds = rest.pop("teams", None), rest.pop("kinds", ["hpo"])
+    sizing = rest.pop("sizing", SIZINGS[0])
     settings = ExperimentSettings(**declared(rest, ExperimentSettings, source, "[experiments]"))
     if not isinstance(teams, list) or not teams or not all(isinstance(t, str) and t.strip() for t in teams):
         raise ScenarioError(f"{where} teams must be a list of one or more team names, got {teams!r}")
@@ -84,4 +97,6 @@ def parse_experiments(table: object, source: str, load_scale: float = 1.0) -> Ex
         raise ScenarioError(f"{where} teams names a team twice: {teams!r}")
     if not isinstance(kinds, list) or not kinds or not all(k in KINDS for k in kinds):
         raise ScenarioError(f"{where} kinds must be a list of {' and '.join(repr(k) for k in KINDS)}, got {kinds!r}")
-    return Experiments(tuple(teams), tuple(dict.fromkeys(kinds)), settings)
+    if sizing not in SIZINGS:
+        raise ScenarioError(f"{where} sizing {sizing!r} is unknown; choose from {', '.join(SIZINGS)}")
+    return Experiments(tuple(teams), tuple(dict.fromkeys(kinds)), settings, sizing)

@@ -53,8 +53,8 @@
                                     # into clusters of 2 racks (engine.scenario.clusters); the cluster
                                     # policy ([policies] cluster = "best-fit", ...) picks a job's cluster
     [roles]                         # optional: primary, overflow, disaster_recovery, edge and archive
-                                    # regions, where checkpoints go and what archiving costs
-                                    # (engine.scenario.roles, engine.world.roles)
+                                    # regions, where checkpoints and datasets go and what archiving
+                                    # costs (engine.scenario.roles, engine.world.roles)
     [partitions]                    # optional: MIG instances for the rule's inference and development
     mode = "mig"                    # jobs, or time-slicing / MPS with interference between co-tenants
                                     # (engine.world.partitions); off without the table
@@ -70,7 +70,8 @@
     workload_class = "training"     # count, team, checkpoint_gb (moved between regions at [data] transfer_gbps)
     [experiments]                   # optional: teams queue sweeps and evaluation batches for their nights and
     teams = ["llm-research"]        # weekends, sized from the forecast idle GPUs (kinds, fill_share, gpus,
-                                    # duration_h, weeks, demand_quantile: engine.scenario.experiments)
+                                    # duration_h, weeks, demand_quantile, sizing, max_nodes:
+                                    # engine.scenario.experiments)
     [rightsize]                     # optional: jobs get their predicted GPUs (quantile, margin_pct,
     enabled = true                  # oom_at_fraction, classes); one given too little runs out of memory
                                     # and restarts with its request (engine.scenario.rightsize)

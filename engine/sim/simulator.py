@@ -167,6 +167,8 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.queued_gpu_s = dict.fromkeys(names, 0.0)
         self.patience = Patience(self, w.patience_s)  # users who give up on jobs not started in time
         self.links = None  # an [interconnect]'s pace of multi-node jobs, set when attached (engine.sim.processes.interconnect)
+        self.chains = None  # staged workflows, set when attached (engine.sim.processes.chains)
+        self.dataset_archive = None  # [roles]' archived datasets, set when attached (engine.sim.processes.dataset_archive)
         self.archive = None  # [roles]' archived checkpoints, set when attached (engine.sim.processes.archive)
         self.partitions = None  # [partitions]: MIG instances and interference, set when attached (engine.sim.processes.partitions)
         self.processes = table.attach(self, [self.patience])  # engine.sim.processes.table

@@ -35,6 +35,13 @@ def dataset_ids(jobs: pd.DataFrame) -> np.ndarray:
     return ids
 
 
+def of_workload(w) -> tuple[np.ndarray, pd.DataFrame]:
+    """(`dataset_ids`, `table`) of a simulator workload's jobs (engine.sim.state.workload)."""
+    frame = pd.DataFrame({"job_id": w.job_id, "project": w.project, "data_location": w.data_location,
+                          "data_size_gb": w.data_size_gb, **({"dataset": w.dataset} if w.dataset is not None else {})})
+    return dataset_ids(frame), table(frame)
+
+
 def table(jobs: pd.DataFrame) -> pd.DataFrame:
     """One row per dataset the jobs read (COLUMNS), sorted by dataset; replicas "" (none yet)."""
     ids = dataset_ids(jobs)

@@ -11,7 +11,13 @@ region's own jobs) runs there, and the `latency-aware` router tries them first f
 `archive`: where checkpoints go when `checkpoints = "archive"`: an evicted job's checkpoint is
 stored there at `storage_usd_per_gb_month` until the job's turn comes again, when it is restored
 (`restore_delay_s`, then the transfer back at the [data] bandwidth) and, when the job resumes
-outside the archive, moved out at the archive's egress price.
+outside the archive, moved out at the archive's egress price. Datasets (engine.world.datasets) go to the
+archive too with `datasets` ("all", or "named": those of `dataset_names`; "none", the default, keeps
+every dataset hot): each in the archive region nearest its home, billed at `storage_usd_per_gb_month`;
+a job that needs one while it is archived waits for its restore to the dataset's home
+(engine.sim.processes.dataset_archive). With `dataset_idle_days` 0 each chosen dataset is archived from
+the run's start and stays hot once restored; with N > 0 each is hot from its first use and goes to the
+archive once no job has used it for N days.
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from engine.core.bounds import bounded_field
 
 ROLE_NAMES = ("primary", "overflow", "disaster_recovery", "edge", "archive")
 CHECKPOINT_PLACES = ("local", "archive")
+DATASET_CHOICES = ("none", "all", "named")
 # S3 Glacier Flexible Retrieval, us-east-1 list price (aws.amazon.com/s3/pricing, 2024): $0.0036 per
 # GB-month; its standard retrieval takes 3-5 hours (the low end as the default delay).
 GLACIER_USD_PER_GB_MONTH = 0.0036
@@ -61,11 +68,26 @@ class Roles:
                                       "from asking for an archived checkpoint to its being readable")
     checkpoint_gb_per_gpu: float = _bounded(CHECKPOINT_GB_PER_GPU, "GB per GPU", 10_000.0, "Checkpoint size",
                                             "size of a checkpoint per GPU the job holds")
+    datasets: str = field(default="none", metadata={
+        "label": "Datasets in the archive", "help": "none: every dataset stays hot (as without [roles]); all: every "
+                                                    "dataset; named: those listed under dataset names",
+        "choices": DATASET_CHOICES})
+    dataset_names: tuple[str, ...] = field(default=(), metadata={
+        "label": "Dataset names", "help": "the datasets archived when datasets = named (a job's dataset column, "
+                                          "else project@data_location)", "kind": "names"})
+    dataset_idle_days: float = _bounded(0.0, "days", 3650.0, "Archive after idle days",
+                                        "0: archived from the start until first used; N: archived once no job "
+                                        "used it for N days")
 
     @property
     def archives(self) -> bool:
         """Checkpoints of evicted jobs go to an archive region."""
         return self.checkpoints == "archive" and bool(self.archive)
+
+    @property
+    def archives_datasets(self) -> bool:
+        """Some datasets go to an archive region."""
+        return self.datasets != "none" and bool(self.archive)
 
     def named(self) -> list[str]:
         """Every region a role names, sorted."""

@@ -191,7 +191,13 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("checkpoints_archived", "Checkpoints archived", "checkpoints", "", "int"),
            ("checkpoint_storage_usd", "Checkpoint storage", "USD", "lower", "usd"),
            ("checkpoint_egress_usd", "Checkpoint egress", "USD", "lower", "usd"),
-           ("restore_wait_hours", "Hours held by restores", "h", "lower", "one")),
+           ("restore_wait_hours", "Hours held by restores", "h", "lower", "one"),
+           ("datasets_archived", "Datasets archived", "datasets", "", "int"),
+           ("dataset_storage_usd", "Dataset archive storage", "USD", "lower", "usd"),
+           ("dataset_storage_saved_usd", "Hot storage saved by archiving", "USD", "higher", "usd"),
+           ("dataset_egress_usd", "Dataset restore egress", "USD", "lower", "usd"),
+           ("dataset_restores", "Dataset restores", "restores", "lower", "int"),
+           ("dataset_restore_wait_hours", "Hours held by dataset restores", "h", "lower", "one")),
     *_rows("headroom",
            ("load_headroom", "Load headroom", "x", "higher", "x"),
            ("load_headroom_min", "Load headroom (lowest seed)", "x", "higher", "x"),
@@ -212,7 +218,7 @@ MONEY: dict[str, str] = {
     "cost_usd": "all spend over the window W: reserved GPUs x the hours of W x their price (paid every hour, used "
                 "or not) + on-demand and spot GPU-hours held by jobs x their price (less any off-peak discount) + "
                 "GPU-hours billed for rented burst nodes x the pool's price + `egress_usd` (the input data moved to where "
-                "jobs ran) + storage (`replica_storage_usd`, `checkpoint_storage_usd`); prices per region, GPU type and "
+                "jobs ran) + storage (`replica_storage_usd`, `checkpoint_storage_usd`, `dataset_storage_usd`); prices per region, GPU type and "
                 "tier",
     "cost_reserved_usd": "installed reserved GPUs x the hours of W x their price: the reserved part of `cost_usd`",
     "cost_on_demand_usd": "on-demand GPU-hours held by jobs inside W x their price: the on-demand part of "
@@ -230,8 +236,8 @@ MONEY: dict[str, str] = {
     "egress_usd": "input data moved to where jobs ran: for each started job that ran outside the region holding "
                   "its data (`data_location`), `data_size_gb` x the egress price of the data's region "
                   "(`regions.egress_usd_per_gb`), for each checkpoint a chain handed over between regions, its "
-                  "`checkpoint_gb` x the egress price of the region it left, and `checkpoint_egress_usd`: the egress "
-                  "part of `cost_usd`",
+                  "`checkpoint_gb` x the egress price of the region it left, `checkpoint_egress_usd` and "
+                  "`dataset_egress_usd`: the egress part of `cost_usd`",
     "replica_storage_usd": "for each replica a run made: the dataset's `size_gb` x `[data] storage_usd_per_gb_month` x "
                            "the months (30 days) from the copy being complete to the end of W: part of `cost_usd`",
     "replica_egress_usd": "the GB sent to make the replicas x the egress price of each dataset's home region: part of "
@@ -248,6 +254,14 @@ MONEY: dict[str, str] = {
     "checkpoint_egress_usd": "for each archived checkpoint: its GB x the egress price of the region it was written "
                              "from, when the archive is elsewhere, plus its GB x the archive's egress price, when it "
                              "was read back into another region: part of `egress_usd`",
+    "dataset_storage_usd": "for each period a dataset spent in an archive region ([roles] datasets): its `size_gb` x "
+                           "`storage_usd_per_gb_month` x the months (30 days) it was stored inside W, until restored: "
+                           "part of `cost_usd`",
+    "dataset_storage_saved_usd": "the same GB-months as `dataset_storage_usd` at `[data] storage_usd_per_gb_month` (hot "
+                                 "storage), less `dataset_storage_usd`: what keeping the datasets hot would have cost "
+                                 "more (hot storage in a dataset's home is not in `cost_usd`)",
+    "dataset_egress_usd": "for each dataset restored from an archive region other than its home: its `size_gb` x the "
+                          "archive's egress price, booked to the job that asked for it: part of `egress_usd`",
     "compaction_usd_per_year": "`compaction_gpus` x the price of one GPU ($30,000 unless edited) / its "
                                "amortisation years (3 unless edited)",
     "saved_usd_per_year": "`saved_gpus` x the price of one GPU ($30,000 unless edited) / its amortisation years "

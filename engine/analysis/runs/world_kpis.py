@@ -29,9 +29,10 @@ With a DataModel (the scenario's [data]) and a run that tracked its data (a `tra
 data KPIs of engine.analysis.runs.data_kpis follow KPI_KEYS, and the replicas' storage is part of
 cost_usd (cost_report's usd_storage).
 
-With [roles] (the result's `roles` and `checkpoints` tables), the roles KPIs of
-engine.analysis.runs.roles_kpis follow; archived checkpoints' storage is part of cost_usd (usd_storage)
-and their egress part of egress_usd, booked to their jobs.
+With [roles] (the result's `roles`, `checkpoints` and `archived_datasets` tables), the roles KPIs of
+engine.analysis.runs.roles_kpis follow; archived checkpoints' and datasets' storage is part of cost_usd
+(usd_storage) and their egress part of egress_usd, booked to their jobs (a dataset's restore: the job that
+asked for it).
 
 A dataset without prices, carbon or regions tables still works: prices come from the default price
 book, grid intensity from `CostAssumptions.default_g_co2e_per_kwh`, local hours from UTC; `assumed`
@@ -47,7 +48,7 @@ from engine.analysis.runs import egress
 from engine.analysis.runs.carbon import CarbonReport, carbon_report
 from engine.analysis.runs.cost import CostAssumptions, CostReport, annualise, cost_report, fleet_nodes
 from engine.analysis.runs.data_kpis import data_kpis, storage_usd
-from engine.analysis.runs.roles_kpis import checkpoint_storage_usd, roles_kpis, with_checkpoint_egress
+from engine.analysis.runs.roles_kpis import archive_storage_usd, roles_kpis, with_archive_egress
 from engine.sim.output.result import SimulationResult
 from engine.sim.processes.burst import BURST_TIER
 from engine.world import residency
@@ -88,10 +89,10 @@ def world_report(result: SimulationResult, fleet: pd.DataFrame, prices: pd.DataF
     prices, regions, carbon = (_table(frame, name) for frame, name in
                                ((prices, "prices"), (regions, "regions"), (carbon, "carbon")))
     moved, egress_notes = egress.per_job(result, regions, jobs)
-    moved = with_checkpoint_egress(moved, result)
+    moved = with_archive_egress(moved, result)
     tracked = data is not None and result.transfers is not None
     cost = cost_report(result, fleet, prices, assumptions, regions, egress=moved,
-                       storage_usd=(storage_usd(result, data) if tracked else 0.0) + checkpoint_storage_usd(result))
+                       storage_usd=(storage_usd(result, data) if tracked else 0.0) + archive_storage_usd(result))
     emissions = carbon_report(result, fleet, regions, carbon, assumptions)
     violations, residency_notes = _residency(result, regions, jobs)
     totals = cost.totals

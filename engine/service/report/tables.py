@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs.cost import DAY_S, HOUR_S
-from engine.analysis.runs.roles_kpis import checkpoint_storage_by_region
+from engine.analysis.runs.roles_kpis import archive_storage_by_region
 from engine.analysis.runs.sim_metrics import by_group
 from engine.analysis.telemetry.local_hours import local_hour_bins
 from engine.service.compare import Run
@@ -39,7 +39,7 @@ def region_figures(run: Run, days_per_year: float) -> pd.DataFrame:
     """region, gpus, util, idle_usd_per_year, spend_usd_per_year, carbon_t_per_year of one run. A region's
     spend holds the egress of the jobs that ran there (the data they pulled in) and, when the run made
     replicas, its share of their storage by the GB it holds (engine.analysis.runs.data_kpis), and, when it is an
-    archive region ([roles]), the storage of the checkpoints it kept (engine.analysis.runs.roles_kpis)."""
+    archive region ([roles]), the storage of the checkpoints and datasets it kept (engine.analysis.runs.roles_kpis)."""
     cost, carbon = run.world.cost.by_region, run.world.carbon.by_region
     hours = run.world.cost.totals["window_s"] / HOUR_S
     year = _per_year(run, days_per_year)
@@ -47,7 +47,7 @@ def region_figures(run: Run, days_per_year: float) -> pd.DataFrame:
         carbon[["region", "kg_co2e"]], on="region", how="left").fillna({"kg_co2e": 0.0})
     pulled = run.world.cost.jobs.groupby("region")["egress_usd"].sum() if "egress_usd" in run.world.cost.jobs \
         else pd.Series(dtype=float)
-    archived = checkpoint_storage_by_region(run.result) if run.result is not None else pd.Series(dtype=float)
+    archived = archive_storage_by_region(run.result) if run.result is not None else pd.Series(dtype=float)
     replicas = run.world.cost.totals.get("usd_storage", 0.0) - float(archived.sum())
     table["usd"] = table["usd"] + table["region"].map(pulled).fillna(0.0) \
         + _storage_shares(run, table["region"]) * replicas + table["region"].map(archived).fillna(0.0)

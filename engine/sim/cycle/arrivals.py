@@ -15,17 +15,25 @@ WEEK_S = 7 * 86_400.0  # the longest request the admission forecast counts
 class Arrivals:
     """The arrival steps of a run (mixed into engine.sim.simulator._Run)."""
 
-    def _arrive(self, j: int, now: float) -> str:
+    def _arrive(self, j: int, now: float, route: bool = True) -> str:
         """Route job j (when a router runs), then queue it or record why not (never fits, refused by
         admission, more than its quota can ever give: engine.sim.cycle.quota_gate); returns its region. A
         job away from its input data waits for the data first (data_gb x 8 / transfer_gbps s). A job
         whose user gave up while it was held back or its data moved is not queued. With [data] replicas,
         prefetch, compression or incremental sync, engine.sim.processes.data_moves decides what moves and
-        when it is there (with prefetch the job queues at once and waits for its data in the queue)."""
+        when it is there (with prefetch the job queues at once and waits for its data in the queue). A
+        stage of a chain is routed once (`route` False: it was routed at its hand-over) and waits for its
+        predecessor's checkpoint to reach the region it was sent to (engine.sim.processes.chains). Before
+        it is routed, a job whose dataset is archived ([roles] datasets) waits for its restore
+        (engine.sim.processes.dataset_archive)."""
         if self.patience.left(j):
             return self.region_name[j]
-        if self.router is not None and not self.transferred[j]:
+        if self.dataset_archive is not None and self.dataset_archive.waits(j, now):
+            return self.region_name[j]
+        if route and self.router is not None and not self.transferred[j]:
             self._move(j, self.router.route(j, now))
+            if self.chains is not None and self.chains.sent_after_routing(j, now):
+                return self.region_name[j]
         region = self.region_name[j]
         if self.data_moves is not None and not self.transferred[j]:
             self.transferred[j] = True

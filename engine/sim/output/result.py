@@ -90,7 +90,9 @@ class SimulationResult:
     run to fill it (engine.sim.processes.experiment_fill); None without [experiments].
     roles: region, roles (its [roles], joined by ","; engine.world.roles); None without a [roles] table.
     checkpoints: one row per checkpoint of an evicted job kept in an archive region
-    (engine.sim.processes.archive.CHECKPOINT_COLUMNS); None unless [roles] checkpoints = "archive"."""
+    (engine.sim.processes.archive.CHECKPOINT_COLUMNS); None unless [roles] checkpoints = "archive".
+    archived_datasets: one row per period a dataset spent in an archive region, with its restore
+    (engine.sim.processes.dataset_archive.DATASET_COLUMNS); None unless [roles] archives datasets."""
 
     scenario: str
     jobs: pd.DataFrame
@@ -120,6 +122,7 @@ class SimulationResult:
     experiments: pd.DataFrame | None = None
     roles: pd.DataFrame | None = None
     checkpoints: pd.DataFrame | None = None
+    archived_datasets: pd.DataFrame | None = None
 
     def held(self) -> pd.DataFrame:
         """The pieces of GPU holding: `segments` with each job's team, workload_class and failed,
@@ -145,22 +148,23 @@ class SimulationResult:
         tables = {"jobs": self.jobs, "timeline": self.timeline, "decisions": self.decisions}
         for name in ("segments", "fragmentation", "burst", "quotas", "relaxations", "interconnect", "partitions",
                      "transfers", "datasets", "scaling", "forecast", "handoffs", "chains", "experiments", "roles",
-                     "checkpoints"):
+                     "checkpoints", "archived_datasets"):
             if getattr(self, name) is not None:
                 tables[name] = getattr(self, name)
         return tables
 
     def to_csv(self, directory: str | Path) -> list[Path]:
         """Write jobs.csv, timeline.csv, decisions.csv (and segments.csv, fragmentation.csv, burst.csv,
-        quotas.csv, relaxations.csv, interconnect.csv, partitions.csv, transfers.csv, datasets.csv, roles.csv and
-        checkpoints.csv when the result has them) into `directory`; return the paths.
+        quotas.csv, relaxations.csv, interconnect.csv, partitions.csv, transfers.csv, datasets.csv, roles.csv,
+        checkpoints.csv and archived_datasets.csv when the result has them) into `directory`; return the paths.
         Spreadsheet-safe (engine.core.escaping.to_spreadsheet_csv): a job id such as "=HYPERLINK(...)"
         is written as text a spreadsheet never evaluates; the Parquet files keep every value as it is."""
         return self._export(Path(directory), "csv")
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
         """Write jobs.parquet, timeline.parquet, decisions.parquet (and segments, fragmentation,
-        burst, quotas, relaxations, transfers, datasets, roles and checkpoints when the result has them) into
+        burst, quotas, relaxations, transfers, datasets, roles, checkpoints and archived_datasets when the result
+        has them) into
         `directory`; return the paths."""
         return self._export(Path(directory), "parquet")
 

@@ -13,8 +13,11 @@ The job then arrives (is routed and queued as any job) at max(submit, ready): a 
 submit (its reason while it waits, kept when it starts at the hand-over) and arrives at `ready` (a
 CHAIN event). A job whose predecessor never ends (turned away, never fits, gave up, or itself waiting
 on a predecessor that never ends) never arrives and keeps that reason. The checkpoint goes to the
-job's region when the hand-over starts (its home, where its stage is meant to run): a router may send
-it on from there like any job.
+region where the job runs: without a router its own (its home, where its stage is meant to run); with
+one, the region the router sends it to at max(submit, end(p)) (the job is routed then, and queues there
+at max(that, ready) with ready computed for that region; one submitted after end(p) whose checkpoint
+is not there yet is logged "waiting-for-predecessor" at its submit). The predecessor's region is where
+it ended (a stage handed over mid-run by [handoff] keeps its row and so its chain link).
 
 `chains` (a result table): one row per job with a predecessor, in job order: row, job_id, chain_row and
 chain (the row and job id of the chain's first stage), stage (its place in the chain: 2 for the stage
@@ -58,18 +61,29 @@ class Chains(WorldProcess):
         for j in np.flatnonzero(w.predecessor >= 0).tolist():
             self.successors.setdefault(self.pred[j], []).append(j)
         self.handed: dict[int, tuple[float, float, str, str]] = {}  # job -> (predecessor end, transfer, from, to)
+        self.ended: dict[int, tuple[float, str]] = {}  # job -> (its predecessor's end, the region it ended in)
+        self.held: set[int] = set()  # jobs submitted before their predecessor ended
+        self.routed: set[int] = set()  # jobs routed at their hand-over, queueing once their checkpoint is there
         self.last = 0.0
 
     @classmethod
     def attach(cls, run) -> Chains | None:
         pred = run.w.predecessor
-        return cls(run) if pred is not None and bool((pred >= 0).any()) else None
+        if pred is None or not bool((pred >= 0).any()):
+            return None
+        run.chains = chains = cls(run)
+        return chains
 
     def on_arrival(self, j: int, now: float) -> bool:
         if self.pred[j] < 0:
             return False
-        handed = self.handed.get(j)
-        if handed is not None and handed[0] + handed[1] <= now:
+        if j not in self.ended:
+            self.held.add(j)
+            self.run.decide(now, j, PREDECESSOR)
+            return True  # arrives at the hand-over (a CHAIN event, pushed by on_finish)
+        if self.run.router is not None:
+            return False  # routed as any job, then held for its checkpoint (sent_after_routing)
+        if self._hand(j) <= now:
             return False  # handed over before its submit: it arrives as any job
         self.run.decide(now, j, PREDECESSOR)
         return True  # arrives at the hand-over (a CHAIN event, pushed by on_finish)
@@ -77,14 +91,39 @@ class Chains(WorldProcess):
     def on_finish(self, p: int, now: float) -> None:
         run = self.run
         for j in self.successors.get(p, ()):
-            source, target = run.region_name[p], run.region_name[j]
-            transfer = self.gb[j] * 8.0 / self.gbps if source != target and self.gbps > 0 else 0.0
-            self.handed[j] = (now, transfer, source, target)
-            if now + transfer > run.submit[j]:  # submitted before the hand-over ends: held until then
-                run.events.push(now + transfer, CHAIN, j)
+            self.ended[j] = (now, run.region_name[p])
+            if run.router is not None:
+                if j in self.held:
+                    run.events.push(now, CHAIN, j)  # route it now; its checkpoint then goes where it is sent
+            elif (ready := self._hand(j)) > run.submit[j]:  # submitted before the hand-over ends: held until then
+                run.events.push(ready, CHAIN, j)
+
+    def _hand(self, j: int) -> float:
+        """Send job j's predecessor's checkpoint to j's region (where it is now); returns when it is there."""
+        end, source = self.ended[j]
+        target = self.run.region_name[j]
+        transfer = self.gb[j] * 8.0 / self.gbps if source != target and self.gbps > 0 else 0.0
+        self.handed[j] = (end, transfer, source, target)
+        return end + transfer
+
+    def sent_after_routing(self, j: int, now: float) -> bool:
+        """Job j, with a router, was routed at `now`: its checkpoint goes to that region; True while it is not
+        there yet (the job queues at a CHAIN event when it is)."""
+        if self.pred[j] < 0 or j in self.handed:
+            return False
+        ready = self._hand(j)
+        if ready <= now:
+            return False
+        if j not in self.held:
+            self.run.decide(now, j, PREDECESSOR)
+        self.routed.add(j)
+        self.run.events.push(ready, CHAIN, j)
+        return True
 
     def on_event(self, kind: int, payload: int, now: float) -> Iterable[str]:
-        return (self.run._arrive(payload, now),)
+        region = self.run._arrive(payload, now, route=payload not in self.routed)
+        waiting = payload in self.routed and sum(self.handed[payload][:2]) > now  # routed, checkpoint on its way
+        return () if waiting else (region,)
 
     def finish(self, last: float) -> None:
         self.last = last

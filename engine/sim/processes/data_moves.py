@@ -52,10 +52,7 @@ class DataMoves(WorldProcess):
     def __init__(self, run, model) -> None:
         w = run.w
         self.run, self.model, self.names = run, model, list(run.regions)
-        frame = pd.DataFrame({"job_id": w.job_id, "project": w.project, "data_location": w.data_location,
-                              "data_size_gb": w.data_size_gb, **({"dataset": w.dataset} if w.dataset is not None else {})})
-        ids = datasets.dataset_ids(frame)
-        self.table = datasets.table(frame)
+        ids, self.table = datasets.of_workload(w)
         index = {name: i for i, name in enumerate(self.table["dataset"])}
         self.dataset = [-1 if d is None else index[d] for d in ids.tolist()]
         self.size = self.table["size_gb"].astype(float).tolist()

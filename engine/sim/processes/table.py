@@ -23,7 +23,8 @@ load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arri
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
 interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start, the GPU partitions
 (engine.sim.processes.partitions) place MIG instances and pace the jobs of shared GPUs; the [experiments]
-report (engine.sim.processes.experiment_fill) only measures at the end.
+report (engine.sim.processes.experiment_fill) only measures at the end; archived datasets
+(engine.sim.processes.dataset_archive) hold arrivals from the loop's own arrival step and hear of finishes.
 A new process: its module, and a line here (or `register` from outside the engine, as a test does).
 """
 from __future__ import annotations
@@ -36,6 +37,7 @@ from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.burst import Bursts
 from engine.sim.processes.chains import Chains
 from engine.sim.processes.data_moves import DataMoves
+from engine.sim.processes.dataset_archive import DatasetArchive
 from engine.sim.processes.experiment_fill import ExperimentFill
 from engine.sim.processes.forecast_scaling import ForecastScaling
 from engine.sim.processes.handoff import Handoffs
@@ -53,7 +55,7 @@ LOOP_KINDS = (FINISH, FAILURE, DEFERRED, ARRIVAL, REPASS)
 
 PROCESSES: list[type[WorldProcess]] = [Timer, Chains, Holder, SpotReclaimer, Outages, ClockEdges, Bursts, DataMoves,
                                        FragmentationSampler, Links, ForecastScaling, Handoffs, ExperimentFill, Archive,
-                                       GpuPartitions, OomRestarts]
+                                       GpuPartitions, OomRestarts, DatasetArchive]
 
 
 def register(process: type[WorldProcess]) -> None:
