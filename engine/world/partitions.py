@@ -25,10 +25,10 @@ mode: nothing runs on it for reconfigure_s (the drain cost of the reconfiguratio
 instances placed on it start their work. A GPU in MIG mode is held whole by the partition, unusable
 by other jobs; once empty for idle_s it switches back (again reconfigure_s unusable). A job on an
 instance holds compute/7 of a GPU (a 3g instance 3/7) and runs at the instance's speed: a job whose
-measured GPU share (gpu_util_pct / 100 of the GPU it asked for) is larger than the instance's share
-(compute/7) is slowed by their ratio (its work needs share / (compute/7) times as long on the
-instance); a job that fits its instance, or was never measured, runs for its recorded time. Instances
-are isolated: no interference.
+measured GPU share (gpu_util_pct / 100 x the GPUs it asked for, at most one) is larger than the
+instance's share (compute/7) is slowed by their ratio (its work needs share / (compute/7) times as
+long on the instance); a job that fits its instance, or was never measured, runs for its recorded
+time. Instances are isolated: no interference.
 
 Repacking (`repack`, off by default). When the head of a queue asks for a profile that no GPU in MIG
 mode has a free valid start for and no idle whole GPU can switch for, a GPU in MIG mode whose layout

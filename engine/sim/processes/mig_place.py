@@ -70,7 +70,8 @@ class MigPlacer:
         self.takes = [s != "none" and int(g) == 1 and int(n) == 1 and (t is None or t in known)
                       for s, g, n, t in zip(size, w.num_gpu.tolist(), w.nodes.tolist(), run.gpu_type)]
         util = w.gpu_util_pct if w.gpu_util_pct is not None else np.full(len(w), np.nan)
-        self.share = np.where(np.isfinite(util), np.clip(util, 0.0, 100.0) / 100.0, 0.0).tolist()
+        # the GPU each job used: its mean utilisation of the GPU share it asked for (0: unmeasured)
+        self.share = np.where(np.isfinite(util), np.clip(util, 0.0, 100.0) / 100.0 * w.gpus, 0.0).tolist()
 
     # -- what a job would get ------------------------------------------------------------------
 
