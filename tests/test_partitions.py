@@ -60,8 +60,8 @@ def test_two_development_jobs_share_a_mig_gpu_after_its_reconfiguration_and_a_wh
     assert kpis == pytest.approx({
         "mig_instances": 2, "mig_slice_gpu_hours": 2000 / 7 / 3600, "mig_mode_gpu_hours": 2200 / 3600,
         "mig_slice_use": 2000 / 7 / 2200, "mig_gpu_hours_saved": -200 / 3600, "mig_reconfigurations": 2,
-        "mig_drain_gpu_hours": 600 / 3600, "shared_gpu_pieces": 0, "interference_mean_slowdown": 1.0,
-        "interference_extra_gpu_hours": 0.0})
+        "mig_drain_gpu_hours": 600 / 3600, "mig_repacks": 0, "mig_repack_drained": 0, "mig_repack_drain_gpu_hours": 0.0,
+        "shared_gpu_pieces": 0, "interference_mean_slowdown": 1.0, "interference_extra_gpu_hours": 0.0})
 
 
 def test_a_mig_gpu_refuses_a_profile_with_no_free_valid_start_and_a_second_gpu_switches():

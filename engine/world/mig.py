@@ -80,3 +80,20 @@ def first_start(occupied: int, prof: Profile) -> int:
         if not occupied & prof.mask(start):
             return start
     return -1
+
+
+def drain_for(instances: list[tuple[object, Profile, int]], prof: Profile, movable) -> tuple[int, list] | None:
+    """How to make room for `prof` on a GPU holding `instances` ((key, profile, start) each) by draining
+    some of them: (start, the keys drained) at the valid start whose overlapping instances are all
+    `movable(key, profile)` and hold the fewest compute slices (then the fewest instances, then the
+    lowest start); None when no valid start can be cleared. A start already free needs no drain: (start, [])."""
+    best, best_key = None, None
+    for start in prof.starts:
+        mask = prof.mask(start)
+        blocking = [(key, p) for key, p, s in instances if p.mask(s) & mask]
+        if not all(movable(key, p) for key, p in blocking):
+            continue
+        rank = (sum(p.compute for _, p in blocking), len(blocking), start)
+        if best_key is None or rank < best_key:
+            best, best_key = (start, [key for key, _ in blocking]), rank
+    return best

@@ -10,6 +10,7 @@ and jobs sharing a GPU by milli-GPU run at their recorded speed):
     development_profile = "1g"       #   gets this MIG profile ("1g" ... "7g"; "none": not partitioned)
     reconfigure_s = 300              # MIG: a GPU switching into or out of MIG mode is unusable so long
     idle_s = 3600                    # MIG: an empty MIG GPU returns to whole-GPU use after so long
+    repack = "off"                   # MIG: "checkpoint" or "wait": reconfigure a GPU's layout for a profile
     replicas = 4                     # time-slicing, MPS: a GPU is shared by up to 4 of the rule's jobs
     time_slicing_interference = 0.15 # c per co-tenant: a job sharing its GPU with k others runs 1 + c k
     mps_interference = 0.08          #   times slower (its recorded time is that of a GPU of its own)
@@ -23,8 +24,23 @@ most slices taken first, then the lowest node and GPU); with none, an idle whole
 mode: nothing runs on it for reconfigure_s (the drain cost of the reconfiguration), after which the
 instances placed on it start their work. A GPU in MIG mode is held whole by the partition, unusable
 by other jobs; once empty for idle_s it switches back (again reconfigure_s unusable). A job on an
-instance holds compute/7 of a GPU (a 3g instance 3/7) and runs for its recorded time: the rule is
-meant for jobs whose work fits their profile (instances are isolated: no interference).
+instance holds compute/7 of a GPU (a 3g instance 3/7) and runs at the instance's speed: a job whose
+measured GPU share (gpu_util_pct / 100 x the GPUs it asked for, at most one) is larger than the
+instance's share (compute/7) is slowed by their ratio (its work needs share / (compute/7) times as
+long on the instance); a job that fits its instance, or was never measured, runs for its recorded
+time. Instances are isolated: no interference.
+
+Repacking (`repack`, off by default). When the head of a queue asks for a profile that no GPU in MIG
+mode has a free valid start for and no idle whole GPU can switch for, a GPU in MIG mode whose layout
+could take it once some smaller instances are gone is reconfigured: the GPU (of the job's model, its
+node with the job's CPU and memory) and valid start whose blocking instances hold the fewest compute
+slices (engine.world.mig.drain_for; only instances of a smaller profile are drained, so repacks never
+chase each other). With "checkpoint" the blocking instances' jobs checkpoint at once (no work lost)
+and go back to their queue, and the new instance is ready reconfigure_s later (the layout change);
+with "wait" the slices are reserved for the job (no other instance may take them) until the blocking
+instances finish, and its instance is ready reconfigure_s after it is placed. The drain cost of a
+repack is reconfigure_s of the new instance's slices held idle, plus under "wait" the reserved slices'
+idle time while they waited (compute/7 GPU-hours per slice-hour).
 
 Time-slicing and MPS. A job of the rule asks for one replica, 1/replicas of a GPU (the Kubernetes
 device plugin's time-slicing `replicas`), and milli-GPU placement packs it as any shared pod. Every job
@@ -46,6 +62,7 @@ from engine.core.vocabulary import class_label
 from engine.world.mig import SIZES
 
 MODES = ("mig", "time-slicing", "mps")
+REPACKS = ("off", "checkpoint", "wait")
 CLASSES = ("inference", "development")  # the classes the rule maps (their `*_profile` fields)
 NONE = "none"
 
@@ -74,6 +91,10 @@ class Partitions:
     mode: str = field(default="mig", metadata={"label": "Sharing mode", "choices": MODES})
     inference_profile: str = _profile("3g", "inference")
     development_profile: str = _profile("1g", "development")
+    repack: str = field(default="off", metadata={"label": "MIG repacking", "choices": REPACKS,
+                                                  "help": "reconfigure a GPU's layout for a profile that fits no "
+                                                          "free position: its blocking instances checkpoint and "
+                                                          "requeue, or it waits for them"})
     reconfigure_s: float = field(default=300.0, metadata={"label": "MIG reconfiguration (drain) time",
                                                           "help": "a GPU switching MIG mode is unusable so long"})
     idle_s: float = field(default=3600.0, metadata={"label": "MIG idle time before going whole",

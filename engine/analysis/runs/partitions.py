@@ -22,8 +22,8 @@ def _hours(rows: pd.DataFrame, share: bool = True) -> float:
 
 def partitions_kpis(result: SimulationResult) -> dict[str, float]:
     """mig_instances, mig_slice_gpu_hours, mig_mode_gpu_hours, mig_slice_use (the first over the second;
-    0 without MIG GPUs), mig_gpu_hours_saved, mig_reconfigurations, mig_drain_gpu_hours,
-    shared_gpu_pieces, interference_mean_slowdown (over shared pieces; 1 without any) and
+    0 without MIG GPUs), mig_gpu_hours_saved, mig_reconfigurations, mig_drain_gpu_hours (of the switches),
+    mig_repacks, mig_repack_drained (instances drained by them), mig_repack_drain_gpu_hours, shared_gpu_pieces, interference_mean_slowdown (over shared pieces; 1 without any) and
     interference_extra_gpu_hours (the running interference added, times the GPUs held); {} for a run
     without partitions."""
     table = result.partitions
@@ -31,13 +31,15 @@ def partitions_kpis(result: SimulationResult) -> dict[str, float]:
         return {}
     event = table["event"]
     instances, mode, shared = table[event == "instance"], table[event == "to-mig"], table[event == "shared"]
-    switches = table[event.isin(["to-mig", "to-whole"])]
+    switches, repacks = table[event.isin(["to-mig", "to-whole"])], table[event == "repack"]
     slices, held = _hours(instances), _hours(mode, share=False)
     extra = (shared["end_s"] - shared["start_s"]) * (1.0 - 1.0 / shared["slowdown"]) * shared["gpu_share"]
     return {"mig_instances": len(instances), "mig_slice_gpu_hours": slices, "mig_mode_gpu_hours": held,
             "mig_slice_use": slices / held if held > 0 else 0.0,
             "mig_gpu_hours_saved": _hours(instances, share=False) - held,
             "mig_reconfigurations": len(switches), "mig_drain_gpu_hours": float(switches["drain_gpu_hours"].sum()),
+            "mig_repacks": len(repacks), "mig_repack_drained": int(repacks["co_tenants"].sum()),
+            "mig_repack_drain_gpu_hours": float(repacks["drain_gpu_hours"].sum()),
             "shared_gpu_pieces": len(shared),
             "interference_mean_slowdown": float(shared["slowdown"].mean()) if len(shared) else 1.0,
             "interference_extra_gpu_hours": float(extra.sum()) / 3600.0}

@@ -22,7 +22,8 @@ A window with a `plan` method (engine.policies.backfill_order: EASY-SJBF, select
 first sees the waiting jobs and chooses the order the candidates are tried in, and which are tried
 (engine.sim.cycle.backfill_plan). Under EASY++ (`run.history`) the head, the candidates and the
 running jobs are seen at their predicted runtimes, late running jobs as the policy's corrector says;
-adaptive backfilling (`run.adaptive`) asks the strategy in force (engine.sim.cycle.adaptive).
+adaptive backfilling (`run.adaptive`) asks the strategy in force (engine.sim.cycle.adaptive). The
+jobs of a [partitions] MIG rule are seen with the units and times of engine.sim.cycle.backfill_mig.
 Reasons for the candidates left waiting: "blocked-by-reservation" when its units are free but the
 window refuses it, else "blocked-by-capacity" (its units are not free, or no node had room).
 """
@@ -31,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.core.reasons import CAPACITY, RESERVATION
+from engine.sim.cycle.backfill_mig import prepare, seen
 from engine.sim.cycle.backfill_plan import planned
 
 FEW = 32  # candidates scanned in Python below this many (numpy from here on)
@@ -44,6 +46,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     all_rest = rest
     queue = run.queues[region]
     rest = _candidates(run, queue, only, rest)
+    prepare(run, fleet, head, rest, now)  # [partitions] MIG jobs: their units and times for this pass
     units, pools, free = run.units_list, run.pool_list, fleet.pool_free
     if len(rest) < FEW:
         jobs = rest.tolist()
@@ -63,6 +66,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         return
     if window.sequential and only is not None:  # every waiting job's reservation counts
         rest = _candidates(run, queue, None, all_rest)
+        prepare(run, fleet, head, rest, now)
     if window.sequential and window.limit:  # the policy looks this far back only (Slurm's bf_max_job_test)
         rest = rest[:window.limit]
     if hasattr(window, "plan"):
@@ -76,7 +80,8 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         _few(run, fleet, window, now, queue, rest, pool)
         return
     cand_units, cand_pool = run.units[rest], run.pool[rest]
-    req = run.history.expected_many(rest, run.requested_s[rest]) if predicted else run.requested_s[rest]
+    req = seen(run, rest, run.history.expected_many(rest, run.requested_s[rest]) if predicted
+               else run.requested_s[rest])
     in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), cand_units, 0.0)
     if window.sequential:
         started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
@@ -118,7 +123,7 @@ def _few(run, fleet, window, now: float, queue, candidates: np.ndarray, pool: in
     """The non-sequential scan of `_vectorised` and its reasons for a few candidates, with scalars;
     `window.allows` is still asked over arrays (all candidates, then those after each start)."""
     units, pools, free, shape, parked = run.units_list, run.pool_list, fleet.pool_free, run.shape_list, run.parked
-    req, rest = run.requested_s[candidates], candidates.tolist()
+    req, rest = seen(run, candidates, run.requested_s[candidates]), candidates.tolist()
     in_pool = np.array([units[j] if pool == 0 or pools[j] == 0 or pools[j] == pool else 0.0 for j in rest])
     cand_pool = np.array([pools[j] for j in rest], np.int64)
     allowed = window.allows(now, req, in_pool, cand_pool).tolist()

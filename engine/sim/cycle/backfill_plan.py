@@ -14,6 +14,7 @@ import numpy as np
 
 from engine.core.reasons import BACKFILLED, CAPACITY, RESERVATION, STARTED
 from engine.policies.backfill_order import Waiting
+from engine.sim.cycle.backfill_mig import seen
 
 RECENT = 50  # started jobs the recent expansion factor averages over
 
@@ -22,7 +23,8 @@ def planned(run, window, now: float, region: str, head: int, head_s: float, rest
     """(the planned window, the candidates to try in its order)."""
     cand_pool = run.pool[rest]
     in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), run.units[rest], 0.0)
-    req = run.history.expected_many(rest, run.requested_s[rest]) if run.history is not None else run.requested_s[rest]
+    req = seen(run, rest, run.history.expected_many(rest, run.requested_s[rest]) if run.history is not None
+               else run.requested_s[rest])
     waiting = Waiting(now - run.submit[head], head_s, now - run.w.submit_s[rest], req, in_pool,
                       run.w.priority[rest].astype(np.float64), float(run.regions[region].pool_free[pool]),
                       recent_xfactor(run, region) if getattr(window, "wants_recent", False) else math.nan)

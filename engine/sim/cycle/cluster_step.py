@@ -7,6 +7,8 @@ without a cluster step is the same to the bit. Per call it builds the region's `
 (engine.core.cluster_view) for the job: what each cluster could hold (static per job shape, cached),
 where the job fits now (the fleet's fit rule, or for a gang the entirely free nodes big enough for one
 pod), the free and installed GPUs of the job's GPU type, and the fewest racks a gang would span.
+A job of a [partitions] MIG rule is seen by its instance (`pick_mig`): a GPU in MIG mode counts by its
+free valid positions and free compute slices, not as a whole GPU.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
 from engine.core.fleet_view import MILLI, PlacementError, fits_on
+from engine.world.mig import COMPUTE
 
 
 class ClusterStep:
@@ -44,6 +47,38 @@ class ClusterStep:
         if choice in (ANY, WAIT) or (0 <= choice < k and fits[choice]):
             return int(choice)
         raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for job "
+                             f"{run.w.job_id[j]}, which is not one of the {k} where it fits now")
+
+    def pick_mig(self, j: int, fleet, placer) -> int:
+        """MIG job j's cluster in `fleet`: the clusters are seen by their GPUs of a MIG part of its model
+        (holds: any such node big enough for its CPU and memory; capacity: their GPUs), where its
+        instance fits now (a free valid position on a GPU in MIG mode, or an idle whole GPU to switch)
+        and their free GPUs (whole idle ones, and each GPU in MIG mode's free compute slices / 7)."""
+        run, state = self.run, fleet.state
+        codes, k = fleet.cluster_codes, len(fleet.cluster_names)
+        model = run.gpu_type[j]
+        capable = placer.capable[id(fleet)].copy()
+        if model is not None:
+            capable &= state.gpu_model == state.model_names.index(model) if model in state.model_names else False
+        if not run.spot_ok[j] and state.spot is not None:
+            capable &= ~state.spot
+        big = capable & (state.cpu_total >= run.cpu_milli[j]) & (state.memory_total >= run.memory_mib[j])
+        holds = np.bincount(codes, weights=big, minlength=k) > 0
+        capacity = np.bincount(codes, weights=state.gpu_count * capable, minlength=k).astype(np.float64)
+        fits = np.bincount(codes, weights=placer.switchable(j, fleet), minlength=k) > 0
+        free_gpus = np.bincount(codes, weights=state.gpu_idle * capable, minlength=k).astype(np.float64)
+        for c in range(k):
+            if not fits[c] and holds[c]:
+                fits[c] = placer.existing(j, fleet, c) is not None
+        for gpu in placer.gpus[id(fleet)].values():
+            if capable[gpu.node] and not gpu.returning:
+                free_gpus[codes[gpu.node]] += placer.free_compute(gpu) / COMPUTE
+        view = ClustersView(fleet.cluster_names, holds, fits, free_gpus, capacity, fits.astype(np.int64))
+        share = int(placer.size[j][:-1]) / COMPUTE
+        choice = self.policy.choose(ClusterRequest(share, 1, model), view)
+        if choice in (ANY, WAIT) or (0 <= choice < k and fits[choice]):
+            return int(choice)
+        raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for MIG job "
                              f"{run.w.job_id[j]}, which is not one of the {k} where it fits now")
 
     def _shape(self, fleet, num_gpu: int, cpu: int, memory: int, pool: int, spot_ok: bool, width: int) -> tuple:

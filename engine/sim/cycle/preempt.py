@@ -7,7 +7,8 @@ each, takes victims in the policy's order until the pod fits there (a pod that f
 the victims on one node ends the search; the first 32 candidate nodes are tried). For a gang job it
 needs whole free nodes: it takes the nodes big enough for one pod whose occupants are all victims,
 fewest victims first. The plan is computed on the live fleet state by releasing victims and putting
-them back exactly (nothing is evicted unless the plan succeeds).
+them back exactly (nothing is evicted unless the plan succeeds). A job of a [partitions] MIG rule
+needs an instance: engine.sim.cycle.preempt_mig plans its victims by the slices they hold.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import bisect
 import numpy as np
 
 from engine.core.fleet_view import fits_on
+from engine.sim.cycle.preempt_mig import plan_mig
 
 MAX_NODES = 32
 
@@ -47,14 +49,21 @@ class Planner:
             return None
         if run.width[j] > 1:
             return self._plan_gang(run, j, fleet, region, victims)
+        if run.partitions is not None and run.partitions.takes[j]:
+            return plan_mig(self, run, j, fleet, region, victims)
+        return self.plan_pod(run, run.request_of(j), run.pool_list[j], fleet, region, victims)
+
+    def plan_pod(self, run, request, pool: int, fleet, region: str, victims: list[int],
+                 allowed: np.ndarray | None = None) -> list[int] | None:
+        """The victims to evict so that one pod of `request` (of `pool`) fits on a node (of `allowed`
+        only, a mask; None: any), or None."""
         rank = {v: i for i, v in enumerate(victims)}
         first_on: dict[int, int] = {}
         for v in victims:
             for n in run.nodes_of[v]:
                 first_on.setdefault(int(n), rank[v])
-        nodes = sorted(first_on, key=first_on.get)[:MAX_NODES]
-        request = run.request_of(j)
-        pool, state = run.pool_list[j], fleet.state
+        nodes = sorted((n for n in first_on if allowed is None or allowed[n]), key=first_on.get)[:MAX_NODES]
+        state = fleet.state
         for node in nodes:
             if pool > 0 and fleet.node_pool[node] != pool:
                 continue

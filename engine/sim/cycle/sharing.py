@@ -240,7 +240,8 @@ class Sharing(ClockReclaim):
         if not victims:
             return False
         run = self.run
-        if sum(run.units_list[v] for v in victims) + fleet.pool_free[run.pool_list[j]] < run.units_list[j]:
+        mig = run.partitions is not None and run.partitions.takes[j]  # its instance's slices decide
+        if not mig and sum(run.units_list[v] for v in victims) + fleet.pool_free[run.pool_list[j]] < run.units_list[j]:
             return False
         plan = self.planner.plan(run, j, fleet, region, victims)
         if not plan:
@@ -249,16 +250,16 @@ class Sharing(ClockReclaim):
             self.evict(v, now)
         return True
 
-    def evict(self, v: int, now: float, requeue: bool = True) -> float:
-        """Stop job v now, keeping the work up to its last checkpoint, and queue it again (without
-        `requeue`: it can never run again, and is recorded "never-fits"); returns the seconds of
-        work kept."""
+    def evict(self, v: int, now: float, requeue: bool = True, checkpointed: bool = False) -> float:
+        """Stop job v now, keeping the work up to its last checkpoint (`checkpointed`: it checkpoints
+        now, keeping all its work), and queue it again (without `requeue`: it can never run again, and
+        is recorded "never-fits"); returns the seconds of work kept."""
         run = self.run
         region = run.region_name[v]
         start = float(self.seg_start[v])
         progress = now - start
         every = self.checkpoint[v]
-        saved = math.floor(progress / every) * every if every > 0 else 0.0
+        saved = progress if checkpointed else math.floor(progress / every) * every if every > 0 else 0.0
         lost = progress - saved
         run.remaining[v] -= run.work_done(v, saved)
         self.lost_gpu_s[v] += lost * run.alloc_gpus[v]

@@ -49,7 +49,12 @@ class Starts:
         if self.archive is not None and self.archive.holds_back(j, now):  # its checkpoint is being restored
             return False
         if mig:  # a MIG instance (engine.sim.processes.partitions): its CPU-only pod, compute/7 of a GPU
-            placed = self.partitions.place(j, fleet, now)
+            cluster = ANY if self.clusters is None else self.clusters.pick_mig(j, fleet, self.partitions.placer)
+            if cluster == WAIT:
+                return False
+            # backfilled, it may switch a whole GPU only when its pass counted the GPU (backfill_mig)
+            placed = self.partitions.place(j, fleet, now, not backfilled or self.units_list[j] > 0, cluster,
+                                           head=not backfilled)
             if placed is None:
                 return False
             self.pods[j], held = placed

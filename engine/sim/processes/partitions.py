@@ -4,14 +4,19 @@ co-tenants under time-slicing or MPS (engine.world.partitions gives the model an
 Attached only when the run's world has enabled [partitions], so a run without them is the same to the bit.
 
 MIG (engine.sim.processes.mig_place chooses the instance): a job of the rule starts on an instance
-(engine.sim.cycle.starts asks `place`), holds compute/7 of a GPU and runs for its recorded time, from
-when its GPU is ready (a GPU switching into MIG mode is ready `reconfigure_s` after the switch). When a
-GPU's last instance ends, a MIG_IDLE event `idle_s` later starts its switch back (if it is still
-empty): it takes no new instance, and a MIG_WHOLE event `reconfigure_s` later gives the whole GPU back.
-A job of the rule takes no units of its pool (the free milli-GPU the passes and backfilling compare
-requests with), so it is always tried and its instance decides; a backfill window does not see that a
-GPU switched into MIG mode for it is no longer whole, nor does preemption see instances (a MIG head's
-victims are chosen as for a whole GPU).
+(engine.sim.cycle.starts asks `place`), holds compute/7 of a GPU and runs at the instance's pace (its
+measured GPU share over compute/7, at least 1: MigPlacer.pace), from when its instance is ready (a GPU
+switching into MIG mode is ready `reconfigure_s` after the switch, a repacked layout `reconfigure_s`
+after its instance is placed). When a GPU's last instance ends, a MIG_IDLE event `idle_s` later starts
+its switch back (if it is still empty and no repack waits for it): it takes no new instance, and a
+MIG_WHOLE event `reconfigure_s` later gives the whole GPU back.
+A job of the rule takes no units of its pool (the free milli-GPU the passes compare requests with), so
+the passes always try it and its instance decides; a backfill pass sees it with the units and time of
+MigPlacer.backfill_terms (engine.sim.cycle.backfill_mig), preemption frees its instance's slices
+(engine.sim.cycle.preempt_mig) and the cluster step counts free valid positions (engine.sim.cycle.cluster_step).
+With `repack`, a head that nothing else can place gets a reconfigured layout (`place`, see
+engine.world.partitions): "checkpoint" evicts the blocking instances' jobs with their work saved up to
+now (engine.sim.cycle.sharing.Sharing.evict) and places it at once; "wait" reserves the slices.
 Each switch costs reconfigure_s of the GPU held idle: the drain cost, reconfigure_s / 3600 GPU-hours.
 
 Time-slicing and MPS: every job whose pod shares a GPU (gpu_milli < 1000) runs at pace 1 + c k, k
@@ -22,8 +27,11 @@ job's generation). An eviction keeps the work done up to its checkpoint at the p
 (`work_s`).
 
 Result: `partitions`, one row per piece of running on an instance or a shared GPU (event "instance"
-or "shared") and per switch of a GPU (event "to-mig": start_s the switch, end_s when the GPU was whole
-again or the run's end; "to-whole": the switch back): event, row (the job's position in jobs, -1 for
+or "shared"), per switch of a GPU (event "to-mig": start_s the switch, end_s when the GPU was whole
+again or the run's end; "to-whole": the switch back) and per repack (event "repack": row the job it
+made room for, start_s when it was decided (the reservation under "wait"), end_s when the new instance
+was ready, co_tenants the instances drained, drain_gpu_hours the new instance's share held idle for
+reconfigure_s plus the reserved slices' idle time): event, row (the job's position in jobs, -1 for
 a switch), job_id, workload_class, region, node, gpu, profile, start_slice (-1 when not an instance),
 start_s, end_s, gpu_share (GPUs held), slowdown (running over work done; 1 for a switch), co_tenants
 (the most it had), drain_gpu_hours (reconfigure_s / 3600 for a switch, else 0).
@@ -33,11 +41,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from engine.core.cluster_view import ANY
 from engine.core.fleet_view import MILLI
 from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.mig_place import MigGpu, MigPlacer
 from engine.sim.state.events import FAILURE, FINISH
-from engine.world.mig import COMPUTE
+from engine.world.mig import COMPUTE, profile
 
 MIG_IDLE, MIG_WHOLE = 23, 24
 COLUMNS = ["event", "row", "job_id", "workload_class", "region", "node", "gpu", "profile", "start_slice", "start_s",
@@ -56,6 +65,8 @@ class GpuPartitions(WorldProcess):
         self.mig = settings.mode == "mig"
         self.placer = MigPlacer(run, settings) if self.mig else None
         self.takes = self.placer.takes if self.mig else [False] * len(run.w)
+        self.takes_mask = np.array(self.takes, bool)
+        self.seen_s = np.array(run.requested_s, np.float64)  # a MIG job's time as a backfill pass sees it
         classes = np.asarray(run.w.workload_class, dtype=object).astype(str)
         self.keeps_share = ((classes == "inference") & settings.inference_priority).tolist()
         self.marks: dict[int, list[list[float]]] = {}  # job -> [t, work left at t, pace from t] per change
@@ -77,21 +88,53 @@ class GpuPartitions(WorldProcess):
 
     # -- starts and stops ---------------------------------------------------------------------
 
-    def place(self, j: int, fleet, now: float):
-        """Job j's MIG instance now: ((placement, request) of its CPU-only pod, GPUs held), or None."""
-        placed = self.placer.place(j, fleet, now)
+    def place(self, j: int, fleet, now: float, switch: bool = True, cluster: int = ANY, head: bool = False):
+        """Job j's MIG instance now: ((placement, request) of its CPU-only pod, GPUs held), or None.
+        Without `switch` only on a GPU already in MIG mode; a `head` may get a repacked layout."""
+        placed = self.placer.place(j, fleet, now, switch, cluster)
+        if placed is None and head and self.settings.repack != "off":
+            placed = self._repack(j, fleet, now, cluster)
         if placed is None:
             return None
-        placement, request, gpu, prof, start = placed
-        self.where[j] = (gpu, prof, start)
+        placement, request, gpu, prof, start, ready, waited = placed
+        if waited is not None:  # the repack it waited for: its slices' idle time while reserved
+            since, idle_slice_s = waited
+            self._repack_row(j, gpu, prof, start, since, ready, 0, idle_slice_s)
+        self.where[j] = (gpu, prof, start, ready)
         return (placement, request), prof.compute / COMPUTE
+
+    def _repack(self, j: int, fleet, now: float, cluster: int):
+        """Job j's instance on a reconfigured layout (see the module docstring), or None (under "wait",
+        or with no layout to reconfigure)."""
+        placer = self.placer
+        if any(j in gpu.reserved for gpu in placer.gpus[id(fleet)].values()):
+            return None  # it waits for a repack already
+        plan = placer.repack_plan(j, fleet, cluster)
+        if plan is None:
+            return None
+        gpu, start, drained = plan
+        if self.settings.repack == "wait":
+            placer.reserve(j, gpu, start, now)
+            return None
+        for k in drained:
+            self.run.sharing.evict(k, now, checkpointed=True)
+        prof, ready = profile(gpu.part, placer.size[j]), now + self.settings.reconfigure_s
+        placement, request = placer.put(j, gpu, prof, start, now, ready)
+        self._repack_row(j, gpu, prof, start, now, ready, len(drained), 0.0)
+        return placement, request, gpu, prof, start, ready, None
+
+    def _repack_row(self, j: int, gpu: MigGpu, prof, start: int, since: float, ready: float, drained: int,
+                    idle_slice_s: float) -> None:
+        drain = (self.settings.reconfigure_s * prof.compute + idle_slice_s) / COMPUTE / 3600.0
+        self.rows.append(("repack", j, gpu.region, gpu.fleet.name_list[gpu.node], gpu.gpu, prof.name, start, since,
+                          ready, prof.compute / COMPUTE, 1.0, drained, drain))
 
     def running_s(self, j: int, fleet, now: float, work_s: float) -> float:
         """Seconds job j, started now with `work_s` of work left, takes to run (its pod already placed)."""
-        if j in self.where:  # a MIG instance: its work starts when its GPU is ready
-            ready = max(now, self.where[j][0].ready_s)
-            self.marks[j], self.begun[j], self.most[j] = [[ready, work_s, 1.0]], now, 0
-            return ready - now + work_s
+        if j in self.where:  # a MIG instance: its work starts when it is ready, at the instance's pace
+            ready, pace = max(now, self.where[j][3]), self.placer.pace(j)
+            self.marks[j], self.begun[j], self.most[j] = [[ready, work_s, pace]], now, 0
+            return ready - now + work_s * pace
         placement, request = self.run.pods[j]
         if self.mig or request.num_gpu != 1 or request.gpu_milli >= MILLI:
             return work_s
@@ -114,9 +157,9 @@ class GpuPartitions(WorldProcess):
         done = marks[0][1] - _left(marks, now)
         slowdown = (now - marks[0][0]) / done if done > 0 else 1.0
         begun, most = self.begun.pop(j), self.most.pop(j)
-        if isinstance(where, tuple) and isinstance(where[0], MigGpu):
-            gpu, prof, start = where
-            self.placer.remove(j, gpu)
+        if isinstance(where[0], MigGpu):
+            gpu, prof, start, _ = where
+            self.placer.remove(j, gpu, now)
             self.rows.append(("instance", j, run.region_name[j], gpu.fleet.name_list[gpu.node], gpu.gpu, prof.name,
                               start, begun, now, prof.compute / COMPUTE, slowdown, 0, 0.0))
             if not gpu.jobs:
@@ -168,7 +211,11 @@ class GpuPartitions(WorldProcess):
         if kind == MIG_IDLE:
             if gpu.jobs or gpu.returning or payload % 2**20 != gpu.idle_mark % 2**20:
                 return ()
+            if any(self.placer.live(k) for k in gpu.reserved):  # a repack waits for it: ask again later
+                self.run.events.push(now + self.settings.idle_s, MIG_IDLE, payload)
+                return ()
             gpu.returning = True
+            self.placer.expect(gpu, now)
             self.rows.append(("to-whole", -1, gpu.region, gpu.fleet.name_list[gpu.node], gpu.gpu, "", -1, now,
                               now + self.settings.reconfigure_s, 1.0, 1.0, 0, self.settings.reconfigure_s / 3600.0))
             self.run.events.push(now + self.settings.reconfigure_s, MIG_WHOLE, payload)

@@ -81,6 +81,7 @@ class Workload:
     asked_num_gpu: np.ndarray | None = None  # the request of right-sized jobs (None: every job runs as asked)
     asked_nodes: np.ndarray | None = None
     used_gpus: np.ndarray | None = None  # measured peak of GPUs busy at once (NaN: unmeasured; None: not sized)
+    gpu_util_pct: np.ndarray | None = None  # measured mean utilisation of its GPUs, % (NaN: unmeasured; None: no column)
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -205,6 +206,8 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         asked_nodes=None if sized is None else nodes,
         used_gpus=None if sized is None else pd.to_numeric(_col(jobs, "gpus_used_max", np.nan),
                                                            errors="coerce").to_numpy(np.float64),
+        gpu_util_pct=pd.to_numeric(jobs["gpu_util_pct"], errors="coerce").to_numpy(np.float64)
+        if "gpu_util_pct" in jobs else None,
         **_chains(jobs),
     )
 
