@@ -1,5 +1,4 @@
 """Hour-of-week demand profile: exact pro-rata arithmetic on hand-made jobs, and the sample's totals."""
-import time
 from pathlib import Path
 
 import numpy as np
@@ -148,10 +147,7 @@ def sample_jobs():
 
 
 def test_sample_profile_keeps_every_gpu_hour_of_the_window(sample_jobs):
-    started = time.perf_counter()
     profile = demand_profile(sample_jobs)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 3.0, elapsed
     submit = pd.to_datetime(sample_jobs["submit_utc"], utc=True)
     lo, hi = submit.min(), submit.max()
     run_h = _true_runtime_h(sample_jobs)
