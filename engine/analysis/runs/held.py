@@ -23,15 +23,18 @@ def node_names(nodes: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 def node_positions(piece_region: np.ndarray, names: np.ndarray, node_region: np.ndarray,
                    node_name: np.ndarray) -> np.ndarray:
     """Position of each (piece_region[i], names[i]) among the (node_region, node_name) pairs (each pair
-    once), -1 where none: the names are looked up region by region, without building joined keys."""
+    once), -1 where none: the names are looked up region by region, without building joined keys, and
+    each distinct name once (a run's pieces name few nodes many times over)."""
     at = np.full(len(names), -1, dtype=np.int64)
     node_region = np.asarray(node_region, dtype=object)
     for region in pd.unique(node_region):
         mine = np.flatnonzero(node_region == region)
         asked = np.flatnonzero(piece_region == region)
         if len(asked):
-            found = pd.Index(np.asarray(node_name, dtype=object)[mine]).get_indexer(names[asked])
-            at[asked] = np.where(found >= 0, mine[np.maximum(found, 0)], -1)
+            codes, distinct = pd.factorize(names[asked])
+            found = pd.Index(np.asarray(node_name, dtype=object)[mine]).get_indexer(distinct)
+            where = np.append(np.where(found >= 0, mine[np.maximum(found, 0)], -1), -1)
+            at[asked] = where[codes]  # code -1 (a missing name): the appended -1
     return at
 
 
