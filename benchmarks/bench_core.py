@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections import deque
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 HPC2N = REPO.parent / "shared" / "traces" / "swf" / "HPC2N-2002-2.2-cln.swf.gz"
@@ -70,15 +71,26 @@ def floor_main(path: str) -> None:
     print(f"{len(submit)} jobs, mean wait {total_wait / len(submit):.1f} s")
 
 
-def timed_process(command: list[str], cwd: Path = REPO, output: bool = False) -> tuple:
-    """(wall seconds, peak resident MB) of one process run in `cwd`, and its standard output when `output`."""
+class Timed(NamedTuple):
+    """One process: wall seconds, peak resident MB, CPU seconds (user + system: steadier than the wall
+    clock on a shared machine), and its standard output (None unless asked for)."""
+
+    seconds: float
+    peak_mb: float
+    cpu_s: float
+    out: str | None
+
+
+def timed_process(command: list[str], cwd: Path = REPO, output: bool = False) -> Timed:
+    """One process run in `cwd`, timed by /usr/bin/time -v; its standard output kept when `output`."""
     began = time.perf_counter()
     done = subprocess.run(["/usr/bin/time", "-v", *command], cwd=cwd, capture_output=True, text=True)
     seconds = time.perf_counter() - began
     if done.returncode:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
     peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
-    return (seconds, peak_kb / 1024, done.stdout) if output else (seconds, peak_kb / 1024)
+    cpu = sum(float(re.search(rf"{kind} time \(seconds\): ([\d.]+)", done.stderr).group(1)) for kind in ("User", "System"))
+    return Timed(seconds, peak_kb / 1024, cpu, done.stdout if output else None)
 
 
 def floor(repeat: int) -> float:
@@ -148,7 +160,7 @@ def generated(scale: float, folder: Path, days: float | None = None) -> tuple[Pa
 
 def simulate_dataset(db: Path, scenario: str) -> tuple[float, float]:
     return timed_process([*MERIDIAN, "simulate", "--dataset", "big", "--db", str(db), "--scenario",
-                          str(SCENARIOS / f"{scenario}.toml"), "--json"])
+                          str(SCENARIOS / f"{scenario}.toml"), "--json"])[:2]
 
 
 def scaling(base: float, scales: tuple[float, ...]) -> None:

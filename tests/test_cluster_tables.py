@@ -100,3 +100,23 @@ def test_node_positions_look_up_region_and_name_pairs():
     joined = pd.Index(node_region + "\x1f" + node_name).get_indexer(piece_region + "\x1f" + names)
     assert at.tolist() == joined.tolist()
     assert node_positions(piece_region[:0], names[:0], node_region, node_name).tolist() == []
+
+
+def test_piece_positions_are_node_names_then_node_positions():
+    """Looking up each distinct (region, node list) once gives every piece the positions the names
+    would have one by one: repeated lists, an empty list, an unknown name and a list named in two regions."""
+    import numpy as np
+
+    from engine.analysis.runs.held import node_names, node_positions, piece_positions
+
+    node_region = np.array(["eu", "eu", "us", "us"], dtype=object)
+    node_name = np.array(["n1", "n2", "n1", "n3"], dtype=object)
+    region = pd.Series(["eu", "us", "eu", "us", "eu", "ap", "eu"], dtype="str")
+    nodes = pd.Series(["n1;n2", "n1;n3", "n1;n2", "", "n2;nope;n1", "n1", "n1;n3"], dtype="str")
+    piece, at = piece_positions(region, nodes, node_region, node_name)
+    one_by_one, names = node_names(nodes)
+    assert piece.tolist() == one_by_one.tolist() == [0, 0, 1, 1, 2, 2, 3, 4, 4, 4, 5, 6, 6]
+    assert at.tolist() == node_positions(region.to_numpy(object)[one_by_one], names, node_region, node_name).tolist()
+    assert at.tolist() == [0, 1, 2, 3, 0, 1, -1, 1, -1, 0, -1, 0, -1]
+    empty = pd.Series([], dtype="str")
+    assert [a.tolist() for a in piece_positions(empty, empty, node_region, node_name)] == [[], []]

@@ -21,6 +21,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -28,20 +29,31 @@ from engine.analysis.runs.catalogue import label, shown
 from engine.cli.common import add_source, guarded, tables
 from engine.core.escaping import to_spreadsheet_csv
 from engine.service.compare import Unusable
-from engine.service.optimise.front import scenario_toml
-from engine.service.optimise.space import StudyError, load_study
-from engine.service.optimise.study import BASELINE, StudyResult, run_study
 from engine.service.sweep.backends import SweepUnavailable
+
+if TYPE_CHECKING:
+    from engine.service.optimise.study import StudyResult
 
 EXIT_OK, EXIT_INFEASIBLE = 0, 1
 
 
+def _study_errors() -> tuple:
+    from engine.service.optimise.space import StudyError
+
+    return StudyError, SweepUnavailable
+
+
 def _guarded(command):
-    return guarded(command, lambda: (StudyError, SweepUnavailable))
+    """engine.cli.common.guarded, a bad study file or an unreachable Dask cluster a user error too. The
+    optimiser (optuna) loads only when `optimise` runs."""
+    return guarded(command, _study_errors)
 
 
 @_guarded
 def cmd_optimise(args) -> int:
+    from engine.service.optimise.space import load_study
+    from engine.service.optimise.study import run_study
+
     if args.workers is not None and args.workers < 1:
         raise Unusable(f"--workers must be a positive integer, got {args.workers}")
     study = load_study(args.space, args.objectives)
@@ -106,6 +118,8 @@ def _rows(result: StudyResult, names: list[str], measured: dict) -> pd.DataFrame
 
 
 def print_study(result: StudyResult) -> None:
+    from engine.service.optimise.study import BASELINE
+
     study = result.study
     front = [f"trial-{n}" for n in result.front]
     print(f"study {study.name}: {len(result.trials)} trials ({result.resumed} resumed from the journal), "
@@ -141,6 +155,8 @@ def _param(value) -> str:
 
 def write_out(result: StudyResult, document: dict, out: Path) -> None:
     """study.json, trials.csv and scenarios/trial-N.toml (one per front trial) under `out`."""
+    from engine.service.optimise.front import scenario_toml
+
     scenarios = out / "scenarios"
     scenarios.mkdir(parents=True, exist_ok=True)
     (out / "study.json").write_text(json.dumps(document, indent=1, allow_nan=False), encoding="utf-8")

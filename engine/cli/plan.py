@@ -11,20 +11,32 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from engine.cli.common import guarded, tables
-from engine.service.planning.plan import PlanResult, plan_fleet
-from engine.service.planning.settings import PlanError, load_settings
-from engine.service.planning.summary import fleet_comparison, plan_record
+
+if TYPE_CHECKING:
+    from engine.service.planning.plan import PlanResult
+
+
+def _plan_error() -> tuple:
+    from engine.service.planning.settings import PlanError
+
+    return (PlanError,)
 
 
 def _guarded(command):
-    """engine.cli.common.guarded, a bad plan file or --days a user error too."""
-    return guarded(command, lambda: (PlanError,))
+    """engine.cli.common.guarded, a bad plan file or --days a user error too. The planner (scipy's MILP,
+    about half a second of imports) loads only when `plan` runs."""
+    return guarded(command, _plan_error)
 
 
 @_guarded
 def cmd_plan(args) -> int:
+    from engine.service.planning.plan import plan_fleet
+    from engine.service.planning.settings import PlanError, load_settings
+    from engine.service.planning.summary import plan_record
+
     settings = load_settings(args.slo)
     if args.days is not None:
         if not 0.5 <= args.days <= 366:
@@ -42,6 +54,8 @@ def cmd_plan(args) -> int:
 
 
 def _print_plan(result: PlanResult) -> None:
+    from engine.service.planning.summary import fleet_comparison
+
     today, best = result.today, result.best.check
     met = result.recommended is not None
     print(f"plan for demand x{result.growth:g} over {result.start_utc:%Y-%m-%d %H:%M} - "

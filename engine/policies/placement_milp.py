@@ -22,8 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix
 
 from engine.core.fleet_view import MILLI, FleetView, Placement, PodRequest
 from engine.policies.placement_batch import BatchFleet, greedy
@@ -114,6 +112,9 @@ def solve(batch: BatchFleet, max_variables: int, node_limit: int | None = None,
     if not program.value or placed == sum(batch.value):
         return Solved(batch, True, float(placed))
     program.row([(col, float(v)) for col, v in enumerate(program.value) if v], placed + 1, np.inf)
+    from scipy.optimize import Bounds, LinearConstraint, milp  # half a second of imports: only when a program is solved
+    from scipy.sparse import coo_matrix
+
     a = coo_matrix((program.coefs, (program.rows, program.cols)), shape=(len(program.low), len(program.value)))
     options = {"mip_rel_gap": 0.0}
     if node_limit is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.analysis.runs.held import finished_jobs, holding, node_names, node_positions, window_end_s
+from engine.analysis.runs.held import finished_jobs, holding, piece_positions, window_end_s
 from engine.sim.output.result import SimulationResult
 
 COLUMNS = ["region", "cluster", "gpus", "cluster_jobs", "cluster_gpu_hours", "cluster_utilization",
@@ -56,9 +56,8 @@ def _held_by_group(pieces: pd.DataFrame, nodes: pd.DataFrame, groups: pd.DataFra
     over its known nodes by their GPUs (evenly when those hold none)."""
     group_key = pd.Index(groups["region"].astype(str) + "\x1f" + groups["cluster"].astype(str))
     node_group = group_key.get_indexer(nodes["region"].astype(str) + "\x1f" + nodes["cluster"].astype(str))
-    piece, names = node_names(pieces["nodes"])
-    at = node_positions(pieces["region"].astype(str).to_numpy(object)[piece], names,
-                        nodes["region"].astype(str).to_numpy(object), nodes["node"].astype(str).to_numpy(object))
+    piece, at = piece_positions(pieces["region"], pieces["nodes"], nodes["region"].astype(str).to_numpy(object),
+                                nodes["node"].astype(str).to_numpy(object))
     piece, at = piece[at >= 0], at[at >= 0]
     group = node_group[at]
     weight = nodes["gpus"].to_numpy(np.float64)[at]

@@ -235,15 +235,22 @@ def _active(mids: np.ndarray, start: np.ndarray, end: np.ndarray, gpus: np.ndarr
 
 def water_fill_rows(capacity: float, demand: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """`water_fill` of `capacity` over every row of `demand` (K, teams) at once, by bisection on
-    the water level (to float precision)."""
-    total = np.minimum(capacity, demand.sum(axis=1))
-    low = np.zeros(len(demand))
-    high = np.full(len(demand), float((demand / weight).max(initial=0.0)))
+    the water level (to float precision). The demand changes only when a job arrives or ends, so
+    consecutive rows repeat: each run of bit-identical rows is filled once (a row's fill depends on
+    the row alone and on the largest demand over weight, which every run keeps)."""
+    demand = np.ascontiguousarray(demand, dtype=np.float64)
+    bits = demand.view(np.int64)
+    first = np.ones(len(demand), bool)
+    first[1:] = (bits[1:] != bits[:-1]).any(axis=1)
+    distinct = demand[first]
+    total = np.minimum(capacity, distinct.sum(axis=1))
+    low = np.zeros(len(distinct))
+    high = np.full(len(distinct), float((distinct / weight).max(initial=0.0)))
     for _ in range(64):
         level = (low + high) / 2
-        over = np.minimum(demand, weight * level[:, None]).sum(axis=1) >= total
+        over = np.minimum(distinct, weight * level[:, None]).sum(axis=1) >= total
         high, low = np.where(over, level, high), np.where(over, low, level)
-    return np.minimum(demand, weight * high[:, None])
+    return np.minimum(distinct, weight * high[:, None])[np.cumsum(first) - 1]
 
 
 def _over_time(result: SimulationResult, teams: pd.DataFrame) -> tuple[np.ndarray, ...]:

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs import burst
-from engine.analysis.runs.held import horizon_s, node_names, node_positions
+from engine.analysis.runs.held import horizon_s, piece_positions
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import normalise_fleet
 from engine.world.residency import allowed_mask
@@ -88,13 +88,12 @@ def sample_times(horizon: float) -> np.ndarray:
 def _usage(result: SimulationResult, fleet: pd.DataFrame, times: np.ndarray) -> np.ndarray:
     """(samples, nodes): GPUs in use on each fleet node at each instant."""
     held = result.held().loc[lambda h: h["nodes"].astype(str) != ""].reset_index(drop=True)
-    piece, names = node_names(held["nodes"])
     # rented (burst) nodes are not in the fleet, but their GPUs still take their share of a piece's GPUs
     every = burst.rentals(result)
     rented = None if every is None else every[["region", "node", "gpus"]].rename(columns={"gpus": "gpu"})
     known = pd.concat([fleet[["region", "node", "gpu"]], rented]).drop_duplicates(["region", "node"])
-    at = node_positions(held["region"].astype(str).to_numpy(object)[piece], names,
-                        known["region"].astype(str).to_numpy(object), known["node"].astype(str).to_numpy(object))
+    piece, at = piece_positions(held["region"], held["nodes"], known["region"].astype(str).to_numpy(object),
+                                known["node"].astype(str).to_numpy(object))
     size, node = np.where(at >= 0, known["gpu"].to_numpy(np.float64)[at], 0.0), np.where(at < len(fleet), at, -1)
     total = np.bincount(piece, size, len(held))
     gpus = held["gpus_allocated"].to_numpy(np.float64)[piece] * np.divide(
