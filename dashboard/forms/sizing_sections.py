@@ -47,11 +47,12 @@ def rightsize_section(prefix: str) -> dict:
 
 
 def elastic_section(prefix: str) -> dict:
-    """The [elastic_scaling] table: perfect scaling unless Amdahl is chosen; then each class's serial
-    fraction that differs from the documented default."""
+    """The [elastic_scaling] table: perfect scaling unless Amdahl or fitted is chosen; then each class's
+    serial fraction that differs from the documented default."""
     st.caption("An elastic job admitted on fewer nodes (the controls admission policy) runs runtime x asked / "
-               "given under perfect scaling, or by Amdahl's law with its class's serial fraction (the defaults "
-               "and why the sample cannot fit them: the README, on `[elastic_scaling]`).")
+               "given under perfect scaling, or by Amdahl's law with its class's serial fraction: the defaults "
+               "below, or (fitted) fractions fitted from the dataset's jobs of one project run at several "
+               "GPU counts, the defaults where too few (the README, on `[elastic_scaling]`).")
     spec, defaults = field_of(ElasticScaling, "model"), ElasticScaling()
     model = st.radio(label_of(spec), MODELS, horizontal=True, key=f"{prefix}:elastic:model",
                      help=spec.metadata.get("help"))
