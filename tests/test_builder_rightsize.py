@@ -61,6 +61,18 @@ def test_switched_on_they_build_the_tables_the_parser_reads():
     assert scenario.elastic == ElasticScaling(model="amdahl", training_serial_fraction=0.2)
 
 
+def test_memory_sizing_and_the_fitted_model_are_offered_too():
+    app = _app()
+    app.checkbox(key="t:rightsize:enabled").check()
+    app.checkbox(key="t:rightsize:memory").check()
+    app.number_input(key="t:rightsize:memory_margin_pct").set_value(25.0)
+    app.radio(key="t:elastic:model").set_value("fitted")
+    app.run()
+    assert not app.error, [e.value for e in app.error]
+    assert app.session_state["rightsize"] == {"enabled": True, "memory": True, "memory_margin_pct": 25.0}
+    assert app.session_state["elastic"] == {"model": "fitted"}
+
+
 def test_a_right_sized_scenario_moves_every_scenario_to_the_models_training_cut():
     # the GPU-need model trains on the jobs before the cut: every scenario replays the same days after it
     cut = pd.Timestamp("2026-10-01T14:00:00")

@@ -100,7 +100,8 @@ def _canonical_frame() -> pd.DataFrame:
         "region": ["eu-west", "ap-south"], "cluster": ["c1", None], "status": ["completed", "pending"],
         "requested_runtime_s": [14400.0, np.nan], "deadline_utc": [T("2025-02-02"), NaT],
         "data_location": ["eu-west", None], "data_size_gb": [120.5, np.nan], "residency": ["EU", None],
-        "gpu_util_pct": [42.5, np.nan], "gpus_used_max": [4.0, np.nan], "depends_on": [None, "j1"],
+        "gpu_util_pct": [42.5, np.nan], "gpus_used_max": [4.0, np.nan], "memory_used_gib_max": [300.5, np.nan],
+        "depends_on": [None, "j1"],
         "checkpoint_gb": [np.nan, 75.5],
     })
 
@@ -136,7 +137,7 @@ def test_mapping_to_an_unknown_column_name_is_an_error():
             "job_id, user_name, team, project, workload_class, priority, qos, queue, submit, start, "
             "end, gpus, gpu_milli, gpu_type, cpus, memory_gib, nodes, region, cluster, status, "
             "requested_runtime_s, deadline, data_location, data_size_gb, residency, gpu_util_pct, "
-            "gpus_used_max, gpus_used_pct, depends_on, checkpoint_gb, elapsed_s, tres")]
+            "gpus_used_max, gpus_used_pct, memory_used_gib_max, depends_on, checkpoint_gb, elapsed_s, tres")]
 
 
 def test_headers_are_matched_ignoring_case_spaces_and_hyphens_canonical_name_first():

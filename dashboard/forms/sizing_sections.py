@@ -20,15 +20,18 @@ from engine.world.elastic import MODELS, NUMERIC, ElasticScaling, parse_elastic
 
 
 def rightsize_section(prefix: str) -> dict:
-    """The [rightsize] table: off unless ticked; then the quantile, margin, failure time and classes
-    that differ from the defaults."""
+    """The [rightsize] table: off unless ticked; then the quantile, margin, failure time, memory sizing and
+    classes that differ from the defaults."""
     st.caption("Give each job the GPUs the GPU-need model predicts it will use (trained on the measured jobs "
                "before the window), rounded up to whole GPUs or nodes. A job given less than its measured peak "
-               "runs out of memory part-way and restarts with its full request.")
+               "runs out of memory part-way and restarts with its full request. With memory sizing, jobs are given the "
+               "host memory the memory-need model predicts too (plus its margin), and one given less than its "
+               "measured peak memory fails the same way.")
     defaults, entry = RightSize(), {}
     left, right = st.columns(2)
-    for column, spec in zip((left, left, right, right), (f for f in fields(RightSize) if f.name != "classes")):
-        with column:
+    numbers = [f for f in fields(RightSize) if f.name != "classes"]
+    for i, spec in enumerate(numbers):
+        with left if i < (len(numbers) + 1) // 2 else right:
             value = declared_input(spec, f"{prefix}:rightsize:{spec.name}", getattr(defaults, spec.name))
         if value != getattr(defaults, spec.name):
             entry[spec.name] = value
@@ -44,11 +47,12 @@ def rightsize_section(prefix: str) -> dict:
 
 
 def elastic_section(prefix: str) -> dict:
-    """The [elastic_scaling] table: perfect scaling unless Amdahl is chosen; then each class's serial
-    fraction that differs from the documented default."""
+    """The [elastic_scaling] table: perfect scaling unless Amdahl or fitted is chosen; then each class's
+    serial fraction that differs from the documented default."""
     st.caption("An elastic job admitted on fewer nodes (the controls admission policy) runs runtime x asked / "
-               "given under perfect scaling, or by Amdahl's law with its class's serial fraction (the defaults "
-               "and why the sample cannot fit them: the README, on `[elastic_scaling]`).")
+               "given under perfect scaling, or by Amdahl's law with its class's serial fraction: the defaults "
+               "below, or (fitted) fractions fitted from the dataset's jobs of one project run at several "
+               "GPU counts, the defaults where too few (the README, on `[elastic_scaling]`).")
     spec, defaults = field_of(ElasticScaling, "model"), ElasticScaling()
     model = st.radio(label_of(spec), MODELS, horizontal=True, key=f"{prefix}:elastic:model",
                      help=spec.metadata.get("help"))

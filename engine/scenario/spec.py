@@ -73,11 +73,12 @@
                                     # duration_h, weeks, demand_quantile, sizing, max_nodes:
                                     # engine.scenario.experiments)
     [rightsize]                     # optional: jobs get their predicted GPUs (quantile, margin_pct,
-    enabled = true                  # oom_at_fraction, classes); one given too little runs out of memory
+    enabled = true                  # oom_at_fraction, classes) and memory (memory, memory_quantile,
+                                    # memory_margin_pct); one given too little runs out of memory
                                     # and restarts with its request (engine.scenario.rightsize)
     [elastic_scaling]               # optional: an elastic job admitted on fewer nodes runs at Amdahl's
-    model = "amdahl"                # speed-up (serial fraction per class), not perfect scaling
-                                    # (engine.world.elastic)
+    model = "amdahl"                # speed-up (serial fraction per class; "fitted": fitted from the
+                                    # dataset's jobs), not perfect scaling (engine.world.elastic)
 
 A scenario applies to any dataset: the fleet comes from the dataset unless the scenario edits it.
 Families missing from [policies] take the defaults (fcfs, first-fit, none, accept-all, no quota,

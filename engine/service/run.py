@@ -13,6 +13,7 @@ from dataclasses import replace
 import pandas as pd
 
 from engine.predict.features import zones_of
+from engine.predict.scaling_fit import fitted_scaling
 from engine.scenario.spec import Scenario
 from engine.sim.output.result import SimulationResult
 from engine.sim.simulator import simulate
@@ -36,6 +37,8 @@ def prepared(scenario: Scenario, jobs: pd.DataFrame, fleet: pd.DataFrame,
     edited = scenario.world(world or World(), fleet)
     ran_jobs, ran_fleet = scenario.apply(jobs, fleet, zones_of(edited.regions))
     edited, ran_jobs = scenario.with_experiments(edited, jobs, ran_jobs, ran_fleet)
+    if scenario.elastic.model == "fitted":  # serial fractions fitted from the dataset's jobs (engine.predict.scaling_fit)
+        edited = replace(edited, elastic=fitted_scaling(scenario.elastic, jobs, scenario.window_start(jobs)))
     return scenario.scaled(edited, jobs, ran_jobs, ran_fleet), ran_jobs, ran_fleet
 
 

@@ -15,7 +15,7 @@ JOB_COLUMNS = (
     "qos", "queue", "submit_utc", "start_utc", "end_utc", "gpus", "gpu_milli", "gpu_type",
     "cpus", "memory_gib", "nodes", "region", "cluster", "status", "requested_runtime_s",
     "deadline_utc", "data_location", "data_size_gb", "residency", "gpu_util_pct", "gpus_used_max",
-    "depends_on", "checkpoint_gb",
+    "memory_used_gib_max", "depends_on", "checkpoint_gb",
 )
 FLEET_COLUMNS = ("region", "cluster", "node", "gpu_type", "gpus", "cpus", "memory_gib", "rack", "tier")
 REGION_COLUMNS = ("region", "timezone", "country", "jurisdiction", "egress_usd_per_gb")

@@ -32,13 +32,17 @@ BUNDLE_FILES = {
     "fleet": "fleet.csv", "jobs": "jobs.csv.gz", "utilization": "utilization.csv.gz",
 }
 
+# Columns a bundle may lack (written before they were added): the jobs' measured peak memory (migration 8).
+OPTIONAL = {"jobs": ("memory_used_gib_max",)}
+
 _S, _F, _I, _T = pa.string(), pa.float64(), pa.int32(), pa.timestamp("s", tz="UTC")
 _TYPES = {   # column -> Arrow type, in file order
     "jobs": {"job_id": _S, "user_name": _S, "team": _S, "project": _S, "workload_class": _S, "priority": _F,
              "qos": _S, "queue": _S, "submit_utc": _T, "start_utc": _T, "end_utc": _T, "gpus": _F,
              "gpu_milli": _I, "gpu_type": _S, "cpus": _F, "memory_gib": _F, "nodes": _I, "region": _S,
              "cluster": _S, "status": _S, "requested_runtime_s": _F, "deadline_utc": _T,
-             "data_location": _S, "data_size_gb": _F, "residency": _S, "gpu_util_pct": _F, "gpus_used_max": _F},
+             "data_location": _S, "data_size_gb": _F, "residency": _S, "gpu_util_pct": _F, "gpus_used_max": _F,
+             "memory_used_gib_max": _F},
     "fleet": {"region": _S, "cluster": _S, "node": _S, "gpu_type": _S, "gpus": _I, "cpus": _F,
               "memory_gib": _F, "rack": _S, "tier": _S},
     "regions": {"region": _S, "timezone": _S, "country": _S, "jurisdiction": _S, "egress_usd_per_gb": _F},
@@ -68,10 +72,11 @@ def read_bundle(directory: Path = SAMPLE_DIR) -> ImportBatch:
         data = _content(directory, name)
         if data[:2] == GZIP_MAGIC:
             data = gunzip_bounded(data, str(path))
-        types = _TYPES[table]
         end = data.find(b"\n")
         first = data[:end if end >= 0 else len(data)].rstrip(b"\r").decode("utf-8-sig", "replace")
-        check_header(next(csv.reader([first]), []), 1, str(path))
+        header = next(csv.reader([first]), [])
+        check_header(header, 1, str(path))
+        types = {c: t for c, t in _TYPES[table].items() if c in header or c not in OPTIONAL.get(table, ())}
         try:
             arrow = pa_csv.read_csv(pa.BufferReader(data), convert_options=pa_csv.ConvertOptions(
                 column_types=types, include_columns=list(types), strings_can_be_null=True))
@@ -128,6 +133,8 @@ def _check_contract(table: str, frame: pd.DataFrame, source: str) -> None:
             values = frame[column].to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
             check_numbers(values, limit, f"column {column!r}", lines, errors, values)
     for column, kind in _TYPES[table].items():
+        if column not in frame:
+            continue
         if kind == _S:
             check_text(frame[column], f"column {column!r}", lines, errors)
         elif kind == _T:

@@ -5,7 +5,7 @@ Admission may start an elastic gang job on fewer nodes than it asked for (engine
 scaling, every GPU adding its full share. With
 
     [elastic_scaling]
-    model = "amdahl"                   # "perfect" (the default) or "amdahl"
+    model = "amdahl"                   # "perfect" (the default), "amdahl" or "fitted"
     training_serial_fraction = 0.05    # per workload class: training, hpo, batch, development,
     batch_serial_fraction = 0.1        # inference, unknown (the defaults below)
 
@@ -24,6 +24,13 @@ all-reduce and input pipeline serial: a speed-up that levels off at 20x), batch 
 (interactive work scales poorly), inference 0 (independent replicas), unknown 0.1. The sample cannot
 fit them: every job in it ran at one size only, and its telemetry records GPU utilisation and the
 peak of GPUs busy, not throughput, so no job's speed at two GPU counts is known.
+
+With `model = "fitted"` each class's serial fraction is fitted from the dataset's jobs of one project
+and class that ran at different GPU counts (engine.predict.scaling_fit: least squares under Amdahl's
+law, on the jobs that ended before the window's start, or all of them without one); a class with too
+few such jobs keeps its `*_serial_fraction` (the Amdahl defaults above unless set). The run's world
+then carries the fitted values in `fitted` (class, fraction) pairs; a world built without the dataset's
+jobs (a queue replay) uses the configured fractions, as "amdahl" does.
 """
 from __future__ import annotations
 
@@ -32,7 +39,7 @@ from dataclasses import dataclass, field, fields
 from engine.core.bounds import checked_numbers
 from engine.core.vocabulary import WORKLOAD_CLASSES, class_label
 
-MODELS = ("perfect", "amdahl")
+MODELS = ("perfect", "amdahl", "fitted")
 
 
 def _serial(default: float, workload_class: str):
@@ -47,13 +54,17 @@ class ElasticScaling:
 
     model: str = field(default="perfect", metadata={"label": "Scaling of elastic jobs",
                                                     "help": "perfect: runtime x asked / given; amdahl: a serial "
-                                                            "fraction per class"})
+                                                            "fraction per class; fitted: fitted from jobs of one "
+                                                            "project at different GPU counts, the fraction "
+                                                            "below where too few"})
     training_serial_fraction: float = _serial(0.05, "training")
     hpo_serial_fraction: float = _serial(0.05, "hpo")
     batch_serial_fraction: float = _serial(0.1, "batch")
     development_serial_fraction: float = _serial(0.2, "development")
     inference_serial_fraction: float = _serial(0.0, "inference")
     unknown_serial_fraction: float = _serial(0.1, "unknown")
+    fitted: tuple[tuple[str, float], ...] = field(default=(), metadata={
+        "help": "model fitted: (class, fraction) fitted from the dataset's jobs (not a key of the table)"})
 
     @property
     def perfect(self) -> bool:
@@ -62,7 +73,8 @@ class ElasticScaling:
     def serial_fraction(self, workload_class: str) -> float:
         """The class's serial fraction (a class not in the vocabulary counts as unknown)."""
         name = workload_class if workload_class in WORKLOAD_CLASSES else "unknown"
-        return float(getattr(self, f"{name}_serial_fraction"))
+        fitted = dict(self.fitted)
+        return float(fitted[name]) if name in fitted else float(getattr(self, f"{name}_serial_fraction"))
 
     def runtime_scale(self, workload_class: str, asked_gpus: float, given_gpus: float) -> float:
         """Run time on `given_gpus` over run time on `asked_gpus` (asked / given when perfect)."""
@@ -72,7 +84,7 @@ class ElasticScaling:
         return (s + (1.0 - s) / given_gpus) / (s + (1.0 - s) / asked_gpus)
 
 
-NUMERIC = tuple(f for f in fields(ElasticScaling) if f.name != "model")
+NUMERIC = tuple(f for f in fields(ElasticScaling) if f.name not in ("model", "fitted"))
 
 
 def parse_elastic(spec: object, source: str, error=ValueError) -> ElasticScaling:

@@ -10,6 +10,12 @@ to end, hours h): a job is *sized* when sized_gpus < gpus.
   oom_restarts                 out-of-memory restarts (jobs given less than their measured peak)
   oom_lost_gpu_hours           the GPUs they held x the running lost before each failure
   net_freed_gpu_hours          sized_freed_gpu_hours - oom_lost_gpu_hours
+With memory sized too ([rightsize] memory = true; asked_memory_gib, sized_memory_gib: first given):
+  memory_sized_jobs            jobs given less memory than they asked for
+  gib_saved_at_submit          sum over them of asked_memory_gib - sized_memory_gib
+  sized_freed_gib_hours        sum of (asked - given) GiB x h over them that ended without a restart
+  oom_memory_restarts          restarts of jobs whose memory was short (their GPUs may have been short too)
+  oom_lost_gib_hours           the memory restarted jobs held x the running lost
 The wait change is the run's wait_mean_s against the same scenario without [rightsize] (`against`).
 """
 from __future__ import annotations
@@ -34,9 +40,17 @@ def rightsize_kpis(result: SimulationResult) -> dict[str, float]:
     kept = sized & ~restarted & np.isfinite(hours)
     freed = float(((gpus - given) * hours)[kept].sum())
     lost = float(jobs["oom_lost_gpu_hours"].sum())
-    return {"rightsized_jobs": int(sized.sum()), "gpus_saved_at_submit": float((gpus - given)[sized].sum()),
-            "sized_freed_gpu_hours": freed, "oom_restarts": int(jobs["oom_restarts"].sum()),
-            "oom_lost_gpu_hours": lost, "net_freed_gpu_hours": freed - lost}
+    out = {"rightsized_jobs": int(sized.sum()), "gpus_saved_at_submit": float((gpus - given)[sized].sum()),
+           "sized_freed_gpu_hours": freed, "oom_restarts": int(jobs["oom_restarts"].sum()),
+           "oom_lost_gpu_hours": lost, "net_freed_gpu_hours": freed - lost}
+    if "sized_memory_gib" in jobs:
+        asked, got = jobs["asked_memory_gib"].to_numpy(np.float64), jobs["sized_memory_gib"].to_numpy(np.float64)
+        small = got < asked - _EPS
+        out.update(memory_sized_jobs=int(small.sum()), gib_saved_at_submit=float((asked - got)[small].sum()),
+                   sized_freed_gib_hours=float(((asked - got) * hours)[small & ~restarted & np.isfinite(hours)].sum()),
+                   oom_memory_restarts=int(jobs["oom_for_memory"].sum()),
+                   oom_lost_gib_hours=float(jobs["oom_lost_gib_hours"].sum()))
+    return out
 
 
 def against(result: SimulationResult, baseline: SimulationResult, retrospective: dict[str, float]) -> dict:

@@ -26,7 +26,8 @@ class WorldProcess:
     keep a run going (a spot node's next interruption: engine.sim.state.events.EventQueue.background).
     job_columns: {column: dtype} the process adds to the per-job table, in this order (zeros when a
     run did not attach it). attached_columns: {column: dtype} it adds only to the per-job table of a run
-    that attached it (a run without it keeps its table as it was). result_fields: the SimulationResult
+    that attached it (a run without it keeps its table as it was); optional_columns: likewise, only when the
+    run's `columns` gives them (a setting of the process asks for them). result_fields: the SimulationResult
     fields `result` fills (None when a run did not attach it). cause: what in a scenario drives its
     events, named when a run overruns its work budget (engine.sim.budget)."""
 
@@ -35,6 +36,7 @@ class WorldProcess:
     background: tuple[int, ...] = ()
     job_columns: dict[str, type] = {}
     attached_columns: dict[str, type] = {}
+    optional_columns: dict[str, type] = {}
     result_fields: tuple[str, ...] = ()
 
     @classmethod
@@ -79,7 +81,7 @@ class WorldProcess:
         """After the last event (at time `last`)."""
 
     def columns(self) -> dict[str, np.ndarray]:
-        """The per-job columns named in `job_columns` and `attached_columns`."""
+        """The per-job columns named in `job_columns`, `attached_columns` and (those given) `optional_columns`."""
         return {}
 
     def result(self) -> dict[str, object]:

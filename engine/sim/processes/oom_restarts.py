@@ -12,8 +12,15 @@ order keyed at submit. A job evicted before its failure (preemption, spot) start
 GPUs and plans its failure anew; one that finishes first (`oom_at_fraction` 1: at the same time,
 finishes being handled first) never fails.
 
+Memory, when it was sized too (the workload's `asked_memory_mib`: [rightsize] memory = true): a job
+whose memory given (per pod x pods) is below its request and below its measured peak memory
+(`used_memory_mib`) is short as well, and fails the same way (once, whether short of GPUs, memory or
+both); its restart asks for its full memory per pod again, so node fit sees the request.
+
 Per-job columns, only in a right-sized run: sized_gpus (GPUs it was first given; its request when
-not sized), oom_restarts (0 or 1), oom_lost_gpu_hours.
+not sized), oom_restarts (0 or 1), oom_lost_gpu_hours; when memory was sized also asked_memory_gib
+(its request over its pods), sized_memory_gib (GiB first given over its pods), oom_for_memory (1 when its memory was short at its failure) and
+oom_lost_gib_hours (the memory it held x the running lost).
 """
 from __future__ import annotations
 
@@ -33,6 +40,8 @@ class OomRestarts(WorldProcess):
     kinds = (OOM,)
     cause = "[rightsize] (jobs given fewer GPUs than they used, restarted)"
     attached_columns = {"sized_gpus": np.float64, "oom_restarts": np.int64, "oom_lost_gpu_hours": np.float64}
+    optional_columns = {"asked_memory_gib": np.float64, "sized_memory_gib": np.float64, "oom_for_memory": np.int64,
+                        "oom_lost_gib_hours": np.float64}
 
     @classmethod
     def attach(cls, run) -> "OomRestarts | None":
@@ -47,7 +56,15 @@ class OomRestarts(WorldProcess):
         run.shape = run.shape.copy()  # writable: a restart changes a job's shape (backfilling reads it)
         self.sized = w.gpus.copy()
         used = np.nan_to_num(w.used_gpus, nan=0.0)
-        self.short = ((w.asked_gpus > self.sized + _EPS) & (used > self.sized + _EPS)).tolist()
+        short = (w.asked_gpus > self.sized + _EPS) & (used > self.sized + _EPS)
+        self.memory = w.asked_memory_mib is not None
+        if self.memory:
+            self.sized_mib = (w.memory_mib * w.nodes).astype(np.float64)
+            peak = np.nan_to_num(w.used_memory_mib, nan=0.0)
+            self.memory_short = (w.asked_memory_mib * w.asked_nodes > self.sized_mib) & (peak > self.sized_mib + _EPS)
+            short = short | self.memory_short
+            self.lost_mib_s = np.zeros(len(w))
+        self.short = short.tolist()
         self.restarts = np.zeros(len(w), np.int64)
         self.lost_gpu_s = np.zeros(len(w))
 
@@ -64,6 +81,8 @@ class OomRestarts(WorldProcess):
         region = run.region_name[j]
         start = float(run.sharing.seg_start[j])
         self.lost_gpu_s[j] += (now - start) * run.alloc_gpus[j]
+        if self.memory:
+            self.lost_mib_s[j] += (now - start) * run.memory_mib[j] * run.width[j]
         run.sharing.segments.append((j, region, run.node_names(j), start, now, run.alloc_gpus[j], now - start,
                                      "out-of-memory"))
         self.restarts[j] += 1
@@ -94,6 +113,18 @@ class OomRestarts(WorldProcess):
         run.never[j] = not run.shape_fits[shape, r]
         run.run_s[j] = run.remaining[j] = float(w.run_s[j])
         run.requested[j] = run.requested_s[j] = float(w.requested_s[j])
+        if self.memory:
+            run.memory_mib[j] = int(w.asked_memory_mib[j])
+            run.sharing.memory[j] = float(w.asked_memory_mib[j] * w.asked_nodes[j] / 1024.0)
 
     def columns(self) -> dict[str, np.ndarray]:
-        return {"sized_gpus": self.sized, "oom_restarts": self.restarts, "oom_lost_gpu_hours": self.lost_gpu_s / 3600.0}
+        """attached_columns; with sized memory also the optional_columns."""
+        columns = {"sized_gpus": self.sized, "oom_restarts": self.restarts,
+                   "oom_lost_gpu_hours": self.lost_gpu_s / 3600.0}
+        if self.memory:
+            w = self.run.w
+            columns.update(asked_memory_gib=w.asked_memory_mib * w.asked_nodes / 1024.0,
+                           sized_memory_gib=self.sized_mib / 1024.0,
+                           oom_for_memory=(self.memory_short & (self.restarts > 0)).astype(np.int64),
+                           oom_lost_gib_hours=self.lost_mib_s / 1024.0 / 3600.0)
+        return columns

@@ -91,12 +91,12 @@ class Attached:
 
     def job_columns(self, n: int) -> dict:
         """Every registered class's per-job columns, in table order (zeros where a run did not attach it),
-        then the attached processes' `attached_columns`."""
+        then the attached processes' `attached_columns` and those of their `optional_columns` they gave."""
         attached = {type(p): p.columns() for p in self.processes}
         columns = {name: attached[cls][name] if cls in attached else np.zeros(n, dtype)
                    for cls in self.classes for name, dtype in cls.job_columns.items()}
         return columns | {name: attached[cls][name] for cls in self.classes if cls in attached
-                          for name in cls.attached_columns}
+                          for name in (*cls.attached_columns, *cls.optional_columns) if name in attached[cls]}
 
     def result(self) -> dict[str, object]:
         """Every registered class's SimulationResult fields (None where a run did not attach it)."""

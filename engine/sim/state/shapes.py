@@ -6,8 +6,8 @@ and region: the shape's resource pool in the region (engine.sim.state.region.Reg
 CPU-only jobs, -1 when the region lacks the GPU model) and whether it fits the region's fleet
 when empty. The simulator uses them for "never fits", for its per-shape "no room" memo, and the
 router for where a job could go. Under right-sizing (the workload's `asked_num_gpu`) each job also
-has the shape of its full request (`asked`), numbered with the others: the one it restarts with
-after running out of memory (engine.sim.processes.oom_restarts).
+has the shape of its full request (`asked`: its GPUs and, when memory was sized, its memory), numbered
+with the others: the one it restarts with after running out of memory (engine.sim.processes.oom_restarts).
 """
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def job_shapes(w, fleets: list, spot_ok: np.ndarray) -> Shapes:
                           "s": np.asarray(spot_ok, bool)})
     asked = getattr(w, "asked_num_gpu", None)
     if asked is not None:  # the full requests too, after the given shapes
-        table = pd.concat([table, table.assign(g=asked, n=w.asked_nodes)], ignore_index=True)
+        memory = {} if getattr(w, "asked_memory_mib", None) is None else {"m": w.asked_memory_mib}
+        table = pd.concat([table, table.assign(g=asked, n=w.asked_nodes, **memory)], ignore_index=True)
     shape = table.groupby(list(table.columns), sort=True).ngroup().to_numpy(np.int64)
     first = ~table.duplicated().to_numpy()
     firsts = table[first].assign(id=shape[first]).sort_values("id")

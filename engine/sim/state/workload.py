@@ -30,6 +30,10 @@ its request) makes a sized job's `num_gpu` and `nodes` the given shape (r GPUs o
 fits one of its nodes, else r / GPUs-per-node whole nodes; CPU and memory per pod as asked), and
 keeps the request in `asked_num_gpu` and `asked_nodes`, and the measured peak (`gpus_used_max`) in
 `used_gpus`: engine.sim.processes.oom_restarts restarts a job given less than that with its request.
+With a `sized_memory_gib` column too (memory right-sized: GiB a job is given over its nodes, NaN: its
+request) each pod asks for sized_memory_gib / the pods it is given (in MiB, rounded up), at most what a pod
+asked for, so node fit sees the sized memory; `asked_memory_mib` keeps each pod's request and
+`used_memory_mib` the measured peak over the job (`memory_used_gib_max`, NaN: unmeasured).
 """
 from __future__ import annotations
 
@@ -82,6 +86,8 @@ class Workload:
     asked_nodes: np.ndarray | None = None
     used_gpus: np.ndarray | None = None  # measured peak of GPUs busy at once (NaN: unmeasured; None: not sized)
     gpu_util_pct: np.ndarray | None = None  # measured mean utilisation of its GPUs, % (NaN: unmeasured; None: no column)
+    asked_memory_mib: np.ndarray | None = None  # memory per pod asked for, of memory-sized runs (None: not sized)
+    used_memory_mib: np.ndarray | None = None  # measured peak memory over the job, MiB (NaN: unmeasured)
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -165,7 +171,11 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
     gpu_milli = np.where(gpus <= 0, 0, np.where(sharing, np.where(np.isfinite(share), share,
                                                                    np.rint(gpus * 1000)), 1000))
     num_gpu = np.where(gpus <= 0, 0, np.where(sharing, 1, np.ceil(gpus / nodes - 1e-9)))
-    sized = _sized_shape(jobs, nodes, num_gpu) if "sized_gpus" in jobs else None
+    sized = _sized_shape(jobs, nodes, num_gpu) if "sized_gpus" in jobs or "sized_memory_gib" in jobs else None
+    memory_mib = np.rint(_col(jobs, "memory_gib", 0.0).fillna(0).to_numpy(np.float64) * 1024 / nodes
+                         ).astype(np.int64)
+    memory = _sized_memory(jobs, memory_mib, nodes if sized is None else sized[1]) \
+        if "sized_memory_gib" in jobs else {}
     deadline = _col(jobs, "deadline_utc", pd.NaT)
     deadline_s = np.where(pd.to_datetime(deadline).notna(), _seconds(deadline, origin), np.inf)
     return Workload(
@@ -180,8 +190,7 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         num_gpu=num_gpu.astype(np.int64) if sized is None else sized[0],
         gpu_milli=gpu_milli.astype(np.int64),
         cpu_milli=np.rint(_col(jobs, "cpus", 0.0).fillna(0).to_numpy(np.float64) * 1000 / nodes).astype(np.int64),
-        memory_mib=np.rint(_col(jobs, "memory_gib", 0.0).fillna(0).to_numpy(np.float64) * 1024 / nodes
-                           ).astype(np.int64),
+        memory_mib=memory.pop("memory_mib", memory_mib),
         gpu_type=_labels(_col(jobs, "gpu_type", None), None, as_text=False),
         failed=(_col(jobs, "status", "completed") == "failed").to_numpy(bool),
         workload_class=_labels(_col(jobs, "workload_class", "unknown"), "unknown"),
@@ -209,7 +218,17 @@ def build_workload(jobs: pd.DataFrame, fleet: pd.DataFrame) -> Workload:
         gpu_util_pct=pd.to_numeric(jobs["gpu_util_pct"], errors="coerce").to_numpy(np.float64)
         if "gpu_util_pct" in jobs else None,
         **_chains(jobs),
+        **memory,
     )
+
+
+def _sized_memory(jobs: pd.DataFrame, asked: np.ndarray, pods: np.ndarray) -> dict:
+    """memory_mib (per pod, given), asked_memory_mib and used_memory_mib of a memory-sized workload."""
+    given = pd.to_numeric(jobs["sized_memory_gib"], errors="coerce").to_numpy(np.float64) * 1024
+    per_pod = np.where(np.isfinite(given), np.ceil(given / pods - 1e-9), asked)
+    used = pd.to_numeric(_col(jobs, "memory_used_gib_max", np.nan), errors="coerce").to_numpy(np.float64)
+    return {"memory_mib": np.minimum(per_pod, asked).astype(np.int64), "asked_memory_mib": asked,
+            "used_memory_mib": used * 1024}
 
 
 def _chains(jobs: pd.DataFrame) -> dict:
@@ -225,7 +244,7 @@ def _chains(jobs: pd.DataFrame) -> dict:
 
 def _sized_shape(jobs: pd.DataFrame, nodes: np.ndarray, num_gpu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(GPUs per pod, pods) each job is given under right-sizing (see the module docstring)."""
-    given = pd.to_numeric(jobs["sized_gpus"], errors="coerce").to_numpy(np.float64)
+    given = pd.to_numeric(_col(jobs, "sized_gpus", np.nan), errors="coerce").to_numpy(np.float64)
     asked = nodes * num_gpu
     sized = np.isfinite(given) & (given >= 1) & (given < asked) & (num_gpu >= 1)
     r = np.where(sized, np.rint(given), asked)

@@ -61,6 +61,7 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     "gpu_util_pct": ("gpu_util_pct", "gpu_util", "gpu_utilization", "gpu_utilisation", "gpu_util_percent"),
     "gpus_used_max": ("gpus_used_max", "max_gpus_used", "peak_gpus_used", "gpus_used_peak"),
     "gpus_used_pct": ("gpus_used_pct", "gpu_wrk_util"),
+    "memory_used_gib_max": ("memory_used_gib_max", "max_memory_used_gib", "peak_memory_gib", "memory_peak_gib"),
     "depends_on": ("depends_on", "predecessor", "predecessor_job_id", "after_job_id"),
     "checkpoint_gb": ("checkpoint_gb", "checkpoint_size_gb"),
     "elapsed_s": ("elapsed_s", "elapsed", "elapsed_time", "run_time", "runtime", "duration"),

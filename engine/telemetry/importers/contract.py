@@ -58,7 +58,7 @@ JOB_NUMBERS = {
     "requested_runtime_s": Limit("seconds", 0, 100 * YEAR_S), "data_size_gb": Limit("GB", 0, 1e9),
     "gpu_util_pct": Limit("percent", 0, 100), "gpus_used_max": Limit("GPUs", 0, 100_000),
     "gpus_used_pct": Limit("percent of one GPU", 0, 10_000_000),
-    "checkpoint_gb": Limit("GB", 0, 1e6),
+    "checkpoint_gb": Limit("GB", 0, 1e6), "memory_used_gib_max": Limit("GiB", 0, 10_000_000),
 }
 
 

@@ -22,7 +22,8 @@ Rules (units as in the schema):
 - measured GPU use (optional; NULL when absent): gpu_util_pct 0-100 (percent of the job's GPUs);
   gpus_used_max >= 0 and at most the job's gpus; gpus_used_pct (GPUs busy in percent of one GPU,
   Alibaba PAI's gpu_wrk_util) >= 0 and at most 100 x gpus, stored as gpu_util_pct = gpus_used_pct
-  / gpus (NULL for a job without GPUs).
+  / gpus (NULL for a job without GPUs); measured host memory memory_used_gib_max (GiB, the job's
+  peak over its nodes) 0-10,000,000, not bounded by memory_gib (a request the scheduler did not enforce).
 - status and workload class: case-insensitive, with the aliases in `columns`. A missing
   status is derived: completed when the job has an end, running when it only has a start,
   pending otherwise. A missing workload class is 'unknown'; a missing region is

@@ -1,4 +1,5 @@
-"""Generate the sample bundle: world tables, job streams, FIFO replay, measured GPU use, files on disk.
+"""Generate the sample bundle: world tables, job streams, FIFO replay, measured GPU and memory use, files
+on disk.
 
 `generate_sample(out_dir, seed, scale)` writes the files of `BUNDLE_FILES`; the same seed
 and scale always give byte-identical files. Scale multiplies arrival rates and the fleet.
@@ -18,7 +19,8 @@ from engine.telemetry.sample import BUNDLE_FILES
 from engine.telemetry.synth import daytime, workload
 from engine.telemetry.synth.clock import WINDOW_END_S
 from engine.telemetry.synth.fifo import Replay, replay_pool
-from engine.telemetry.synth.records import jobs_table, statuses, utilization_table
+from engine.telemetry.synth.memory import MEMORY_STREAM, job_memory
+from engine.telemetry.synth.records import jobs_table, requested_memory_gib, statuses, utilization_table
 from engine.telemetry.synth.usage import USAGE_STREAM, job_usage
 from engine.telemetry.synth.world import carbon_frame, fleet_frame, prices_frame, regions_frame, teams_frame
 
@@ -73,11 +75,13 @@ def simulate(seed: int, scale: float) -> dict[str, pd.DataFrame]:
         start[idx], end[idx], gave_up[idx] = result.start_s, result.end_s, result.gave_up
     status, start, end = statuses(specs, Replay(start, end, gave_up))
     cluster = (specs["region"] + "-" + specs["gpu_type"].str.lower()).to_numpy(dtype=object)
+    usage = job_usage(np.random.default_rng([seed, USAGE_STREAM]), specs, start, end)
+    usage["memory_used_gib_max"] = job_memory(np.random.default_rng([seed, MEMORY_STREAM]), specs,
+                                              requested_memory_gib(specs), usage["gpus_used_max"])
     return {
         "regions": regions_frame(), "teams": teams_frame(), "prices": prices_frame(),
         "carbon": carbon_frame(), "fleet": fleet,
-        "jobs": jobs_table(specs, status, start, end,
-                           job_usage(np.random.default_rng([seed, USAGE_STREAM]), specs, start, end)),
+        "jobs": jobs_table(specs, status, start, end, usage),
         "utilization": utilization_table(fleet, cluster, specs["gpus"].to_numpy(dtype=float), start, end),
     }
 

@@ -18,6 +18,7 @@ JOB_FILE_COLUMNS = (
     "submit_utc", "start_utc", "end_utc", "gpus", "gpu_milli", "gpu_type", "cpus", "memory_gib",
     "nodes", "region", "cluster", "status", "requested_runtime_s", "deadline_utc",
     "data_location", "data_size_gb", "residency", "gpu_util_pct", "gpus_used_max",
+    "memory_used_gib_max",
 )
 
 
@@ -41,12 +42,17 @@ def _iso(seconds: np.ndarray) -> np.ndarray:
     return text
 
 
+def requested_memory_gib(specs: pd.DataFrame) -> np.ndarray:
+    """The jobs' `memory_gib`: their GPUs x their GPU type's GiB of host memory per GPU, to 0.1 GiB."""
+    gib_per_gpu = specs["gpu_type"].map({t: g for t, (_, g) in GPU_SPEC.items()}).to_numpy(dtype=float)
+    return np.round(specs["gpus"].to_numpy(dtype=float) * gib_per_gpu, 1)
+
+
 def jobs_table(specs: pd.DataFrame, status: np.ndarray, start_s: np.ndarray, end_s: np.ndarray,
                usage: dict[str, np.ndarray]) -> pd.DataFrame:
     """The jobs file's rows (timestamps as ISO-8601 text), ids numbered in submit order; `usage`
-    holds the measured GPU-use columns (`usage.job_usage`)."""
+    holds the measured columns (`usage.job_usage`'s GPU use, `memory.job_memory`'s memory_used_gib_max)."""
     cpus_per_gpu = specs["gpu_type"].map({t: c for t, (c, _) in GPU_SPEC.items()}).to_numpy(dtype=float)
-    gib_per_gpu = specs["gpu_type"].map({t: g for t, (_, g) in GPU_SPEC.items()}).to_numpy(dtype=float)
     gpus = specs["gpus"].to_numpy(dtype=float)
     deadline = specs["deadline_s"].to_numpy(dtype=float)
     table = pd.DataFrame({
@@ -65,7 +71,7 @@ def jobs_table(specs: pd.DataFrame, status: np.ndarray, start_s: np.ndarray, end
         "gpu_milli": specs["gpu_milli"].astype("int64"),
         "gpu_type": specs["gpu_type"].to_numpy(dtype=object),
         "cpus": np.round(gpus * cpus_per_gpu, 1),
-        "memory_gib": np.round(gpus * gib_per_gpu, 1),
+        "memory_gib": requested_memory_gib(specs),
         "nodes": specs["nodes"].astype("int64"),
         "region": specs["region"].to_numpy(dtype=object),
         "cluster": (specs["region"] + "-" + specs["gpu_type"].str.lower()).to_numpy(dtype=object),
@@ -77,6 +83,7 @@ def jobs_table(specs: pd.DataFrame, status: np.ndarray, start_s: np.ndarray, end
         "residency": specs["residency"].to_numpy(dtype=object),
         "gpu_util_pct": usage["gpu_util_pct"],
         "gpus_used_max": usage["gpus_used_max"],
+        "memory_used_gib_max": usage["memory_used_gib_max"],
     })
     return table[list(JOB_FILE_COLUMNS)]
 
