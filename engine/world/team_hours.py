@@ -40,8 +40,9 @@ def listed_teams(teams: pd.DataFrame | None) -> dict[str, Calendar]:
 
 
 def home_teams(teams: pd.DataFrame | None) -> dict[str, list[str]]:
-    """Region -> the listed teams whose `home_region` it is, in the table's order."""
-    if not listed_teams(teams) or "home_region" not in teams.columns:
+    """Region -> the listed teams (a teams table with time zones) whose `home_region` it is, in the
+    table's order."""
+    if teams is None or not len(teams) or not {"timezone", "home_region"} <= set(teams.columns):
         return {}
     out: dict[str, list[str]] = {}
     for team, home in zip(teams["team"].astype(str), teams["home_region"]):
@@ -55,8 +56,14 @@ def working_calendars(world, names: list[str]) -> list[list[Calendar]]:
     "at work": under "team" those of the teams homed there, else (and for a region no team calls home)
     its own (World.region_calendar_of)."""
     calendars = listed_teams(world.teams) if team_mode(world) else {}
-    homes = home_teams(world.teams) if calendars else {}
-    return [[calendars[t] for t in homes.get(name, [])] or [world.region_calendar_of(name)] for name in names]
+    return homed_calendars(calendars, home_teams(world.teams) if calendars else {}, names, world.region_calendar_of)
+
+
+def homed_calendars(calendars: dict[str, Calendar], homes: dict[str, list[str]], names: list[str],
+                    own) -> list[list[Calendar]]:
+    """Per region of `names`, the calendars (`calendars`: team -> Calendar) of the teams `homes` homes
+    there, or [own(region)] for a region with none: the region is at work while any of them is."""
+    return [[calendars[t] for t in homes.get(name, []) if t in calendars] or [own(name)] for name in names]
 
 
 def job_calendars(world, teams, homes: list[int], names: list[str]) -> tuple[list[Calendar], list[int]]:
