@@ -340,6 +340,16 @@ def test_timezones_page_on_the_sample_tiny_and_samples_only_data(app):
     pd.testing.assert_frame_equal(hours, expected.week_hours(pd.Timestamp("2026-08-03")))
     saudi = hours[hours["name"] == "arabic-nlp"].iloc[0]
     assert (saudi["region"], saudi["working_days"], saudi["hours"]) == ("me-central", "Sun-Thu", "8-17")
+    assert app.radio(key="tz_hours:sample").value == "regions'"
+    assert any("follow each **region's own calendar**" in shown(c) for c in app.caption)
+    app.radio(key="tz_hours:sample").set_value("teams'").run()
+    assert not app.exception, app.exception
+    teams = build_timezones(bundle["jobs"], bundle["fleet"], bundle["regions"], bundle["teams"], calendar="team")
+    assert teams.lendable_gpu_hours != expected.lendable_gpu_hours
+    assert _metrics(app)["Lendable GPU-hours (upper bound)"] == f"{teams.lendable_gpu_hours:,.0f}"
+    assert _metrics(app)["Off-hours idle GPU-hours"] == f"{teams.off_hours_idle_gpu_hours:,.0f}"
+    assert any("follow the **teams' calendars**" in shown(c) and "me-central: teams: arabic-nlp" in shown(c)
+               for c in app.caption), [shown(c) for c in app.caption]
     app.radio(key="tz_view:sample").set_value("UTC week").run()
     app.selectbox(key="tz_week:sample").select(pd.Timestamp("2026-09-07")).run()
     assert not app.exception, app.exception

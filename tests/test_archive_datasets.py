@@ -61,19 +61,22 @@ def test_a_job_waits_the_restore_delay_plus_the_transfer_home():
 
 def test_the_storage_and_egress_of_archived_datasets_are_in_the_bill():
     result, report = simulate({"datasets": "all"})
-    # storage: 500 GB x $0.004 x 4000 s + 50 GB x $0.004 x 3840 s, in months; egress out of arc: 550 GB x $0.05
+    # storage: 500 GB x $0.004 x 4000 s + 50 GB x $0.004 x 3840 s, in months; egress: the writes out of h, 550 GB x
+    # $0.02 = $11, and the restores out of arc, 550 GB x $0.05 = $27.5: $38.5, p@h's $10 + $25 booked to j0, q@h's
+    # $1 + $2.5 to j2
     storage = (500 * 4000 + 50 * 3840) * 0.004 / MONTH
     plain = world_report(result.__class__(**{**result.__dict__, "archived_datasets": None}), NODES, pd.DataFrame(),
                          REGIONS, pd.DataFrame())
     assert report.kpis["dataset_storage_usd"] == pytest.approx(storage)
-    assert report.kpis["dataset_egress_usd"] == pytest.approx(27.5)
-    assert report.kpis["cost_usd"] - plain.kpis["cost_usd"] == pytest.approx(storage + 27.5)
-    assert report.kpis["egress_usd"] - plain.kpis["egress_usd"] == pytest.approx(27.5)
+    assert result.archived_datasets["egress_usd"].tolist() == pytest.approx([35.0, 3.5])
+    assert report.kpis["dataset_egress_usd"] == pytest.approx(38.5)
+    assert report.kpis["cost_usd"] - plain.kpis["cost_usd"] == pytest.approx(storage + 38.5)
+    assert report.kpis["egress_usd"] - plain.kpis["egress_usd"] == pytest.approx(38.5)
     assert report.kpis["dataset_storage_saved_usd"] == pytest.approx(storage / 0.004 * (0.02 - 0.004))
     assert report.kpis["dataset_restores"] == 2.0 and report.kpis["datasets_archived"] == 2.0
     assert report.kpis["dataset_restore_wait_hours"] == pytest.approx((7900 + 3640) / 3600)
     booked = report.cost.jobs.set_index("job_id")["egress_usd"]
-    assert booked["j0"] == pytest.approx(25.0) and booked["j2"] == pytest.approx(2.5)
+    assert booked["j0"] == pytest.approx(35.0) and booked["j2"] == pytest.approx(3.5)
     assert set(DATASET_KEYS) <= keys("roles")
 
 
@@ -103,6 +106,27 @@ def test_a_dataset_idle_for_n_days_goes_to_the_archive_and_is_restored_when_next
     # storage: p@h 1864 -> 9000 and 10864 -> W (100,000 s); q@h 3964 -> W
     months = ((9000 - 1864) + (100_000 - 10864)) / MONTH
     assert report.kpis["dataset_storage_usd"] == pytest.approx((500 * months + 50 * (100_000 - 3964) / MONTH) * 0.004)
+    # egress: each write out of h (500 GB x $0.02 twice, 50 GB x $0.02) and p@h's restore out of arc (500 x $0.05),
+    # the first period's $10 + $25 booked to j1; the writes never restored ($10 + $1) to no job, in the total
+    assert table["egress_usd"].tolist() == pytest.approx([35.0, 10.0, 1.0])
+    assert report.kpis["dataset_egress_usd"] == pytest.approx(46.0)
+    assert report.cost.jobs.set_index("job_id")["egress_usd"].sum() == pytest.approx(35.0)
+    assert report.kpis["egress_usd"] == pytest.approx(46.0)
+
+
+def test_a_dataset_is_not_archived_under_a_running_job():
+    # dataset_idle_days 0.01 = 864 s. j0 reads p@h and runs 0-5000 s on the only node; j1 reads it, arrives at
+    # 3000 s and waits for the node. p@h is in use while j0 runs, so j1 finds it hot (archived at 864 s under j0, it
+    # would be restored for j1: 3000 + 3600 + 400 = 7000 s) and starts at j0's end, 5000 s, to 6000 s. p@h is
+    # archived 864 s after that last use: 6864 s, never asked for again
+    frame = pd.DataFrame([reads(0, 0, 5000, "p", 500.0), reads(1, 3000, 1000, "p", 500.0),
+                          job(9, 0, 100_000, 1, gpu_type="S", region="arc")])
+    result, _ = simulate({"datasets": "all", "dataset_idle_days": 0.01}, frame)
+    out = result.jobs.set_index("job_id")
+    assert out.loc[["j0", "j1"], "start_s"].tolist() == [0.0, 5000.0]
+    assert out.loc["j1", "reason"] != "restoring-dataset"
+    table = result.archived_datasets
+    assert table[["dataset", "stored_s", "job_id"]].values.tolist() == [["p@h", 6864.0, ""]]
 
 
 def test_without_archived_datasets_the_run_is_the_one_before():

@@ -111,6 +111,16 @@ def test_timezones_page_draws_bands_handoff_and_holidays(database, tmp_path):
         assert "Largest hand-offs" in body and "busiest around" in body and "Who is at work" in body
         assert page.locator('[data-testid="stPlotlyChart"] .shapelayer path').count() > 0   # working-hour bands
         page.screenshot(path=str(ARTIFACTS / "timezones.png"), full_page=True)
+        regions = _metrics(page)
+        assert "follow each region's own calendar" in page.inner_text("body")
+        page.get_by_role("radiogroup", name="Whose hours").get_by_text("teams'", exact=True).click()
+        page.get_by_text("follow the teams' calendars").wait_for(timeout=120_000)
+        _settle(page)
+        _assert_clean(page)
+        assert "me-central: teams: arabic-nlp" in page.inner_text("body")
+        teams = _metrics(page)
+        assert teams["Lendable GPU-hours (upper bound)"] != regions["Lendable GPU-hours (upper bound)"]
+        page.screenshot(path=str(ARTIFACTS / "timezones-teams.png"), full_page=True)
 
 
 def test_cost_and_carbon_page_on_a_week_of_the_sample(database, tmp_path):

@@ -114,3 +114,20 @@ def test_without_the_hand_off_the_home_work_waits_for_the_borrowed_job():
 def test_a_bad_calendar_names_the_file_and_key():
     with pytest.raises(ScenarioError, match=r'^s.toml: calendar must be "region" .* or "team" .*, got \'teams\''):
         Scenario.from_dict({"calendar": "teams"}, source="s.toml")
+
+
+@pytest.mark.parametrize("field, value, problem", [
+    ("working_days", "Sun-Thr", "working days 'Sun-Thr': expected a range like 'Mon-Fri'"),
+    ("work_end_hour", 25, "25 is not a whole hour 0..24"),
+    ("timezone", "Asia/Riyad", "time zone 'Asia/Riyad' is not an IANA name")])
+def test_a_malformed_teams_row_fails_a_team_calendar_run_naming_the_row_field_and_key(field, value, problem):
+    bad = TEAMS.astype(object).copy()
+    bad.loc[1, field] = value   # the second row, team eng
+    world = World(REGIONS, teams=bad)
+    frame = pd.DataFrame([job(0, 0, 3600, 1, region="us", team="eng")])
+    with pytest.raises(ScenarioError) as raised:
+        run_scenario(scenario("team"), frame, fleet(), world)
+    assert str(raised.value).startswith(f"teams table, row 2 (team 'eng'), field {field}: {problem}")
+    assert str(raised.value).endswith('The scenario\'s calendar = "team" reads the teams\' calendars: fix the row, '
+                                      'or use calendar = "region"')
+    assert len(run_scenario(scenario("region"), frame, fleet(), world).jobs) == 1

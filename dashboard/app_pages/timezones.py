@@ -10,6 +10,7 @@ from engine.core.escaping import markdown_text as md
 from engine.core.vocabulary import FLEXIBLE_CLASSES
 
 TOP_PAIRS = 5
+WHOSE_HOURS = {"regions'": "region", "teams'": "team"}
 METHODS = f"""
 - **Busy GPUs** in an hour = the integral over that hour of the GPUs allocated to running jobs, divided by
   one hour; **capacity** = the region's GPUs in the fleet table (else the peak allocation), exactly as on
@@ -24,7 +25,9 @@ METHODS = f"""
   chosen week converted to UTC, so daylight saving time moves them; the *average day* chart shades that
   week's most common shift.
 - **Off-hours** of a region: the middle of the UTC hour falls outside its working hours, or on a weekend or
-  holiday.
+  holiday. *Whose hours*: **regions'** uses each region's own calendar; **teams'** uses the calendars of the
+  teams homed in the region (it is at work while any of them is; a region no team calls home keeps its own),
+  the rule of a scenario's `calendar = "team"`. The shaded bands stay the regions' own hours.
 - **Lendable GPU-hours** from region A to region B, per hour: if A is off-hours, the smaller of A's idle GPUs
   (capacity - busy) and the GPUs of flexible jobs ({", ".join(FLEXIBLE_CLASSES)}) waiting in B's queue whose
   residency tag allows A; summed over hours. Each pair is an upper bound *on its own* (two pairs may count
@@ -35,6 +38,21 @@ METHODS = f"""
 - **Residency audit**: every job that started is checked against its residency tag (EU data only in EU
   jurisdictions, and so on) and the regions table's jurisdictions.
 """
+
+
+def _whose_hours(tz) -> None:
+    """Say whose calendars the off-hours and lendable figures below follow."""
+    use = tz.calendar_use
+    if tz.calendar == "region":
+        st.caption("Off-hours and lendable GPU-hours below follow each **region's own calendar** (its country's "
+                   "working week, 9-18 local, holidays).")
+        return
+    by_teams = use[use["working_hours_of"].str.startswith("teams: ")]
+    own = use.loc[~use.index.isin(by_teams.index), "region"].tolist()
+    lines = [f"{md(r)}: {md(w)}" for r, w in zip(by_teams["region"], by_teams["working_hours_of"])]
+    st.caption("Off-hours and lendable GPU-hours below follow the **teams' calendars**: a region is at work while "
+               "any team homed there is (" + ("; ".join(lines) or "no team is homed in any region") + ")"
+               + (f"; {md(', '.join(own))} keep their own calendar (no team homed there)." if own else "."))
 
 
 def _metrics(tz) -> None:
@@ -150,6 +168,8 @@ def _methods(tz) -> None:
     with st.expander("How these numbers are computed"):
         st.markdown(say(METHODS))
         st.markdown("**Notes for this dataset**\n" + "\n".join(f"- {md(n)}" for n in tz.notes))
+        st.markdown("**Whose working hours each region's off-hours follow**")
+        st.dataframe(tz.calendar_use, hide_index=True, column_config={"working_hours_of": "working hours of"})
         st.markdown("**Calendars**")
         st.dataframe(tz.calendar_table, hide_index=True, column_config={
             "working_days": "working days", "holiday_country": "holidays of", "home_region": "home region"})
@@ -160,20 +180,24 @@ st.title("Time zones" + (f" · {md(dataset)}" if dataset else ""))
 if dataset is None:
     st.info("No data yet. Import a file on the Data page.")
     st.stop()
+whose = st.radio("Whose hours", list(WHOSE_HOURS), horizontal=True, key=f"tz_hours:{dataset}",
+                 help="Whose working hours make a region off-hours (and its idle GPUs lendable): each region's "
+                      "own calendar, or the calendars of the teams homed there (as `calendar = \"team\"` runs)")
 with st.spinner(f"Analysing {md(dataset)}..."):
-    tz = data.timezones(dataset)
+    tz = data.timezones(dataset, WHOSE_HOURS[whose])
 if tz.kind == "empty":
     st.info(md(f"Nothing to show for {dataset}: {tz.reason}"))
     st.stop()
 weeks = tz.weeks()
 week = st.selectbox("Reference week (working-hour bands)", weeks, index=weeks.index(tz.default_week()),
                     format_func=lambda w: f"week of Mon {w:%d %b %Y}", key=f"tz_week:{dataset}")
-figures = data.timezone_figures(dataset, week)
+figures = data.timezone_figures(dataset, week, tz.calendar)
 if not (tz.calendar_table["kind"] == "team").any():
     st.info("This dataset has no teams table: only the regions' default working hours are drawn.")
 for note in tz.notes:
     if note.startswith("No time zone recorded") or "no usable calendar" in note:
         st.warning(md(note))
+_whose_hours(tz)
 _metrics(tz)
 _profiles(dataset, figures)
 _week_hours(tz, week)

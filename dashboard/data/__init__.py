@@ -264,25 +264,28 @@ def whatif_run(dataset: str, scenario: dict, days: float, waiting: Callable[[Pla
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _timezones(path: str, dataset: str, fingerprint: str) -> TimeZones:
+def _timezones(path: str, dataset: str, fingerprint: str, calendar: str) -> TimeZones:
     s = _connection(path)[0].cursor()
-    return build_timezones(s.jobs(dataset), s.fleet(dataset), s.regions(dataset), s.table("teams", dataset))
+    return build_timezones(s.jobs(dataset), s.fleet(dataset), s.regions(dataset), s.table("teams", dataset),
+                           calendar)
 
 
-def timezones(dataset: str) -> TimeZones:
-    """The Time zones analysis of `dataset` (engine.analysis.telemetry.timezones), computed once per content of the
-    database."""
-    return _timezones(str(db_path()), dataset, store().fingerprint())
+def timezones(dataset: str, calendar: str = "region") -> TimeZones:
+    """The Time zones analysis of `dataset` (engine.analysis.telemetry.timezones) on the regions' ("region")
+    or the teams' ("team") working hours, computed once per content of the database."""
+    return _timezones(str(db_path()), dataset, store().fingerprint(), calendar)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _timezone_figures(path: str, dataset: str, fingerprint: str, week: pd.Timestamp) -> dict[str, Figure]:
-    return charts_timezones.timezone_figures(_timezones(path, dataset, fingerprint), week)
+def _timezone_figures(path: str, dataset: str, fingerprint: str, calendar: str,
+                      week: pd.Timestamp) -> dict[str, Figure]:
+    return charts_timezones.timezone_figures(_timezones(path, dataset, fingerprint, calendar), week)
 
 
-def timezone_figures(dataset: str, week: pd.Timestamp) -> dict[str, Figure]:
-    """The Time zones page's charts of `dataset` for one reference week (see charts_timezones.timezone_figures)."""
-    return _timezone_figures(str(db_path()), dataset, store().fingerprint(), pd.Timestamp(week))
+def timezone_figures(dataset: str, week: pd.Timestamp, calendar: str = "region") -> dict[str, Figure]:
+    """The Time zones page's charts of `dataset` for one reference week and whose working hours (see
+    charts_timezones.timezone_figures)."""
+    return _timezone_figures(str(db_path()), dataset, store().fingerprint(), calendar, pd.Timestamp(week))
 
 
 # --- Cost & carbon (engine.analysis.runs.world_kpis) --------------------------------------------------

@@ -255,6 +255,8 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.sharing.stopped(j, region, now)
         if self.partitions is not None:
             self.partitions.stopped(j, now)
+        if self.dataset_archive is not None:  # a stop is a use of its dataset
+            self.dataset_archive.stopped(j, now)
 
     def work_done(self, j: int, running_s: float) -> float:
         """The work done by `running_s` seconds of job j's current piece of running (its pace set by an

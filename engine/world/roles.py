@@ -17,7 +17,8 @@ every dataset hot): each in the archive region nearest its home, billed at `stor
 a job that needs one while it is archived waits for its restore to the dataset's home
 (engine.sim.processes.dataset_archive). With `dataset_idle_days` 0 each chosen dataset is archived from
 the run's start and stays hot once restored; with N > 0 each is hot from its first use and goes to the
-archive once no job has used it for N days.
+archive once no job has used it for N days (a job running on it uses it). Writing a dataset into an
+archive in another region pays its home's egress, restoring it the archive's.
 """
 from __future__ import annotations
 

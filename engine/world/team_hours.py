@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from engine.core.errors import ScenarioError
 from engine.world.calendar import Calendar, team_calendars
 
 REGION, TEAM = "region", "team"
@@ -32,16 +33,42 @@ def region_row(regions: pd.DataFrame | None, name: str) -> dict:
     return {"timezone": "UTC", "country": None}
 
 
+TEAM_FIELDS = {"timezone": "UTC", "work_start_hour": 9, "work_end_hour": 18, "working_days": "Mon-Fri",
+               "holiday_country": None}   # a valid value of each field Calendar.from_team reads
+HOURS = {"work_start_hour": "0..23", "work_end_hour": "0..24"}
+
+
 def listed_teams(teams: pd.DataFrame | None) -> dict[str, Calendar]:
-    """Team -> calendar of a teams table with time zones ({} without one)."""
+    """Team -> calendar of a teams table with time zones ({} without one). A row without a valid
+    calendar raises a ScenarioError naming its row, team and field, and `calendar = "team"`."""
     if teams is None or not len(teams) or "timezone" not in teams.columns:
         return {}
-    return team_calendars(teams)
+    try:
+        return team_calendars(teams)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ScenarioError(_bad_row(teams, exc)) from exc
+
+
+def _bad_row(teams: pd.DataFrame, exc: Exception) -> str:
+    """Which teams row and field `team_calendars` failed on: the first field that fails alone, the others
+    valid (TEAM_FIELDS)."""
+    for number, (_, row) in enumerate(teams.iterrows(), start=1):
+        for name in TEAM_FIELDS:
+            try:
+                Calendar.from_team({**TEAM_FIELDS, name: row[name]})
+            except (KeyError, TypeError, ValueError) as error:
+                problem = ("missing" if isinstance(error, KeyError) else
+                           f"{row[name]} is not a whole hour {HOURS[name]}" if name in HOURS else str(error))
+                return (f"teams table, row {number} (team {row.get('team')!r}), field {name}: {problem}. "
+                        f"The scenario's calendar = \"team\" reads the teams' calendars: fix the row, or use "
+                        f"calendar = \"region\"")
+    return f"teams table: {exc}. The scenario's calendar = \"team\" reads the teams' calendars"
 
 
 def home_teams(teams: pd.DataFrame | None) -> dict[str, list[str]]:
-    """Region -> the listed teams whose `home_region` it is, in the table's order."""
-    if not listed_teams(teams) or "home_region" not in teams.columns:
+    """Region -> the listed teams (a teams table with time zones) whose `home_region` it is, in the
+    table's order."""
+    if teams is None or not len(teams) or not {"timezone", "home_region"} <= set(teams.columns):
         return {}
     out: dict[str, list[str]] = {}
     for team, home in zip(teams["team"].astype(str), teams["home_region"]):
@@ -55,8 +82,14 @@ def working_calendars(world, names: list[str]) -> list[list[Calendar]]:
     "at work": under "team" those of the teams homed there, else (and for a region no team calls home)
     its own (World.region_calendar_of)."""
     calendars = listed_teams(world.teams) if team_mode(world) else {}
-    homes = home_teams(world.teams) if calendars else {}
-    return [[calendars[t] for t in homes.get(name, [])] or [world.region_calendar_of(name)] for name in names]
+    return homed_calendars(calendars, home_teams(world.teams) if calendars else {}, names, world.region_calendar_of)
+
+
+def homed_calendars(calendars: dict[str, Calendar], homes: dict[str, list[str]], names: list[str],
+                    own) -> list[list[Calendar]]:
+    """Per region of `names`, the calendars (`calendars`: team -> Calendar) of the teams `homes` homes
+    there, or [own(region)] for a region with none: the region is at work while any of them is."""
+    return [[calendars[t] for t in homes.get(name, []) if t in calendars] or [own(name)] for name in names]
 
 
 def job_calendars(world, teams, homes: list[int], names: list[str]) -> tuple[list[Calendar], list[int]]:

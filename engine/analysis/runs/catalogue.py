@@ -203,7 +203,7 @@ CATALOGUE: dict[str, Kpi] = {k.key: k for k in [
            ("datasets_archived", "Datasets archived", "datasets", "", "int"),
            ("dataset_storage_usd", "Dataset archive storage", "USD", "lower", "usd"),
            ("dataset_storage_saved_usd", "Hot storage saved by archiving", "USD", "higher", "usd"),
-           ("dataset_egress_usd", "Dataset restore egress", "USD", "lower", "usd"),
+           ("dataset_egress_usd", "Dataset archive egress", "USD", "lower", "usd"),
            ("dataset_restores", "Dataset restores", "restores", "lower", "int"),
            ("dataset_restore_wait_hours", "Hours held by dataset restores", "h", "lower", "one")),
     *_rows("headroom",
@@ -268,8 +268,9 @@ MONEY: dict[str, str] = {
     "dataset_storage_saved_usd": "the same GB-months as `dataset_storage_usd` at `[data] storage_usd_per_gb_month` (hot "
                                  "storage), less `dataset_storage_usd`: what keeping the datasets hot would have cost "
                                  "more (hot storage in a dataset's home is not in `cost_usd`)",
-    "dataset_egress_usd": "for each dataset restored from an archive region other than its home: its `size_gb` x the "
-                          "archive's egress price, booked to the job that asked for it: part of `egress_usd`",
+    "dataset_egress_usd": "for each dataset archived in a region other than its home: its `size_gb` x the home's "
+                          "egress price for the write, plus `size_gb` x the archive's for a restore, booked to the "
+                          "job that asked for the restore (to no job while never asked for): part of `egress_usd`",
     "compaction_usd_per_year": "`compaction_gpus` x the price of one GPU ($30,000 unless edited) / its "
                                "amortisation years (3 unless edited)",
     "saved_usd_per_year": "`saved_gpus` x the price of one GPU ($30,000 unless edited) / its amortisation years "

@@ -29,8 +29,9 @@ engine.sim.processes.dataset_archive):
   dataset_storage_saved_usd   the same GB-months at hot_usd_per_gb_month ([data] storage_usd_per_gb_month) less
                               dataset_storage_usd: what keeping them hot would have cost more (not in `cost_usd`:
                               hot storage of a dataset's home is outside the bill)
-  dataset_egress_usd          sum of their egress_usd (the restore out of an archive in another region): part
-                              of `egress_usd` and of `cost_usd`, booked to the job that asked for the restore
+  dataset_egress_usd          sum of their egress_usd (the write into an archive in another region, the restore
+                              out of it): part of `egress_usd` and of `cost_usd`, booked to the job that asked
+                              for the restore (to no job, job_id "", while never asked for: in the total only)
   dataset_restores            restores asked for
   dataset_restore_wait_hours  hours jobs were held by dataset restores: sum of held_s (every job held, from its
                               arrival to the restore)
@@ -91,7 +92,8 @@ def archive_storage_usd(result: SimulationResult) -> float:
 
 def with_archive_egress(moved: pd.Series, result: SimulationResult) -> pd.Series:
     """`moved` (job_id -> egress USD) with each job's checkpoint egress and the egress of the dataset restores
-    it asked for added."""
+    it asked for (and of those datasets' writes into the archive) added; the writes of datasets never
+    restored go under job_id "" (no job: in the total only)."""
     for table in (result.checkpoints, result.archived_datasets):
         if table is None or not (table["egress_usd"] > 0).any():
             continue

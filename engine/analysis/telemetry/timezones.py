@@ -30,6 +30,7 @@ from engine.analysis.telemetry.timeline import utilisation_pct
 from engine.core.intervals import integrate
 from engine.core.vocabulary import DEFAULT_REGION, FLEXIBLE_CLASSES
 from engine.world import residency
+from engine.world.team_hours import REGION, TEAM, home_teams, homed_calendars
 
 HOURLY_COLUMNS = ["region", "bin_start_utc", "capacity_gpus", "busy_gpu_hours", "queued_gpu_hours",
                   "flexible_queued_gpu_hours", "submitted_gpus", "idle_gpu_hours", "at_work", "off_reason",
@@ -60,6 +61,8 @@ class TimeZones:
     by_hour: pd.DataFrame = field(default_factory=pd.DataFrame)           # region, utc_hour, PROFILE_VALUES
     by_hour_of_week: pd.DataFrame = field(default_factory=pd.DataFrame)   # region, utc_hour_of_week, ...
     daily: pd.DataFrame = field(default_factory=pd.DataFrame)             # DAILY_COLUMNS
+    calendar: str = REGION                                                # whose hours: "region" | "team"
+    calendar_use: pd.DataFrame = field(default_factory=pd.DataFrame)      # region, working_hours_of
     calendars: dict = field(default_factory=dict)                         # workhours.calendars
     calendar_table: pd.DataFrame = field(default_factory=pd.DataFrame)    # workhours.CALENDAR_COLUMNS
     holidays: pd.DataFrame = field(default_factory=pd.DataFrame)          # workhours.HOLIDAY_COLUMNS
@@ -115,21 +118,48 @@ def _allowed(jobs: pd.DataFrame, regions: pd.DataFrame, names: list[str], notes:
     return np.stack([mask[:, column[n]] if n in column else untagged for n in names], axis=1)
 
 
-def _calendar_state(cals: dict, names: list[str], mid_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(at_work, off_reason, local_hour), each regions x hours, at the hours' midpoints. A region without
-    a usable calendar counts as at work (it never lends)."""
+def working_calendars(cals: dict, teams: pd.DataFrame, names: list[str], calendar: str) -> list[list]:
+    """Per region of `names`, the calendars whose working hours make it "at work": its own (None when it
+    has no usable one) or, with `calendar` "team", those of the teams homed there, the rule of
+    engine.world.team_hours (a region with no team, or none with a usable calendar, keeps its own)."""
+    team_cals = {name: cal for (kind, name), cal in cals.items() if kind == "team"} if calendar == TEAM else {}
+    return homed_calendars(team_cals, home_teams(teams if team_cals else None), names,
+                           lambda name: cals.get(("region", name)))
+
+
+def _calendar_state(cals: dict, working: list[list], names: list[str],
+                    mid_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(at_work, off_reason, local_hour), each regions x hours, at the hours' midpoints: a region is at work
+    while any of its `working` calendars is; off on a "weekend" when none works that weekday, on a
+    "holiday" when one whose working day it is has a holiday. local_hour is on the region's own clock. A
+    region without a usable calendar counts as at work (it never lends)."""
     at_work = np.ones((len(names), len(mid_s)), dtype=bool)
     reason = np.full(at_work.shape, "", dtype=object)
     local_hour = np.zeros(at_work.shape, dtype=np.int64)
     for i, name in enumerate(names):
-        cal = cals.get(("region", name))
-        if cal is None:
+        own = cals.get(("region", name))
+        if own is not None:
+            local_hour[i] = own.local_hour_of_week(mid_s) % 24
+        if working[i] == [None]:
             continue
-        how = cal.local_hour_of_week(mid_s)
-        at_work[i] = cal.at_work(mid_s)
-        local_hour[i] = how % 24
-        reason[i] = handoff.off_reasons(np.isin(how // 24, cal.working_days), cal.is_holiday(mid_s), at_work[i])
+        weekday = np.stack([np.isin(cal.local_hour_of_week(mid_s) // 24, cal.working_days) for cal in working[i]])
+        holiday = np.stack([cal.is_holiday(mid_s) for cal in working[i]])
+        at_work[i] = np.any([cal.at_work(mid_s) for cal in working[i]], axis=0)
+        reason[i] = handoff.off_reasons(weekday.any(axis=0), (weekday & holiday).any(axis=0), at_work[i])
     return at_work, reason, local_hour
+
+
+def _calendar_use(cals: dict, working: list[list], names: list[str]) -> pd.DataFrame:
+    """Per region, whose working hours its off-hours figures follow: "region's own" calendar, "teams: a, b"
+    (those of the teams homed there) or "none usable (always at work)"."""
+    label = {id(cal): (kind, name) for (kind, name), cal in cals.items()}
+
+    def whose(cals_of: list) -> str:
+        if cals_of == [None]:
+            return "none usable (always at work)"
+        keys = [label[id(cal)] for cal in cals_of]
+        return "region's own" if keys[0][0] == "region" else "teams: " + ", ".join(name for _, name in keys)
+    return pd.DataFrame({"region": names, "working_hours_of": [whose(c) for c in working]})
 
 
 def _profile(hourly: pd.DataFrame, key: str, values: pd.Series) -> pd.DataFrame:
@@ -178,8 +208,10 @@ def audit_residency(jobs: pd.DataFrame, regions: pd.DataFrame) -> ResidencyAudit
 
 
 def build_timezones(jobs: pd.DataFrame, fleet: pd.DataFrame, regions: pd.DataFrame,
-                    teams: pd.DataFrame) -> TimeZones:
-    """The Time zones analysis of one dataset's tables (as the store returns them)."""
+                    teams: pd.DataFrame, calendar: str = REGION) -> TimeZones:
+    """The Time zones analysis of one dataset's tables (as the store returns them). `calendar` says whose
+    working hours make a region off-hours (and so its idle GPUs off-hours idle and lendable): "region"
+    its own calendar, "team" those of the teams homed there (see `working_calendars`)."""
     if jobs.empty:
         return TimeZones("empty", reason="It has no job records: demand, utilisation and the hand-off all "
                                          "come from jobs.")
@@ -213,8 +245,9 @@ def build_timezones(jobs: pd.DataFrame, fleet: pd.DataFrame, regions: pd.DataFra
     capacity = region_gpus.reindex(names, fill_value=0.0).to_numpy(dtype=float)
     idle = np.maximum(capacity[:, None] - busy, 0.0)
     cals = workhours.calendars(regions, teams, names, notes)
+    working = working_calendars(cals, teams, names, calendar)
     start_s = window.start_utc.tz_localize("UTC").timestamp()
-    at_work, reason, local_hour = _calendar_state(cals, names, start_s + (np.arange(n_hours) + 0.5) * 3600.0)
+    at_work, reason, local_hour = _calendar_state(cals, working, names, start_s + (np.arange(n_hours) + 0.5) * 3600.0)
     off = ~at_work
 
     # flexible waiting jobs grouped by (home region, allowed-region row) for the hand-off bounds
@@ -245,7 +278,7 @@ def build_timezones(jobs: pd.DataFrame, fleet: pd.DataFrame, regions: pd.DataFra
         by_hour=_profile(hourly, "utc_hour", hourly["bin_start_utc"].dt.hour),
         by_hour_of_week=_profile(hourly, "utc_hour_of_week",
                                  hourly["bin_start_utc"].dt.day_of_week * 24 + hourly["bin_start_utc"].dt.hour),
-        daily=_daily(hourly), calendars=cals, calendar_table=workhours.calendar_table(cals, teams),
+        daily=_daily(hourly), calendar=calendar, calendar_use=_calendar_use(cals, working, names), calendars=cals, calendar_table=workhours.calendar_table(cals, teams),
         holidays=workhours.holiday_list(cals, window.start_utc, window.end_utc),
         pairs=handoff.pair_table(pairs, names, bins, local_hour, reason),
         handoff_by_hour=by_hour.rename(columns={"lendable": "lendable_gpus", "off_idle": "off_idle_gpus"}),

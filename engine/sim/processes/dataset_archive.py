@@ -8,8 +8,9 @@ to h (the round trips of [latency]; ties and unknown round trips: the order of [
 
 - `dataset_idle_days` 0: archived from the run's start (stored at 0 s) until a job needs it;
 - N > 0: hot from its first use; archived at u + N days, u its last use (the first submit of a job
-  reading it, then the latest arrival or end of such a job), once that moment has passed when a job
-  next needs it (or at the run's last event, when that moment lies before it).
+  reading it, then the latest arrival or stop of such a job: its end, or its eviction), once that moment
+  has passed when a job next needs it (or at the run's last event, when that moment lies before it) and no
+  job reading it is running then: a running job uses its dataset, so it is never archived under one.
 
 A job j reading d arrives (is submitted, or handed over by a chain, before it is routed) at time t while
 d is archived: the first such job asks for d at t and d is restored to its home h, ready at
@@ -17,11 +18,12 @@ r = max(t, stored) + `restore_delay_s` + S x 8 / [data] transfer_gbps (the trans
 bandwidth is given, else 0 s). Every job reading d that arrives before r is held: logged
 "restoring-dataset" (its reason) at its arrival and arrives again at r (a deferred arrival), then is
 routed and moves its data as any job. From r on d is hot (and, with N > 0, archived again after N idle
-days). Moving a dataset into the archive is storage only (no egress is counted for the write).
+days). Writing d into an archive in another region (a != h) sends S GB out of h.
 
 Dollars, per archived period: storage S x `storage_usd_per_gb_month` x the months (30 days) from stored
-to restored (to the window's end when never asked for) inside the window, and egress S x e(a) when
-a != h (e: the regions table's egress_usd_per_gb, $0 unknown), booked to the job that asked for it
+to restored (to the window's end when never asked for) inside the window, and egress S x e(h) for the
+write plus S x e(a) for the restore when a != h (e: the regions table's egress_usd_per_gb, $0 unknown),
+booked to the job that asked for the restore, to no job while never asked for
 (engine.analysis.runs.roles_kpis). The hot storage it saved is the same GB-months at [data]
 storage_usd_per_gb_month.
 
@@ -75,6 +77,7 @@ class DatasetArchive(WorldProcess):
         reads = np.flatnonzero(np.asarray(self.dataset) >= 0)
         np.minimum.at(first, np.asarray(self.dataset)[reads], np.asarray(run.submit, np.float64)[reads])
         self.last_use = first.tolist()
+        self.running = [0] * len(self.table)  # jobs reading each dataset that run now
         self.rows: list[list] = []
         self.open: dict[int, int] = {}  # dataset -> its row while archived and not yet restored
         if self.idle_s == 0:
@@ -92,12 +95,18 @@ class DatasetArchive(WorldProcess):
         return archive
 
     def _store(self, d: int, at: float) -> None:
+        a, h = self.archive[d], self.home[d]
         self.open[d] = len(self.rows)
-        self.rows.append([d, self.archive[d], at, math.nan, math.nan, -1, 0, 0.0, 0.0])
+        self.rows.append([d, a, at, math.nan, math.nan, -1, 0, 0.0, self.size[d] * self.egress[h] if a != h else 0.0])
+
+    def _idle(self, d: int, now: float) -> bool:
+        """Has dataset d, hot, been idle `dataset_idle_days` by `now`: no job reading it runs and its last use
+        lies that long before?"""
+        return d not in self.open and self.idle_s > 0 and not self.running[d] and now >= self.last_use[d] + self.idle_s
 
     def _archived(self, d: int, now: float) -> int | None:
         """Dataset d's open row at `now` (archiving it first when it has been idle long enough), else None."""
-        if d not in self.open and self.idle_s > 0 and now >= self.last_use[d] + self.idle_s:
+        if self._idle(d, now):
             self._store(d, self.last_use[d] + self.idle_s)
         return self.open.get(d)
 
@@ -113,7 +122,7 @@ class DatasetArchive(WorldProcess):
                 a, h, gb = row[1], self.home[d], self.size[d]
                 wire = gb * 8.0 / self.gbps if a != h and self.gbps > 0 else 0.0
                 row[_ASKED], row[_RESTORED], row[_JOB] = now, max(now, row[_STORED]) + self.roles.restore_delay_s + wire, j
-                row[_EGRESS] = gb * self.egress[a] if a != h else 0.0
+                row[_EGRESS] += gb * self.egress[a] if a != h else 0.0
             if row[_RESTORED] > now:
                 row[_JOBS] += 1
                 row[_HELD] += row[_RESTORED] - now
@@ -124,16 +133,23 @@ class DatasetArchive(WorldProcess):
         self.last_use[d] = max(self.last_use[d], now)
         return False
 
-    def on_finish(self, j: int, now: float) -> None:
+    def on_start(self, j: int, now: float, running_s: float) -> None:
         d = self.dataset[j]
-        if d >= 0 and self.archive[d] >= 0 and d not in self.open:
+        if d >= 0 and self.archive[d] >= 0:
+            self.running[d] += 1
+
+    def stopped(self, j: int, now: float) -> None:
+        """Job j stopped running at `now` (it ended or was evicted): a use of its dataset."""
+        d = self.dataset[j]
+        if d >= 0 and self.archive[d] >= 0:
+            self.running[d] -= 1
             self.last_use[d] = max(self.last_use[d], now)
 
     def finish(self, last: float) -> None:
-        if self.idle_s > 0:  # archived after its last use, before the run's last event (storage: clipped to W)
-            for d, a in enumerate(self.archive):
-                if a >= 0 and d not in self.open and self.last_use[d] + self.idle_s <= last:
-                    self._store(d, self.last_use[d] + self.idle_s)
+        # archived after its last use, before the run's last event (storage: clipped to W)
+        for d, a in enumerate(self.archive):
+            if a >= 0 and self._idle(d, last):
+                self._store(d, self.last_use[d] + self.idle_s)
 
     def result(self) -> dict[str, object]:
         names, rows, w = list(self.run.regions), self.rows, self.run.w
