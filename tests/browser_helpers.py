@@ -66,6 +66,13 @@ def _serving(database: Path, log: Path):
 
 
 @contextmanager
+def _beside(server: Server, database: Path, log: Path):
+    """A fresh server on `database` whose pages `server`'s Chromium opens (one Playwright per process)."""
+    with streamlit_server(database, log) as url:
+        yield Server(url, server.browser)
+
+
+@contextmanager
 def _page(server: Server, path: str, height: int, errors: list | None = None):
     """A new page of `server` at `path` (a session of its own; nothing awaited yet), closed on exit;
     `errors`, when given, collects the page's uncaught JavaScript errors."""
@@ -92,15 +99,6 @@ def _drawn(page, charts: int, timeout_ms: int = 120_000) -> None:
     page.wait_for_function(ALL_CHARTS_DRAWN, arg=charts, timeout=timeout_ms)
     _settle(page, timeout_ms=timeout_ms)
     _assert_clean(page)
-
-
-@contextmanager
-def _opened(database, tmp_path, path: str, height: int, charts: int, timeout_ms: int = 120_000):
-    """A fresh server on `database` and a page at `path`, once `charts` charts are drawn and the
-    page is clean (no exception, no error); the browser closes on exit."""
-    with _served(database, tmp_path, path, height) as page:
-        _drawn(page, charts, timeout_ms)
-        yield page
 
 
 def _sample_days(page, button: str, days_label: str, days: str = "1"):
