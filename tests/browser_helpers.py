@@ -1,6 +1,7 @@
 """Helpers of the browser tests: a real `streamlit run` server on a database, Chromium driven by
-Playwright, waits for Streamlit to settle, and the shared database fixture."""
+Playwright, waits for Streamlit to settle, a fresh database per test, and one server per test file."""
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -46,32 +47,58 @@ def _assert_clean(page) -> None:
     assert page.locator(EXCEPTION).count() == 0
     assert "Traceback" not in page.inner_text("body")
 
+@dataclass(frozen=True)
+class Server:
+    """A running `streamlit run` server's base URL and the Chromium that opens its pages."""
+    url: str
+    browser: object
+
+
 @contextmanager
-def _served(database, tmp_path, path: str, height: int, errors: list | None = None):
-    """A fresh server on `database` and a browser page opened at `path` (nothing awaited yet);
-    `errors`, when given, collects the page's uncaught JavaScript errors."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server(database, tmp_path / "server.log") as url, playwright_api.sync_playwright() as p:
+def _serving(database: Path, log: Path):
+    """A fresh server on `database` and a Chromium, both closed on exit."""
+    with streamlit_server(database, log) as url, playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1440, "height": height})
-            if errors is not None:
-                page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(url + path)
-            yield page
+            yield Server(url, browser)
         finally:
             browser.close()
 
 
 @contextmanager
-def _opened(database, tmp_path, path: str, height: int, charts: int, timeout_ms: int = 120_000):
-    """A fresh server on `database` and a page at `path`, once `charts` charts are drawn and the
-    page is clean (no exception, no error); the browser closes on exit."""
-    with _served(database, tmp_path, path, height) as page:
-        page.wait_for_function(ALL_CHARTS_DRAWN, arg=charts, timeout=timeout_ms)
-        _settle(page, timeout_ms=timeout_ms)
-        _assert_clean(page)
+def _beside(server: Server, database: Path, log: Path):
+    """A fresh server on `database` whose pages `server`'s Chromium opens (one Playwright per process)."""
+    with streamlit_server(database, log) as url:
+        yield Server(url, server.browser)
+
+
+@contextmanager
+def _page(server: Server, path: str, height: int, errors: list | None = None):
+    """A new page of `server` at `path` (a session of its own; nothing awaited yet), closed on exit;
+    `errors`, when given, collects the page's uncaught JavaScript errors."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = server.browser.new_page(viewport={"width": 1440, "height": height})
+    try:
+        if errors is not None:
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(server.url + path)
         yield page
+    finally:
+        page.close()
+
+
+@contextmanager
+def _served(database, tmp_path, path: str, height: int, errors: list | None = None):
+    """A fresh server on `database` and a browser page opened at `path` (nothing awaited yet)."""
+    with _serving(database, tmp_path / "server.log") as server, _page(server, path, height, errors) as page:
+        yield page
+
+
+def _drawn(page, charts: int, timeout_ms: int = 120_000) -> None:
+    """Wait until `charts` charts are drawn and Streamlit has settled; the page must be clean."""
+    page.wait_for_function(ALL_CHARTS_DRAWN, arg=charts, timeout=timeout_ms)
+    _settle(page, timeout_ms=timeout_ms)
+    _assert_clean(page)
 
 
 def _sample_days(page, button: str, days_label: str, days: str = "1"):
@@ -93,10 +120,24 @@ def _go(page, title: str) -> None:
     _settle(page)
 
 
-@pytest.fixture
-def database(tmp_path):
-    db = tmp_path / "meridian.duckdb"
+def _tiny_database(folder: Path) -> Path:
+    """A fresh database in `folder` holding the dataset 'tiny' (the app adds the sample)."""
+    db = folder / "meridian.duckdb"
     store = Store.open(db)
     store.add_import("tiny", TINY, "tiny.csv", "sha-tiny")
     store.close()
     return db
+
+
+@pytest.fixture
+def database(tmp_path):
+    return _tiny_database(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One server and one Chromium for a whole test file, on a fresh database holding 'tiny': each test
+    opens its own page, a Streamlit session of its own, with `_page(server, ...)`."""
+    folder = tmp_path_factory.mktemp("server")
+    with _serving(_tiny_database(folder), folder / "server.log") as running:
+        yield running

@@ -8,24 +8,24 @@ test_browser_planning.py, so that the two files run on two workers).
 from browser_helpers import (  # noqa: F401  (the fixture and the browser marks)
     ARTIFACTS,
     _assert_clean,
+    _drawn,
     _go,
     _metrics,
-    _opened,
+    _page,
     _sample_days,
-    _served,
     _settle,
     _wait_for_overview,
-    database,
     pytestmark,
+    server,
 )
 from conftest import ALL_CHARTS_DRAWN, FIDELITY_INPUTS, shared
 from test_app_pages import GOOD_CSV
 
 
-def test_upload_on_the_data_page_changes_the_overview(database, tmp_path):
+def test_upload_on_the_data_page_changes_the_overview(server, tmp_path):  # noqa: F811
     upload = tmp_path / "gpu-jobs.csv"
     upload.write_bytes(GOOD_CSV)
-    with _served(database, tmp_path, "", 2400) as page:
+    with _page(server, "", 2400) as page:
         _wait_for_overview(page)
         _assert_clean(page)
         before = _metrics(page)
@@ -50,8 +50,13 @@ def test_upload_on_the_data_page_changes_the_overview(database, tmp_path):
         page.screenshot(path=str(ARTIFACTS / "overview-uploaded.png"), full_page=True)
 
 
-def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(database, tmp_path):
-    with _served(database, tmp_path, "/whatif", 3400) as page:
+def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(server):  # noqa: F811
+    with _page(server, "/whatif", 3400) as page:
+        page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
+        _settle(page)
+        seeds = page.get_by_role("spinbutton", name="Demand resamplings for the headroom (seeds)")
+        seeds.fill("1")   # the headline's searches: one demand resampling (its seeds are test_browser_headroom's)
+        seeds.press("Enter")
         _sample_days(page, "Run", "Simulate the jobs submitted in the first N days").click()
         page.get_by_text("Why did this job wait?").wait_for(timeout=120_000)
         page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=120_000)
@@ -71,8 +76,9 @@ def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(database, tmp_pa
 
 
 @shared(*FIDELITY_INPUTS)
-def test_fidelity_shows_the_record_and_reruns_both_experiments(database, tmp_path):
-    with _opened(database, tmp_path, "/fidelity", 5200, 2) as page:
+def test_fidelity_shows_the_record_and_reruns_both_experiments(server):  # noqa: F811
+    with _page(server, "/fidelity", 5200) as page:
+        _drawn(page, 2)
         metrics = _metrics(page)
         assert metrics["RLScheduler · Lublin-1 · runs within ±0.01"] == "100 of 100"
         assert metrics["FGD · openb default · points within tolerance"] == "42 of 42"
@@ -90,8 +96,9 @@ def test_fidelity_shows_the_record_and_reruns_both_experiments(database, tmp_pat
 
 
 @shared("traces/swf/CTC-SP2-1996-3.1-cln.swf.gz")
-def test_fidelity_shows_the_sc15_backfilling_table_and_reruns_one_scheduler(database, tmp_path):
-    with _opened(database, tmp_path, "/fidelity", 12000, 3) as page:
+def test_fidelity_shows_the_sc15_backfilling_table_and_reruns_one_scheduler(server):  # noqa: F811
+    with _page(server, "/fidelity", 12000) as page:
+        _drawn(page, 3)
         assert _metrics(page)["SC'15 backfilling · CTC-SP2 · figures within 0.5 %"] == "5 of 5"
         page.get_by_role("button", name="Run again", exact=True).nth(2).click()   # RLScheduler, FGD, then ours
         page.get_by_text("CTC-SP2, EASY (user estimates), pyss-compatible: average bounded slowdown 49.57 just "
@@ -102,8 +109,9 @@ def test_fidelity_shows_the_sc15_backfilling_table_and_reruns_one_scheduler(data
         page.screenshot(path=str(ARTIFACTS / "fidelity-backfill.png"), full_page=True)
 
 
-def test_timezones_page_draws_bands_handoff_and_holidays(database, tmp_path):
-    with _opened(database, tmp_path, "/timezones", 4200, 5) as page:
+def test_timezones_page_draws_bands_handoff_and_holidays(server):  # noqa: F811
+    with _page(server, "/timezones", 4200) as page:
+        _drawn(page, 5)
         assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
         assert set(_metrics(page)) == {"Off-hours idle GPU-hours", "Flexible work queued",
                                        "Lendable GPU-hours (upper bound)", "Residency violations"}
@@ -123,8 +131,9 @@ def test_timezones_page_draws_bands_handoff_and_holidays(database, tmp_path):
         page.screenshot(path=str(ARTIFACTS / "timezones-teams.png"), full_page=True)
 
 
-def test_cost_and_carbon_page_on_a_week_of_the_sample(database, tmp_path):
-    with _opened(database, tmp_path, "/cost", 3000, 5, timeout_ms=180_000) as page:
+def test_cost_and_carbon_page_on_a_week_of_the_sample(server):  # noqa: F811
+    with _page(server, "/cost", 3000) as page:
+        _drawn(page, 5, 180_000)
         assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
         days = page.get_by_role("spinbutton", name="Simulate the first N days (0 = all)")
         assert days.input_value() == "7"  # not "7.00"

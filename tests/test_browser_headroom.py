@@ -1,10 +1,10 @@
 """The headline (What-if: more work at the baseline's service level, GPUs needed) and the Claims page in a
 real Chromium against a real `streamlit run` server on the sample; screenshots to tests/artifacts/."""
-from browser_helpers import ARTIFACTS, _assert_clean, _sample_days, _served, _settle, database, pytestmark  # noqa: F401
+from browser_helpers import ARTIFACTS, _assert_clean, _page, _sample_days, _settle, pytestmark, server  # noqa: F401
 
 
-def test_whatif_leads_with_the_work_served_at_the_recorded_service_level(database, tmp_path):
-    with _served(database, tmp_path, "/whatif", 3600) as page:
+def test_whatif_leads_with_the_work_served_at_the_recorded_service_level(server):  # noqa: F811
+    with _page(server, "/whatif", 3600) as page:
         candidates = page.get_by_role("button", name="Run", exact=True)
         candidates.wait_for(timeout=120_000)
         _settle(page)
@@ -23,8 +23,8 @@ def test_whatif_leads_with_the_work_served_at_the_recorded_service_level(databas
         page.screenshot(path=str(ARTIFACTS / "whatif_headroom.png"), full_page=True)
 
 
-def test_the_claims_page_tests_every_claim_on_a_day_of_the_sample(database, tmp_path):
-    with _served(database, tmp_path, "/claims", 2200) as page:
+def test_the_claims_page_tests_every_claim_on_a_day_of_the_sample(server):  # noqa: F811
+    with _page(server, "/claims", 2200) as page:
         button = page.get_by_role("button", name="Test the claims", exact=True)
         button.wait_for(timeout=120_000)
         _settle(page)

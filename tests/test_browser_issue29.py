@@ -9,11 +9,11 @@ from browser_helpers import (  # noqa: F401  (the fixture and the browser marks)
     _assert_clean,
     _go,
     _metrics,
-    _served,
+    _page,
     _settle,
     _wait_for_overview,
-    database,
     pytestmark,
+    server,
 )
 from test_import_keep_valid import _csv
 
@@ -22,8 +22,8 @@ SWF = "; MaxProcs: 8\n; MaxNodes: 2\n; UnixStartTime: 1700000000\n" + "\n".join(
     for i in range(30)) + "\n"
 
 
-def test_the_overview_prices_the_sample_as_cost_and_carbon_does_over_all_of_it(database, tmp_path):
-    with _served(database, tmp_path, "", 2600) as page:
+def test_the_overview_prices_the_sample_as_cost_and_carbon_does_over_all_of_it(server):  # noqa: F811
+    with _page(server, "", 2600) as page:
         _wait_for_overview(page)
         _assert_clean(page)
         tiles = _metrics(page)
@@ -43,10 +43,10 @@ def test_the_overview_prices_the_sample_as_cost_and_carbon_does_over_all_of_it(d
         page.screenshot(path=str(ARTIFACTS / "costcarbon-all.png"), full_page=True)
 
 
-def test_a_file_with_bad_rows_keeps_the_valid_ones_and_lists_the_rest(database, tmp_path):
+def test_a_file_with_bad_rows_keeps_the_valid_ones_and_lists_the_rest(server, tmp_path):  # noqa: F811
     upload = tmp_path / "jobs.csv"
     upload.write_bytes(_csv(rows=8, gap=2, bad=2))
-    with _served(database, tmp_path, "/data", 2400) as page:
+    with _page(server, "/data", 2400) as page:
         page.locator("input[type=file]").wait_for(state="attached", timeout=120_000)
         _settle(page)
         page.set_input_files("input[type=file]", str(upload))
@@ -67,10 +67,10 @@ def test_a_file_with_bad_rows_keeps_the_valid_ones_and_lists_the_rest(database, 
         page.screenshot(path=str(ARTIFACTS / "data-set-aside.png"), full_page=True)
 
 
-def test_a_cpu_log_is_counted_in_processors(database, tmp_path):
+def test_a_cpu_log_is_counted_in_processors(server, tmp_path):  # noqa: F811
     upload = tmp_path / "log.swf"
     upload.write_text(SWF)
-    with _served(database, tmp_path, "/data", 2400) as page:
+    with _page(server, "/data", 2400) as page:
         page.locator("input[type=file]").wait_for(state="attached", timeout=120_000)
         _settle(page)
         page.set_input_files("input[type=file]", str(upload))

@@ -1,15 +1,19 @@
 """The Teams & fairness, Report, Capacity planning and Predictors pages in a real Chromium against a
-real `streamlit run` server (helpers in browser_helpers.py); screenshots to tests/artifacts/."""
+real `streamlit run` server (helpers in browser_helpers.py): the first three share one server, each
+Predictors test starts its own on a database it prepares first (the file's one Chromium opens them
+all); screenshots to tests/artifacts/."""
 from browser_helpers import (  # noqa: F401  (the fixture and the browser marks)
     ARTIFACTS,
     _assert_clean,
+    _beside,
+    _drawn,
     _metrics,
-    _opened,
+    _page,
     _sample_days,
-    _served,
     _settle,
     database,
     pytestmark,
+    server,
 )
 from conftest import ALL_CHARTS_DRAWN
 
@@ -20,8 +24,9 @@ from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
 
 
-def test_teams_and_fairness_page_opens_a_job_in_the_job_view(database, tmp_path):
-    with _opened(database, tmp_path, "/fairness", 4200, 2, timeout_ms=180_000) as page:
+def test_teams_and_fairness_page_opens_a_job_in_the_job_view(server):  # noqa: F811
+    with _page(server, "/fairness", 4200) as page:
+        _drawn(page, 2, 180_000)
         assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
         metrics = _metrics(page)
         assert {"Jain's index", "Deadlines met", "Within max wait", "Starved jobs"} <= set(metrics)
@@ -39,9 +44,9 @@ def test_teams_and_fairness_page_opens_a_job_in_the_job_view(database, tmp_path)
         page.screenshot(path=str(ARTIFACTS / "job-from-fairness.png"), full_page=True)
 
 
-def test_report_page_builds_a_day_of_the_sample_and_previews_it(database, tmp_path):
+def test_report_page_builds_a_day_of_the_sample_and_previews_it(server):  # noqa: F811
     errors = []
-    with _served(database, tmp_path, "/report", 2600, errors) as page:
+    with _page(server, "/report", 2600, errors) as page:
         _sample_days(page, "Build the report", "First N days of the dataset (0 = all)").click()
         page.get_by_role("button", name="Download HTML").wait_for(timeout=300_000)
         _settle(page)
@@ -57,8 +62,8 @@ def test_report_page_builds_a_day_of_the_sample_and_previews_it(database, tmp_pa
         page.screenshot(path=str(ARTIFACTS / "report_page.png"), full_page=True)
 
 
-def test_capacity_planning_finds_a_fleet_for_two_days_of_the_sample(database, tmp_path):
-    with _served(database, tmp_path, "/capacity", 3000) as page:
+def test_capacity_planning_finds_a_fleet_for_two_days_of_the_sample(server):  # noqa: F811
+    with _page(server, "/capacity", 3000) as page:
         button = page.get_by_role("button", name="Find the cheapest fleet")
         button.wait_for(timeout=120_000)
         _settle(page)
@@ -79,14 +84,15 @@ def test_capacity_planning_finds_a_fleet_for_two_days_of_the_sample(database, tm
         page.screenshot(path=str(ARTIFACTS / "capacity.png"), full_page=True)
 
 
-def test_predictors_page_scores_the_models_and_estimates_the_queue(database, tmp_path):
+def test_predictors_page_scores_the_models_and_estimates_the_queue(server, database, tmp_path):  # noqa: F811
     store = Store.open(database)
     ensure_sample(store)
     jobs, regions = store.jobs("sample"), store.regions("sample")
     store.close()
     ModelRegistry.beside(database).train("sample", jobs, regions, runtime=RuntimeSettings(max_iter=20),
                                          failure=FailureSettings(max_iter=20))
-    with _opened(database, tmp_path, "/predictors", 3400, charts=5, timeout_ms=180_000) as page:
+    with _beside(server, database, tmp_path / "server.log") as own, _page(own, "/predictors", 3400) as page:
+        _drawn(page, 5, 180_000)
         metrics = _metrics(page)
         assert {"Mean absolute log error", "Inside P10-P90", "Jobs over-asking", "GPU-hours that would be freed"} \
             <= set(metrics)
@@ -110,11 +116,13 @@ def test_predictors_page_scores_the_models_and_estimates_the_queue(database, tmp
         page.screenshot(path=str(ARTIFACTS / "job-from-predictors.png"), full_page=True)
 
 
-def test_predictors_page_classifies_the_sample_and_draws_its_confusion_matrix(database, tmp_path):
+def test_predictors_page_classifies_the_sample_and_draws_its_confusion_matrix(server, database,  # noqa: F811
+                                                                              tmp_path):
     store = Store.open(database)
     ensure_sample(store)
     store.close()
-    with _opened(database, tmp_path, "/predictors", 2600, charts=0, timeout_ms=180_000) as page:
+    with _beside(server, database, tmp_path / "server.log") as own, _page(own, "/predictors", 2600) as page:
+        _drawn(page, 0, 180_000)
         page.get_by_role("button", name="Classify the workload").wait_for(timeout=180_000)
         page.get_by_text("later jobs", exact=True).click()   # the time split: one fit, not three
         _settle(page)

@@ -3,7 +3,7 @@ scenario downloads as TOML that `Scenario.load` reads; uploaded files are checke
 (a hostile file name shown as text), and a valid one joins the candidate choices at once; the builder
 draws its spot, outage, interconnect and data sections. Screenshots to tests/artifacts/whatif_scenario_files.png
 and whatif_builder_spot_data.png."""
-from browser_helpers import ARTIFACTS, _assert_clean, _served, _settle, database, pytestmark  # noqa: F401
+from browser_helpers import ARTIFACTS, _assert_clean, _page, _settle, pytestmark, server  # noqa: F401
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from engine.scenario.spec import Scenario
@@ -23,11 +23,11 @@ def download_custom(page, tmp_path):
     return saved, download.value.suggested_filename
 
 
-def test_whatif_downloads_the_custom_scenario_and_takes_uploaded_ones(database, tmp_path):  # noqa: F811
+def test_whatif_downloads_the_custom_scenario_and_takes_uploaded_ones(server, tmp_path):  # noqa: F811
     night, bad = tmp_path / "night-shift.toml", tmp_path / "<b>bold.toml"
     night.write_text(NIGHT, encoding="utf-8")
     bad.write_text(BAD, encoding="utf-8")
-    with _served(database, tmp_path, "/whatif", 1800) as page:
+    with _page(server, "/whatif", 1800) as page:
         page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
         _settle(page)
         saved, suggested = download_custom(page, tmp_path)
@@ -74,8 +74,8 @@ def open_builder(page, sections) -> None:
         _open(page, section, inside)
 
 
-def test_the_builder_draws_its_spot_outage_interconnect_and_data_sections(database, tmp_path):  # noqa: F811
-    with _served(database, tmp_path, "/whatif", 3400) as page:
+def test_the_builder_draws_its_spot_outage_interconnect_and_data_sections(server):  # noqa: F811
+    with _page(server, "/whatif", 3400) as page:
         open_builder(page, (("Spot interruptions", "Interruptions per spot node-hour"),
                             ("Outages", "A region's whole fleet down"),
                             ("Interconnect: slower multi-node jobs across racks and clusters", "Model the interconnect"),

@@ -19,7 +19,7 @@ def meridian(*args):
 def test_report_writes_html_and_prints_the_headline(tmp_path):
     out = tmp_path / "r.html"
     done = meridian("--dataset", "sample", "--db", tmp_path / "m.duckdb", "--baseline", FIFO, "--candidate", SUN,
-                    "--out", out, "--days", 1, "--gpu-capex-usd", 40000)
+                    "--out", out, "--days", 1, "--seeds", 1, "--gpu-capex-usd", 40000)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"wrote {out} (follow-the-sun vs fifo on sample, ")
     assert "GPU utilisation" in done.stdout and "at $40K per GPU" in done.stdout

@@ -12,6 +12,7 @@ from engine.analysis.runs import catalogue
 from engine.cli.common import tables
 from engine.core.text import hours
 from engine.scenario.spec import Scenario
+from engine.service.headroom.measure import HeadroomOptions
 from engine.service.report import fmt
 from engine.service.report.builder import build_report
 from engine.service.report.html import region_rows, render_html
@@ -28,7 +29,8 @@ def report(tmp_path_factory):
     db = tmp_path_factory.mktemp("report-pdf") / "m.duckdb"
     data = tables(types.SimpleNamespace(trace=None, dataset="sample", db=str(db)))
     return build_report(*data, Scenario.load(SCENARIOS / "fifo.toml"),
-                        [Scenario.load(SCENARIOS / "follow-the-sun.toml")], days=2)
+                        [Scenario.load(SCENARIOS / "follow-the-sun.toml")], days=2,
+                        headroom=HeadroomOptions(seeds=1, workers=2))   # what is printed, not the seeds' spread
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +97,6 @@ MANY = ("easy-backfill", "follow-the-sun", "priority-fairshare", "carbon-aware",
 
 @pytest.fixture(scope="module", params=[3, 6], ids=["3-candidates", "6-candidates"])
 def many(request, tmp_path_factory):
-    from engine.service.headroom.measure import HeadroomOptions
-
     db = tmp_path_factory.mktemp("report-many") / "m.duckdb"
     data = tables(types.SimpleNamespace(trace=None, dataset="sample", db=str(db)))
     report = build_report(*data, Scenario.load(SCENARIOS / "fifo.toml"),
