@@ -15,7 +15,7 @@ from conftest import ALL_CHARTS_DRAWN
 from dashboard.data.optimise import bundled_studies
 
 
-def test_optimise_page_runs_a_study_and_offers_the_picked_point(database, tmp_path):
+def test_optimise_page_runs_a_study_and_offers_the_picked_point(database, tmp_path):  # noqa: F811 (the fixture)
     study = bundled_studies()["priority-weights"].read_text(encoding="utf-8").replace("days = 7", "days = 1")
     with _served(database, tmp_path, "/optimise", 3600) as page:
         run = page.get_by_role("button", name="Run study", exact=True)

@@ -10,7 +10,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, free_port
 
 

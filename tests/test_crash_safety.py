@@ -92,7 +92,7 @@ def _kill_leader(proc: subprocess.Popen) -> list[int]:
 
 
 def test_a_worker_ends_itself_once_its_parent_is_gone(tmp_path):
-    parent = subprocess.Popen([sys.executable, "-c", f"""
+    parent = subprocess.Popen([sys.executable, "-c", """
 import subprocess, sys, time
 from engine.service.sweep import lifeline
 me = lifeline.parent()

@@ -65,7 +65,7 @@ def test_keeping_the_valid_rows_imports_them_and_keeps_every_reject(store):
     assert (result.rows, result.rejected, result.problems) == (7, 3, 3)
     assert len(store.jobs(result.dataset)) == 7
     rejects = store.rejects(result.dataset)
-    assert rejects.values.tolist() == [["bad.csv", line, f"negative GPUs '-1' in column 'gpus'"]
+    assert rejects.values.tolist() == [["bad.csv", line, "negative GPUs '-1' in column 'gpus'"]
                                        for line in (9, 10, 11)]
     assert store.datasets().set_index("name").loc[result.dataset, "rejected"] == 3
     assert any("3 row(s) with problems set aside" in note for note in result.notes)

@@ -1,7 +1,6 @@
 """sacct importer: a realistic export (steps, DST changes, every state family) and malformed exports."""
-from pathlib import Path
-
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -14,7 +14,8 @@ import pytest
 from conftest import APP, REPO, shown
 from streamlit.testing.v1 import AppTest
 
-from engine.analysis.runs.catalogue import MONEY, shown as money
+from engine.analysis.runs.catalogue import MONEY
+from engine.analysis.runs.catalogue import shown as money
 from engine.scenario.recorded import recorded_baseline
 from engine.service.compare import run_one, with_world
 from engine.service.report.fmt import usd

@@ -13,9 +13,9 @@ from engine.policies.ordering import queue_order
 from engine.policies.registry import make, parameters
 from engine.policies.rl_agent import Agent, AgentError, agent_bytes, agent_of, packaged, packaged_names
 from engine.predict.rl.adam import Adam
+from engine.predict.rl.agent_registry import AgentRegistry
 from engine.predict.rl.imitation import imitate, imitation_loss
 from engine.predict.rl.ppo import Batch, PPOSettings, gae, losses
-from engine.predict.rl.agent_registry import AgentRegistry
 from engine.service.rl.checkpoint import state_bytes, state_of
 from engine.service.rl.env import scales_of
 from engine.service.rl.rollout import Collector
