@@ -198,7 +198,7 @@ class MigPlacer:
         fleet.allocate(Placement(node, (g,), MILLI), PARTITION_POD)
         gpu = MigGpu(fleet, run.region_name[j], node, g, self.part[id(fleet)][node], now,
                      now + self.settings.reconfigure_s, len(self.all))
-        gpu.slot = fleet.occupy_slot(math.inf, MILLI, fleet.pool_of_node[node])
+        gpu.slot = fleet.occupy_slot(math.inf, MILLI, fleet.pool_of_node[node], cluster=fleet.cluster_codes[node])
         self.gpus[id(fleet)][(node, g)] = gpu
         self.all.append(gpu)
         return gpu
