@@ -8,10 +8,11 @@ cluster's nodes and the running jobs whose first node is there (expected ends an
 earliest start there is when those free units plus the units of the jobs ending first reach its own
 (now when they already do); the earliest cluster wins (ties: the lowest index).
 
-A candidate counts against that reservation (its units in the head's pool) only when the reserved
-cluster could hold it, or when no cluster could (it then spans clusters): a candidate the reserved
-cluster cannot hold never runs there and cannot delay the head, like a job of another pool. One the
-cluster could hold counts whole, since its own cluster step may place it there.
+A candidate counts against that reservation (its units in the head's pool) only when it could start
+in the reserved cluster: the cluster holds it and has at least its units of the head's pool free now,
+or no cluster holds it (it then spans clusters). Any other never runs there in this pass (its own
+cluster step puts it elsewhere, and starts only take units), so it cannot delay the head, like a job
+of another pool. One that could counts whole, since its cluster step may place it there.
 
 A head no cluster holds (the cluster step lets it span clusters) and a [partitions] MIG head keep the
 region-wide window.
@@ -34,11 +35,12 @@ class HeadScope:
     units: np.ndarray
 
     def reaches(self, run, fleet, jobs: np.ndarray) -> np.ndarray:
-        """Which of `jobs` could run in the reserved cluster (it holds them, or no cluster does)."""
+        """Which of `jobs` could start in the reserved cluster now (the module docstring)."""
+        room = run.units[jobs] <= self.free
         out = np.ones(len(jobs), bool)
         for i, j in enumerate(jobs.tolist()):
             holds = run.clusters.holds(j, fleet)[0]
-            out[i] = holds[self.cluster] or not holds.any()
+            out[i] = (holds[self.cluster] and room[i]) or not holds.any()
         return out
 
 
