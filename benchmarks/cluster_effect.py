@@ -5,7 +5,7 @@ cluster; every run here splits them into clusters of two racks ([clusters] racks
 and models the interconnect (engine/world/interconnect.py, its defaults). All run conservative
 backfilling with best-fit placement and topology-aware gangs; only the cluster policy changes:
 `any` (no cluster step: today's behaviour, the baseline) against `most-free`, `best-fit` and
-`topology`. Prints mean JCT, p95 wait, the multi-node jobs' mean JCT and mean network slowdown, the
+`topology`. Prints mean and p95 wait, mean JCT, preemptions, the multi-node jobs' mean JCT and mean network slowdown, the
 starts spread over clusters and the GPU-hours the network added, over the first DAYS days (0: the
 whole sample).
 
@@ -40,7 +40,9 @@ def row(result) -> dict:
     jobs = result.jobs
     wide = jobs[jobs["nodes"].str.contains(";", regex=False) & jobs["end_s"].notna()]
     links = result.interconnect
-    return {"mean JCT h": k["jct_mean_s"] / 3600, "p95 wait h": k["wait_p95_s"] / 3600,
+    preempted = int(jobs["preemptions"].sum()) if "preemptions" in jobs else 0
+    return {"mean wait h": k["wait_mean_s"] / 3600, "mean JCT h": k["jct_mean_s"] / 3600,
+            "p95 wait h": k["wait_p95_s"] / 3600, "preemptions": preempted,
             "multi-node mean JCT h": float(np.mean(wide["end_s"] - wide["submit_s"])) / 3600,
             "multi-node slowdown": float(links["slowdown"].mean()) if len(links) else 1.0,
             "cross-cluster starts": int((links["level"] == "region").sum()),
@@ -53,14 +55,15 @@ def main() -> int:
     args = parser.parse_args()
     tables = read_bundle().tables
     world = World(tables["regions"], tables["prices"], tables["carbon"], teams=tables["teams"])
-    print("| cluster policy | mean JCT (h) | p95 wait (h) | multi-node mean JCT (h) | multi-node mean slowdown | "
+    print("| cluster policy | mean wait (h) | p95 wait (h) | mean JCT (h) | preemptions | multi-node mean JCT (h) | multi-node mean slowdown | "
           "cross-cluster starts | extra GPU-h | run s |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for cluster, s in zip(CLUSTER_POLICIES, first_days([scenario(c) for c in CLUSTER_POLICIES], tables["jobs"],
                                                        args.days)):
         started = time.perf_counter()
         r = row(run_scenario(s, tables["jobs"], tables["fleet"], world))
-        print(f"| {cluster} | {r['mean JCT h']:.3f} | {r['p95 wait h']:.3f} | {r['multi-node mean JCT h']:.3f} | "
+        print(f"| {cluster} | {r['mean wait h']:.3f} | {r['p95 wait h']:.3f} | {r['mean JCT h']:.3f} | "
+              f"{r['preemptions']:,} | {r['multi-node mean JCT h']:.3f} | "
               f"x{r['multi-node slowdown']:.3f} | {r['cross-cluster starts']:,} | {r['extra GPU-h']:,.0f} | "
               f"{time.perf_counter() - started:.1f} |")
     return 0

@@ -370,6 +370,8 @@ class _Run(Arrivals, Starts, DecisionLog):
             head = ordered[k]
             rest = rest[~parked[rest]] if self.sharing.gated else rest  # only the quota gate parks jobs
         self.blocked_head[region] = head
+        if self.partitions is not None:
+            self.partitions.head_blocked(head, fleet, now)
         restoring = self.archive is not None and self.archive.restoring(head, now)  # evicting would not help it
         if self.sharing.preempts and not restoring and self.sharing.make_room(head, region, fleet, now):
             self.freed[region] = True

@@ -40,7 +40,10 @@ and go back to their queue, and the new instance is ready reconfigure_s later (t
 with "wait" the slices are reserved for the job (no other instance may take them) until the blocking
 instances finish, and its instance is ready reconfigure_s after it is placed. The drain cost of a
 repack is reconfigure_s of the new instance's slices held idle, plus under "wait" the reserved slices'
-idle time while they waited (compute/7 GPU-hours per slice-hour).
+idle time while they waited (compute/7 GPU-hours per slice-hour). Under either mode a blocked head that
+asks for whole GPUs may also get a GPU in MIG mode back whole: it takes no new instance, its node's idle
+GPUs stay whole, and it switches back as soon as its instances end, without idle_s
+(engine.sim.processes.mig_whole).
 
 Time-slicing and MPS. A job of the rule asks for one replica, 1/replicas of a GPU (the Kubernetes
 device plugin's time-slicing `replicas`), and milli-GPU placement packs it as any shared pod. Every job

@@ -24,6 +24,7 @@ first sees the waiting jobs and chooses the order the candidates are tried in, a
 running jobs are seen at their predicted runtimes, late running jobs as the policy's corrector says;
 adaptive backfilling (`run.adaptive`) asks the strategy in force (engine.sim.cycle.adaptive). The
 jobs of a [partitions] MIG rule are seen with the units and times of engine.sim.cycle.backfill_mig.
+Under a cluster step the head's window is its cluster's (engine.sim.cycle.backfill_cluster).
 Reasons for the candidates left waiting: "blocked-by-reservation" when its units are free but the
 window refuses it, else "blocked-by-capacity" (its units are not free, or no node had room).
 """
@@ -32,8 +33,9 @@ from __future__ import annotations
 import numpy as np
 
 from engine.core.reasons import CAPACITY, RESERVATION
+from engine.sim.cycle.backfill_cluster import head_scope
 from engine.sim.cycle.backfill_mig import prepare, seen
-from engine.sim.cycle.backfill_plan import planned
+from engine.sim.cycle.backfill_plan import in_head_pool, planned
 
 FEW = 32  # candidates scanned in Python below this many (numpy from here on)
 
@@ -59,9 +61,15 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     pool = pools[head]
     policy = run.p.backfill if run.adaptive is None else run.adaptive.policy(region, now, head)
     predicted = run.history is not None
-    ends, running = fleet.running_in_pool(pool, now, policy.correct if predicted else None)
+    corrector = policy.correct if predicted else None
+    scope = None if run.clusters is None else head_scope(run, fleet, head, pool, now, corrector)
+    if scope is None:
+        ends, running = fleet.running_in_pool(pool, now, corrector)
+    else:
+        ends, running = scope.ends, scope.units
+    head_free = free[pool] if scope is None else scope.free
     head_s = run.history.expected(head, run.requested[head]) if predicted else run.requested[head]
-    window = policy.window(units[head], free[pool], ends, running, now, head_requested_s=head_s, head_pool=pool)
+    window = policy.window(units[head], head_free, ends, running, now, head_requested_s=head_s, head_pool=pool)
     if window is None:
         return
     if window.sequential and only is not None:  # every waiting job's reservation counts
@@ -70,19 +78,19 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     if window.sequential and window.limit:  # the policy looks this far back only (Slurm's bf_max_job_test)
         rest = rest[:window.limit]
     if hasattr(window, "plan"):
-        window, rest = planned(run, window, now, region, head, head_s, rest, pool)
+        window, rest = planned(run, window, now, region, head, head_s, rest, pool, scope)
         if not len(rest):
             return
     if window.by_pool:
         _by_pool(run, fleet, window, now, queue, rest)
         return
     if not window.sequential and len(rest) < FEW and not predicted:
-        _few(run, fleet, window, now, queue, rest, pool)
+        _few(run, fleet, window, now, queue, rest, pool, scope)
         return
     cand_units, cand_pool = run.units[rest], run.pool[rest]
     req = seen(run, rest, run.history.expected_many(rest, run.requested_s[rest]) if predicted
                else run.requested_s[rest])
-    in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), cand_units, 0.0)
+    in_pool = in_head_pool(run, fleet, rest, pool, scope)
     if window.sequential:
         started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
     else:
@@ -119,12 +127,14 @@ def _mark_few(run, now: float, jobs: list[int], code: int) -> None:
             run.log(now, j, code)
 
 
-def _few(run, fleet, window, now: float, queue, candidates: np.ndarray, pool: int) -> None:
+def _few(run, fleet, window, now: float, queue, candidates: np.ndarray, pool: int, scope) -> None:
     """The non-sequential scan of `_vectorised` and its reasons for a few candidates, with scalars;
     `window.allows` is still asked over arrays (all candidates, then those after each start)."""
     units, pools, free, shape, parked = run.units_list, run.pool_list, fleet.pool_free, run.shape_list, run.parked
     req, rest = seen(run, candidates, run.requested_s[candidates]), candidates.tolist()
     in_pool = np.array([units[j] if pool == 0 or pools[j] == 0 or pools[j] == pool else 0.0 for j in rest])
+    if scope is not None:
+        in_pool = in_pool * scope.reaches(run, fleet, candidates)
     cand_pool = np.array([pools[j] for j in rest], np.int64)
     allowed = window.allows(now, req, in_pool, cand_pool).tolist()
     started = [False] * len(rest)

@@ -19,24 +19,35 @@ from engine.sim.cycle.backfill_mig import seen
 RECENT = 50  # started jobs the recent expansion factor averages over
 
 
-def planned(run, window, now: float, region: str, head: int, head_s: float, rest: np.ndarray, pool: int):
-    """(the planned window, the candidates to try in its order)."""
+def planned(run, window, now: float, region: str, head: int, head_s: float, rest: np.ndarray, pool: int, scope):
+    """(the planned window, the candidates to try in its order). `scope`: the head's cluster
+    (engine.sim.cycle.backfill_cluster; None: the region)."""
+    fleet = run.regions[region]
     cand_pool = run.pool[rest]
-    in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), run.units[rest], 0.0)
+    in_pool = in_head_pool(run, fleet, rest, pool, scope)
     req = seen(run, rest, run.history.expected_many(rest, run.requested_s[rest]) if run.history is not None
                else run.requested_s[rest])
     waiting = Waiting(now - run.submit[head], head_s, now - run.w.submit_s[rest], req, in_pool,
-                      run.w.priority[rest].astype(np.float64), float(run.regions[region].pool_free[pool]),
+                      run.w.priority[rest].astype(np.float64),
+                      float(fleet.pool_free[pool] if scope is None else scope.free),
                       recent_xfactor(run, region) if getattr(window, "wants_recent", False) else math.nan)
     window, order = window.plan(now, waiting)
     order = np.asarray(order, np.int64)
     if len(order) < len(rest):
         left = np.ones(len(rest), bool)
         left[order] = False
-        fits = run.units[rest] <= np.array(run.regions[region].pool_free)[cand_pool]
+        fits = run.units[rest] <= np.array(fleet.pool_free)[cand_pool]
         run.mark(now, rest[left & fits], RESERVATION)
         run.mark(now, rest[left & ~fits], CAPACITY)
     return window, rest[order]
+
+
+def in_head_pool(run, fleet, rest: np.ndarray, pool: int, scope) -> np.ndarray:
+    """The candidates' units that count against the head's reservation: those of its pool (or any
+    pool, when either is 0), and under a cluster step only those its cluster could hold (`scope`)."""
+    cand_pool = run.pool[rest]
+    in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), run.units[rest], 0.0)
+    return in_pool if scope is None else in_pool * scope.reaches(run, fleet, rest)
 
 
 def recent_xfactor(run, region: str) -> float:

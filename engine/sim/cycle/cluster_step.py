@@ -81,6 +81,14 @@ class ClusterStep:
         raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for MIG job "
                              f"{run.w.job_id[j]}, which is not one of the {k} where it fits now")
 
+    def holds(self, j: int, fleet) -> tuple[np.ndarray, np.ndarray]:
+        """(which clusters of `fleet` could ever hold job j: enough nodes big enough for one of its pods
+        in its pool; which nodes are in its pool), as `pick` sees them."""
+        run = self.run
+        holds, _, in_pool = self._shape(fleet, run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j], run.pool_list[j],
+                                        run.spot_ok[j], run.width[j])
+        return holds, in_pool
+
     def _shape(self, fleet, num_gpu: int, cpu: int, memory: int, pool: int, spot_ok: bool, width: int) -> tuple:
         key = (id(fleet), num_gpu, cpu, memory, pool, spot_ok, width)
         static = self._static.get(key)

@@ -6,7 +6,9 @@ preemptor: for a one-pod job it visits nodes in the order of their most willing 
 each, takes victims in the policy's order until the pod fits there (a pod that fits after evicting
 the victims on one node ends the search; the first 32 candidate nodes are tried). For a gang job it
 needs whole free nodes: it takes the nodes big enough for one pod whose occupants are all victims,
-fewest victims first. The plan is computed on the live fleet state by releasing victims and putting
+fewest victims first, and under a cluster step all in one cluster that holds it (the cluster step
+would not let it span clusters; a one-pod job's plan frees room on one node, so in a cluster the step
+can pick). The plan is computed on the live fleet state by releasing victims and putting
 them back exactly (nothing is evicted unless the plan succeeds). A job of a [partitions] MIG rule
 needs an instance: engine.sim.cycle.preempt_mig plans its victims by the slices they hold.
 """
@@ -92,13 +94,34 @@ class Planner:
         return None
 
     def _plan_gang(self, run, j: int, fleet, region: str, victims: list[int]) -> list[int] | None:
+        """Whole nodes for gang j. Under a cluster step, when some cluster holds the gang, its nodes
+        must all be in one cluster (it never spans clusters then): the plan is made in each cluster
+        that holds it, and the one evicting the fewest victims wins (ties: the lowest index)."""
+        holds = None if run.clusters is None else run.clusters.holds(j, fleet)[0]
+        if holds is None or not holds.any():
+            return self._gang_in(run, j, fleet, region, victims, None)
+        best = None
+        for c in np.flatnonzero(holds).tolist():
+            plan = self._gang_in(run, j, fleet, region, victims, fleet.cluster_codes == c)
+            if plan is not None and (best is None or len(plan) < len(best)):
+                best = plan
+        return best
+
+    def _gang_in(self, run, j: int, fleet, region: str, victims: list[int],
+                 allowed_nodes: np.ndarray | None) -> list[int] | None:
+        """The fewest-victims whole nodes for gang j among `allowed_nodes` (a mask; None: all)."""
         w = run.w
         spot_ok = run.spot_ok[j]
-        need = run.width[j] - len(fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]),
-                                                          int(w.memory_mib[j]), run.pool_list[j], spot_ok))
+        free = fleet.whole_free_nodes(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]),
+                                      run.pool_list[j], spot_ok)
+        if allowed_nodes is not None:
+            free = free[allowed_nodes[free]]
+        need = run.width[j] - len(free)
         if need <= 0:
             return []
         big = fleet.big_enough(int(w.num_gpu[j]), int(w.cpu_milli[j]), int(w.memory_mib[j]), run.pool_list[j], spot_ok)
+        if allowed_nodes is not None:
+            big = big & allowed_nodes
         allowed = set(victims)
         candidates = []
         for node in np.flatnonzero(big & ~fleet.state.entirely_free).tolist():

@@ -95,10 +95,11 @@ class Starts:
         self.nodes_of[j] = nodes
         if self.history is None:
             self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, fleet.pool_of_node[first],
-                                             now + self.overrun[j])
+                                             now + self.overrun[j], cluster=fleet.cluster_codes[first])
         else:  # EASY++: expected at its prediction, then as its policy's corrector says (from its request)
             self.slot[j] = fleet.occupy_slot(now + self.history.expected(j, self.requested[j]), units,
-                                             fleet.pool_of_node[first], now + self.requested[j], now)
+                                             fleet.pool_of_node[first], now + self.requested[j], now,
+                                             fleet.cluster_codes[first])
         if self.start[j] != self.start[j]:
             self.start[j] = now
         region = self.region_name[j]

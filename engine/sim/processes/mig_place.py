@@ -63,6 +63,7 @@ class MigPlacer:
         self.capable = {key: np.array([p is not None for p in parts], bool) for key, parts in self.part.items()}
         self.gpus: dict[int, dict[tuple[int, int], MigGpu]] = {id(f): {} for f in run.regions.values()}
         self.all: list[MigGpu] = []  # every GPU that went into MIG mode, by index
+        self.emptying: set[int] = set()  # GPUs (by index) emptied for a whole-GPU head (engine.sim.processes.mig_whole)
         known = {m for f in run.regions.values() for m in f.state.model_names if part_of(m, aliases)}
         w = run.w
         size = [settings.profile_of(str(c)) for c in np.asarray(w.workload_class, dtype=object).tolist()]
@@ -83,7 +84,7 @@ class MigPlacer:
     def eligible(self, j: int, gpu: MigGpu, cluster: int) -> bool:
         run, state = self.run, gpu.fleet.state
         node, model = gpu.node, run.gpu_type[j]
-        return not (gpu.returning or (model is not None and state.model_names[state.gpu_model[node]] != model)
+        return not (gpu.returning or gpu.index in self.emptying or (model is not None and state.model_names[state.gpu_model[node]] != model)
                     or (not run.spot_ok[j] and state.spot is not None and state.spot[node])
                     or (cluster != ANY and gpu.fleet.cluster_codes[node] != cluster))
 
@@ -135,6 +136,9 @@ class MigPlacer:
             ok &= ~state.spot
         if cluster != ANY:
             ok &= fleet.cluster_codes == cluster
+        for index in self.emptying:  # a node freeing a GPU for a whole-GPU head keeps its idle ones whole
+            if self.all[index].fleet is fleet:
+                ok[self.all[index].node] = False
         return ok
 
     def backfill_terms(self, j: int, fleet, now: float) -> tuple[float, float, float]:
@@ -198,7 +202,7 @@ class MigPlacer:
         fleet.allocate(Placement(node, (g,), MILLI), PARTITION_POD)
         gpu = MigGpu(fleet, run.region_name[j], node, g, self.part[id(fleet)][node], now,
                      now + self.settings.reconfigure_s, len(self.all))
-        gpu.slot = fleet.occupy_slot(math.inf, MILLI, fleet.pool_of_node[node])
+        gpu.slot = fleet.occupy_slot(math.inf, MILLI, fleet.pool_of_node[node], cluster=fleet.cluster_codes[node])
         self.gpus[id(fleet)][(node, g)] = gpu
         self.all.append(gpu)
         return gpu
@@ -217,11 +221,13 @@ class MigPlacer:
 
     def expected(self, gpu: MigGpu, now: float) -> float:
         """When `gpu` is expected whole again: its instances' expected ends (now when it has none),
-        then idle_s and the switch back (the switch's end once it is returning)."""
+        then idle_s (none when it is emptied for a whole-GPU head) and the switch back (the switch's
+        end once it is returning)."""
         s = self.settings
         if gpu.returning:
             return now + s.reconfigure_s
-        return max(gpu.ends.values(), default=now) + s.idle_s + s.reconfigure_s
+        idle = 0.0 if gpu.index in self.emptying else s.idle_s
+        return max(gpu.ends.values(), default=now) + idle + s.reconfigure_s
 
     def expect(self, gpu: MigGpu, now: float) -> None:
         """Set `gpu`'s running slot to when it is expected whole again."""
@@ -230,6 +236,7 @@ class MigPlacer:
     def whole_again(self, gpu: MigGpu) -> None:
         """`gpu` leaves MIG mode: its partition pod and slot are released."""
         del self.gpus[id(gpu.fleet)][(gpu.node, gpu.gpu)]
+        self.emptying.discard(gpu.index)
         gpu.fleet.vacate_slot(gpu.slot)
         gpu.fleet.release(Placement(gpu.node, (gpu.gpu,), MILLI), PARTITION_POD)
 

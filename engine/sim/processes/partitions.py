@@ -18,6 +18,8 @@ With `repack`, a head that nothing else can place gets a reconfigured layout (`p
 engine.world.partitions): "checkpoint" evicts the blocking instances' jobs with their work saved up to
 now (engine.sim.cycle.sharing.Sharing.evict) and places it at once; "wait" reserves the slices.
 Each switch costs reconfigure_s of the GPU held idle: the drain cost, reconfigure_s / 3600 GPU-hours.
+With `repack`, a blocked head asking for whole GPUs may also get a GPU in MIG mode emptied and switched
+back whole for it (`head_blocked`, engine.sim.processes.mig_whole).
 
 Time-slicing and MPS: every job whose pod shares a GPU (gpu_milli < 1000) runs at pace 1 + c k, k
 its co-tenants that count for it (engine.world.partitions.Partitions.slowdown). A co-tenant's arrival
@@ -45,6 +47,7 @@ from engine.core.cluster_view import ANY
 from engine.core.fleet_view import MILLI
 from engine.sim.processes.base import WorldProcess
 from engine.sim.processes.mig_place import MigGpu, MigPlacer
+from engine.sim.processes.mig_whole import whole_plan
 from engine.sim.state.events import FAILURE, FINISH
 from engine.world.mig import COMPUTE, profile
 
@@ -75,6 +78,7 @@ class GpuPartitions(WorldProcess):
         self.most: dict[int, int] = {}  # running job -> the most co-tenants it had
         self.begun: dict[int, float] = {}  # running job -> start of its piece
         self.rows: list[tuple] = []
+        self.emptied: dict[int, MigGpu] = {}  # whole-GPU head -> the GPU in MIG mode emptied for it
 
     @classmethod
     def attach(cls, run) -> "GpuPartitions | None":
@@ -164,7 +168,8 @@ class GpuPartitions(WorldProcess):
                               start, begun, now, prof.compute / COMPUTE, slowdown, 0, 0.0))
             if not gpu.jobs:
                 gpu.idle_mark += 1
-                run.events.push(now + self.settings.idle_s, MIG_IDLE, gpu.index * 2**20 + gpu.idle_mark % 2**20)
+                idle = 0.0 if gpu.index in self.placer.emptying else self.settings.idle_s
+                run.events.push(now + idle, MIG_IDLE, gpu.index * 2**20 + gpu.idle_mark % 2**20)
             return
         tenants = self.tenants[where]
         tenants.remove(j)
@@ -214,16 +219,39 @@ class GpuPartitions(WorldProcess):
             if any(self.placer.live(k) for k in gpu.reserved):  # a repack waits for it: ask again later
                 self.run.events.push(now + self.settings.idle_s, MIG_IDLE, payload)
                 return ()
-            gpu.returning = True
-            self.placer.expect(gpu, now)
-            self.rows.append(("to-whole", -1, gpu.region, gpu.fleet.name_list[gpu.node], gpu.gpu, "", -1, now,
-                              now + self.settings.reconfigure_s, 1.0, 1.0, 0, self.settings.reconfigure_s / 3600.0))
-            self.run.events.push(now + self.settings.reconfigure_s, MIG_WHOLE, payload)
+            self._switch_back(gpu, now)
             return ()
         self.placer.whole_again(gpu)
         self._switch_row(gpu, now)
         self.run.freed[gpu.region] = True
         return (gpu.region,)
+
+    def _switch_back(self, gpu: MigGpu, now: float) -> None:
+        """`gpu`, empty, starts its switch back: whole reconfigure_s later (MIG_WHOLE)."""
+        gpu.returning = True
+        self.placer.expect(gpu, now)
+        self.rows.append(("to-whole", -1, gpu.region, gpu.fleet.name_list[gpu.node], gpu.gpu, "", -1, now,
+                          now + self.settings.reconfigure_s, 1.0, 1.0, 0, self.settings.reconfigure_s / 3600.0))
+        self.run.events.push(now + self.settings.reconfigure_s, MIG_WHOLE, gpu.index * 2**20 + gpu.idle_mark % 2**20)
+
+    def head_blocked(self, j: int, fleet, now: float) -> None:
+        """Whole-GPU head j has no room: under `repack`, empty a GPU in MIG mode for it
+        (engine.sim.processes.mig_whole), one per head at a time."""
+        if not self.mig or self.settings.repack == "off" or self.takes[j]:
+            return
+        placer = self.placer
+        gpu = self.emptied.get(j)
+        if gpu is not None and placer.gpus[id(gpu.fleet)].get((gpu.node, gpu.gpu)) is gpu:
+            return  # its GPU is on its way back
+        gpu = whole_plan(placer, j, fleet)
+        if gpu is None:
+            return
+        self.emptied[j] = gpu
+        placer.emptying.add(gpu.index)
+        if gpu.jobs:
+            placer.expect(gpu, now)
+        else:
+            self._switch_back(gpu, now)
 
     def _switch_row(self, gpu: MigGpu, end: float) -> None:
         self.rows.append(("to-mig", -1, gpu.region, gpu.fleet.name_list[gpu.node], gpu.gpu, "", -1, gpu.since_s, end,

@@ -138,6 +138,7 @@ class RegionFleet:
         self.slot_begin = np.full(16, np.nan)  # start, recorded for a corrector (NaN: not recorded)
         self.slot_units = np.zeros(16)
         self.slot_pool = np.zeros(16, np.int64)
+        self.slot_cluster = np.zeros(16, np.int64)  # the cluster of the job's first node
         self.slot_active = np.zeros(16, bool)
         self._free_slots = list(range(15, -1, -1))
         self._big_enough: dict[tuple, np.ndarray] = {}
@@ -250,9 +251,10 @@ class RegionFleet:
         self.busy_milli -= sign * milli
 
     def occupy_slot(self, expected_end_s: float, units: float, pool: int, overrun_end_s: float = math.nan,
-                    begin_s: float = math.nan) -> int:
+                    begin_s: float = math.nan, cluster: int = 0) -> int:
         """Record a running job; returns its slot. overrun_end_s: when to expect it once it outlives
-        expected_end_s (NaN: at once); begin_s: its start, for a corrector (running_in_pool)."""
+        expected_end_s (NaN: at once); begin_s: its start, for a corrector (running_in_pool); cluster:
+        the cluster of its first node (running_in_pool's `cluster`)."""
         if not self._free_slots:
             n = len(self.slot_end)
             self.slot_end = np.concatenate([self.slot_end, np.zeros(n)])
@@ -260,23 +262,29 @@ class RegionFleet:
             self.slot_begin = np.concatenate([self.slot_begin, np.full(n, np.nan)])
             self.slot_units = np.concatenate([self.slot_units, np.zeros(n)])
             self.slot_pool = np.concatenate([self.slot_pool, np.zeros(n, np.int64)])
+            self.slot_cluster = np.concatenate([self.slot_cluster, np.zeros(n, np.int64)])
             self.slot_active = np.concatenate([self.slot_active, np.zeros(n, bool)])
             self._free_slots = list(range(2 * n - 1, n - 1, -1))
         slot = self._free_slots.pop()
         self.slot_end[slot], self.slot_units[slot] = expected_end_s, units
         self.slot_overrun[slot], self.slot_begin[slot] = overrun_end_s, begin_s
         self.slot_pool[slot], self.slot_active[slot] = pool, True
+        self.slot_cluster[slot] = cluster
         return slot
 
     def vacate_slot(self, slot: int) -> None:
         self.slot_active[slot] = False
         self._free_slots.append(slot)
 
-    def running_in_pool(self, pool: int, now_s: float = -math.inf, corrector=None) -> tuple[np.ndarray, np.ndarray]:
-        """(expected end s, units) of the running jobs holding units of `pool` (0: all); a job past
-        its expected end at `now_s` is expected at its overrun end when it has one, or where
+    def running_in_pool(self, pool: int, now_s: float = -math.inf, corrector=None,
+                        cluster: int = -1) -> tuple[np.ndarray, np.ndarray]:
+        """(expected end s, units) of the running jobs holding units of `pool` (0: all), only those whose
+        first node is in `cluster` when it is >= 0 (engine.sim.cycle.backfill_cluster); a job past its
+        expected end at `now_s` is expected at its overrun end when it has one, or where
         `corrector(now_s, begin_s, expected_end_s, overrun_end_s)` says (EASY++'s correctors)."""
         mask = self.slot_active if pool == 0 else self.slot_active & (self.slot_pool == pool)
+        if cluster >= 0:
+            mask = mask & (self.slot_cluster == cluster)
         ends = self.slot_end[mask]
         overrun = self.slot_overrun[mask]
         if corrector is not None:

@@ -1,0 +1,76 @@
+"""The head's reservation under a cluster step (engine.sim.cycle.cluster_step).
+
+With a cluster step the queue head starts inside one cluster: the first, of those that could hold it
+(`ClusterStep.holds`), where enough of its pool's units are free. The backfill window is then the
+policy's own (EASY's shadow, conservative's profile, ...) over that cluster alone, not the region.
+`head_scope` finds it: for each cluster that holds the head, its pool's free milli-GPU on the
+cluster's nodes and the running jobs whose first node is there (expected ends and units); the head's
+earliest start there is when those free units plus the units of the jobs ending first reach its own
+(now when they already do); the earliest cluster wins (ties: the lowest index).
+
+A candidate counts against that reservation (its units in the head's pool) only when it could start
+in the reserved cluster: the cluster holds it and has at least its units of the head's pool free now,
+or no cluster holds it (it then spans clusters). Any other never runs there in this pass (its own
+cluster step puts it elsewhere, and starts only take units), so it cannot delay the head, like a job
+of another pool. One that could counts whole, since its cluster step may place it there.
+
+A head no cluster holds (the cluster step lets it span clusters) and a [partitions] MIG head keep the
+region-wide window.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class HeadScope:
+    """The cluster the head's reservation is made in, its free units and its running jobs."""
+
+    cluster: int
+    free: float
+    ends: np.ndarray
+    units: np.ndarray
+
+    def reaches(self, run, fleet, jobs: np.ndarray) -> np.ndarray:
+        """Which of `jobs` could start in the reserved cluster now (the module docstring)."""
+        room = run.units[jobs] <= self.free
+        out = np.ones(len(jobs), bool)
+        for i, j in enumerate(jobs.tolist()):
+            holds = run.clusters.holds(j, fleet)[0]
+            out[i] = (holds[self.cluster] and room[i]) or not holds.any()
+        return out
+
+
+def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadScope | None:
+    """The head's cluster and what its window is computed over (the module docstring), or None for
+    the region-wide window."""
+    if run.partitions is not None and run.partitions.takes[head]:
+        return None
+    holds, in_pool = run.clusters.holds(head, fleet)
+    if not holds.any():
+        return None
+    need = float(run.units[head])
+    free = np.bincount(fleet.cluster_codes, weights=fleet.state.gpu_free_total * in_pool,
+                       minlength=len(holds))
+    best, best_start = None, math.inf
+    for c in np.flatnonzero(holds).tolist():
+        ends, units = fleet.running_in_pool(pool, now, corrector, cluster=c)
+        start = _earliest(need, float(free[c]), ends, units, now)
+        if best is None or start < best_start:
+            best, best_start = HeadScope(c, float(free[c]), ends, units), start
+    return best
+
+
+def _earliest(need: float, free: float, ends: np.ndarray, units: np.ndarray, now: float) -> float:
+    """When `need` units are free: now if `free` suffices, else the end of the running job (in order of
+    expected end) after which enough are (inf if never)."""
+    if free >= need:
+        return now
+    order = ends.argsort(kind="stable")
+    enough = free + units[order].cumsum() >= need
+    if not enough.any():
+        return math.inf
+    return max(float(ends[order[int(enough.argmax())]]), now)
