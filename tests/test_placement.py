@@ -309,3 +309,27 @@ def test_the_write_log_notes_every_row_written_and_restarts_when_long(monkeypatc
     assert log.nodes == [] and log.epoch == 1
     with pytest.raises(AttributeError):   # a write through a view of the block would go unnoticed: refused
         state.free[0][1] = 0
+
+
+def test_whole_nodes_are_checked_and_a_refusal_writes_nothing():
+    from engine.sim.state.region import GangFleetState
+    state = GangFleetState([4000] * 4, [8192] * 4, [2, 2, 0, 2], ["T4", "T4", "", "T4"])
+    idle = state.free.copy()
+    for nodes in ([1, 0], [0, 0], [3, 4], [-1, 0]):
+        with pytest.raises(PlacementError, match="ascending distinct existing"):
+            state.allocate_whole(nodes)
+    assert state.allocate_whole(np.array([0, 2])) == [0, 2]
+    assert not state.entirely_free[[0, 2]].any() and state.held_whole[[0, 2]].all()
+    assert (state.cpu_free[[0, 2]] == 0).all() and state.gpu_pods[0, 2] == 1 and state.gpu_free[0].tolist() == [0, 0]
+    taken = state.free.copy()
+    with pytest.raises(PlacementError, match="not all entirely free"):
+        state.allocate_whole([1, 2])
+    with pytest.raises(PlacementError, match="not taken whole"):
+        state.release_whole([0, 1])
+    state.allocate(Placement(1, (0,), 500), PodRequest(1000, 0, 1, 500))
+    with pytest.raises(PlacementError, match="not taken whole"):
+        state.release_whole([1])
+    state.release(Placement(1, (0,), 500), PodRequest(1000, 0, 1, 500))
+    assert np.array_equal(state.free, taken)
+    assert state.release_whole([0, 2]) == [0, 2]
+    assert np.array_equal(state.free, idle) and state.entirely_free.all() and not state.held_whole.any()

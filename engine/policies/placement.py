@@ -13,7 +13,6 @@ on the openb cluster, the constants of the paper's code).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +20,10 @@ import numpy as np
 from engine.core.fleet_view import MILLI, FleetView, Placement, PodRequest, fits_on
 from engine.core.fragmentation import FragmentationIndex, TargetWorkload
 from engine.policies.registry import register
+
+# engine.policies.leftover_kernels, imported with the first leftover score: numba costs a process
+# about 0.2 s, which runs under other placements need not pay
+kernels = None
 
 
 def feasible(view: FleetView, request: PodRequest) -> np.ndarray:
@@ -45,46 +48,28 @@ def pick_top(nodes: np.ndarray, scores: np.ndarray) -> int | None:
     return int(nodes[np.argmax(scores)]) if len(nodes) else None
 
 
-def leftover_top(view: FleetView, request: PodRequest, cpu_weight: float, least: bool) -> int | None:
-    """pick_top of the leftover score over the feasible nodes: 100 x (1 - leftover) for the least
-    leftover (best-fit), 100 x leftover for the most (worst-fit), truncated. The scores of all nodes
-    (-1 where the request does not fit; feasible ones score >= 0, so the first highest is pick_top's
-    node) are kept by the view (engine.core.fleet_view.FleetView.kept): a call scores again only the
-    nodes changed since the last, which keeps a pass over thousands of jobs cheap."""
-    def score(cpu_free, gpu_free, trunc):
-        left = _leftover_of(view, cpu_free, gpu_free, request, cpu_weight)
-        return trunc((1.0 - left) * 100) if least else trunc(left * 100)
+def leftover_top(view: FleetView, request: PodRequest, cpu_weight: float, least: bool, ok=None) -> int | None:
+    """The feasible node (of those where `ok`, when given) with the highest leftover score, lowest
+    index first among equals; None if none. The score (engine.policies.leftover_kernels): 100 x
+    (1 - leftover) for the least leftover (best-fit), 100 x leftover for the most (worst-fit), truncated."""
+    if kernels is None:
+        _load_kernels()
+    node = kernels.leftover_top(fits_on(view, request) if ok is None else ok, view.cpu_free, view.gpu_free_total,
+                                request.cpu_milli, request.total_gpu_milli, max(view.max_cpu_milli, 1),
+                                max(view.max_gpu_milli, 1), cpu_weight, least)
+    return node if node >= 0 else None
 
-    def answer(at):
-        ok = fits_on(view, request, at)
-        if not isinstance(at, slice):  # one node: Python scalars, the same IEEE arithmetic minus numpy's call cost
-            return score(int(view.cpu_free[at]), int(view.gpu_free_total[at]), math.trunc) if ok else -1.0
-        scores = np.full(len(ok), -1.0)
-        nodes = ok.nonzero()[0]
-        scores[nodes] = score(view.cpu_free[nodes], view.gpu_free_total[nodes], np.trunc)
-        return scores
 
-    scores = view.kept(("leftover", least, cpu_weight, request), answer)
-    node = int(scores.argmax()) if len(scores) else 0
-    return node if len(scores) and scores[node] >= 0 else None
+def _load_kernels() -> None:
+    global kernels
+    from engine.policies import leftover_kernels
+    kernels = leftover_kernels
 
 
 def _place(view: FleetView, node: int | None, request: PodRequest) -> Placement | None:
     if node is None:
         return None
     return Placement(node, tightest_gpus(view, node, request), request.gpu_milli)
-
-
-def _leftover(view: FleetView, nodes: np.ndarray, request: PodRequest, cpu_weight: float) -> np.ndarray:
-    """Weighted free share left after placing: cpu_weight x CPU + (1 - cpu_weight) x GPU, in [0, 1]."""
-    return _leftover_of(view, view.cpu_free[nodes], view.gpu_free_total[nodes], request, cpu_weight)
-
-
-def _leftover_of(view: FleetView, cpu_free, gpu_free, request: PodRequest, cpu_weight: float):
-    """`_leftover` from the nodes' free CPU and GPU milli (arrays, or one node's as Python ints)."""
-    cpu = (cpu_free - request.cpu_milli) / max(view.max_cpu_milli, 1) * cpu_weight
-    gpu = (gpu_free - request.total_gpu_milli) / max(view.max_gpu_milli, 1) * (1 - cpu_weight)
-    return cpu + gpu
 
 
 def _cpu_weight():
@@ -143,12 +128,10 @@ class CheapestTier:
         _check_cpu_weight(self)
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        nodes = feasible(view, request).nonzero()[0]
-        if len(nodes) and view.tier_rank is not None:
-            rank = view.tier_rank[nodes]
-            nodes = nodes[rank == rank.min()]
-        scores = np.trunc((1.0 - _leftover(view, nodes, request, self.cpu_weight)) * 100)
-        return _place(view, pick_top(nodes, scores), request)
+        ok = feasible(view, request)
+        if view.tier_rank is not None and ok.any():
+            ok = ok & (view.tier_rank == view.tier_rank[ok].min())
+        return _place(view, leftover_top(view, request, self.cpu_weight, True, ok), request)
 
 
 @register("placement", "worst-fit")

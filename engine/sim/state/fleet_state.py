@@ -10,7 +10,7 @@ non-writeable numpy views (built once, so handing out a view costs nothing; it a
 state).
 Every change of a node is a write of its row of the state's block (`FleetState.free`). In a
 fleet of LARGE_FLEET nodes or more, the block notes the rows written (`WriteLog`); so an answer
-over all nodes that depends only on their rows (the fit mask of a request, a placement score) is
+over all nodes that depends only on their rows (the fit mask of a request) is
 cached on the view and kept current by recomputing just the nodes written since
 (`FleetView.kept`), instead of scanning the fleet again. A smaller fleet is scanned every time:
 there a scan costs less than the bookkeeping.

@@ -17,7 +17,6 @@ simulator then refuses the shape with a few scalar checks instead of asking the 
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 import pandas as pd
@@ -25,14 +24,18 @@ import pandas as pd
 from engine.core.fleet_view import MILLI, TIER_RANK, Placement, PlacementError, PodRequest
 from engine.sim.state.fleet_state import FleetState
 
+# engine.sim.state.whole_kernels, imported when a run first takes whole nodes: numba costs a process
+# about 0.2 s, which runs without gang jobs need not pay
+_kernels = None
+
 
 class GangFleetState(FleetState):
-    """FleetState plus vectorised, checked allocation of whole nodes (for gang jobs).
+    """FleetState plus compiled, checked allocation of whole nodes (for gang jobs).
 
     Taking a whole node is the same as `allocate` with every CPU, MiB and GPU of the node (a pod
-    of shape gpu_count whole GPUs); doing it for all of a gang's nodes in one numpy step keeps
-    replays of wide jobs fast. Two boolean arrays are kept current on every change of a node:
-    `entirely_free` (nothing allocated on it) and `held_whole` (taken by `allocate_whole`).
+    of shape gpu_count whole GPUs); doing it for all of a gang's nodes in one compiled call
+    (engine.sim.state.whole_kernels) keeps replays of wide jobs fast. Two boolean arrays are kept
+    current on every change of a node: `entirely_free` (nothing allocated on it) and `held_whole` (taken by `allocate_whole`).
     """
 
     def __init__(self, *args, **kwargs) -> None:
@@ -54,44 +57,35 @@ class GangFleetState(FleetState):
     def allocate_whole(self, nodes) -> list[int]:
         """Take all of `nodes` (ascending distinct indices); raise PlacementError unless each is
         an existing, entirely free node. Returns the nodes as a list."""
-        nodes = np.asarray(nodes, np.int64)
-        listed = nodes.tolist()
-        where = self._rows(nodes, listed)
-        if np.count_nonzero(self.entirely_free[where]) != len(listed):
-            raise PlacementError(f"gang nodes {listed} are not all entirely free")
-        self._whole(nodes, where, True)
-        return listed
+        return self._whole(nodes, True, "gang nodes {} are not all entirely free")
 
     def release_whole(self, nodes) -> list[int]:
         """Give back nodes taken by `allocate_whole` (ascending, distinct); refuses nodes that are
         not all entirely taken. Returns the nodes as a list."""
+        return self._whole(nodes, False, "nodes {} were not taken whole")
+
+    def _whole(self, nodes, take: bool, refusal: str) -> list[int]:
+        """Check and move whole `nodes` in one compiled call (engine.sim.state.whole_kernels)."""
+        if _kernels is None:
+            _load_kernels()
         nodes = np.asarray(nodes, np.int64)
-        listed = nodes.tolist()
-        where = self._rows(nodes, listed)
-        if np.count_nonzero(self.held_whole[where]) != len(listed) \
-                or np.count_nonzero(_block_rows(self.free, where)[:, :3]):  # CPU, memory and GPU milli all taken
-            raise PlacementError(f"nodes {listed} were not taken whole")
-        self._whole(nodes, where, False)
-        return listed
-
-    def _rows(self, nodes: np.ndarray, listed: list[int]):
-        """A slice for nodes that span consecutive indices (numpy slices cost a fraction of fancy
-        indexing), else the index array itself; PlacementError unless the nodes are ascending,
-        distinct and existing (checked on the Python list: gangs are a few nodes wide)."""
-        n = len(listed)
-        if not n:
-            return nodes
-        first, last = listed[0], listed[-1]
-        if first < 0 or last >= len(self._cpu_total) or not all(map(operator.lt, listed, listed[1:])):
-            raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {listed}")
-        return slice(first, last + 1) if last - first == n - 1 else nodes
-
-    def _whole(self, nodes: np.ndarray, where, take: bool) -> None:
-        self.free[where] = _block_rows(self._taken if take else self.capacity, where)
-        self.entirely_free[where] = not take
-        self.held_whole[where] = take
+        answer = _kernels.move_whole(self._plain, self._taken if take else self.capacity, self.entirely_free,
+                                     self.held_whole, nodes, take)
+        if answer == _kernels.BAD_NODES:
+            raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
+        if answer == _kernels.NOT_WHOLE:
+            raise PlacementError(refusal.format(nodes.tolist()))
+        if self.log is not None:
+            self.log.note(nodes)
         if self.fragmentation is not None:
             self.fragmentation.refresh(nodes, self.cpu_free, self.gpu_free)
+        return nodes.tolist()
+
+
+def _load_kernels() -> None:
+    global _kernels
+    from engine.sim.state import whole_kernels
+    _kernels = whole_kernels
 
 
 def cluster_codes(nodes: pd.DataFrame) -> tuple[tuple[str, ...], np.ndarray]:
@@ -102,11 +96,6 @@ def cluster_codes(nodes: pd.DataFrame) -> tuple[tuple[str, ...], np.ndarray]:
     clusters = region if named is None else named.where(named.notna() & (named.astype(str) != ""), region).astype(str)
     codes, names = pd.factorize(clusters.to_numpy(dtype=object), sort=True)
     return tuple(str(n) for n in names), codes.astype(np.int64)
-
-
-def _block_rows(block: np.ndarray, where) -> np.ndarray:
-    """block[where] for a slice or an index array (`take` costs a fraction of fancy indexing)."""
-    return block[where] if isinstance(where, slice) else block.take(where, axis=0)
 
 
 class RegionFleet:
