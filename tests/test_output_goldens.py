@@ -20,10 +20,11 @@ GOLDEN = json.loads((BENCHMARKS / "output_hashes.json").read_text(encoding="utf-
 # fifo: the plain loop; conservative-topology: the compiled profile; region-outage and burst-to-cloud: the
 # outage and burst processes; follow-the-sun: the router; soft-constraints: the router's relaxations;
 # topology-interconnect: the interconnect's pace of multi-node jobs; mig-inference: the partitions' MIG instances;
-# live-handoff: the hand-offs
+# live-handoff: the hand-offs; cluster-topology: the cluster step in placement, reservations and preemption;
+# archive-datasets: datasets archived and restored
 CI_CASES = [("sample", name) for name in ("fifo", "conservative-topology", "region-outage", "burst-to-cloud",
                                           "follow-the-sun", "soft-constraints", "topology-interconnect",
-                                          "mig-inference", "live-handoff")]
+                                          "mig-inference", "live-handoff", "cluster-topology", "archive-datasets")]
 
 
 @pytest.mark.parametrize("case", CI_CASES, ids="/".join)
