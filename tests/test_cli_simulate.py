@@ -21,7 +21,7 @@ EASY = REPO / "sample_data" / "scenarios" / "easy-backfill.toml"
 KPIS = {"utilization", "idle_gpu_hours", "wait_p50_s", "wait_p95_s", "avg_bounded_slowdown", "makespan_s",
         "jobs_completed", "jobs_failed"}
 WORLD_KPIS = keys("world")
-SIM_KPIS = keys("sim", "stranded", "fairness")   # an SWF log's jobs have no class: no matching KPIs
+SIM_KPIS = keys("sim", "stranded", "fairness", "day_start")   # an SWF log's jobs have no class: no matching KPIs
 ALL_KPIS = SIM_KPIS | WORLD_KPIS
 HEADROOM = keys("headroom")
 FRAGMENTATION = keys("fragmentation")

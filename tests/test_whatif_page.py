@@ -118,10 +118,11 @@ def test_whatif_compares_fifo_with_easy_backfill(app):
     expected = kpi_comparison([(name, kpis(r)) for name, r in runs.items()])
     table = _kpi_table(app)
     assert list(table.columns) == ["fifo", "easy-backfill", "easy-backfill Δ", "easy-backfill Δ%"]
-    # the simulation's KPIs, each in its catalogue format (no seconds, no 4-decimal floats), then resource matching
-    # and stranded ones
+    # the simulation's KPIs, each in its catalogue format (no seconds, no 4-decimal floats), then resource matching,
+    # day-start wait and stranded ones
     pd.testing.assert_frame_equal(table.loc[expected.index], shown_comparison(expected).drop(columns="what"))
-    assert list(table.index[len(expected):]) == [*MATCHING_KPIS, *STRANDED_KPIS]
+    day_start = ["day_start_wait_jobs", "day_start_wait_mean_s"]
+    assert list(table.index[len(expected):]) == [*MATCHING_KPIS, *day_start, *STRANDED_KPIS]
     # a and b (training, 4 + 4 GPU-hours) on H100 in the standard queue fit; c (batch, 1 GPU-hour) is in the batch
     # queue but H100 is not a batch GPU type: 8 of 9 GPU-hours matched
     assert table.loc["resource_matching", "fifo"] == table.loc["gpu_type_matching", "easy-backfill"] == "88.9 %"

@@ -41,7 +41,7 @@ def handoff_kpis(result: SimulationResult) -> dict[str, float]:
 
 def day_start_wait(result: SimulationResult, world: World) -> tuple[int, float]:
     """(jobs, mean wait in seconds) of the home work waiting at a working-day start (the module
-    docstring); (0, nan) when there is none."""
+    docstring); (0, 0.0) when there is none, as other KPIs of no jobs are."""
     jobs = result.jobs
     horizon = horizon_s(result)
     names = sorted(set(jobs["home_region"]))
@@ -61,13 +61,13 @@ def day_start_wait(result: SimulationResult, world: World) -> tuple[int, float]:
         first = starts[np.searchsorted(starts, submit[mine], side="left")]  # the first day start at or after submit
         counted[mine[first < start[mine]]] = True
     if not counted.any():
-        return 0, float("nan")
+        return 0, 0.0
     wait = jobs["wait_s"].to_numpy(np.float64)[counted]
     wait = np.where(np.isnan(wait), horizon - submit[counted], wait)  # never started: waits to W
     return int(counted.sum()), float(wait.mean())
 
 
 def day_start_kpis(result: SimulationResult, world: World) -> dict[str, float]:
-    """day_start_wait_jobs and day_start_wait_mean_s (`day_start_wait`; the mean is nan without such jobs)."""
+    """day_start_wait_jobs and day_start_wait_mean_s (`day_start_wait`; the mean is 0 without such jobs)."""
     waiting, mean_s = day_start_wait(result, world)
     return {"day_start_wait_jobs": waiting, "day_start_wait_mean_s": mean_s}
