@@ -253,10 +253,8 @@ class _Run(Arrivals, Starts, DecisionLog):
         fleet.vacate_slot(int(self.slot[j]))
         self.freed[region] = True
         self.sharing.stopped(j, region, now)
-        if self.partitions is not None:
-            self.partitions.stopped(j, now)
-        if self.dataset_archive is not None:  # a stop is a use of its dataset
-            self.dataset_archive.stopped(j, now)
+        for hook in self.processes.on_release:  # none unless a process listens (partitions, archived datasets)
+            hook(j, now)
 
     def work_done(self, j: int, running_s: float) -> float:
         """The work done by `running_s` seconds of job j's current piece of running (its pace set by an

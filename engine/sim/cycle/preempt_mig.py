@@ -9,7 +9,7 @@ victim holding an instance frees that instance's slices (and its CPU and memory 
    node and GPU);
 2. else the victims that free a whole GPU of a MIG part for the job to switch: the planner's one-pod
    search (engine.sim.cycle.preempt) with a whole GPU's request, on the nodes of a MIG part only.
-A victim's eviction releases its instance (engine.sim.processes.partitions.stopped): the slices are free
+A victim's eviction releases its instance (engine.sim.processes.partitions.GpuPartitions.on_release): the slices are free
 for the job when it is tried again.
 """
 from __future__ import annotations

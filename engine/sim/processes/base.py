@@ -64,6 +64,9 @@ class WorldProcess:
     def on_start(self, j: int, now: float, running_s: float) -> None:
         """Job j started now and will run `running_s` seconds unless stopped."""
 
+    def on_release(self, j: int, now: float) -> None:
+        """Job j stops holding its pods now (finished, failed or evicted), after the fleet took them back."""
+
     def before_batch(self, now: float) -> None:
         """Before the events at time `now` are handled (the state is still that of the last batch)."""
 

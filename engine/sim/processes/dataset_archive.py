@@ -138,7 +138,7 @@ class DatasetArchive(WorldProcess):
         if d >= 0 and self.archive[d] >= 0:
             self.running[d] += 1
 
-    def stopped(self, j: int, now: float) -> None:
+    def on_release(self, j: int, now: float) -> None:
         """Job j stopped running at `now` (it ended or was evicted): a use of its dataset."""
         d = self.dataset[j]
         if d >= 0 and self.archive[d] >= 0:

@@ -151,7 +151,7 @@ class GpuPartitions(WorldProcess):
         self._repace(tenants, now, j)
         return work_s * self.marks[j][-1][2]
 
-    def stopped(self, j: int, now: float) -> None:
+    def on_release(self, j: int, now: float) -> None:
         """Job j stops holding its pod (finished, failed or evicted): its row; its GPU's others re-paced."""
         where = self.where.pop(j, None)
         if where is None:

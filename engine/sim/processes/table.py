@@ -22,9 +22,9 @@ Chains (engine.sim.processes.chains) take arrivals before the holder and hear of
 load-shifting holder (engine.sim.processes.holder) takes arrivals (deferred arrivals are the
 loop's), the fragmentation sampler (engine.sim.output.frag_sampler) samples before batches, the
 interconnect (engine.sim.processes.interconnect) paces multi-node jobs as they start, the GPU partitions
-(engine.sim.processes.partitions) place MIG instances and pace the jobs of shared GPUs; the [experiments]
-report (engine.sim.processes.experiment_fill) only measures at the end; archived datasets
-(engine.sim.processes.dataset_archive) hold arrivals from the loop's own arrival step and hear of finishes.
+(engine.sim.processes.partitions) place MIG instances, pace the jobs of shared GPUs and hear of releases; the
+[experiments] report (engine.sim.processes.experiment_fill) only measures at the end; archived datasets
+(engine.sim.processes.dataset_archive) hold arrivals from the loop's own arrival step and hear of releases.
 A new process: its module, and a line here (or `register` from outside the engine, as a test does).
 """
 from __future__ import annotations
@@ -82,9 +82,10 @@ class Attached:
         self.processes, self.classes = processes, classes
         self.handler = {kind: p.on_event for p in processes for kind in p.kinds}
         hooks = {hook: [getattr(p, hook) for p in processes if _overrides(p, hook)]
-                 for hook in ("on_arrival", "on_start", "on_finish", "before_batch", "after_pass", "after_batch",
-                              "holds", "finish")}
+                 for hook in ("on_arrival", "on_start", "on_release", "on_finish", "before_batch", "after_pass",
+                              "after_batch", "holds", "finish")}
         self.on_arrival, self.on_start, self.on_finish = hooks["on_arrival"], hooks["on_start"], hooks["on_finish"]
+        self.on_release = hooks["on_release"]
         self.before_batch = hooks["before_batch"]
         self.after_pass, self.after_batch = hooks["after_pass"], hooks["after_batch"]
         self.holds, self.finish = hooks["holds"], hooks["finish"]
