@@ -38,7 +38,7 @@ from engine.world.partitions import Partitions
 from engine.world.pricebook import on_demand_price
 from engine.world.residency import allowed_mask
 from engine.world.roles import Roles
-from engine.world.team_hours import listed_teams, region_row, team_mode, working_calendars
+from engine.world.team_hours import listed_teams, team_mode, working_calendars
 
 QUARTER_S = 900.0
 
@@ -84,7 +84,14 @@ class World:
     def region_calendar_of(self, name: str) -> Calendar:
         """Region `name`'s calendar: `region_calendar` of its regions row (UTC, no holidays, for a region
         the table lacks) with its [[region]] calendar edits."""
-        return region_calendar(region_row(self.regions, name), (self.calendars or {}).get(name, {}))
+        return region_calendar(_region_row(self.regions, name), (self.calendars or {}).get(name, {}))
+
+
+def _region_row(regions: pd.DataFrame | None, name: str) -> dict:
+    """The regions-table row of `name` as a dict; UTC with no holidays for a region the table lacks."""
+    if regions is not None and len(regions) and name in set(regions["region"]):
+        return regions.set_index("region").loc[name].to_dict()
+    return {"timezone": "UTC", "country": None}
 
 
 def on_demand_prices(prices: pd.DataFrame | None) -> dict[tuple, float]:
@@ -130,21 +137,18 @@ class RegionFacts:
         instants = quarters + origin_utc.value / 1e9
         self.at_work = np.zeros((len(names), len(quarters)), bool)
         self.g_co2e = np.zeros((len(names), len(quarters)))
-        carbon, overrides = _rows(world.carbon), world.calendars or {}
+        carbon = _rows(world.carbon)
         working = working_calendars(world, names)
-        for r, name in enumerate(names):
-            calendar = world.region_calendar_of(name)
-            self.at_work[r] = np.logical_or.reduce([c.at_work(instants) for c in working[r]])
-            by_hour, _ = hourly_intensity(carbon, name)
-            self.g_co2e[r] = by_hour[(calendar.local_seconds(instants) // 3600) % 24]
         self.price_factor = np.ones((len(names), len(quarters)))  # x on-demand price: off-peak discounts
         peak = offpeak.windows(regions)
         for r, name in enumerate(names):
+            local_hour = (world.region_calendar_of(name).local_seconds(instants) // 3600) % 24
+            self.at_work[r] = np.logical_or.reduce([c.at_work(instants) for c in working[r]])
+            by_hour, _ = hourly_intensity(carbon, name)
+            self.g_co2e[r] = by_hour[local_hour]
             if name in peak:
                 first, last, cut, _ = peak[name]
-                row = known.loc[name].to_dict()
-                local = region_calendar(row, overrides.get(name, {})).local_seconds(instants)
-                self.price_factor[r] = np.where(offpeak.in_window((local // 3600) % 24, first, last), 1.0 - cut, 1.0)
+                self.price_factor[r] = np.where(offpeak.in_window(local_hour, first, last), 1.0 - cut, 1.0)
         egress = known["egress_usd_per_gb"] if "egress_usd_per_gb" in known else pd.Series(dtype=float)
         self.egress_usd_per_gb = np.array([float(pd.to_numeric(egress.get(n), errors="coerce"))
                                            if n in egress.index else np.nan for n in names], np.float64)

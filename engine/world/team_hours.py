@@ -26,13 +26,6 @@ REGION, TEAM = "region", "team"
 CHOICES = (REGION, TEAM)
 
 
-def region_row(regions: pd.DataFrame | None, name: str) -> dict:
-    """The regions-table row of `name` as a dict; UTC with no holidays for a region the table lacks."""
-    if regions is not None and len(regions) and name in set(regions["region"]):
-        return regions.set_index("region").loc[name].to_dict()
-    return {"timezone": "UTC", "country": None}
-
-
 TEAM_FIELDS = {"timezone": "UTC", "work_start_hour": 9, "work_end_hour": 18, "working_days": "Mon-Fri",
                "holiday_country": None}   # a valid value of each field Calendar.from_team reads
 HOURS = {"work_start_hour": "0..23", "work_end_hour": "0..24"}

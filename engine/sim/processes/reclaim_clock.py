@@ -11,7 +11,7 @@ capacity is a guarantee: min_runtime_s and max_preemptions do not protect a borr
 "reclaimed-at-work-start" before its eviction; never the holder's own jobs, nor jobs of guaranteed
 queues. At a window's end the holder lends again and parked jobs are let back. The holder's calendar
 is its teams-table row when the holder is a team listed there, else the region's
-(engine.world.facts.region_calendar). The clock stops when nothing runs, waits or is still to come
+(engine.world.facts.World.region_calendar_of). The clock stops when nothing runs, waits or is still to come
 (parked jobs aside: it runs on for at most IDLE_S while only parked jobs are left, for a window's
 end that lets them back).
 """
@@ -26,7 +26,7 @@ from engine.core.reasons import RECLAIMED
 from engine.policies.preemption import PreemptRequest
 from engine.sim.processes.base import WorldProcess
 from engine.world.calendar import DAY_S, Calendar
-from engine.world.facts import World, region_calendar
+from engine.world.facts import World
 
 CLOCK = 9
 IDLE_S = 8 * DAY_S  # the clock's run-on with only parked jobs left: a working week and a day
@@ -127,7 +127,6 @@ def clocks(sharing, world: World) -> list[_Clock]:
     run = sharing.run
     origin = run.w.origin_utc.value / 1e9
     holders = sharing.gate.holders
-    regions = world.regions.set_index("region") if world.regions is not None and len(world.regions) else None
     teams = world.teams if world.teams is not None and "timezone" in getattr(world.teams, "columns", ()) else None
     teams = teams.set_index("team") if teams is not None else None
     out = []
@@ -136,9 +135,7 @@ def clocks(sharing, world: World) -> list[_Clock]:
         if not sharing.by_queue and teams is not None and holders[h] in teams.index:
             calendar = Calendar.from_team(teams.loc[holders[h]].to_dict())
         else:
-            row = regions.loc[name].to_dict() if regions is not None and name in regions.index \
-                else {"timezone": "UTC", "country": None}
-            calendar = region_calendar(row, (world.calendars or {}).get(name, {}))
+            calendar = world.region_calendar_of(name)
         out.append(_Clock(r, h, WorkWindows(calendar, lead_s, origin)))
     return out
 
