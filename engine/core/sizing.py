@@ -1,7 +1,9 @@
-"""The right-sizing rule: the smallest GPU count a job's shape allows that holds a need.
+"""The right-sizing rules: the smallest GPU count a job's shape allows that holds a need, and the
+whole GiB of memory that hold a need with a safety margin.
 
 Shared by the retrospective right-sizing (engine.analysis.telemetry.rightsize, the need measured
-after the run) and right-sizing at submit (engine.predict.size_source, the need predicted).
+after the run), right-sizing at submit (engine.predict.size_source, the need predicted) and the
+memory model's accuracy (engine.service.memory_accuracy).
 """
 from __future__ import annotations
 
@@ -19,3 +21,8 @@ def recommended_gpus(gpus: np.ndarray, need: np.ndarray, nodes: np.ndarray, frac
     whole_nodes = np.ceil(need / per_node - _EPS) * per_node
     sized = np.where(need <= per_node + _EPS, whole_gpus, whole_nodes)
     return np.where(fractional, gpus, np.clip(sized, 1.0, gpus))
+
+
+def memory_gib(need_gib: np.ndarray, margin_pct: float) -> np.ndarray:
+    """Whole GiB that hold each predicted need with `margin_pct` percent to spare: ceil(need x (1 + margin / 100))."""
+    return np.ceil(need_gib * (1.0 + margin_pct / 100.0) - _EPS)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.core.sizing import recommended_gpus
+from engine.core.sizing import memory_gib, recommended_gpus
 from engine.predict.features import TimeZones
 from engine.predict.gpu_need import MIN_FIT, NeedModel, NeedSettings, used_share
 from engine.predict.runtime_source import memo_key
@@ -84,7 +84,7 @@ def _sized_memory(jobs: pd.DataFrame, cut: pd.Timestamp, quantile: float, margin
     sized = np.full(len(jobs), np.nan)
     if pick.any():
         model = NeedModel(NeedSettings(quantile=quantile), "memory").fit(jobs, tz, train)
-        given = np.ceil(model.predict(jobs, tz, pick) * (1.0 + margin_pct / 100.0) - 1e-9)
+        given = memory_gib(model.predict(jobs, tz, pick), margin_pct)
         sized[pick] = np.where(given < asked[pick], np.maximum(given, 1.0), np.nan)
     return sized
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from engine.core.sizing import memory_gib
 from engine.predict.evaluate import TRAIN_SHARE, TimeSplit
 from engine.predict.features import zones_of
 from engine.predict.gpu_need import NeedModel, NeedSettings, need_features, used_share
@@ -54,7 +55,7 @@ def memory_need_accuracy(jobs: pd.DataFrame, regions: pd.DataFrame | None = None
 
 def _scored(predicted: np.ndarray, actual: np.ndarray, asked: np.ndarray, peak: np.ndarray, margin: float,
             quantile: float) -> dict:
-    given = np.minimum(asked, np.ceil(predicted * asked * (1.0 + margin / 100.0) - 1e-9))
+    given = np.minimum(asked, memory_gib(predicted * asked, margin))
     error = actual - predicted
     return {"covered": float((peak <= given + 1e-9).mean()), "saved_share": float(1.0 - given.sum() / asked.sum()),
             "pinball": float(np.maximum(quantile * error, (quantile - 1.0) * error).mean()),
