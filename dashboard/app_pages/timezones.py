@@ -2,8 +2,8 @@
 the follow-the-sun hand-off, and the residency audit, from the dataset's recorded history."""
 import streamlit as st
 
-from dashboard import data
 from dashboard.charts.view import plot, say
+from dashboard.data import zones
 from engine.analysis.telemetry import scaling
 from engine.analysis.telemetry.handoff import describe
 from engine.core.escaping import markdown_text as md
@@ -184,14 +184,14 @@ whose = st.radio("Whose hours", list(WHOSE_HOURS), horizontal=True, key=f"tz_hou
                  help="Whose working hours make a region off-hours (and its idle GPUs lendable): each region's "
                       "own calendar, or the calendars of the teams homed there (as `calendar = \"team\"` runs)")
 with st.spinner(f"Analysing {md(dataset)}..."):
-    tz = data.timezones(dataset, WHOSE_HOURS[whose])
+    tz = zones.timezones(dataset, WHOSE_HOURS[whose])
 if tz.kind == "empty":
     st.info(md(f"Nothing to show for {dataset}: {tz.reason}"))
     st.stop()
 weeks = tz.weeks()
 week = st.selectbox("Reference week (working-hour bands)", weeks, index=weeks.index(tz.default_week()),
                     format_func=lambda w: f"week of Mon {w:%d %b %Y}", key=f"tz_week:{dataset}")
-figures = data.timezone_figures(dataset, week, tz.calendar)
+figures = zones.timezone_figures(dataset, week, tz.calendar)
 if not (tz.calendar_table["kind"] == "team").any():
     st.info("This dataset has no teams table: only the regions' default working hours are drawn.")
 for note in tz.notes:

@@ -24,7 +24,6 @@ import streamlit as st
 from plotly.graph_objects import Figure
 
 from dashboard.charts import overview as overview_charts
-from dashboard.charts import timezones as charts_timezones
 from dashboard.data import shared
 from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.fairness import (
@@ -39,7 +38,6 @@ from engine.analysis.runs.job_story import JobStory, StoryContext, job_story
 from engine.analysis.runs.stranded import Stranded
 from engine.analysis.runs.world_kpis import WorldReport
 from engine.analysis.telemetry.overview import Overview, build_overview
-from engine.analysis.telemetry.timezones import TimeZones, build_timezones
 from engine.core import units
 from engine.core.units import ResourceUnit
 from engine.scenario.spec import Scenario
@@ -261,31 +259,6 @@ def whatif_run(dataset: str, scenario: dict, days: float, waiting: Callable[[Pla
     scenario."""
     content = scenario_key(scenario)
     return shared_whatif(str(db_path()), dataset, content, float(days), store().fingerprint(), waiting)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _timezones(path: str, dataset: str, fingerprint: str, calendar: str) -> TimeZones:
-    s = _connection(path)[0].cursor()
-    return build_timezones(s.jobs(dataset), s.fleet(dataset), s.regions(dataset), s.table("teams", dataset),
-                           calendar)
-
-
-def timezones(dataset: str, calendar: str = "region") -> TimeZones:
-    """The Time zones analysis of `dataset` (engine.analysis.telemetry.timezones) on the regions' ("region")
-    or the teams' ("team") working hours, computed once per content of the database."""
-    return _timezones(str(db_path()), dataset, store().fingerprint(), calendar)
-
-
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _timezone_figures(path: str, dataset: str, fingerprint: str, calendar: str,
-                      week: pd.Timestamp) -> dict[str, Figure]:
-    return charts_timezones.timezone_figures(_timezones(path, dataset, fingerprint, calendar), week)
-
-
-def timezone_figures(dataset: str, week: pd.Timestamp, calendar: str = "region") -> dict[str, Figure]:
-    """The Time zones page's charts of `dataset` for one reference week and whose working hours (see
-    charts_timezones.timezone_figures)."""
-    return _timezone_figures(str(db_path()), dataset, store().fingerprint(), calendar, pd.Timestamp(week))
 
 
 # --- Cost & carbon (engine.analysis.runs.world_kpis) --------------------------------------------------
