@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import importlib
 import json
 import os
 import signal
@@ -203,6 +204,20 @@ def cmd_dashboard(args) -> int:
             signal.signal(sig, handler)
 
 
+# The command families of the other engine.cli modules, in the order `meridian --help` lists them: (module,
+# the function that adds its parsers, the commands it adds). A command line naming a command imports its
+# family's module only (each family's imports cost a process time); help or an unknown command, all of them.
+FAMILIES = (("engine.cli.simulate", "add_parsers", ("simulate", "compare")),
+            ("engine.cli.headroom", "add_parser", ("headroom",)),
+            ("engine.cli.report", "add_parser", ("report",)),
+            ("engine.cli.plan", "add_parser", ("plan",)),
+            ("engine.cli.sweep", "add_parsers", ("sweep", "sweeps")),
+            ("engine.cli.optimise", "add_parser", ("optimise",)),
+            ("engine.cli.predict", "add_parser", ("predict",)),
+            ("engine.cli.classify", "add_parser", ("classify",)),
+            ("engine.cli.rl", "add_parser", ("rl",)))
+
+
 def _add_experiment_parsers(sub, argv: list[str] | None) -> None:
     """`meridian experiment NAME`: reproductions of published results (see engine.service.experiments).
     Their modules import scikit-learn (about a second): their parsers are built only when the command
@@ -275,26 +290,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_dashboard)
 
     _add_experiment_parsers(sub, argv)
-    from engine.cli.simulate import add_parsers as add_simulate_parsers
-    add_simulate_parsers(sub, db_help)
-    from engine.cli.headroom import add_parser as add_headroom_parser
-    from engine.cli.report import add_parser as add_report_parser
-
-    add_headroom_parser(sub, db_help)
-    add_report_parser(sub, db_help)
-    from engine.cli.classify import add_parser as add_classify_parser
-    from engine.cli.optimise import add_parser as add_optimise_parser
-    from engine.cli.plan import add_parser as add_plan_parser
-    from engine.cli.predict import add_parser as add_predict_parser
-    from engine.cli.rl import add_parser as add_rl_parser
-    from engine.cli.sweep import add_parsers as add_sweep_parsers
-
-    add_plan_parser(sub, db_help)
-    add_sweep_parsers(sub, db_help)
-    add_optimise_parser(sub, db_help)
-    add_predict_parser(sub, db_help)
-    add_classify_parser(sub, db_help)
-    add_rl_parser(sub, db_help)
+    named = argv[0] if argv else None
+    known = named in sub.choices or any(named in names for _, _, names in FAMILIES)
+    for module, add, names in FAMILIES:
+        if not known or named in names:
+            getattr(importlib.import_module(module), add)(sub, db_help)
     return parser
 
 

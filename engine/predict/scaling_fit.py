@@ -27,7 +27,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize_scalar
 
 from engine.core.vocabulary import WORKLOAD_CLASSES
 from engine.world.elastic import ElasticScaling
@@ -59,6 +58,8 @@ def fit_serial_fraction(group: np.ndarray, gpus: np.ndarray, runtime_s: np.ndarr
     """{estimate, std_error, groups, jobs, rms_log} of the least-squares fit (module docstring) on the
     jobs given (group labels, GPUs, runtimes); groups at one GPU count and bad rows are dropped first.
     `estimate` is NaN when no group is left."""
+    from scipy.optimize import minimize_scalar  # about 0.4 s to import: only a fitted run needs it
+
     keep = np.isfinite(gpus) & (gpus > 0) & np.isfinite(runtime_s) & (runtime_s > 0)
     codes = pd.factorize(pd.Series(np.asarray(group, dtype=object)[keep]))[0]
     n, y = gpus[keep].astype(np.float64), np.log(runtime_s[keep].astype(np.float64))

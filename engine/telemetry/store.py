@@ -10,13 +10,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import pandas as pd
 
 from engine.telemetry.batch import IMPORTED_TABLES, TABLE_COLUMNS, ImportBatch
 from engine.telemetry.names import check_name
 from engine.telemetry.orphans import interrupt_orphans
+
+if TYPE_CHECKING:
+    import duckdb
 
 DEFAULT_DB_PATH = Path.home() / ".meridian" / "meridian.duckdb"
 DATASET_TABLES = ("jobs", "fleet", "utilization", "regions", "prices", "carbon", "teams", "imports", "rejects")
@@ -61,6 +64,8 @@ class Store:
     def open(cls, path: str | Path | None = None, read_only: bool = False) -> "Store":
         target = Path(path) if path else DEFAULT_DB_PATH
         target.parent.mkdir(parents=True, exist_ok=True)
+        import duckdb  # about 0.1 s to import: a command on a trace file never opens the store
+
         try:
             con = duckdb.connect(str(target), read_only=read_only)
         except duckdb.IOException as exc:

@@ -235,14 +235,16 @@ def _active(mids: np.ndarray, start: np.ndarray, end: np.ndarray, gpus: np.ndarr
 
 def water_fill_rows(capacity: float, demand: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """`water_fill` of `capacity` over every row of `demand` (K, teams) at once, by bisection on
-    the water level (to float precision). The demand changes only when a job arrives or ends, so
-    consecutive rows repeat: each run of bit-identical rows is filled once (a row's fill depends on
-    the row alone and on the largest demand over weight, which every run keeps)."""
+    the water level (to float precision). The demand changes only when a job arrives or ends, and
+    few demands recur over and over: each distinct row (bit for bit) is filled once (a row's fill
+    depends on the row alone and on the largest demand over weight, which the distinct rows keep);
+    consecutive repeats are dropped first, as they are cheapest to find."""
     demand = np.ascontiguousarray(demand, dtype=np.float64)
     bits = demand.view(np.int64)
     first = np.ones(len(demand), bool)
     first[1:] = (bits[1:] != bits[:-1]).any(axis=1)
-    distinct = demand[first]
+    rows, again = np.unique(bits[first], axis=0, return_inverse=True)
+    distinct = np.ascontiguousarray(rows).view(np.float64)
     total = np.minimum(capacity, distinct.sum(axis=1))
     low = np.zeros(len(distinct))
     high = np.full(len(distinct), float((distinct / weight).max(initial=0.0)))
@@ -250,7 +252,7 @@ def water_fill_rows(capacity: float, demand: np.ndarray, weight: np.ndarray) -> 
         level = (low + high) / 2
         over = np.minimum(distinct, weight * level[:, None]).sum(axis=1) >= total
         high, low = np.where(over, level, high), np.where(over, low, level)
-    return np.minimum(distinct, weight * high[:, None])[np.cumsum(first) - 1]
+    return np.minimum(distinct, weight * high[:, None])[again.ravel()[np.cumsum(first) - 1]]
 
 
 def _over_time(result: SimulationResult, teams: pd.DataFrame) -> tuple[np.ndarray, ...]:

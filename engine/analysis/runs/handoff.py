@@ -44,11 +44,10 @@ def day_start_wait(result: SimulationResult, world: World) -> tuple[int, float]:
     docstring); (0, 0.0) when there is none, as other KPIs of no jobs are."""
     jobs = result.jobs
     horizon = horizon_s(result)
-    names = sorted(set(jobs["home_region"]))
-    homes = pd.Categorical(jobs["home_region"], categories=names).codes.tolist()
+    names = sorted(set(jobs["home_region"].unique()))
+    homes = pd.Categorical(jobs["home_region"], categories=names).codes.astype(np.int64)
     teams = jobs["team"] if "team" in jobs else [""] * len(jobs)
-    calendars, index = job_calendars(world, teams, homes, names)
-    index = np.asarray(index, np.int64)
+    calendars, index = _calendars(world, teams, homes, names)
     turned_away = [REASONS[code] for code in TURNED_AWAY]
     home = (jobs["region"] == jobs["home_region"]).to_numpy() & ~jobs["reason"].isin(turned_away).to_numpy()
     start = jobs["start_s"].fillna(np.inf).to_numpy(np.float64)
@@ -65,6 +64,16 @@ def day_start_wait(result: SimulationResult, world: World) -> tuple[int, float]:
     wait = jobs["wait_s"].to_numpy(np.float64)[counted]
     wait = np.where(np.isnan(wait), horizon - submit[counted], wait)  # never started: waits to W
     return int(counted.sum()), float(wait.mean())
+
+
+def _calendars(world: World, teams, homes: np.ndarray, names: list[str]) -> tuple[list, np.ndarray]:
+    """`job_calendars` of the jobs (their teams, their homes' indices into `names`), asked once per distinct
+    (team, home) pair, in the order the jobs first name them, so the calendars come in the same order."""
+    team_code, team_names = pd.factorize(teams, use_na_sentinel=False)
+    pair_code, pairs = pd.factorize(team_code.astype(np.int64) * max(len(names), 1) + homes)
+    calendars, index = job_calendars(world, [team_names[p // max(len(names), 1)] for p in pairs],
+                                     [int(p % max(len(names), 1)) for p in pairs], names)
+    return calendars, np.asarray(index, np.int64)[pair_code]
 
 
 def day_start_kpis(result: SimulationResult, world: World) -> dict[str, float]:

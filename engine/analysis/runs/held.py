@@ -6,35 +6,36 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from engine.sim.output.result import SimulationResult
 
 
-def node_names(nodes: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+def node_names(nodes: pd.Series) -> tuple[np.ndarray, pa.Array]:
     """Each piece's ";"-separated node names, one per entry: (piece: the position of each name's
-    piece, names: object array), in piece order and in each piece's own order; as pandas'
-    `str.split(";").explode()` gives them ("" is one empty name), in one join and one split."""
-    listed = nodes.astype(str).tolist()
-    counts = np.fromiter((text.count(";") + 1 for text in listed), np.int64, len(listed))
-    names = np.array(";".join(listed).split(";") if listed else [], dtype=object)
-    return np.repeat(np.arange(len(listed), dtype=np.int64), counts), names
+    piece, names: a pyarrow string array), in piece order and in each piece's own order; as pandas'
+    `str.split(";").explode()` gives them ("" is one empty name), split by pyarrow in one pass."""
+    lists = pc.split_pattern(pa.array(nodes.astype(str), pa.large_string()), ";")
+    counts = pc.list_value_length(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.repeat(np.arange(len(counts), dtype=np.int64), counts), pc.list_flatten(lists)
 
 
-def node_positions(piece_region: np.ndarray, names: np.ndarray, node_region: np.ndarray,
-                   node_name: np.ndarray) -> np.ndarray:
+def node_positions(piece_region: np.ndarray, names, node_region: np.ndarray, node_name: np.ndarray) -> np.ndarray:
     """Position of each (piece_region[i], names[i]) among the (node_region, node_name) pairs (each pair
-    once), -1 where none: the names are looked up region by region, without building joined keys, and
-    each distinct name once (a run's pieces name few nodes many times over)."""
+    once), -1 where none: the names (a sequence or pyarrow array of str) are looked up region by region,
+    without building joined keys, by pyarrow's hashed `index_in`."""
     at = np.full(len(names), -1, dtype=np.int64)
     node_region = np.asarray(node_region, dtype=object)
+    names = names if isinstance(names, pa.Array) else pa.array(np.asarray(names, dtype=object), pa.large_string())
     for region in pd.unique(node_region):
         mine = np.flatnonzero(node_region == region)
         asked = np.flatnonzero(piece_region == region)
         if len(asked):
-            codes, distinct = pd.factorize(names[asked])
-            found = pd.Index(np.asarray(node_name, dtype=object)[mine]).get_indexer(distinct)
-            where = np.append(np.where(found >= 0, mine[np.maximum(found, 0)], -1), -1)
-            at[asked] = where[codes]  # code -1 (a missing name): the appended -1
+            found = pc.index_in(names.take(asked), value_set=pa.array(np.asarray(node_name, dtype=object)[mine],
+                                                                       pa.large_string()))
+            found = pc.fill_null(found, -1).to_numpy().astype(np.int64)
+            at[asked] = np.where(found >= 0, mine[np.maximum(found, 0)], -1)
     return at
 
 
@@ -44,8 +45,8 @@ def piece_positions(region: pd.Series, nodes: pd.Series, node_region: np.ndarray
     piece's region. A run repeats few node lists many times over (HPC2N: 203k pieces, 35k distinct
     lists), so each distinct (region, node list) pair is split and looked up once and its positions
     copied to every piece that names it, in the same order."""
-    region_code, regions = pd.factorize(region.astype(str).to_numpy(object))
-    list_code, lists = pd.factorize(nodes.astype(str).to_numpy(object))
+    region_code, regions = pd.factorize(region.astype(str))
+    list_code, lists = pd.factorize(nodes.astype(str))
     pair = pd.factorize(region_code.astype(np.int64) * max(len(lists), 1) + list_code)[0]
     first = np.unique(pair, return_index=True)[1]  # the first piece of each pair (pairs are numbered as met)
     d_piece, d_names = node_names(nodes.iloc[first])

@@ -40,8 +40,21 @@ from engine.telemetry.input_limits import CHUNK_BYTES, SWF_STREAMED_PER_TEXT_BYT
 
 CPU_NOTE = ("SWF logs describe CPU clusters: each processor is treated as one slot "
             "(gpus = cpus = processors, gpu type 'cpu')")
-_COMMENT = re.compile(r"^[^\S\n]*;[^\n]*", re.MULTILINE)   # a line that is a comment once stripped
 _JOB_LINE = re.compile(r"^[^\S\n]*[^\s;]", re.MULTILINE)   # a line that is neither blank nor a comment
+
+
+def comment_lines(text: str) -> list[str]:
+    """The comment lines of `text` (";" first once the line is stripped), stripped, in order. Found from
+    each ";" (job lines have none, so a log's few comments are found without a pass over every line): a
+    ";" with only whitespace before it on its line starts one."""
+    found, at = [], text.find(";")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at) + 1 or len(text)
+        if text[start:at].isspace() or start == at:
+            found.append(text[start:end].strip())
+        at = text.find(";", end)
+    return found
 
 
 class SwfJobs:
@@ -64,7 +77,7 @@ class SwfJobs:
         self.text = text
         comments, has_jobs = [], False
         for line, piece in self._pieces():
-            comments += [match.group().strip() for match in _COMMENT.finditer(piece)]
+            comments += comment_lines(piece)
             has_jobs = has_jobs or _JOB_LINE.search(piece) is not None
         if not has_jobs:
             raise ImportRejected.whole_file(source, "no job lines after the header")
