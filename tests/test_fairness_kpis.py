@@ -20,6 +20,7 @@ from engine.analysis.runs.fairness import (
     starvation_by_team,
     team_table,
     water_fill,
+    water_fill_rows,
 )
 from engine.analysis.runs.sim_metrics import by_group, kpis
 from engine.sim.output.result import SimulationResult
@@ -237,6 +238,17 @@ def test_results_without_the_new_tables_and_columns():
 ])
 def test_water_fill(total, demand, weight, fair):
     assert water_fill(total, np.array(demand), np.array(weight)).tolist() == pytest.approx(fair)
+
+
+def test_water_fill_rows_fills_each_distinct_row_once_in_any_order():
+    rng = np.random.default_rng(7)
+    demand = rng.integers(0, 4, (500, 3)).astype(float) * 2.0  # few distinct rows, recurring far apart
+    weight = np.array([1.0, 2.0, 1.0])
+    fill = water_fill_rows(5.0, demand, weight)
+    order = rng.permutation(len(demand))
+    assert np.array_equal(water_fill_rows(5.0, demand[order], weight), fill[order])
+    for row, got in zip(demand, fill):
+        assert got.tolist() == pytest.approx(water_fill(5.0, row, weight).tolist())
 
 
 @pytest.mark.parametrize("x, index", [

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs.held import holding, horizon_s
+from engine.analysis.runs.lookup import positions
 from engine.core.intervals import integrate
 from engine.sim.output.result import SimulationResult
 
@@ -84,12 +85,12 @@ def _per_job(result: SimulationResult, horizon: float, pieces: pd.DataFrame) -> 
 
     deadline = _column(jobs, "deadline_s", np.inf, np.float64)
     deadline_set = np.isfinite(deadline)
-    queue = jobs["queue"].astype(str).to_numpy(object) if "queue" in jobs else np.full(len(jobs), "", object)
+    queue = jobs["queue"].astype(str).array if "queue" in jobs else pd.array(np.full(len(jobs), "", object), dtype="str")
     max_wait, starve_after, guaranteed = _thresholds(result.queue_classes, queue)
     sla_hit = started & (wait <= max_wait) & np.isfinite(max_wait)
     sla_miss = wait > max_wait
     return pd.DataFrame({
-        "team": jobs["team"].to_numpy(object), "queue": queue, "started": started, "wait": wait,
+        "team": jobs["team"].astype(str).array, "queue": queue, "started": started, "wait": wait,
         "completed": completed, "preemptions": _column(jobs, "preemptions", 0, np.int64),
         "lost_gpu_hours": _column(jobs, "lost_gpu_hours", 0.0, np.float64), "held_gpu_s": held,
         "deadline_set": deadline_set,
@@ -97,12 +98,12 @@ def _per_job(result: SimulationResult, horizon: float, pieces: pd.DataFrame) -> 
         "violation": sla_miss & guaranteed, "starved": wait > starve_after})
 
 
-def _thresholds(classes: pd.DataFrame | None, queue: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _thresholds(classes: pd.DataFrame | None, queue) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each job's max_wait_s, starve_after_s (inf: none) and guaranteed flag from its queue class."""
     n = len(queue)
     if classes is None or classes.empty:
         return np.full(n, np.inf), np.full(n, np.inf), np.zeros(n, bool)
-    at = pd.Index(classes["queue"].astype(str)).get_indexer(queue)
+    at = positions(pd.Index(classes["queue"].astype(str)), queue)
     known = at >= 0
 
     def pick(name: str, default, dtype) -> np.ndarray:
@@ -243,8 +244,8 @@ def water_fill_rows(capacity: float, demand: np.ndarray, weight: np.ndarray) -> 
     bits = demand.view(np.int64)
     first = np.ones(len(demand), bool)
     first[1:] = (bits[1:] != bits[:-1]).any(axis=1)
-    rows, again = np.unique(bits[first], axis=0, return_inverse=True)
-    distinct = np.ascontiguousarray(rows).view(np.float64)
+    rows, again = _distinct_rows(bits[first])
+    distinct = rows.view(np.float64)
     total = np.minimum(capacity, distinct.sum(axis=1))
     low = np.zeros(len(distinct))
     high = np.full(len(distinct), float((distinct / weight).max(initial=0.0)))
@@ -252,7 +253,19 @@ def water_fill_rows(capacity: float, demand: np.ndarray, weight: np.ndarray) -> 
         level = (low + high) / 2
         over = np.minimum(distinct, weight * level[:, None]).sum(axis=1) >= total
         high, low = np.where(over, level, high), np.where(over, low, level)
-    return np.minimum(distinct, weight * high[:, None])[again.ravel()[np.cumsum(first) - 1]]
+    return np.minimum(distinct, weight * high[:, None])[again[np.cumsum(first) - 1]]
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct rows of the integer matrix `rows`, in sorted order, and each row's index among
+    them): one integer sort by its columns (np.unique's by whole rows compares them as bytes, slowly)."""
+    order = np.lexsort(rows.T[::-1])
+    ordered = rows[order]
+    new = np.ones(len(rows), bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    index = np.empty(len(rows), np.int64)
+    index[order] = np.cumsum(new) - 1
+    return ordered[new], index
 
 
 def _over_time(result: SimulationResult, teams: pd.DataFrame) -> tuple[np.ndarray, ...]:
@@ -267,15 +280,15 @@ def _over_time(result: SimulationResult, teams: pd.DataFrame) -> tuple[np.ndarra
     names = pd.Index(teams["team"].astype(str))
     weight = teams["weight"].to_numpy(np.float64)
     jobs, pieces = result.jobs, result.held()
-    job_team = names.get_indexer(jobs["team"].astype(str))
-    piece_team = names.get_indexer(pieces["team"].astype(str))
+    job_team = positions(names, jobs["team"].astype(str))
+    piece_team = positions(names, pieces["team"].astype(str))
     started = jobs["started"].to_numpy(bool)
     asked = np.where(started, jobs["gpus_allocated"].to_numpy(np.float64), jobs["gpus"].to_numpy(np.float64))
     job_end = jobs["end_s"].fillna(np.inf).to_numpy(np.float64)
     piece_end = pieces["end_s"].fillna(np.inf).to_numpy(np.float64)
-    job_region, piece_region = jobs["region"].astype(str).to_numpy(object), pieces["region"].astype(str).to_numpy(object)
+    job_region, piece_region = jobs["region"].astype(str), pieces["region"].astype(str)
     for region, capacity in result.capacity_gpus.items():
-        mine, theirs = job_region == region, piece_region == region
+        mine, theirs = (job_region == region).to_numpy(bool), (piece_region == region).to_numpy(bool)
         d = _active(mids, jobs["submit_s"].to_numpy(np.float64)[mine], job_end[mine], asked[mine], job_team[mine], n)
         h = _active(mids, pieces["start_s"].to_numpy(np.float64)[theirs], piece_end[theirs],
                     pieces["gpus_allocated"].to_numpy(np.float64)[theirs], piece_team[theirs], n)

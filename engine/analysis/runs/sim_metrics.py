@@ -59,6 +59,9 @@ def _stats(prefix: str, seconds: np.ndarray) -> dict[str, float]:
             f"{prefix}_p99_s": _quantile(seconds, 0.99)}
 
 
+MEASURED = ("started", "submit_s", "end_s", "wait_s", "run_s")  # the jobs' columns _job_measures reads
+
+
 def _job_measures(jobs: pd.DataFrame, pieces: pd.DataFrame, tau_s: float) -> dict[str, float]:
     """Wait, JCT and bounded slowdown statistics of `jobs`, and the GPU-hours and served GPU-hours
     their `pieces` (rows of `holding`) held inside the window."""
@@ -164,9 +167,10 @@ def by_group(result: SimulationResult, column: str = "workload_class",
     jobs = result.jobs
     pieces = holding(result, window_end_s(result, finished_jobs(jobs)))
     owner = jobs[column].to_numpy()[pieces["row"].to_numpy()]
+    held = pieces[["gpu_s", "served_gpu_s"]]  # the columns _job_measures reads: a group copies no text
     rows = [{column: key, "jobs": len(group), "finished": len(finished_jobs(group)),
-             **_job_measures(group, pieces[owner == key], tau_s)}
-            for key, group in jobs.groupby(column, sort=True)]
+             **_job_measures(group, held[owner == key], tau_s)}
+            for key, group in jobs[[column, *MEASURED]].groupby(column, sort=True)]
     return pd.DataFrame(rows, columns=[column, *GROUP_COLUMNS])
 
 

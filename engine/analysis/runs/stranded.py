@@ -44,6 +44,7 @@ import pandas as pd
 
 from engine.analysis.runs import burst
 from engine.analysis.runs.held import horizon_s, piece_positions
+from engine.analysis.runs.lookup import positions
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import normalise_fleet
 from engine.world.residency import allowed_mask
@@ -87,7 +88,12 @@ def sample_times(horizon: float) -> np.ndarray:
 
 def _usage(result: SimulationResult, fleet: pd.DataFrame, times: np.ndarray) -> np.ndarray:
     """(samples, nodes): GPUs in use on each fleet node at each instant."""
-    held = result.held().loc[lambda h: h["nodes"].astype(str) != ""].reset_index(drop=True)
+    held = result.held()
+    held = held[(held["nodes"].astype(str) != "").to_numpy(bool)]
+    first = np.searchsorted(times, held["start_s"].to_numpy(np.float64), "left")
+    last = np.searchsorted(times, np.nan_to_num(held["end_s"].to_numpy(np.float64), nan=np.inf), "left")
+    spans = last > first  # a piece between two samples uses nothing at any: its nodes need no lookup
+    held, first, last = held[spans].reset_index(drop=True), first[spans], last[spans]
     # rented (burst) nodes are not in the fleet, but their GPUs still take their share of a piece's GPUs
     every = burst.rentals(result)
     rented = None if every is None else every[["region", "node", "gpus"]].rename(columns={"gpus": "gpu"})
@@ -98,9 +104,8 @@ def _usage(result: SimulationResult, fleet: pd.DataFrame, times: np.ndarray) -> 
     total = np.bincount(piece, size, len(held))
     gpus = held["gpus_allocated"].to_numpy(np.float64)[piece] * np.divide(
         size, total[piece], out=np.zeros(len(size)), where=total[piece] > 0)
-    first = np.searchsorted(times, held["start_s"].to_numpy(np.float64)[piece], "left")
-    last = np.searchsorted(times, np.nan_to_num(held["end_s"].to_numpy(np.float64)[piece], nan=np.inf), "left")
-    keep = (node >= 0) & (last > first)
+    first, last = first[piece], last[piece]
+    keep = node >= 0
     diff = np.zeros((len(times) + 1, len(fleet)))
     np.add.at(diff, (first[keep], node[keep]), gpus[keep])
     np.add.at(diff, (last[keep], node[keep]), -gpus[keep])
@@ -140,14 +145,14 @@ def _shapes(result, times, regions, types, requests: JobRequests, regions_table)
     jobs = result.jobs
     if len(requests.num_gpu) != len(jobs):
         raise ValueError(f"{len(requests.num_gpu)} job requests for {len(jobs)} jobs: align them with result.jobs")
-    submit, reason = jobs["submit_s"].to_numpy(np.float64), jobs["reason"].astype(str).to_numpy(object)
-    until = np.where(reason == GAVE_UP, submit + jobs["wait_s"].to_numpy(np.float64),
+    submit, reason = jobs["submit_s"].to_numpy(np.float64), jobs["reason"].astype(str)
+    until = np.where((reason == GAVE_UP).to_numpy(bool), submit + jobs["wait_s"].to_numpy(np.float64),
                      np.where(jobs["started"].to_numpy(bool), jobs["start_s"].to_numpy(np.float64), np.inf))
-    region = pd.Index(regions).get_indexer(jobs["region"].astype(str))
+    region = positions(pd.Index(regions), jobs["region"].astype(str))
     milli = np.asarray(requests.milli, np.float64)
     pod = np.asarray(requests.num_gpu, np.float64) * milli / 1000.0
     first, last = np.searchsorted(times, submit, "left"), np.searchsorted(times, until, "left")
-    rows = np.flatnonzero(~np.isin(reason, TURNED_AWAY) & (region >= 0) & (pod > 0) & (last > first))
+    rows = np.flatnonzero(~reason.isin(TURNED_AWAY).to_numpy(bool) & (region >= 0) & (pod > 0) & (last > first))
     rows = rows[np.argsort(submit[rows], kind="stable")]  # queue order: by submit, then row
     asked = pd.Series(np.asarray(requests.gpu_type, object)[rows], dtype=object)
     known = pd.Index(types).get_indexer(asked.fillna("").astype(str))
