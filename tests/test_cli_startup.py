@@ -1,5 +1,5 @@
 """What a `meridian` process imports before its command runs: its own command family's parsers only, and no
-module a trace simulation does not use (DuckDB, SciPy, scikit-learn)."""
+module a trace simulation does not use (DuckDB, SciPy, scikit-learn, compare's headroom searches)."""
 import argparse
 import subprocess
 import sys
@@ -24,11 +24,13 @@ def test_a_command_line_builds_the_parsers_of_its_command_family_only():
     assert _commands(build_parser(["--help"])) == _commands(build_parser(["nope"])) == every
 
 
-def test_a_simulate_command_line_imports_no_other_family_nor_duckdb_scipy_or_sklearn():
+def test_a_simulate_command_line_imports_no_other_family_nor_what_only_others_use():
+    """Not DuckDB, SciPy or scikit-learn, nor compare's headroom searches and their process pools."""
     code = ("import sys\n"
             "from engine.cli.main import build_parser\n"
             "build_parser(['simulate', '--trace', 'x.swf', '--scenario', 'fifo.toml'])\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'duckdb', 'scipy', 'sklearn'}))\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'duckdb', 'scipy', 'sklearn', 'multiprocessing'}))\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('engine.service.headroom.', 'engine.service.sweep'))))\n"
             "print(sorted(m for m in sys.modules if m.startswith('engine.cli.')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.splitlines() == ["[]", "['engine.cli.common', 'engine.cli.main', 'engine.cli.simulate']"]
+    assert out.stdout.splitlines() == ["[]", "[]", "['engine.cli.common', 'engine.cli.main', 'engine.cli.simulate']"]

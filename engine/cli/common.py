@@ -17,8 +17,7 @@ from engine.core.errors import ScenarioError
 from engine.scenario.recorded import recorded_baseline
 from engine.scenario.spec import Scenario
 from engine.service.compare import WORLD_TABLES, Unusable
-from engine.service.headroom.ledger import stored_run
-from engine.service.headroom.measure import DEFAULT_SEEDS
+from engine.service.headroom import DEFAULT_SEEDS
 from engine.telemetry.batch import TABLE_COLUMNS
 from engine.telemetry.errors import ImportRejected
 from engine.telemetry.importers import parser_for
@@ -184,6 +183,8 @@ def stored_headroom(args, source_name: str, scenarios: list[str], seeds: int) ->
     if getattr(args, "no_store", False):
         yield None
         return
+    from engine.service.headroom.ledger import stored_run
+
     store = Store.open(args.db)
     try:
         with stored_run(store, source_name, scenarios, len(scenarios) * (max(seeds, 0) + 1)) as ledger:

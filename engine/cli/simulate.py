@@ -38,13 +38,6 @@ from engine.cli.common import (
 )
 from engine.scenario.spec import Scenario
 from engine.service.compare import first_days
-from engine.service.headroom.measure import (
-    AMORTISATION_YEARS,
-    GPU_CAPEX_USD,
-    HeadroomOptions,
-    with_headroom,
-)
-from engine.service.report.headline import capacity_sentences
 from engine.service.scenario_runs import run_scenarios_on
 
 GROUPS = (("workload_class", "by_workload_class"), ("team", "by_team"))
@@ -62,6 +55,8 @@ def _run(args, files: list[str]) -> tuple[list, list[str], object]:
                                      workers=getattr(args, "workers", 1), dask=getattr(args, "dask", None))
     measured = None
     if getattr(args, "headroom", False):
+        from engine.service.headroom.measure import HeadroomOptions, with_headroom  # compare's: simulate needs none
+
         with stored_headroom(args, data.name, [s.name for s in scenarios], args.seeds) as ledger:
             runs, measured = with_headroom(runs, data.jobs, data.fleet, data.world, HeadroomOptions(
                 seeds=args.seeds, slo_file=args.slo, workers=args.workers, dask=args.dask, progress=print_progress,
@@ -181,6 +176,9 @@ def cmd_compare(args) -> int:
         print_assumed(assumed, True)
         return 0
     if measured is not None:
+        from engine.service.headroom.measure import AMORTISATION_YEARS, GPU_CAPEX_USD
+        from engine.service.report.headline import capacity_sentences
+
         base = runs[0].scenario.name
         print(f"service level: {measured.level.describe()}")
         for run in runs[1:]:

@@ -22,7 +22,6 @@ from engine.analysis.runs.cost import CostAssumptions
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.compare import Run, Unusable, assumed_of, priced, run_one, run_scenarios, with_world, world_of
-from engine.service.sweep.runner import iter_sweep
 
 
 @dataclass(frozen=True)
@@ -85,6 +84,8 @@ def run_scenarios_on(scenarios: list[Scenario], jobs: pd.DataFrame, fleet: pd.Da
     worker without Dask, runs in this process."""
     if dask is None and (len(scenarios) < 2 or workers == 1):
         return run_scenarios(scenarios, jobs, fleet, world_tables, assumptions, world, strand, progress)
+    from engine.service.sweep.runner import iter_sweep  # its process pools: only for scenarios in parallel
+
     costed = priced(fleet, world_tables.get("prices")) if world is None else world
     tasks = [ScenarioTask(i, scenario, assumptions, costed, strand) for i, scenario in enumerate(scenarios)]
     out: dict[int, Run] = {}

@@ -33,14 +33,13 @@ import pandas as pd
 
 from engine.scenario.spec import Scenario
 from engine.service.compare import Run, Unusable
-from engine.service.headroom import service
+from engine.service.headroom import DEFAULT_SEEDS, service
 from engine.service.headroom.search import DEFAULT_TOLERANCE
 from engine.service.headroom.tasks import DEMAND, FLEET, SearchOutcome, SearchTask, failed_search, run_search
 from engine.service.run import run_scenario
 from engine.service.sweep.runner import iter_sweep
 from engine.world.facts import World
 
-DEFAULT_SEEDS = 3
 GPU_CAPEX_USD = 30_000.0      # the report's default price of one GPU (engine.service.report.assumptions)
 AMORTISATION_YEARS = 3.0      # and the years it is written off over
 CACHE_SIZE = 512
