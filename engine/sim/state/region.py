@@ -40,8 +40,10 @@ class GangFleetState(FleetState):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.entirely_free = np.ones(len(self.cpu_free), bool)
-        self.held_whole = np.zeros(len(self.cpu_free), bool)
+        # per node, entirely free and taken whole: the two columns of one array (one argument of the kernel)
+        self._flags = np.zeros((len(self.cpu_free), 2), bool)
+        self._flags[:, 0] = True
+        self.entirely_free, self.held_whole = self._flags[:, 0], self._flags[:, 1]
         # The block of a node taken whole: nothing free, absent GPUs -1, one pod of all its GPUs (an
         # entirely free node holds no GPU pod, so the row replaces its figures exactly).
         self._taken = np.where(self.capacity < 0, -1, 0)
@@ -57,29 +59,33 @@ class GangFleetState(FleetState):
     def allocate_whole(self, nodes) -> list[int]:
         """Take all of `nodes` (ascending distinct indices); raise PlacementError unless each is
         an existing, entirely free node. Returns the nodes as a list."""
-        return self._whole(nodes, True, "gang nodes {} are not all entirely free")
+        nodes = np.asarray(nodes, np.int64)
+        self.move_whole(nodes, True)
+        return nodes.tolist()
 
     def release_whole(self, nodes) -> list[int]:
         """Give back nodes taken by `allocate_whole` (ascending, distinct); refuses nodes that are
         not all entirely taken. Returns the nodes as a list."""
-        return self._whole(nodes, False, "nodes {} were not taken whole")
+        nodes = np.asarray(nodes, np.int64)
+        self.move_whole(nodes, False)
+        return nodes.tolist()
 
-    def _whole(self, nodes, take: bool, refusal: str) -> list[int]:
-        """Check and move whole `nodes` in one compiled call (engine.sim.state.whole_kernels)."""
+    def move_whole(self, nodes: np.ndarray, take: bool) -> int:
+        """Take (`take`) or give back whole `nodes` (int64) checked, in one compiled call
+        (engine.sim.state.whole_kernels); returns the GPU milli moved."""
         if _kernels is None:
             _load_kernels()
-        nodes = np.asarray(nodes, np.int64)
-        answer = _kernels.move_whole(self._plain, self._taken if take else self.capacity, self.entirely_free,
-                                     self.held_whole, nodes, take)
-        if answer == _kernels.BAD_NODES:
-            raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
-        if answer == _kernels.NOT_WHOLE:
-            raise PlacementError(refusal.format(nodes.tolist()))
+        milli = _kernels.move_whole(self._plain, self._taken if take else self.capacity, self._flags, nodes, take)
+        if milli < 0:
+            if milli == _kernels.BAD_NODES:
+                raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
+            raise PlacementError(f"gang nodes {nodes.tolist()} are not all entirely free" if take
+                                 else f"nodes {nodes.tolist()} were not taken whole")
         if self.log is not None:
             self.log.note(nodes)
         if self.fragmentation is not None:
             self.fragmentation.refresh(nodes, self.cpu_free, self.gpu_free)
-        return nodes.tolist()
+        return milli
 
 
 def _load_kernels() -> None:
@@ -107,6 +113,7 @@ class RegionFleet:
         spot = (nodes["tier"] == "spot").to_numpy(bool) if "tier" in nodes else None
         rank = nodes["tier"].map(TIER_RANK).fillna(0).to_numpy(np.int64) if "tier" in nodes else None
         self.cluster_names, self.cluster_codes = cluster_codes(nodes)
+        self.cluster_list = self.cluster_codes.tolist()
         self.state = GangFleetState(nodes["cpu_milli"].to_numpy(), nodes["memory_mib"].to_numpy(),
                                     nodes["gpu"].to_numpy(), list(nodes["model"]), rack=nodes["rack_id"].to_numpy(),
                                     spot=spot if spot is not None and spot.any() else None,
@@ -211,22 +218,22 @@ class RegionFleet:
 
     def allocate_whole(self, nodes) -> int:
         """Take whole `nodes` (checked); returns the milli-GPU taken."""
-        return self._account_many(self.state.allocate_whole(nodes), -1)
+        nodes = np.asarray(nodes, np.int64)
+        return self._account_many(nodes, self.state.move_whole(nodes, True), -1)
 
     def release_whole(self, nodes) -> None:
-        listed = self.state.release_whole(nodes)
-        self.released.extend(listed)
-        self._account_many(listed, +1)
+        nodes = np.asarray(nodes, np.int64)
+        milli = self.state.move_whole(nodes, False)
+        self.released.extend(nodes.tolist())
+        self._account_many(nodes, milli, +1)
 
-    def _account_many(self, nodes: list[int], sign: int) -> int:
-        milli = self._node_milli
+    def _account_many(self, nodes: np.ndarray, total: int, sign: int) -> int:
+        """Account whole `nodes` holding `total` milli-GPU (sign -1 taken, +1 given back); returns `total`."""
         if self._one_pool >= 0:  # every node of the region in one pool: no per-pool split needed
-            total = sum(map(milli.__getitem__, nodes))
             self._account(self._one_pool, total, sign)
             return total
-        total, pool_of = 0, self.pool_of_node
-        for k in nodes:
-            total += milli[k]
+        milli, pool_of = self._node_milli, self.pool_of_node
+        for k in nodes.tolist():
             if pool_of[k] > 0:  # pool 0, every node, gets the total below
                 self.pool_free[pool_of[k]] += sign * milli[k]
         self.pool_free[0] += sign * total
