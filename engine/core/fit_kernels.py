@@ -13,11 +13,13 @@ MILLI = 1000
 
 
 @njit(cache=True)
-def fits(block, allowed, nodes, cpu_milli, memory_mib, num_gpu, gpu_milli, gpus):
+def fits(block, allowed, nodes, cpu_milli, memory_mib, num_gpu, gpu_milli):
     """Per node of `nodes` (indices into `block`'s rows: free CPU, free memory, free GPU milli, idle
-    GPUs, then the `gpus` per-GPU free milli, -1 for an absent GPU), whether it is `allowed` (the
-    request's static tests: tier, cluster, GPU model) and has the CPU and memory asked and `num_gpu`
-    GPUs with `gpu_milli` free each (whole GPUs: idle ones)."""
+    GPUs, the per-GPU free milli of its `gpus` slots, -1 for an absent GPU, then `gpus` + 1 pod
+    counts: engine.sim.state.fleet_state), whether it is `allowed` (the request's static tests: tier,
+    cluster, GPU model) and has the CPU and memory asked and `num_gpu` GPUs with `gpu_milli` free
+    each (whole GPUs: idle ones)."""
+    gpus = (block.shape[1] - 5) // 2
     out = np.empty(len(nodes), np.bool_)
     for i in range(len(nodes)):
         k = nodes[i]

@@ -113,6 +113,7 @@ class FleetView:
     cluster: np.ndarray | None = None
     _block: np.ndarray | None = None  # the state's block (its rows: what `fits_on` reads), read-only
     _allowed: dict = field(default_factory=dict)  # `allowed` masks by (spot_ok, cluster, GPU models)
+    _nodes: np.ndarray | None = None  # 0..n-1, read-only: every node, for `fits_on`
 
     def __len__(self) -> int:
         return len(self.cpu_free)
@@ -176,7 +177,7 @@ def fits_on(view: FleetView, request: PodRequest, nodes=None) -> np.ndarray:
     if nodes is None or isinstance(nodes, np.ndarray):
         return _fits(view, request, nodes)
     if isinstance(nodes, slice):
-        return _fits(view, request, np.arange(len(view))[nodes])
+        return _fits(view, request, view._nodes[nodes])
     return _fits(view, request, np.array([nodes], np.int64))[0]
 
 
@@ -184,21 +185,10 @@ def _fits(view: FleetView, request: PodRequest, nodes: np.ndarray | None) -> np.
     """`fits_on` over the index array `nodes` (None: every node)."""
     if _kernels is None:
         _load_kernels()
-    return _kernels.fits(view._block, view.allowed(request), _every(len(view)) if nodes is None else nodes,
-                         request.cpu_milli, request.memory_mib, request.num_gpu, request.gpu_milli,
-                         view.gpu_free.shape[1])
+    return _kernels.fits(view._block, view.allowed(request), view._nodes if nodes is None else nodes,
+                         request.cpu_milli, request.memory_mib, request.num_gpu, request.gpu_milli)
 
 
-def _every(n: int) -> np.ndarray:
-    """0..n-1 (one array per fleet size)."""
-    every = _EVERY.get(n)
-    if every is None:
-        every = _EVERY[n] = np.arange(n)
-        every.flags.writeable = False
-    return every
-
-
-_EVERY: dict[int, np.ndarray] = {}
 # engine.core.fit_kernels, imported with the first fit: numba costs a process about 0.2 s
 _kernels = None
 

@@ -129,14 +129,12 @@ class RegionFleet:
         self.pool_of_node = self.node_pool.tolist()
         self.capacity_gpus = float(self.state.gpu_count.sum())
         self.busy_milli = 0
-        self.slot_end = np.zeros(16)
-        self.slot_overrun = np.full(16, np.nan)  # expected end once slot_end has passed (NaN: none)
-        self.slot_begin = np.full(16, np.nan)  # start, recorded for a corrector (NaN: not recorded)
-        self.slot_units = np.zeros(16)
-        self.slot_pool = np.zeros(16, np.int64)
-        self.slot_cluster = np.zeros(16, np.int64)  # the cluster of the job's first node
-        self.slot_active = np.zeros(16, bool)
-        self._free_slots = list(range(15, -1, -1))
+        # per slot (engine.sim.state.slot_kernels' columns): expected end, expected end once that has
+        # passed (NaN: none), start recorded for a corrector (NaN: not recorded), units, pool, the
+        # cluster of the job's first node, active (1.0); one row written per start
+        self.slots = np.zeros((0, 7))
+        self._free_slots: list[int] = []
+        self._grow_slots()
         self._big_enough: dict[tuple, np.ndarray] = {}
         self.every_node = np.ones(len(self.names), bool)  # big_enough's one mask for shapes any node holds
         self._node_milli = (self.state.gpu_count * MILLI).tolist()
@@ -252,24 +250,20 @@ class RegionFleet:
         expected_end_s (NaN: at once); begin_s: its start, for a corrector (running_in_pool); cluster:
         the cluster of its first node (running_in_pool's `cluster`)."""
         if not self._free_slots:
-            n = len(self.slot_end)
-            self.slot_end = np.concatenate([self.slot_end, np.zeros(n)])
-            self.slot_overrun = np.concatenate([self.slot_overrun, np.full(n, np.nan)])
-            self.slot_begin = np.concatenate([self.slot_begin, np.full(n, np.nan)])
-            self.slot_units = np.concatenate([self.slot_units, np.zeros(n)])
-            self.slot_pool = np.concatenate([self.slot_pool, np.zeros(n, np.int64)])
-            self.slot_cluster = np.concatenate([self.slot_cluster, np.zeros(n, np.int64)])
-            self.slot_active = np.concatenate([self.slot_active, np.zeros(n, bool)])
-            self._free_slots = list(range(2 * n - 1, n - 1, -1))
+            self._grow_slots()
         slot = self._free_slots.pop()
-        self.slot_end[slot], self.slot_units[slot] = expected_end_s, units
-        self.slot_overrun[slot], self.slot_begin[slot] = overrun_end_s, begin_s
-        self.slot_pool[slot], self.slot_active[slot] = pool, True
-        self.slot_cluster[slot] = cluster
+        self.slots[slot] = (expected_end_s, overrun_end_s, begin_s, units, pool, cluster, 1.0)
         return slot
 
+    def _grow_slots(self) -> None:
+        """Twice the slots (16 at first); `slot_end` is the column of expected ends."""
+        n = max(len(self.slots), 16)
+        self.slots = np.concatenate([self.slots, np.zeros((n, 7))])
+        self.slot_end = self.slots[:, 0]
+        self._free_slots = list(range(len(self.slots) - 1, len(self.slots) - n - 1, -1))
+
     def vacate_slot(self, slot: int) -> None:
-        self.slot_active[slot] = False
+        self.slots[slot, 6] = 0.0  # not active
         self._free_slots.append(slot)
 
     def running_in_pool(self, pool: int, now_s: float = -math.inf, corrector=None,
@@ -278,16 +272,21 @@ class RegionFleet:
         first node is in `cluster` when it is >= 0 (engine.sim.cycle.backfill_cluster); a job past its
         expected end at `now_s` is expected at its overrun end when it has one, or where
         `corrector(now_s, begin_s, expected_end_s, overrun_end_s)` says (EASY++'s correctors)."""
-        mask = self.slot_active if pool == 0 else self.slot_active & (self.slot_pool == pool)
-        if cluster >= 0:
-            mask = mask & (self.slot_cluster == cluster)
-        ends = self.slot_end[mask]
-        overrun = self.slot_overrun[mask]
+        if _slot_kernels is None:
+            _load_slot_kernels()
+        ends, overrun, begin, units = _slot_kernels.running(self.slots, pool, cluster, now_s, corrector is None)
         if corrector is not None:
             late = ends <= now_s
             if np.count_nonzero(late):
-                ends = ends.copy()
-                ends[late] = corrector(now_s, self.slot_begin[mask][late], ends[late], overrun[late])
-            return ends, self.slot_units[mask]
-        late = (ends <= now_s) & np.isfinite(overrun)
-        return (np.where(late, overrun, ends) if np.count_nonzero(late) else ends), self.slot_units[mask]
+                ends[late] = corrector(now_s, begin[late], ends[late], overrun[late])
+        return ends, units
+
+
+# engine.sim.state.slot_kernels, imported with the first backfill pass
+_slot_kernels = None
+
+
+def _load_slot_kernels() -> None:
+    global _slot_kernels
+    from engine.sim.state import slot_kernels
+    _slot_kernels = slot_kernels
