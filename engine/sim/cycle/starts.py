@@ -15,6 +15,8 @@ clusters under an [interconnect]: engine.sim.processes.interconnect).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from engine.core.cluster_view import ANY, WAIT
@@ -104,7 +106,7 @@ class Starts:
         else:  # EASY++: expected at its prediction, then as its policy's corrector says (from its request)
             self.slot[j] = fleet.occupy_slot(now + self.history.expected(j, requested), units,
                                              fleet.pool_of_node[first], now + requested, now, fleet.cluster_list[first])
-        if self.start[j] != self.start[j]:
+        if math.isnan(self.start[j]):
             self.start[j] = now
         region = self.region_name[j]
         self.count_waiting(j, region, -1)
