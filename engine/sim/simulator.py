@@ -71,6 +71,7 @@ class _Run(Arrivals, Starts, DecisionLog):
                  sharing: SharingSetup | None = None) -> None:
         self.w, self.p, self.timer_s = w, policies, float(timer_s)
         self.gang = policies.gang or make("gang", "lowest-index")
+        self.gang_sees_time = getattr(self.gang, "sees_time", False)  # engine.sim.cycle.starts._gang_nodes
         # the cluster step (engine.sim.cycle.cluster_step): None under an inert cluster policy (`any`, the default)
         self.clusters = None if traits_of(policies.cluster).inert else ClusterStep(self, policies.cluster)
         self.rng = np.random.default_rng(seed)

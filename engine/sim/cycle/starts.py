@@ -129,7 +129,7 @@ class Starts:
         free = self._whole_free(j, fleet, cluster)
         if len(free) < self.width[j]:
             return None
-        if getattr(self.gang, "sees_time", False):  # a strip-packing policy: when each node frees, when the gang would end
+        if self.gang_sees_time:  # a strip-packing policy: when each node frees, when the gang would end
             return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng,
                                           free_at=self._node_free_at(fleet, now), end_s=now + self.requested[j])
         return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng)
