@@ -189,7 +189,8 @@ def _fits(view: FleetView, request: PodRequest, nodes: np.ndarray | None) -> np.
                          request.cpu_milli, request.memory_mib, request.num_gpu, request.gpu_milli)
 
 
-# engine.core.fit_kernels, imported with the first fit: numba costs a process about 0.2 s
+# engine.core.fit_kernels, imported with the first fit: numba costs a process about 0.2 s, which code that
+# only reads the view (the dashboard's tables) need not pay
 _kernels = None
 
 

@@ -24,8 +24,8 @@ import pandas as pd
 from engine.core.fleet_view import MILLI, TIER_RANK, Placement, PlacementError, PodRequest
 from engine.sim.state.fleet_state import FleetState
 
-# engine.sim.state.whole_kernels, imported when a run first takes whole nodes: numba costs a process
-# about 0.2 s, which runs without gang jobs need not pay
+# engine.sim.state.whole_kernels, imported when a run first takes whole nodes: loading its compiled code
+# from numba's cache is a cost runs without gang jobs need not pay
 _kernels = None
 
 
