@@ -11,6 +11,7 @@ cached on the view and kept current by recomputing just the nodes written since 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -51,16 +52,17 @@ class PodRequest:
         if (self.num_gpu == 0) != (self.gpu_milli == 0) or not 0 <= self.gpu_milli <= MILLI:
             raise ValueError(f"gpu_milli must be in 1..1000 with num_gpu >= 1, or both 0: {self}")
 
-    @property
+    # cached: read at every allocation and release of the request (the fields never change)
+    @cached_property
     def total_gpu_milli(self) -> int:
         return self.num_gpu * self.gpu_milli
 
-    @property
+    @cached_property
     def shares_gpu(self) -> bool:
         """True for a fraction of one GPU (the GPU-sharing case)."""
         return self.num_gpu == 1 and self.gpu_milli < MILLI
 
-    @property
+    @cached_property
     def shape_slot(self) -> int:
         """Column of `FleetView.gpu_pods` counting pods of this shape: 0 GPU-sharing, k for k whole GPUs."""
         return 0 if self.shares_gpu else self.num_gpu
@@ -109,38 +111,33 @@ class FleetView:
     _log: WriteLog | None = None
     _kept: dict = field(default_factory=dict)
     cluster: np.ndarray | None = None
+    _block: np.ndarray | None = None  # the state's block (its rows: what `fits_on` reads), read-only
+    _allowed: dict = field(default_factory=dict)  # `allowed` masks by (spot_ok, cluster, GPU models)
+    _nodes: np.ndarray | None = None  # 0..n-1, read-only: every node, for `fits_on`
 
     def __len__(self) -> int:
         return len(self.cpu_free)
 
     def kept(self, key, answer) -> np.ndarray:
-        """`answer(slice(None))`, an array over all nodes, read-only, cached under `key` and kept
-        current: the nodes whose rows were written since are recomputed one by one, `answer(node)`
+        """`answer(None)`, an array over all nodes, read-only, cached under `key` and kept current:
+        the nodes whose rows were written since are recomputed, `answer(nodes)` over their index array
         (so `answer` must depend only on the nodes' rows and static attributes, and give the same
-        value for one node as over all). Without a write log (a small fleet, or a view built by hand)
-        it is computed afresh."""
+        values over some nodes as over all). Without a write log (a small fleet, or a view built by
+        hand) it is computed afresh."""
         log = self._log
         if log is None:
-            return answer(slice(None))
+            return answer(None)
         entry, written = self._kept.get(key), log.nodes
         if entry is None or entry[0] != log.epoch or len(written) - entry[1] > REPLAY:
             if len(self._kept) >= KEPT:
                 self._kept.clear()
-            values = answer(slice(None))
+            values = answer(None)
             entry = self._kept[key] = [log.epoch, len(written), values, read_only(values)]
         elif entry[1] < len(written):
-            values = entry[2]
-            for node in written[entry[1]:]:
-                values[node] = answer(node)
+            nodes = np.array(written[entry[1]:])
+            entry[2][nodes] = answer(nodes)
             entry[1] = len(written)
         return entry[3]
-
-    def everywhere(self, models: tuple[str, ...]) -> bool:
-        """Whether every node's GPU model is one of `models` (cached with the mask)."""
-        every = self._model_masks.get(("every", models))
-        if every is None:
-            every = self._model_masks[("every", models)] = bool(self.model_ok(models).all())
-        return every
 
     def model_ok(self, models: tuple[str, ...]) -> np.ndarray:
         """Nodes whose GPU model is one of `models` (every node when `models` is empty)."""
@@ -152,41 +149,55 @@ class FleetView:
             self._model_masks[models] = mask
         return mask
 
+    def allowed(self, request: PodRequest) -> np.ndarray:
+        """The nodes `request` may use whatever runs on them: off spot nodes unless `spot_ok`, in its
+        cluster when it names one, of its GPU models when it asks for GPUs (cached per request shape)."""
+        key = (request.spot_ok, request.cluster, request.gpu_models if request.num_gpu else ())
+        mask = self._allowed.get(key)
+        if mask is None:
+            mask = np.ones(len(self), bool)
+            if not request.spot_ok and self.spot is not None:
+                mask &= ~self.spot
+            if request.cluster >= 0 and self.cluster is not None:
+                mask &= self.cluster == request.cluster
+            if request.num_gpu and request.gpu_models:
+                mask &= self.model_ok(request.gpu_models)
+            mask.flags.writeable = False
+            self._allowed[key] = mask
+        return mask
+
 
 def fits_on(view: FleetView, request: PodRequest, nodes=None) -> np.ndarray:
     """Whether `request` fits now on each of `nodes` (index array, slice or one index; default all,
     then a read-only mask kept by the view): CPU, memory, GPU model, and enough GPUs with its milli
-    free, and the cluster when the request names one. The fleet's one fit rule; policies choose among these."""
+    free, and the cluster when the request names one. The fleet's one fit rule (compiled:
+    engine.core.fit_kernels); policies choose among these."""
     if nodes is None and view._log is not None:
         return view.kept(("fits", request), lambda at: _fits(view, request, at))
-    return _fits(view, request, slice(None) if nodes is None else nodes)
+    if nodes is None or isinstance(nodes, np.ndarray):
+        return _fits(view, request, nodes)
+    if isinstance(nodes, slice):
+        return _fits(view, request, view._nodes[nodes])
+    return _fits(view, request, np.array([nodes], np.int64))[0]
 
 
-def _fits(view: FleetView, request: PodRequest, nodes) -> np.ndarray:
-    """`fits_on` computed. Tests that cannot fail are skipped (free CPU and memory never drop below
-    0, so a zero request needs no comparison; nor does a GPU model every node has): fewer numpy calls."""
-    ok = view.cpu_free[nodes] >= request.cpu_milli if request.cpu_milli else None
-    if request.memory_mib:
-        ok = _both(ok, view.memory_free[nodes] >= request.memory_mib)
-    if not request.spot_ok and view.spot is not None:
-        ok = _both(ok, ~view.spot[nodes])
-    if request.cluster >= 0 and view.cluster is not None:
-        ok = _both(ok, view.cluster[nodes] == request.cluster)
-    if request.num_gpu:
-        if request.gpu_models and not view.everywhere(request.gpu_models):
-            ok = _both(ok, view.model_ok(request.gpu_models)[nodes] & True)  # & True: a copy, not the cached mask
-        if request.gpu_milli == MILLI:
-            ok = _both(ok, view.gpu_idle[nodes] >= request.num_gpu)
-        else:
-            ok = _both(ok, (view.gpu_free[nodes] >= request.gpu_milli).sum(axis=-1) >= request.num_gpu)
-    return ok if ok is not None else np.ones(np.shape(view.cpu_free[nodes]), bool)
+def _fits(view: FleetView, request: PodRequest, nodes: np.ndarray | None) -> np.ndarray:
+    """`fits_on` over the index array `nodes` (None: every node)."""
+    if _kernels is None:
+        _load_kernels()
+    return _kernels.fits(view._block, view.allowed(request), view._nodes if nodes is None else nodes,
+                         request.cpu_milli, request.memory_mib, request.num_gpu, request.gpu_milli)
 
 
-def _both(ok: np.ndarray | None, test: np.ndarray) -> np.ndarray:
-    if ok is None:
-        return test
-    ok &= test
-    return ok
+# engine.core.fit_kernels, imported with the first fit: numba costs a process about 0.2 s, which code that
+# only reads the view (the dashboard's tables) need not pay
+_kernels = None
+
+
+def _load_kernels() -> None:
+    global _kernels
+    from engine.core import fit_kernels
+    _kernels = fit_kernels
 
 
 def read_only(array: np.ndarray) -> np.ndarray:

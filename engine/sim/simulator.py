@@ -71,6 +71,7 @@ class _Run(Arrivals, Starts, DecisionLog):
                  sharing: SharingSetup | None = None) -> None:
         self.w, self.p, self.timer_s = w, policies, float(timer_s)
         self.gang = policies.gang or make("gang", "lowest-index")
+        self.gang_sees_time = getattr(self.gang, "sees_time", False)  # engine.sim.cycle.starts._gang_nodes
         # the cluster step (engine.sim.cycle.cluster_step): None under an inert cluster policy (`any`, the default)
         self.clusters = None if traits_of(policies.cluster).inert else ClusterStep(self, policies.cluster)
         self.rng = np.random.default_rng(seed)
@@ -124,7 +125,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.reason = np.full(len(w), WAITING, np.int8)
         self.parked = np.zeros(len(w), bool)  # held back by its quota (engine.sim.cycle.quota_gate)
         self.pods: dict[int, tuple | np.ndarray] = {}  # (placement, request), or whole gang nodes
-        self.slot = np.zeros(len(w), np.int64)
+        self.slot = [0] * len(w)  # each running job's slot in its region (engine.sim.state.region)
         self.alloc_gpus = np.zeros(len(w))
         self.nodes_of: dict[int, object] = {}
         self.log_t: list[float] = []  # the decision log, one entry per position: time,
@@ -188,9 +189,10 @@ class _Run(Arrivals, Starts, DecisionLog):
         return any(holds(region) for holds in self.processes.holds)
 
     def run(self, name: str = "scenario") -> None:
-        events, queues, hooks, last = self.events, self.queues, self.processes, 0.0
-        handler, on_arrival, before_batch = hooks.handler, hooks.on_arrival, hooks.before_batch
-        names = list(self.regions)
+        events, queues, regions, hooks, last = self.events, self.queues, self.regions, self.processes, 0.0
+        handler, on_arrival, before_batch, after_batch = hooks.handler, hooks.on_arrival, hooks.before_batch, \
+            hooks.after_batch
+        names, region_name, timeline = list(self.regions), self.region_name, self.timeline
         allowed, batches, census = budget(self.n_jobs), 0, Counter()
         while True:
             now, batch = events.pop_batch()
@@ -208,7 +210,7 @@ class _Run(Arrivals, Starts, DecisionLog):
             for kind, j in batch:
                 if kind <= FAILURE:
                     if (j := self._current(j)) >= 0:
-                        touched[self.region_name[j]] = True
+                        touched[region_name[j]] = True
                         self._finish(j, now, kind == FAILURE)
                 elif kind == ARRIVAL or kind == DEFERRED:
                     if kind == DEFERRED or not on_arrival or not any(hook(j, now) for hook in on_arrival):
@@ -219,9 +221,8 @@ class _Run(Arrivals, Starts, DecisionLog):
                     touched.update(dict.fromkeys(handler[kind](kind, j, now), True))
             for region in touched:
                 self._schedule(region, now)
-                fleet = self.regions[region]
-                self.timeline.append((now, region, fleet.busy_milli / 1000.0, queues[region].count))
-            for hook in hooks.after_batch:
+                timeline.append((now, region, regions[region].busy_milli / 1000.0, queues[region].count))
+            for hook in after_batch:
                 hook(now)
         for hook in hooks.finish:
             hook(last)
@@ -250,7 +251,7 @@ class _Run(Arrivals, Starts, DecisionLog):
             fleet.release(*pods)
         else:
             fleet.release_whole(pods)
-        fleet.vacate_slot(int(self.slot[j]))
+        fleet.vacate_slot(self.slot[j])
         self.freed[region] = True
         self.sharing.stopped(j, region, now)
         for hook in self.processes.on_release:  # none unless a process listens (partitions, archived datasets)
@@ -285,16 +286,16 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.block(now, j, reason)
 
     def count_waiting(self, j: int, region: str, sign: int) -> None:
-        gpus = sign * self.gpus[j]
+        gpus, requested = sign * self.gpus[j], self.requested[j]
         self.queued_gpus[region] += gpus
-        self.queued_gpu_s[region] += gpus * min(self.requested[j], WEEK_S)
+        self.queued_gpu_s[region] += gpus * (WEEK_S if WEEK_S < requested else requested)  # min(), without its call
         self.sharing.count(j, region, sign)
 
     def node_names(self, j: int) -> str:
         names, held = self.region_of[j].name_list, self.nodes_of[j]
         if len(held) == 1:
             return names[held[0]]
-        return ";".join([names[k] for k in (held.tolist() if isinstance(held, np.ndarray) else held)])
+        return ";".join(map(names.__getitem__, held.tolist() if isinstance(held, np.ndarray) else held))
 
     def _schedule(self, region: str, now: float) -> None:
         hooks = self.processes

@@ -15,6 +15,8 @@ clusters under an [interconnect]: engine.sim.processes.interconnect).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from engine.core.cluster_view import ANY, WAIT
@@ -31,17 +33,18 @@ class Starts:
 
     def try_start(self, j: int, now: float, fleet: RegionFleet, backfilled: bool) -> bool:
         """Place job j now if it fits (all pods or none); start it and schedule its finish."""
-        pool, width, shape = self.pool_list[j], self.width[j], self.shape_list[j]
-        if not self.spot_ok[j]:  # kept off spot nodes: its own "no room" memo
-            shape += AVOIDS_SPOT
-        if self.sharing.gated and self.sharing.blocks(j, self.region_name[j], now):
+        sharing = self.sharing
+        if sharing.gated and sharing.blocks(j, self.region_name[j], now):
             return False
         mig = self.partitions is not None and self.partitions.takes[j]
         if not mig:
-            if self.units_list[j] > fleet.pool_free[pool]:
+            if self.units_list[j] > fleet.pool_free[self.pool_list[j]]:
                 return False
+            shape = self.shape_list[j]
+            if not self.spot_ok[j]:  # kept off spot nodes: its own "no room" memo
+                shape += AVOIDS_SPOT
             released = fleet.released_since(shape)
-            if released is not None and not (released and self._room_on(j, fleet, np.array(released))):
+            if released is not None and not (released and self._room_on(j, fleet, released)):
                 return False
         if self.data_gate and self.data_moves.ready_at[j] > now:  # its GPUs are free; its data is on its way
             self.data_moves.held(j, now)
@@ -58,22 +61,24 @@ class Starts:
             if placed is None:
                 return False
             self.pods[j], held = placed
-            return self._started(j, now, fleet, 0, held, [self.pods[j][0].node], backfilled)
+            node = self.pods[j][0].node
+            return self._started(j, now, fleet, 0, held, node, [node], backfilled)
         cluster = ANY if self.clusters is None else self.clusters.pick(j, fleet)
         if cluster == WAIT:  # no cluster has room now: until a node with room for the shape is released
             fleet.remember_no_room(shape)
             return False
-        if width > 1:
+        if self.width[j] > 1:
             nodes = self._gang_nodes(j, fleet, now, cluster)
             if nodes is None:
                 fleet.remember_no_room(shape)
                 return False
-            if self.sharing.gated:
+            if sharing.gated:
                 nodes = self._within_quota(j, fleet, nodes, cluster)
-                if self.sharing.blocks(j, self.region_name[j], now, float(fleet.state.gpu_count[nodes].sum())):
+                if sharing.blocks(j, self.region_name[j], now, float(fleet.state.gpu_count[nodes].sum())):
                     return False  # its whole nodes would take its holder past its quota
             units = fleet.allocate_whole(nodes)
             self.pods[j] = nodes
+            first = int(nodes[0])
         else:
             request = self.request_of(j, cluster)
             placement = self.batch.take(j, fleet.view, request) if self.batch.on else None
@@ -84,23 +89,24 @@ class Starts:
                 return False
             units = fleet.allocate(placement, request)
             self.pods[j] = (placement, request)
-            nodes = [placement.node]
-        return self._started(j, now, fleet, units, units / 1000.0, nodes, backfilled)
+            first = placement.node
+            nodes = [first]
+        return self._started(j, now, fleet, units, units / 1000.0, first, nodes, backfilled)
 
-    def _started(self, j: int, now: float, fleet: RegionFleet, units: int, held: float, nodes, backfilled: bool) -> bool:
-        """The bookkeeping of job j's start on `nodes`, taking `units` milli-GPU of its pool and
-        holding `held` GPUs; schedules its finish (or failure)."""
-        first = int(nodes[0])
+    def _started(self, j: int, now: float, fleet: RegionFleet, units: int, held: float, first: int, nodes,
+                 backfilled: bool) -> bool:
+        """The bookkeeping of job j's start on `nodes` (the first of them `first`), taking `units`
+        milli-GPU of its pool and holding `held` GPUs; schedules its finish (or failure)."""
         self.alloc_gpus[j] = held
         self.nodes_of[j] = nodes
+        requested = self.requested[j]
         if self.history is None:
-            self.slot[j] = fleet.occupy_slot(now + self.requested[j], units, fleet.pool_of_node[first],
-                                             now + self.overrun[j], cluster=fleet.cluster_codes[first])
+            self.slot[j] = fleet.occupy_slot(now + requested, units, fleet.pool_of_node[first], now + self.overrun[j],
+                                             cluster=fleet.cluster_list[first])
         else:  # EASY++: expected at its prediction, then as its policy's corrector says (from its request)
-            self.slot[j] = fleet.occupy_slot(now + self.history.expected(j, self.requested[j]), units,
-                                             fleet.pool_of_node[first], now + self.requested[j], now,
-                                             fleet.cluster_codes[first])
-        if self.start[j] != self.start[j]:
+            self.slot[j] = fleet.occupy_slot(now + self.history.expected(j, requested), units,
+                                             fleet.pool_of_node[first], now + requested, now, fleet.cluster_list[first])
+        if math.isnan(self.start[j]):
             self.start[j] = now
         region = self.region_name[j]
         self.count_waiting(j, region, -1)
@@ -114,15 +120,16 @@ class Starts:
             running = self.partitions.running_s(j, fleet, now, running)
         self.events.push(now + running, FAILURE if self.failed[j] else FINISH,
                          j + self.n_jobs * self.generation[j])
-        for hook in self.processes.on_start:  # a right-sized job given too little runs out of memory
-            hook(j, now, running)
+        if self.processes.on_start:
+            for hook in self.processes.on_start:  # a right-sized job given too little runs out of memory
+                hook(j, now, running)
         return True
 
     def _gang_nodes(self, j: int, fleet: RegionFleet, now: float, cluster: int) -> np.ndarray | None:
         free = self._whole_free(j, fleet, cluster)
         if len(free) < self.width[j]:
             return None
-        if getattr(self.gang, "sees_time", False):  # a strip-packing policy: when each node frees, when the gang would end
+        if self.gang_sees_time:  # a strip-packing policy: when each node frees, when the gang would end
             return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng,
                                           free_at=self._node_free_at(fleet, now), end_s=now + self.requested[j])
         return self.gang.choose_nodes(fleet.view, free, self.width[j], self.rng)
@@ -153,14 +160,16 @@ class Starts:
         fewest = fleet.fewest_gpu_nodes(self._whole_free(j, fleet, cluster), self.width[j])
         return fewest if counts[fewest].sum() < counts[nodes].sum() else nodes
 
-    def _room_on(self, j: int, fleet: RegionFleet, nodes: np.ndarray) -> bool:
+    def _room_on(self, j: int, fleet: RegionFleet, nodes: list[int]) -> bool:
         """Whether job j's pod (a whole node for a gang job) fits on any of `nodes` (repeats allowed) now."""
         if self.width[j] > 1:
             big = fleet.big_enough(self.num_gpu[j], self.cpu_milli[j], self.memory_mib[j], self.pool_list[j],
                                    self.spot_ok[j])
-            free = fleet.state.entirely_free[nodes]
-            return bool(np.count_nonzero(free if big is fleet.every_node else free & big[nodes]))
-        return bool(np.count_nonzero(fits_on(fleet.view, self.request_of(j), nodes)))
+            if big is fleet.every_node:
+                return bool(np.count_nonzero(fleet.state.entirely_free[nodes]))
+            nodes = np.array(nodes)
+            return bool(np.count_nonzero(fleet.state.entirely_free[nodes] & big[nodes]))
+        return bool(np.count_nonzero(fits_on(fleet.view, self.request_of(j), np.array(nodes))))
 
     def request_of(self, j: int, cluster: int = ANY) -> PodRequest:
         """Job j's pod request (one object per distinct shape), on `cluster`'s nodes only (ANY: any node)."""

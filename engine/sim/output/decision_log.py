@@ -10,6 +10,8 @@ import numpy as np
 
 from engine.core.reasons import CAPACITY
 
+FEW = 8  # jobs that `mark` takes one by one: fewer Python steps than its numpy calls cost
+
 
 class DecisionLog:
     """Logging steps of a run (mixed into engine.sim.simulator._Run)."""
@@ -32,6 +34,12 @@ class DecisionLog:
 
     def mark(self, now: float, jobs: np.ndarray, reason: int) -> None:
         """`block` for many jobs at once (those parked by their quota keep their own reason)."""
+        if len(jobs) <= FEW:
+            parked = self.parked
+            for j in jobs.tolist():
+                if not parked[j]:
+                    self.block(now, j, reason)
+            return
         changed = jobs[(self.reason[jobs] != reason) & ~self.parked[jobs]]
         self.reason[changed] = reason
         if len(changed):

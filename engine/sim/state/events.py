@@ -15,8 +15,8 @@ next arrivals with the heap's earliest events.
 """
 from __future__ import annotations
 
-import heapq
 import math
+from heapq import heappop, heappush
 
 import numpy as np
 
@@ -45,7 +45,7 @@ class EventQueue:
     def push(self, time_s: float, kind: int, payload: int) -> None:
         """Add an event of `kind` about `payload` (a job index; a region index for REPASS; what a world
         process's own kinds carry, its module says) at `time_s`."""
-        heapq.heappush(self._heap, (time_s, kind, self._seq, payload))
+        heappush(self._heap, (time_s, kind, self._seq, payload))
         self._seq += 1
         if kind in self.background_kinds:
             self.background_pending += 1
@@ -66,15 +66,16 @@ class EventQueue:
         """(time_s, [(kind, payload), ...]) for every event at the earliest time, in tie order;
         (inf, []) when no event is left."""
         heap, batch, arrivals, j = self._heap, [], self._arrivals, self._next
+        n = len(arrivals)
         time_s = heap[0][0] if heap else math.inf
-        if j < len(arrivals) and arrivals[j] < time_s:
+        if j < n and arrivals[j] < time_s:
             time_s = arrivals[j]
         while heap and heap[0][0] == time_s:
-            _, kind, _, payload = heapq.heappop(heap)
+            _, kind, _, payload = heappop(heap)
             if kind in self.background_kinds:
                 self.background_pending -= 1
             batch.append((kind, payload))
-        while j < len(arrivals) and arrivals[j] == time_s:
+        while j < n and arrivals[j] == time_s:
             batch.append((ARRIVAL, j))
             j += 1
         self._next = j

@@ -117,7 +117,8 @@ class FleetState:
                 int(self.cpu_total.max(initial=0)), int(self.gpu_count.max(initial=0)) * MILLI,
                 self.fragmentation, {}, None if self.spot is None else read_only(self.spot),
                 None if self.tier_rank is None else read_only(self.tier_rank), self.log,
-                cluster=None if self.cluster is None else read_only(self.cluster))
+                cluster=None if self.cluster is None else read_only(self.cluster), _block=read_only(self._plain),
+                _nodes=read_only(np.arange(len(self.cpu_total))))
         return self._view
 
     @property

@@ -24,8 +24,8 @@ import pandas as pd
 from engine.core.fleet_view import MILLI, TIER_RANK, Placement, PlacementError, PodRequest
 from engine.sim.state.fleet_state import FleetState
 
-# engine.sim.state.whole_kernels, imported when a run first takes whole nodes: numba costs a process
-# about 0.2 s, which runs without gang jobs need not pay
+# engine.sim.state.whole_kernels, imported when a run first takes whole nodes: loading its compiled code
+# from numba's cache is a cost runs without gang jobs need not pay
 _kernels = None
 
 
@@ -40,8 +40,10 @@ class GangFleetState(FleetState):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.entirely_free = np.ones(len(self.cpu_free), bool)
-        self.held_whole = np.zeros(len(self.cpu_free), bool)
+        # per node, entirely free and taken whole: the two columns of one array (one argument of the kernel)
+        self._flags = np.zeros((len(self.cpu_free), 2), bool)
+        self._flags[:, 0] = True
+        self.entirely_free, self.held_whole = self._flags[:, 0], self._flags[:, 1]
         # The block of a node taken whole: nothing free, absent GPUs -1, one pod of all its GPUs (an
         # entirely free node holds no GPU pod, so the row replaces its figures exactly).
         self._taken = np.where(self.capacity < 0, -1, 0)
@@ -57,29 +59,33 @@ class GangFleetState(FleetState):
     def allocate_whole(self, nodes) -> list[int]:
         """Take all of `nodes` (ascending distinct indices); raise PlacementError unless each is
         an existing, entirely free node. Returns the nodes as a list."""
-        return self._whole(nodes, True, "gang nodes {} are not all entirely free")
+        nodes = np.asarray(nodes, np.int64)
+        self.move_whole(nodes, True)
+        return nodes.tolist()
 
     def release_whole(self, nodes) -> list[int]:
         """Give back nodes taken by `allocate_whole` (ascending, distinct); refuses nodes that are
         not all entirely taken. Returns the nodes as a list."""
-        return self._whole(nodes, False, "nodes {} were not taken whole")
+        nodes = np.asarray(nodes, np.int64)
+        self.move_whole(nodes, False)
+        return nodes.tolist()
 
-    def _whole(self, nodes, take: bool, refusal: str) -> list[int]:
-        """Check and move whole `nodes` in one compiled call (engine.sim.state.whole_kernels)."""
+    def move_whole(self, nodes: np.ndarray, take: bool) -> int:
+        """Take (`take`) or give back whole `nodes` (int64) checked, in one compiled call
+        (engine.sim.state.whole_kernels); returns the GPU milli moved."""
         if _kernels is None:
             _load_kernels()
-        nodes = np.asarray(nodes, np.int64)
-        answer = _kernels.move_whole(self._plain, self._taken if take else self.capacity, self.entirely_free,
-                                     self.held_whole, nodes, take)
-        if answer == _kernels.BAD_NODES:
-            raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
-        if answer == _kernels.NOT_WHOLE:
-            raise PlacementError(refusal.format(nodes.tolist()))
+        milli = _kernels.move_whole(self._plain, self._taken if take else self.capacity, self._flags, nodes, take)
+        if milli < 0:
+            if milli == _kernels.BAD_NODES:
+                raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
+            raise PlacementError(f"gang nodes {nodes.tolist()} are not all entirely free" if take
+                                 else f"nodes {nodes.tolist()} were not taken whole")
         if self.log is not None:
             self.log.note(nodes)
         if self.fragmentation is not None:
             self.fragmentation.refresh(nodes, self.cpu_free, self.gpu_free)
-        return nodes.tolist()
+        return milli
 
 
 def _load_kernels() -> None:
@@ -107,6 +113,7 @@ class RegionFleet:
         spot = (nodes["tier"] == "spot").to_numpy(bool) if "tier" in nodes else None
         rank = nodes["tier"].map(TIER_RANK).fillna(0).to_numpy(np.int64) if "tier" in nodes else None
         self.cluster_names, self.cluster_codes = cluster_codes(nodes)
+        self.cluster_list = self.cluster_codes.tolist()
         self.state = GangFleetState(nodes["cpu_milli"].to_numpy(), nodes["memory_mib"].to_numpy(),
                                     nodes["gpu"].to_numpy(), list(nodes["model"]), rack=nodes["rack_id"].to_numpy(),
                                     spot=spot if spot is not None and spot.any() else None,
@@ -122,14 +129,12 @@ class RegionFleet:
         self.pool_of_node = self.node_pool.tolist()
         self.capacity_gpus = float(self.state.gpu_count.sum())
         self.busy_milli = 0
-        self.slot_end = np.zeros(16)
-        self.slot_overrun = np.full(16, np.nan)  # expected end once slot_end has passed (NaN: none)
-        self.slot_begin = np.full(16, np.nan)  # start, recorded for a corrector (NaN: not recorded)
-        self.slot_units = np.zeros(16)
-        self.slot_pool = np.zeros(16, np.int64)
-        self.slot_cluster = np.zeros(16, np.int64)  # the cluster of the job's first node
-        self.slot_active = np.zeros(16, bool)
-        self._free_slots = list(range(15, -1, -1))
+        # per slot (engine.sim.state.slot_kernels' columns): expected end, expected end once that has
+        # passed (NaN: none), start recorded for a corrector (NaN: not recorded), units, pool, the
+        # cluster of the job's first node, active (1.0); one row written per start
+        self.slots = np.zeros((0, 7))
+        self._free_slots: list[int] = []
+        self._grow_slots()
         self._big_enough: dict[tuple, np.ndarray] = {}
         self.every_node = np.ones(len(self.names), bool)  # big_enough's one mask for shapes any node holds
         self._node_milli = (self.state.gpu_count * MILLI).tolist()
@@ -211,22 +216,22 @@ class RegionFleet:
 
     def allocate_whole(self, nodes) -> int:
         """Take whole `nodes` (checked); returns the milli-GPU taken."""
-        return self._account_many(self.state.allocate_whole(nodes), -1)
+        nodes = np.asarray(nodes, np.int64)
+        return self._account_many(nodes, self.state.move_whole(nodes, True), -1)
 
     def release_whole(self, nodes) -> None:
-        listed = self.state.release_whole(nodes)
-        self.released.extend(listed)
-        self._account_many(listed, +1)
+        nodes = np.asarray(nodes, np.int64)
+        milli = self.state.move_whole(nodes, False)
+        self.released.extend(nodes.tolist())
+        self._account_many(nodes, milli, +1)
 
-    def _account_many(self, nodes: list[int], sign: int) -> int:
-        milli = self._node_milli
+    def _account_many(self, nodes: np.ndarray, total: int, sign: int) -> int:
+        """Account whole `nodes` holding `total` milli-GPU (sign -1 taken, +1 given back); returns `total`."""
         if self._one_pool >= 0:  # every node of the region in one pool: no per-pool split needed
-            total = sum(map(milli.__getitem__, nodes))
             self._account(self._one_pool, total, sign)
             return total
-        total, pool_of = 0, self.pool_of_node
-        for k in nodes:
-            total += milli[k]
+        milli, pool_of = self._node_milli, self.pool_of_node
+        for k in nodes.tolist():
             if pool_of[k] > 0:  # pool 0, every node, gets the total below
                 self.pool_free[pool_of[k]] += sign * milli[k]
         self.pool_free[0] += sign * total
@@ -245,24 +250,20 @@ class RegionFleet:
         expected_end_s (NaN: at once); begin_s: its start, for a corrector (running_in_pool); cluster:
         the cluster of its first node (running_in_pool's `cluster`)."""
         if not self._free_slots:
-            n = len(self.slot_end)
-            self.slot_end = np.concatenate([self.slot_end, np.zeros(n)])
-            self.slot_overrun = np.concatenate([self.slot_overrun, np.full(n, np.nan)])
-            self.slot_begin = np.concatenate([self.slot_begin, np.full(n, np.nan)])
-            self.slot_units = np.concatenate([self.slot_units, np.zeros(n)])
-            self.slot_pool = np.concatenate([self.slot_pool, np.zeros(n, np.int64)])
-            self.slot_cluster = np.concatenate([self.slot_cluster, np.zeros(n, np.int64)])
-            self.slot_active = np.concatenate([self.slot_active, np.zeros(n, bool)])
-            self._free_slots = list(range(2 * n - 1, n - 1, -1))
+            self._grow_slots()
         slot = self._free_slots.pop()
-        self.slot_end[slot], self.slot_units[slot] = expected_end_s, units
-        self.slot_overrun[slot], self.slot_begin[slot] = overrun_end_s, begin_s
-        self.slot_pool[slot], self.slot_active[slot] = pool, True
-        self.slot_cluster[slot] = cluster
+        self.slots[slot] = (expected_end_s, overrun_end_s, begin_s, units, pool, cluster, 1.0)
         return slot
 
+    def _grow_slots(self) -> None:
+        """Twice the slots (16 at first); `slot_end` is the column of expected ends."""
+        n = max(len(self.slots), 16)
+        self.slots = np.concatenate([self.slots, np.zeros((n, 7))])
+        self.slot_end = self.slots[:, 0]
+        self._free_slots = list(range(len(self.slots) - 1, len(self.slots) - n - 1, -1))
+
     def vacate_slot(self, slot: int) -> None:
-        self.slot_active[slot] = False
+        self.slots[slot, 6] = 0.0  # not active
         self._free_slots.append(slot)
 
     def running_in_pool(self, pool: int, now_s: float = -math.inf, corrector=None,
@@ -271,16 +272,21 @@ class RegionFleet:
         first node is in `cluster` when it is >= 0 (engine.sim.cycle.backfill_cluster); a job past its
         expected end at `now_s` is expected at its overrun end when it has one, or where
         `corrector(now_s, begin_s, expected_end_s, overrun_end_s)` says (EASY++'s correctors)."""
-        mask = self.slot_active if pool == 0 else self.slot_active & (self.slot_pool == pool)
-        if cluster >= 0:
-            mask = mask & (self.slot_cluster == cluster)
-        ends = self.slot_end[mask]
-        overrun = self.slot_overrun[mask]
+        if _slot_kernels is None:
+            _load_slot_kernels()
+        ends, overrun, begin, units = _slot_kernels.running(self.slots, pool, cluster, now_s, corrector is None)
         if corrector is not None:
             late = ends <= now_s
             if np.count_nonzero(late):
-                ends = ends.copy()
-                ends[late] = corrector(now_s, self.slot_begin[mask][late], ends[late], overrun[late])
-            return ends, self.slot_units[mask]
-        late = (ends <= now_s) & np.isfinite(overrun)
-        return (np.where(late, overrun, ends) if np.count_nonzero(late) else ends), self.slot_units[mask]
+                ends[late] = corrector(now_s, begin[late], ends[late], overrun[late])
+        return ends, units
+
+
+# engine.sim.state.slot_kernels, imported with the first backfill pass
+_slot_kernels = None
+
+
+def _load_slot_kernels() -> None:
+    global _slot_kernels
+    from engine.sim.state import slot_kernels
+    _slot_kernels = slot_kernels
