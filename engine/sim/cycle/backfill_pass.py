@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.core.reasons import CAPACITY, RESERVATION
+from engine.policies.backfill import easy_kernels
 from engine.sim.cycle.backfill_cluster import head_scope
 from engine.sim.cycle.backfill_mig import prepare, seen
 from engine.sim.cycle.backfill_plan import in_head_pool, planned
@@ -84,19 +85,14 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     if window.by_pool:
         _by_pool(run, fleet, window, now, queue, rest)
         return
-    if not window.sequential and len(rest) < FEW and not predicted:
-        _few(run, fleet, window, now, queue, rest, pool, scope)
-        return
-    cand_units, cand_pool = run.units[rest], run.pool[rest]
     req = seen(run, rest, run.history.expected_many(rest, run.requested_s[rest]) if predicted
                else run.requested_s[rest])
     in_pool = in_head_pool(run, fleet, rest, pool, scope)
-    if window.sequential:
-        started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
-    else:
-        started, window = _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
-        refused = (~started & (cand_units <= np.array(fleet.pool_free)[cand_pool])
-                   & ~window.allows(now, req, in_pool, cand_pool))
+    if not window.sequential:
+        _scan(run, fleet, window, now, queue, rest, req, in_pool)
+        return
+    cand_units, cand_pool = run.units[rest], run.pool[rest]
+    started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
     run.mark(now, rest[refused], RESERVATION)
     run.mark(now, rest[~started & ~refused], CAPACITY)
     if np.count_nonzero(started):
@@ -127,61 +123,41 @@ def _mark_few(run, now: float, jobs: list[int], code: int) -> None:
             run.log(now, j, code)
 
 
-def _few(run, fleet, window, now: float, queue, candidates: np.ndarray, pool: int, scope) -> None:
-    """The non-sequential scan of `_vectorised` and its reasons for a few candidates, with scalars;
-    `window.allows` is still asked over arrays (all candidates, then those after each start)."""
-    units, pools, free, shape, parked = run.units_list, run.pool_list, fleet.pool_free, run.shape_list, run.parked
-    req, rest = seen(run, candidates, run.requested_s[candidates]), candidates.tolist()
-    in_pool = np.array([units[j] if pool == 0 or pools[j] == 0 or pools[j] == pool else 0.0 for j in rest])
-    if scope is not None:
-        in_pool = in_pool * scope.reaches(run, fleet, candidates)
-    cand_pool = np.array([pools[j] for j in rest], np.int64)
-    allowed = window.allows(now, req, in_pool, cand_pool).tolist()
-    started = [False] * len(rest)
-    dead: set[int] = set()
-    for i, j in enumerate(rest):
-        if not allowed[i] or units[j] > free[pools[j]] or shape[j] in dead:
-            continue
-        if run.try_start(j, now, fleet, True):
-            window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
-            started[i] = True
-            allowed[i + 1:] = window.allows(now, req[i + 1:], in_pool[i + 1:], cand_pool[i + 1:]).tolist()
-        elif not parked[j]:  # a job its quota parked says nothing about room for its shape
-            dead.add(shape[j])
-    if any(started):
-        allowed = window.allows(now, req, in_pool, cand_pool).tolist()
-    refused = [not s and units[j] <= free[pools[j]] and not a for j, s, a in zip(rest, started, allowed)]
-    _mark_few(run, now, [j for j, r in zip(rest, refused) if r], RESERVATION)
-    _mark_few(run, now, [j for j, s, r in zip(rest, started, refused) if not s and not r], CAPACITY)
-    for key in sorted(run.key_of[j] for j, s in zip(rest, started) if s):
-        queue.remove(key)
-
-
-def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool):
-    """Start, in order, the candidates the window allows whose units are free and whose shape is not
-    dead. The masks over the candidates after position i change only when i starts (the window and
-    free units; recomputed from i + 1 on) or its shape dies (cleared from i + 1 on)."""
-    started = np.zeros(len(rest), bool)
-    shape = run.shape[rest]
-    ok = window.allows(now, req, in_pool, cand_pool) & (cand_units <= np.array(fleet.pool_free)[cand_pool])
-    alive = np.ones(len(rest), bool)  # False for the candidates of a shape that found no room
-    pos = 0
-    while pos < len(rest):
-        i = pos + int(ok[pos:].argmax())
-        if not ok[i]:
+def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarray, in_pool: np.ndarray) -> None:
+    """A non-sequential window's pass (engine.policies.easy_kernels.scan): in order, start the candidates
+    the window allows whose units are free and whose shape has not found no room this pass, then give
+    the others their reasons. The window and the free units change only when a candidate starts; a
+    candidate whose placement fails kills its shape for the rest of the pass (a job its quota parked
+    says nothing about room for its shape)."""
+    kernels = easy_kernels()
+    units, pools, shapes, pool_list, parked = run.units, run.pool, run.shape, run.pool_list, run.parked
+    codes = np.zeros(len(rest), np.int8)
+    k, failed, n = 0, -1, len(rest)
+    while True:
+        k = kernels.scan(k, failed, now, window.shadow_s, window.extra_units, rest, req, in_pool, units, pools,
+                         shapes, np.array(fleet.pool_free), codes)
+        if k == n:
             break
-        after = slice(i + 1, None)
-        if run.try_start(int(rest[i]), now, fleet, True):
-            window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
-            started[i] = True
-            ok[after] = (window.allows(now, req[after], in_pool[after], cand_pool[after]) & alive[after]
-                         & (cand_units[after] <= np.array(fleet.pool_free)[cand_pool[after]]))
-        elif not run.parked[rest[i]]:  # a job its quota parked says nothing about room for its shape
-            other = shape[after] != shape[i]
-            alive[after] &= other
-            ok[after] &= other
-        pos = i + 1
-    return started, window
+        j, failed = int(rest[k]), -1
+        if run.try_start(j, now, fleet, True):
+            window = window.after_start(now, req[k], in_pool[k], pool_list[j])
+            codes[k] = kernels.STARTED
+        elif not parked[j]:
+            failed = k
+        k += 1
+    _mark(run, now, rest[codes == kernels.REFUSED], RESERVATION)
+    _mark(run, now, rest[codes == kernels.WAITING], CAPACITY)
+    started = rest[codes == kernels.STARTED]
+    if len(started):
+        queue.remove_many(run.job_key[started])
+
+
+def _mark(run, now: float, jobs: np.ndarray, code: int) -> None:
+    """`run.mark`, with scalars for a few jobs."""
+    if len(jobs) < FEW:
+        _mark_few(run, now, jobs.tolist(), code)
+    else:
+        run.mark(now, jobs, code)
 
 
 def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:
