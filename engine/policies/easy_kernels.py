@@ -89,13 +89,16 @@ def head_pool_units(jobs, units, pools, head_pool):
 
 @njit(cache=True)
 def scan(start, failed, now_s, shadow_s, extra_units, jobs, requested_s, in_pool, units, pools, shapes,
-         pool_free, codes):
+         pool_free, codes, reason, refused_reason, waiting_reason, marked):
     """A non-sequential backfill pass over the candidates `jobs` (in the order tried; `requested_s`,
-    `in_pool` per candidate; `units`, `pools`, `shapes` per job): the first candidate from `start` on
-    whose code is WAITING, whose units are free now (`pool_free`) and that the window admits. `failed`
-    >= 0: that candidate's shape found no room, so the candidates of its shape after it are DEAD. When
-    none is left returns len(jobs), each code then final: STARTED as the caller set it, REFUSED when its
-    units are free but the window refuses it, else WAITING."""
+    `in_pool` and `codes` per candidate; `units`, `pools`, `shapes` and `reason` per job). Returns
+    (k, refused, waiting): k, the first candidate from `start` on whose code is WAITING, whose units are
+    free now (`pool_free`) and that the window admits; `failed` >= 0: that candidate's shape found no
+    room, so the candidates of its shape after it are DEAD first. When none is left, k is len(jobs) and
+    the pass is over: the candidates not STARTED (by the caller) whose units are free but that the
+    window refuses, then the others, are the ones given `refused_reason` and `waiting_reason`; of them,
+    those whose `reason` is not already that one are written to `marked`, `marked[:refused]` and
+    `marked[refused:waiting]`, in order (the rest would not change)."""
     n = len(jobs)
     if failed >= 0:
         shape = shapes[jobs[failed]]
@@ -106,11 +109,21 @@ def scan(start, failed, now_s, shadow_s, extra_units, jobs, requested_s, in_pool
         j = jobs[k]
         if codes[k] == WAITING and units[j] <= pool_free[pools[j]] \
                 and admits(now_s, requested_s[k], in_pool[k], shadow_s, extra_units):
-            return k
+            return k, 0, 0
+    refused = 0
     for k in range(n):
         if codes[k] != STARTED:
             j = jobs[k]
-            free = units[j] <= pool_free[pools[j]]
-            codes[k] = REFUSED if free and not admits(now_s, requested_s[k], in_pool[k], shadow_s, extra_units) \
-                else WAITING
-    return n
+            if units[j] <= pool_free[pools[j]] and not admits(now_s, requested_s[k], in_pool[k], shadow_s, extra_units):
+                codes[k] = REFUSED
+                if reason[j] != refused_reason:
+                    marked[refused] = j
+                    refused += 1
+            else:
+                codes[k] = WAITING
+    waiting = refused
+    for k in range(n):
+        if codes[k] == WAITING and reason[jobs[k]] != waiting_reason:
+            marked[waiting] = jobs[k]
+            waiting += 1
+    return n, refused, waiting

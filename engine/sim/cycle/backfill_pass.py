@@ -105,6 +105,9 @@ def _candidates(run, queue, only: list[int] | None, rest: np.ndarray | None) -> 
         if only is None:
             return run.key_job[queue.keys()[1:]]
         key_of, mask, head = run.key_of, queue.mask, queue.lo
+        if len(only) == 1:  # one new arrival, the usual case
+            key = key_of[only[0]]
+            return np.array(only if mask[key] and key != head else (), np.int64)
         keys = sorted(k for k in map(key_of.__getitem__, only) if mask[k] and k != head)
         return np.array([run.job_at[k] for k in keys], np.int64)
     if only is None:
@@ -130,26 +133,28 @@ def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarr
     candidate whose placement fails kills its shape for the rest of the pass (a job its quota parked
     says nothing about room for its shape)."""
     kernels = easy_kernels()
-    units, pools, shapes, pool_list, parked = run.units, run.pool, run.shape, run.pool_list, run.parked
-    codes = np.zeros(len(rest), np.int8)
-    k, failed, n = 0, -1, len(rest)
+    units, pools, shapes, reason, pool_list, parked = run.units, run.pool, run.shape, run.reason, run.pool_list, run.parked
+    n = len(rest)
+    codes, marked, started = np.zeros(n, np.int8), np.empty(n, np.int64), []
+    k, failed = 0, -1
     while True:
-        k = kernels.scan(k, failed, now, window.shadow_s, window.extra_units, rest, req, in_pool, units, pools,
-                         shapes, np.array(fleet.pool_free), codes)
+        k, refused, waiting = kernels.scan(k, failed, now, window.shadow_s, window.extra_units, rest, req, in_pool,
+                                           units, pools, shapes, np.array(fleet.pool_free), codes, reason,
+                                           RESERVATION, CAPACITY, marked)
         if k == n:
             break
         j, failed = int(rest[k]), -1
         if run.try_start(j, now, fleet, True):
             window = window.after_start(now, req[k], in_pool[k], pool_list[j])
             codes[k] = kernels.STARTED
+            started.append(run.key_of[j])
         elif not parked[j]:
             failed = k
         k += 1
-    _mark(run, now, rest[codes == kernels.REFUSED], RESERVATION)
-    _mark(run, now, rest[codes == kernels.WAITING], CAPACITY)
-    started = rest[codes == kernels.STARTED]
-    if len(started):
-        queue.remove_many(run.job_key[started])
+    _mark(run, now, marked[:refused], RESERVATION)
+    _mark(run, now, marked[refused:waiting], CAPACITY)
+    for key in sorted(started):
+        queue.remove(key)
 
 
 def _mark(run, now: float, jobs: np.ndarray, code: int) -> None:
