@@ -5,7 +5,9 @@ Every policy has one method, `window(head_units, free_units, running_end_s, runn
 not fit; None means "no backfilling this pass". A window holds the reservations of one scheduling
 pass: a candidate further back may start when it fits now (the simulator checks that by placing it)
 and the window `allows` it. Every window class has:
-- `allows(now_s, requested_s, units, pools) -> ndarray[bool]`, vectorised over candidates;
+- `allows(now_s, requested_s, units, pools) -> ndarray[bool]`, vectorised over candidates (a window
+  that is not `sequential` is EASY's `Window` or built on it: its rule over `shadow_s` and
+  `extra_units` is compiled in engine.policies.easy_kernels, and the simulator's pass scans with it);
 - `after_start(now_s, requested_s, units, pool)`: the window once that candidate started;
 - `after_skip(now_s, requested_s, units, pool)`: the window once that candidate, in queue order,
   stays queued this pass (not allowed, or allowed but it fit on no node);

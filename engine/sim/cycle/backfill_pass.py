@@ -5,17 +5,18 @@ delaying the reservations. Candidates are tried in queue order; a candidate star
 has the units free now, the window allows it, and the placement (or gang) policy finds it room.
 
 Shortcuts that keep a pass over thousands of waiting jobs cheap, and change no decision:
-- When no candidate's pool has its units free, nothing can start: no window is asked for.
-- Windows whose `after_skip` changes nothing (`sequential` False, e.g. EASY) are evaluated over
-  every remaining candidate at once; after each start the masks are recomputed from the next
-  candidate on, since a start only shrinks the window and the free units.
+- When no candidate's pool has its units free, nothing can start: no window is asked for (checked
+  with Python scalars for fewer than FEW candidates, where numpy's cost per call dominates).
+- Windows whose `after_skip` changes nothing (`sequential` False: EASY's `Window` and the windows
+  built on it) are scanned by one compiled kernel (engine.policies.easy_kernels.scan, EASY's rule
+  `admits`): each call walks on to the next candidate to try and, once none is left, sorts the others
+  into refused and waiting, listing only those whose reason changes. A start only shrinks the window
+  and the free units, so the walk never looks back.
 - A candidate whose placement fails marks its shape dead for the rest of the pass: starts only
   take resources, so the same shape cannot fit later in the pass.
 - Sequential windows (conservative) visit the candidates one by one, calling `after_start` or
   `after_skip`, and stop once no later candidate's units are free (reservations made after that
   could only constrain candidates that cannot start anyway).
-- Most passes have a few candidates (new arrivals, or a short queue): up to FEW of them are
-  scanned with Python scalars (same steps, same order), since numpy's cost per call dominates there.
 - A window that blocks by pool (`by_pool`: first come, first served per pool) is walked pool by
   pool: each start or blocked job is one numpy step over the candidates.
 A window with a `plan` method (engine.policies.backfill_order: EASY-SJBF, selective, list, lookahead)
@@ -38,7 +39,7 @@ from engine.sim.cycle.backfill_cluster import head_scope
 from engine.sim.cycle.backfill_mig import prepare, seen
 from engine.sim.cycle.backfill_plan import in_head_pool, planned
 
-FEW = 32  # candidates scanned in Python below this many (numpy from here on)
+FEW = 32  # candidates checked and marked with Python scalars below this many (numpy from here on)
 
 
 def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | None,
