@@ -5,7 +5,9 @@ Every policy has one method, `window(head_units, free_units, running_end_s, runn
 not fit; None means "no backfilling this pass". A window holds the reservations of one scheduling
 pass: a candidate further back may start when it fits now (the simulator checks that by placing it)
 and the window `allows` it. Every window class has:
-- `allows(now_s, requested_s, units, pools) -> ndarray[bool]`, vectorised over candidates;
+- `allows(now_s, requested_s, units, pools) -> ndarray[bool]`, vectorised over candidates (a window
+  that is not `sequential` is EASY's `Window` or built on it: its rule over `shadow_s` and
+  `extra_units` is compiled in engine.policies.easy_kernels, and the simulator's pass scans with it);
 - `after_start(now_s, requested_s, units, pool)`: the window once that candidate started;
 - `after_skip(now_s, requested_s, units, pool)`: the window once that candidate, in queue order,
   stays queued this pass (not allowed, or allowed but it fit on no node);
@@ -45,6 +47,18 @@ from engine.policies.registry import register
 
 FAMILY = "backfill"
 EARLIEST = 64  # running jobs EASY first sorts by end when there are more (all of them if those do not suffice)
+# engine.policies.easy_kernels, imported with the first EASY window: numba costs a process about 0.2 s,
+# which runs without backfilling need not pay
+kernels = None
+
+
+def easy_kernels():
+    """engine.policies.easy_kernels (imported on first use)."""
+    global kernels
+    if kernels is None:
+        from engine.policies import easy_kernels as loaded
+        kernels = loaded
+    return kernels
 
 
 @dataclass(frozen=True)
@@ -57,8 +71,10 @@ class Window:
     extra_units: float
 
     def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, pools=None) -> np.ndarray:
-        """Candidates that cannot delay the head: done by the shadow time, or small enough for the extra."""
-        return (now_s + requested_s <= self.shadow_s) | (units <= self.extra_units)
+        """Candidates that cannot delay the head: done by the shadow time, or small enough for the extra
+        (engine.policies.easy_kernels.admits, the rule the simulator's pass applies too)."""
+        return easy_kernels().allows(float(now_s), np.asarray(requested_s, np.float64), np.asarray(units, np.float64),
+                                     float(self.shadow_s), float(self.extra_units))
 
     def after_start(self, now_s: float, requested_s: float, units: float, pool: int = 0) -> "Window":
         """The window once a candidate started: one that outlives the shadow time uses up extra."""
@@ -129,33 +145,10 @@ class EasyBackfill:
                head_requested_s: float = math.inf, head_pool: int = 0) -> Window:
         if free_units >= head_units:
             return Window(now_s, free_units - head_units)
-        # ndarray methods rather than np.argsort / np.cumsum / np.flatnonzero: fewer Python wrappers
-        # on a call made once per backfill pass
-        running_end_s = np.asarray(running_end_s)
-        running_units = np.asarray(running_units, np.float64)
-        if len(running_end_s) > EARLIEST:  # the head usually needs a few ends: sort just the earliest first
-            bound = np.partition(running_end_s, EARLIEST - 1)[EARLIEST - 1]
-            window = _shadow(head_units, free_units, running_end_s, running_units, now_s,
-                             (running_end_s <= bound).nonzero()[0])
-            if window is not None:
-                return window
-        window = _shadow(head_units, free_units, running_end_s, running_units, now_s, None)
-        return window if window is not None else Window(float("inf"), 0.0)
-
-
-def _shadow(head_units, free_units, end_s, units, now_s, among) -> Window | None:
-    """EASY's window from the running jobs in order of expected end (equal ends: earlier slot first),
-    None if their units do not suffice. `among`: only these (ascending) slots, the ones ending by
-    some time: the order's start, so the same window whenever they suffice (None: every slot)."""
-    if among is not None:
-        end_s, units = end_s[among], units[among]
-    order = end_s.argsort(kind="stable")
-    available = free_units + units[order].cumsum()
-    enough = available >= head_units
-    first = int(enough.argmax()) if len(enough) else 0
-    if not len(enough) or not enough[first]:
-        return None
-    return Window(max(float(end_s[order[first]]), now_s), float(available[first] - head_units))
+        shadow_s, extra_units = easy_kernels().reservation(
+            float(head_units), float(free_units), np.asarray(running_end_s, np.float64),
+            np.asarray(running_units, np.float64), float(now_s), EARLIEST)
+        return Window(shadow_s, extra_units)
 
 
 @register(FAMILY, "conservative")

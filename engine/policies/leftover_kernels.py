@@ -1,5 +1,7 @@
-"""The leftover score of best-fit, worst-fit and cheapest-tier (engine.policies.placement), compiled
-with numba: one pass over the fleet's free CPU and GPU milli instead of a dozen numpy calls per pod.
+"""The leftover score of best-fit, worst-fit and cheapest-tier (engine.policies.placement), and the
+tightest-fit choice of a node's GPUs every score-based placement makes, compiled with numba: one pass
+over the fleet's free CPU and GPU milli, and over the chosen node's GPUs, instead of a dozen numpy
+calls and a Python loop per pod.
 
 Arithmetic is float64 in the order the formula is written, without fast-math, so scores are the
 IEEE values plain Python or numpy would give. Compiled on first use and cached on disk beside this
@@ -26,3 +28,35 @@ def leftover_top(ok, cpu_free, gpu_free, cpu_milli, gpu_milli, cpu_scale, gpu_sc
             if score > top:
                 best, top = k, score
     return best
+
+
+@njit(cache=True)
+def tightest(free, milli, count):
+    """Up to `count` GPUs of a node (`free`: each GPU's free milli, -1 for absent ones) with at least
+    `milli` free: the fewest free first, the lowest index among equals; ascending."""
+    chosen = np.empty(count, np.int64)
+    taken = np.zeros(len(free), np.bool_)
+    found = 0
+    while found < count:
+        best = -1
+        for g in range(len(free)):
+            if not taken[g] and free[g] >= milli and (best < 0 or free[g] < free[best]):
+                best = g
+        if best < 0:
+            break
+        taken[best] = True
+        chosen[found] = best
+        found += 1
+    return np.sort(chosen[:found])
+
+
+@njit(cache=True)
+def leftover_place(ok, cpu_free, gpu_free_total, gpu_free, cpu_milli, gpu_milli, num_gpu, cpu_scale, gpu_scale,
+                   cpu_weight, least):
+    """`leftover_top`'s node for a pod of `num_gpu` GPUs of `gpu_milli` each, and its GPUs there
+    (`tightest`; none for a CPU-only pod): (node, GPUs), node -1 when none fits."""
+    node = leftover_top(ok, cpu_free, gpu_free_total, cpu_milli, num_gpu * gpu_milli, cpu_scale, gpu_scale,
+                        cpu_weight, least)
+    if node < 0 or num_gpu == 0:
+        return node, np.empty(0, np.int64)
+    return node, tightest(gpu_free[node], gpu_milli, num_gpu)

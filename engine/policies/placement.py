@@ -21,8 +21,8 @@ from engine.core.fleet_view import MILLI, FleetView, Placement, PodRequest, fits
 from engine.core.fragmentation import FragmentationIndex, TargetWorkload
 from engine.policies.registry import register
 
-# engine.policies.leftover_kernels, imported with the first leftover score: numba costs a process
-# about 0.2 s, which runs under other placements need not pay
+# engine.policies.leftover_kernels, imported with the first leftover score or tightest-fit GPU choice: numba
+# costs a process about 0.2 s, which runs under first-fit need not pay
 kernels = None
 
 
@@ -32,15 +32,13 @@ def feasible(view: FleetView, request: PodRequest) -> np.ndarray:
 
 
 def tightest_gpus(view: FleetView, node: int, request: PodRequest) -> tuple[int, ...]:
-    """The request's GPUs on `node`: fewest free milli first (that still fit), lowest index among equals."""
+    """The request's GPUs on `node`: fewest free milli first (that still fit), lowest index among equals
+    (engine.policies.leftover_kernels.tightest)."""
     if not request.num_gpu:
         return ()
-    # one node's few GPUs: a Python scan of its row beats numpy's per-call cost
-    milli, free = request.gpu_milli, view.gpu_free[node].tolist()
-    fits = [g for g, f in enumerate(free) if f >= milli]
-    if milli == MILLI:  # every fitting GPU is idle: tightest-fit is lowest index first
-        return tuple(fits[: request.num_gpu])
-    return tuple(sorted(sorted(fits, key=free.__getitem__)[: request.num_gpu]))  # stable: lowest index among equals
+    if kernels is None:
+        _load_kernels()
+    return tuple(kernels.tightest(view.gpu_free[node], request.gpu_milli, request.num_gpu).tolist())
 
 
 def pick_top(nodes: np.ndarray, scores: np.ndarray) -> int | None:
@@ -64,6 +62,17 @@ def _load_kernels() -> None:
     global kernels
     from engine.policies import leftover_kernels
     kernels = leftover_kernels
+
+
+def leftover_place(view: FleetView, request: PodRequest, cpu_weight: float, least: bool, ok=None) -> Placement | None:
+    """`leftover_top`'s node and the request's GPUs on it (`tightest_gpus`), in one compiled call; None if none."""
+    if kernels is None:
+        _load_kernels()
+    node, gpus = kernels.leftover_place(fits_on(view, request) if ok is None else ok, view.cpu_free,
+                                        view.gpu_free_total, view.gpu_free, request.cpu_milli, request.gpu_milli,
+                                        request.num_gpu, max(view.max_cpu_milli, 1), max(view.max_gpu_milli, 1),
+                                        cpu_weight, least)
+    return Placement(node, tuple(gpus.tolist()), request.gpu_milli) if node >= 0 else None
 
 
 def _place(view: FleetView, node: int | None, request: PodRequest) -> Placement | None:
@@ -112,7 +121,7 @@ class BestFit:
         _check_cpu_weight(self)
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        return _place(view, leftover_top(view, request, self.cpu_weight, True), request)
+        return leftover_place(view, request, self.cpu_weight, True)
 
 
 @register("placement", "cheapest-tier")
@@ -131,7 +140,7 @@ class CheapestTier:
         ok = feasible(view, request)
         if view.tier_rank is not None and ok.any():
             ok = ok & (view.tier_rank == view.tier_rank[ok].min())
-        return _place(view, leftover_top(view, request, self.cpu_weight, True, ok), request)
+        return leftover_place(view, request, self.cpu_weight, True, ok)
 
 
 @register("placement", "worst-fit")
@@ -145,7 +154,7 @@ class WorstFit:
         _check_cpu_weight(self)
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        return _place(view, leftover_top(view, request, self.cpu_weight, False), request)
+        return leftover_place(view, request, self.cpu_weight, False)
 
 
 @register("placement", "dot-product")

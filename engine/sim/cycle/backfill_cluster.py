@@ -5,8 +5,9 @@ With a cluster step the queue head starts inside one cluster: the first, of thos
 policy's own (EASY's shadow, conservative's profile, ...) over that cluster alone, not the region.
 `head_scope` finds it: for each cluster that holds the head, its pool's free milli-GPU on the
 cluster's nodes and the running jobs whose first node is there (expected ends and units); the head's
-earliest start there is when those free units plus the units of the jobs ending first reach its own
-(now when they already do); the earliest cluster wins (ties: the lowest index).
+earliest start there is EASY's shadow time over them (engine.policies.easy_kernels.reservation: when
+those free units plus the units of the jobs ending first reach its own, now when they already do); the
+earliest cluster wins (ties: the lowest index).
 
 A candidate counts against that reservation (its units in the head's pool) only when it could start
 in the reserved cluster: the cluster holds it and has at least its units of the head's pool free now,
@@ -23,6 +24,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from engine.policies.backfill import EARLIEST, easy_kernels
 
 
 @dataclass(frozen=True)
@@ -58,19 +61,8 @@ def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadS
     best, best_start = None, math.inf
     for c in np.flatnonzero(holds).tolist():
         ends, units = fleet.running_in_pool(pool, now, corrector, cluster=c)
-        start = _earliest(need, float(free[c]), ends, units, now)
+        start = easy_kernels().reservation(need, float(free[c]), np.asarray(ends, np.float64),
+                                           np.asarray(units, np.float64), now, EARLIEST)[0]
         if best is None or start < best_start:
             best, best_start = HeadScope(c, float(free[c]), ends, units), start
     return best
-
-
-def _earliest(need: float, free: float, ends: np.ndarray, units: np.ndarray, now: float) -> float:
-    """When `need` units are free: now if `free` suffices, else the end of the running job (in order of
-    expected end) after which enough are (inf if never)."""
-    if free >= need:
-        return now
-    order = ends.argsort(kind="stable")
-    enough = free + units[order].cumsum() >= need
-    if not enough.any():
-        return math.inf
-    return max(float(ends[order[int(enough.argmax())]]), now)

@@ -5,17 +5,18 @@ delaying the reservations. Candidates are tried in queue order; a candidate star
 has the units free now, the window allows it, and the placement (or gang) policy finds it room.
 
 Shortcuts that keep a pass over thousands of waiting jobs cheap, and change no decision:
-- When no candidate's pool has its units free, nothing can start: no window is asked for.
-- Windows whose `after_skip` changes nothing (`sequential` False, e.g. EASY) are evaluated over
-  every remaining candidate at once; after each start the masks are recomputed from the next
-  candidate on, since a start only shrinks the window and the free units.
+- When no candidate's pool has its units free, nothing can start: no window is asked for (checked
+  with Python scalars for fewer than FEW candidates, where numpy's cost per call dominates).
+- Windows whose `after_skip` changes nothing (`sequential` False: EASY's `Window` and the windows
+  built on it) are scanned by one compiled kernel (engine.policies.easy_kernels.scan, EASY's rule
+  `admits`): each call walks on to the next candidate to try and, once none is left, sorts the others
+  into refused and waiting, listing only those whose reason changes. A start only shrinks the window
+  and the free units, so the walk never looks back.
 - A candidate whose placement fails marks its shape dead for the rest of the pass: starts only
   take resources, so the same shape cannot fit later in the pass.
 - Sequential windows (conservative) visit the candidates one by one, calling `after_start` or
   `after_skip`, and stop once no later candidate's units are free (reservations made after that
   could only constrain candidates that cannot start anyway).
-- Most passes have a few candidates (new arrivals, or a short queue): up to FEW of them are
-  scanned with Python scalars (same steps, same order), since numpy's cost per call dominates there.
 - A window that blocks by pool (`by_pool`: first come, first served per pool) is walked pool by
   pool: each start or blocked job is one numpy step over the candidates.
 A window with a `plan` method (engine.policies.backfill_order: EASY-SJBF, selective, list, lookahead)
@@ -33,11 +34,12 @@ from __future__ import annotations
 import numpy as np
 
 from engine.core.reasons import CAPACITY, RESERVATION
+from engine.policies.backfill import easy_kernels
 from engine.sim.cycle.backfill_cluster import head_scope
 from engine.sim.cycle.backfill_mig import prepare, seen
 from engine.sim.cycle.backfill_plan import in_head_pool, planned
 
-FEW = 32  # candidates scanned in Python below this many (numpy from here on)
+FEW = 32  # candidates checked and marked with Python scalars below this many (numpy from here on)
 
 
 def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | None,
@@ -84,19 +86,14 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     if window.by_pool:
         _by_pool(run, fleet, window, now, queue, rest)
         return
-    if not window.sequential and len(rest) < FEW and not predicted:
-        _few(run, fleet, window, now, queue, rest, pool, scope)
-        return
-    cand_units, cand_pool = run.units[rest], run.pool[rest]
     req = seen(run, rest, run.history.expected_many(rest, run.requested_s[rest]) if predicted
                else run.requested_s[rest])
     in_pool = in_head_pool(run, fleet, rest, pool, scope)
-    if window.sequential:
-        started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
-    else:
-        started, window = _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
-        refused = (~started & (cand_units <= np.array(fleet.pool_free)[cand_pool])
-                   & ~window.allows(now, req, in_pool, cand_pool))
+    if not window.sequential:
+        _scan(run, fleet, window, now, queue, rest, req, in_pool)
+        return
+    cand_units, cand_pool = run.units[rest], run.pool[rest]
+    started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
     run.mark(now, rest[refused], RESERVATION)
     run.mark(now, rest[~started & ~refused], CAPACITY)
     if np.count_nonzero(started):
@@ -109,6 +106,9 @@ def _candidates(run, queue, only: list[int] | None, rest: np.ndarray | None) -> 
         if only is None:
             return run.key_job[queue.keys()[1:]]
         key_of, mask, head = run.key_of, queue.mask, queue.lo
+        if len(only) == 1:  # one new arrival, the usual case
+            key = key_of[only[0]]
+            return np.array(only if mask[key] and key != head else (), np.int64)
         keys = sorted(k for k in map(key_of.__getitem__, only) if mask[k] and k != head)
         return np.array([run.job_at[k] for k in keys], np.int64)
     if only is None:
@@ -127,61 +127,43 @@ def _mark_few(run, now: float, jobs: list[int], code: int) -> None:
             run.log(now, j, code)
 
 
-def _few(run, fleet, window, now: float, queue, candidates: np.ndarray, pool: int, scope) -> None:
-    """The non-sequential scan of `_vectorised` and its reasons for a few candidates, with scalars;
-    `window.allows` is still asked over arrays (all candidates, then those after each start)."""
-    units, pools, free, shape, parked = run.units_list, run.pool_list, fleet.pool_free, run.shape_list, run.parked
-    req, rest = seen(run, candidates, run.requested_s[candidates]), candidates.tolist()
-    in_pool = np.array([units[j] if pool == 0 or pools[j] == 0 or pools[j] == pool else 0.0 for j in rest])
-    if scope is not None:
-        in_pool = in_pool * scope.reaches(run, fleet, candidates)
-    cand_pool = np.array([pools[j] for j in rest], np.int64)
-    allowed = window.allows(now, req, in_pool, cand_pool).tolist()
-    started = [False] * len(rest)
-    dead: set[int] = set()
-    for i, j in enumerate(rest):
-        if not allowed[i] or units[j] > free[pools[j]] or shape[j] in dead:
-            continue
+def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarray, in_pool: np.ndarray) -> None:
+    """A non-sequential window's pass (engine.policies.easy_kernels.scan): in order, start the candidates
+    the window allows whose units are free and whose shape has not found no room this pass, then give
+    the others their reasons. The window and the free units change only when a candidate starts; a
+    candidate whose placement fails kills its shape for the rest of the pass (a job its quota parked
+    says nothing about room for its shape)."""
+    kernels = easy_kernels()
+    units, pools, shapes, reason, pool_list, parked = run.units, run.pool, run.shape, run.reason, run.pool_list, run.parked
+    n = len(rest)
+    codes, marked, started = np.zeros(n, np.int8), np.empty(n, np.int64), []
+    k, failed = 0, -1
+    while True:
+        k, refused, waiting = kernels.scan(k, failed, now, window.shadow_s, window.extra_units, rest, req, in_pool,
+                                           units, pools, shapes, np.array(fleet.pool_free), codes, reason,
+                                           RESERVATION, CAPACITY, marked)
+        if k == n:
+            break
+        j, failed = int(rest[k]), -1
         if run.try_start(j, now, fleet, True):
-            window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
-            started[i] = True
-            allowed[i + 1:] = window.allows(now, req[i + 1:], in_pool[i + 1:], cand_pool[i + 1:]).tolist()
-        elif not parked[j]:  # a job its quota parked says nothing about room for its shape
-            dead.add(shape[j])
-    if any(started):
-        allowed = window.allows(now, req, in_pool, cand_pool).tolist()
-    refused = [not s and units[j] <= free[pools[j]] and not a for j, s, a in zip(rest, started, allowed)]
-    _mark_few(run, now, [j for j, r in zip(rest, refused) if r], RESERVATION)
-    _mark_few(run, now, [j for j, s, r in zip(rest, started, refused) if not s and not r], CAPACITY)
-    for key in sorted(run.key_of[j] for j, s in zip(rest, started) if s):
+            window = window.after_start(now, req[k], in_pool[k], pool_list[j])
+            codes[k] = kernels.STARTED
+            started.append(run.key_of[j])
+        elif not parked[j]:
+            failed = k
+        k += 1
+    _mark(run, now, marked[:refused], RESERVATION)
+    _mark(run, now, marked[refused:waiting], CAPACITY)
+    for key in sorted(started):
         queue.remove(key)
 
 
-def _vectorised(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool):
-    """Start, in order, the candidates the window allows whose units are free and whose shape is not
-    dead. The masks over the candidates after position i change only when i starts (the window and
-    free units; recomputed from i + 1 on) or its shape dies (cleared from i + 1 on)."""
-    started = np.zeros(len(rest), bool)
-    shape = run.shape[rest]
-    ok = window.allows(now, req, in_pool, cand_pool) & (cand_units <= np.array(fleet.pool_free)[cand_pool])
-    alive = np.ones(len(rest), bool)  # False for the candidates of a shape that found no room
-    pos = 0
-    while pos < len(rest):
-        i = pos + int(ok[pos:].argmax())
-        if not ok[i]:
-            break
-        after = slice(i + 1, None)
-        if run.try_start(int(rest[i]), now, fleet, True):
-            window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
-            started[i] = True
-            ok[after] = (window.allows(now, req[after], in_pool[after], cand_pool[after]) & alive[after]
-                         & (cand_units[after] <= np.array(fleet.pool_free)[cand_pool[after]]))
-        elif not run.parked[rest[i]]:  # a job its quota parked says nothing about room for its shape
-            other = shape[after] != shape[i]
-            alive[after] &= other
-            ok[after] &= other
-        pos = i + 1
-    return started, window
+def _mark(run, now: float, jobs: np.ndarray, code: int) -> None:
+    """`run.mark`, with scalars for a few jobs."""
+    if len(jobs) < FEW:
+        _mark_few(run, now, jobs.tolist(), code)
+    else:
+        run.mark(now, jobs, code)
 
 
 def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:

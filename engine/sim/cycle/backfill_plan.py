@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from engine.core.reasons import BACKFILLED, CAPACITY, RESERVATION, STARTED
+from engine.policies.backfill import easy_kernels
 from engine.policies.backfill_order import Waiting
 from engine.sim.cycle.backfill_mig import seen
 
@@ -44,9 +45,9 @@ def planned(run, window, now: float, region: str, head: int, head_s: float, rest
 
 def in_head_pool(run, fleet, rest: np.ndarray, pool: int, scope) -> np.ndarray:
     """The candidates' units that count against the head's reservation: those of its pool (or any
-    pool, when either is 0), and under a cluster step only those its cluster could hold (`scope`)."""
-    cand_pool = run.pool[rest]
-    in_pool = np.where((pool == 0) | (cand_pool == 0) | (cand_pool == pool), run.units[rest], 0.0)
+    pool, when either is 0: engine.policies.easy_kernels.head_pool_units), and under a cluster step only
+    those its cluster could hold (`scope`)."""
+    in_pool = easy_kernels().head_pool_units(rest, run.units, run.pool, pool)
     return in_pool if scope is None else in_pool * scope.reaches(run, fleet, rest)
 
 
