@@ -174,6 +174,16 @@ def _drawn(page, charts: int, timeout_ms: int = 120_000) -> None:
     _assert_clean(page)
 
 
+def _enter(page, label: str, value: str, exact: bool = False, timeout_ms: int = 60_000) -> None:
+    """Type `value` into the number field labelled `label`, commit it, wait for the run that asks for and check
+    that the field holds it (a value the page missed fails here, not as a slower run or a section never drawn)."""
+    field = page.get_by_role("spinbutton", name=label, exact=exact)
+    field.fill(value)
+    field.press("Enter")
+    _settle(page, timeout_ms)
+    assert float(field.input_value()) == float(value), (label, field.input_value())
+
+
 def _sample_days(page, button: str, days_label: str, days: str = "1"):
     """Wait for the button named `button`, check that the sample is the chosen dataset, and enter
     `days` in the number field labelled `days_label`; returns the button."""
@@ -181,10 +191,7 @@ def _sample_days(page, button: str, days_label: str, days: str = "1"):
     target.wait_for(timeout=120_000)
     _settle(page)
     assert page.get_by_role("combobox", name="Dataset", exact=True).input_value() == "sample"
-    field = page.get_by_role("spinbutton", name=days_label)
-    field.fill(days)
-    field.press("Enter")
-    _settle(page)
+    _enter(page, days_label, days)
     return target
 
 

@@ -6,8 +6,9 @@ one run. The scenario built is checked, from its downloaded TOML, before it runs
 viewport stretched to the page) to tests/artifacts/whatif_builder_sections.png and
 whatif_builder_sections_results.png; when a wait gives up, the page as it was then under the test's tmp_path."""
 import re
+from functools import partial
 
-from browser_helpers import ARTIFACTS, _assert_clean, _diagnosed, _served, _settle, database, pytestmark  # noqa: F401
+from browser_helpers import ARTIFACTS, _assert_clean, _diagnosed, _enter, _served, _settle, database, pytestmark  # noqa: F401
 from test_browser_scenario_files import _open, download_custom
 
 from engine.scenario.spec import Scenario
@@ -39,12 +40,7 @@ def _choose(page, label: str, *options: str, clear: bool = False) -> None:
     _settle(page)
 
 
-def _number(page, label: str, value: str) -> None:
-    field = page.get_by_role("spinbutton", name=label, exact=True)
-    field.fill(value)
-    field.press("Enter")
-    _settle(page)
-    assert float(field.input_value()) == float(value), (label, field.input_value())
+_number = partial(_enter, exact=True)
 
 
 def _tick(page, label: str) -> None:
