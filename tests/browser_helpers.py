@@ -96,7 +96,8 @@ def _assert_clean(page) -> None:
 
 
 TABLE_ROWS = """frames => frames.map(frame => Array.from(frame.querySelectorAll('tr'))
-    .map(row => row.firstElementChild ? row.firstElementChild.innerText : '').join(' | '))"""
+    .map(row => row.firstElementChild ? row.firstElementChild.textContent.trim() : '').filter(Boolean).join(' | '))
+    .filter(Boolean)"""
 
 
 @contextmanager
@@ -104,7 +105,7 @@ def _diagnosed(page, folder: Path, name: str):
     """On a Playwright timeout inside, save what the page shows under `folder` and print both paths:
     `name`.png (the whole page: Streamlit scrolls its main block, so the viewport is stretched to it) and
     `name`.txt (whether a script run was going, the first cells of every data frame's rows, which a canvas
-    draws and the page's text lacks, then the page's text); then re-raise."""
+    draws and the page's text lacks, empty frames left out, then the page's text); then re-raise."""
     try:
         yield
     except playwright_api.TimeoutError:
