@@ -9,6 +9,7 @@ from browser_helpers import (  # noqa: F401  (the fixture and the browser marks)
     ARTIFACTS,
     _assert_clean,
     _drawn,
+    _enter,
     _go,
     _metrics,
     _page,
@@ -54,9 +55,8 @@ def test_whatif_compares_two_scenarios_on_one_day_of_the_sample(server):  # noqa
     with _page(server, "/whatif", 3400) as page:
         page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
         _settle(page)
-        seeds = page.get_by_role("spinbutton", name="Demand resamplings for the headroom (seeds)")
-        seeds.fill("1")   # the headline's searches: one demand resampling (its seeds are test_browser_headroom's)
-        seeds.press("Enter")
+        # the headline's searches: one demand resampling (its seeds are test_browser_headroom's)
+        _enter(page, "Demand resamplings for the headroom (seeds)", "1")
         _sample_days(page, "Run", "Simulate the jobs submitted in the first N days").click()
         page.get_by_text("Why did this job wait?").wait_for(timeout=120_000)
         page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=120_000)

@@ -2,12 +2,16 @@
 elastic scaling and region roles sections in a real Chromium against a real `streamlit run` server on the
 sample: each opened and set (a chain typed into its table), the custom scenario run as the baseline beside
 easy-backfill over a day, and the run's KPI tables carry each section's figures. One server, one browser,
-one run. Full-page screenshots (the viewport stretched to the page) to tests/artifacts/whatif_builder_sections.png
-and whatif_builder_sections_results.png."""
+one run. The scenario built is checked, from its downloaded TOML, before it runs. Full-page screenshots (the
+viewport stretched to the page) to tests/artifacts/whatif_builder_sections.png and
+whatif_builder_sections_results.png; when a wait gives up, the page as it was then under the test's tmp_path."""
 import re
+from functools import partial
 
-from browser_helpers import ARTIFACTS, _assert_clean, _served, _settle, database, pytestmark  # noqa: F401
-from test_browser_scenario_files import _open
+from browser_helpers import ARTIFACTS, _assert_clean, _diagnosed, _enter, _served, _settle, database, pytestmark  # noqa: F401
+from test_browser_scenario_files import _open, download_custom
+
+from engine.scenario.spec import Scenario
 
 SCROLLER = '[data-testid="stMain"]'
 STAGE_CELLS = ((85, 54), (190, 54))  # px in the chain table at 1440 px wide: its first row's stage 1 and 2
@@ -36,11 +40,7 @@ def _choose(page, label: str, *options: str, clear: bool = False) -> None:
     _settle(page)
 
 
-def _number(page, label: str, value: str) -> None:
-    field = page.get_by_role("spinbutton", name=label, exact=True)
-    field.fill(value)
-    field.press("Enter")
-    _settle(page)
+_number = partial(_enter, exact=True)
 
 
 def _tick(page, label: str) -> None:
@@ -122,6 +122,17 @@ SECTIONS = (
     ("Region roles: edge locations, overflow, disaster recovery, archive", "New edge locations",
      ((_choose, "Archive", "eu-north"), (_pick, "Checkpoints of evicted jobs", "archive"))))
 POLICIES = (("Admission", "controls"), ("Backfill", "easy"), ("Placement", "best-fit"), ("Routing", "follow-the-sun"))
+# what the policies and each section set, as the scenario built holds it
+BUILT = (("policies", lambda s: all(s.policies[label.lower()][0] == option for label, option in POLICIES)),
+         ("hand-off", lambda s: s.handoff.enabled and s.handoff.min_run_h == 0.5),
+         ("spot", lambda s: s.spot.interruptions_per_node_hour == 0.05),
+         ("partitions", lambda s: s.partitions.enabled),
+         ("chain", lambda s: [chain.stages[:2] for chain in s.chains] == [("ap-northeast", "eu-west")]),
+         ("experiments", lambda s: s.experiments.teams == ("llm-research",)),
+         ("right-sizing", lambda s: s.rightsize.enabled and s.rightsize.quantile == 0.1
+          and sorted(s.rightsize.classes.split(",")) == ["development", "inference"]),
+         ("elastic", lambda s: s.elastic.model == "amdahl" and s.elastic.training_serial_fraction == 0.1),
+         ("roles", lambda s: s.roles is not None and s.roles.archive == ("eu-north",) and s.roles.checkpoints == "archive"))
 
 
 def _build(page) -> None:
@@ -135,13 +146,23 @@ def _build(page) -> None:
             action(page, *arguments)
 
 
+def _check_built(page, tmp_path) -> None:
+    """The scenario built holds every setting (a step the page missed fails here, by name, not as a table row the
+    run never draws)."""
+    saved = download_custom(page, tmp_path)[0]
+    scenario = Scenario.load(saved)
+    missing = [name for name, holds in BUILT if not holds(scenario)]
+    assert not missing, f"the scenario built lacks {missing}:\n{saved.read_text()}"
+
+
 def test_the_builder_sections_reach_the_run_and_its_kpis(database, tmp_path):  # noqa: F811
     errors = []
-    with _served(database, tmp_path, "/whatif", 1600, errors) as page:
+    with _served(database, tmp_path, "/whatif", 1600, errors) as page, _diagnosed(page, tmp_path, "whatif_at_timeout"):
         page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
         _settle(page)
         _build(page)
         _assert_clean(page)
+        _check_built(page, tmp_path)
         _number(page, "Simulate the jobs submitted in the first N days of the dataset (0 = all)", "1")
         _number(page, "Demand resamplings for the headroom (seeds)", "1")
         _full_screenshot(page, "whatif_builder_sections.png")

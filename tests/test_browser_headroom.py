@@ -1,6 +1,6 @@
 """The headline (What-if: more work at the baseline's service level, GPUs needed) and the Claims page in a
 real Chromium against a real `streamlit run` server on the sample; screenshots to tests/artifacts/."""
-from browser_helpers import ARTIFACTS, _assert_clean, _page, _sample_days, _settle, pytestmark, server  # noqa: F401
+from browser_helpers import ARTIFACTS, _assert_clean, _enter, _page, _sample_days, _settle, pytestmark, server  # noqa: F401
 
 
 def test_whatif_leads_with_the_work_served_at_the_recorded_service_level(server):  # noqa: F811
@@ -8,9 +8,7 @@ def test_whatif_leads_with_the_work_served_at_the_recorded_service_level(server)
         candidates = page.get_by_role("button", name="Run", exact=True)
         candidates.wait_for(timeout=120_000)
         _settle(page)
-        seeds = page.get_by_role("spinbutton", name="Demand resamplings for the headroom (seeds)")
-        seeds.fill("2")
-        seeds.press("Enter")
+        _enter(page, "Demand resamplings for the headroom (seeds)", "2")
         _sample_days(page, "Run", "Simulate the jobs submitted in the first N days").click()
         page.get_by_text("Capacity at the same service level").wait_for(timeout=240_000)
         page.get_by_text("GPUs needed", exact=False).first.wait_for(timeout=240_000)
@@ -30,10 +28,7 @@ def test_the_claims_page_tests_every_claim_on_a_day_of_the_sample(server):  # no
         _settle(page)
         for label, value in (("Test on the first N days of the dataset (0 = all)", "1"),
                              ("Demand resamplings (seeds)", "1")):
-            field = page.get_by_role("spinbutton", name=label)
-            field.fill(value)
-            field.press("Tab")
-        _settle(page)
+            _enter(page, label, value)
         button.click()
         page.get_by_text("How each figure is measured").wait_for(timeout=300_000)
         _settle(page, timeout_ms=300_000)

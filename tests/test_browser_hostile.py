@@ -4,7 +4,7 @@ no request leaves 127.0.0.1 (no injected image, link, style or font loads), and 
 written. Screenshots to tests/artifacts/hostile_*.png."""
 from urllib.parse import urlparse
 
-from browser_helpers import ARTIFACTS, _assert_clean, _settle, pytestmark  # noqa: F401  (the browser marks)
+from browser_helpers import ARTIFACTS, _assert_clean, _settle, pytestmark, watched  # noqa: F401  (the browser marks)
 from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, streamlit_server
 from hostile import DATASET, REGIONS, hostile_batch
 from playwright.sync_api import sync_playwright
@@ -43,7 +43,7 @@ class Watch:
             route.continue_()
 
     def page(self, context):
-        page = context.new_page()
+        page = watched(context.new_page())
         page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
         return page
 

@@ -7,6 +7,7 @@ import re
 from browser_helpers import (  # noqa: F401  (the fixture and the browser marks)
     ARTIFACTS,
     _assert_clean,
+    _enter,
     _go,
     _metrics,
     _page,
@@ -32,11 +33,8 @@ def test_the_overview_prices_the_sample_as_cost_and_carbon_does_over_all_of_it(s
         assert "the recorded history of 92,340 jobs as the recorded baseline replays it" in body
         page.screenshot(path=str(ARTIFACTS / "overview-priced.png"), full_page=True)
         _go(page, "Cost & carbon")
-        days = page.get_by_role("spinbutton", name="Simulate the first N days (0 = all)")
-        days.fill("0")
-        days.press("Enter")
-        page.get_by_text("a year at this rate").wait_for(timeout=300_000)
-        _settle(page, timeout_ms=300_000)
+        _enter(page, "Simulate the first N days (0 = all)", "0", timeout_ms=300_000)
+        page.get_by_text("a year at this rate").wait_for(timeout=60_000)
         caption = page.inner_text("body")
         assert f"spent, {tiles['Spend a year']} a year at this rate" in caption
         assert f"({tiles['Idle cost a year']} a year)" in caption

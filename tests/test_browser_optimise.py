@@ -4,6 +4,7 @@ as a scenario file; screenshot to tests/artifacts/optimise.png."""
 from browser_helpers import (  # noqa: F401  (the fixture and the browser marks)
     ARTIFACTS,
     _assert_clean,
+    _enter,
     _metrics,
     _served,
     _settle,
@@ -27,10 +28,7 @@ def test_optimise_page_runs_a_study_and_offers_the_picked_point(database, tmp_pa
         text.press("Tab")
         _settle(page)
         for label, value in (("Trials", "8"), ("Per generation", "4")):
-            field = page.get_by_role("spinbutton", name=label)
-            field.fill(value)
-            field.press("Tab")
-            _settle(page)
+            _enter(page, label, value)
         run.click()
         page.get_by_role("button", name="Download scenario TOML").wait_for(timeout=300_000)
         page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=60_000)

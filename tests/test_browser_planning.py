@@ -7,6 +7,7 @@ from browser_helpers import (  # noqa: F401  (the fixture and the browser marks)
     _assert_clean,
     _beside,
     _drawn,
+    _enter,
     _metrics,
     _page,
     _sample_days,
@@ -68,9 +69,7 @@ def test_capacity_planning_finds_a_fleet_for_two_days_of_the_sample(server):  # 
         button.wait_for(timeout=120_000)
         _settle(page)
         for label, value in (("Plan on the last N days", "2"), ("Warm-up days", "1")):
-            field = page.get_by_role("spinbutton", name=label)
-            field.fill(value)
-            field.press("Tab")
+            _enter(page, label, value)
         button.click()
         page.wait_for_function(ALL_CHARTS_DRAWN, arg=3, timeout=300_000)
         _settle(page, timeout_ms=300_000)

@@ -1,21 +1,20 @@
 """The What-if page's Constraint relaxations section in a real Chromium against a real `streamlit run`
 server on a day of the sample; screenshot to tests/artifacts/whatif_relaxations.png."""
-from browser_helpers import ARTIFACTS, _assert_clean, _sample_days, _served, _settle, database, pytestmark  # noqa: F401
+from browser_helpers import ARTIFACTS, _assert_clean, _enter, _sample_days, _served, _settle, database, pytestmark  # noqa: F401
 
 
 def test_whatif_shows_relaxations_per_constraint_and_per_team_on_a_day_of_the_sample(database, tmp_path):  # noqa: F811
     with _served(database, tmp_path, "/whatif", 1500) as page:
         page.get_by_role("button", name="Run", exact=True).wait_for(timeout=120_000)
         _settle(page)
-        seeds = page.get_by_role("spinbutton", name="Demand resamplings for the headroom (seeds)")
-        seeds.fill("1")
-        seeds.press("Enter")
-        _settle(page)
-        page.locator('[data-testid="stMultiSelect"]').filter(has_text="Candidates").locator('input').click()
+        _enter(page, "Demand resamplings for the headroom (seeds)", "1")
+        candidates = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Candidates")
+        candidates.locator('input').click()
         page.keyboard.type("soft-constraints")
         page.keyboard.press("Enter")
         page.keyboard.press("Escape")
         _settle(page)
+        assert "soft-constraints" in candidates.inner_text()     # the section waited for below is its
         _sample_days(page, "Run", "Simulate the jobs submitted in the first N days").click()
         heading = page.get_by_text("Constraint relaxations", exact=True)
         heading.wait_for(timeout=240_000)

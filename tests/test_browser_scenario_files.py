@@ -20,6 +20,7 @@ def download_custom(page, tmp_path):
         page.get_by_role("button", name="Download the custom scenario as TOML").click()
     saved = tmp_path / "downloaded.toml"
     download.value.save_as(saved)
+    _settle(page)                   # the button's click reruns the page
     return saved, download.value.suggested_filename
 
 
