@@ -37,6 +37,9 @@ import numpy as np
 from engine.core.reasons import QUOTA, TEAM_LIMIT
 
 OK, RECLAIM = 0, -1
+ROUNDING = 2.3e-16  # over 2^-53: a bound on the relative error of one float addition or subtraction
+SLACK_MAX = 1e-10  # a cohort sum kept up to date by `moved` is summed anew past this rounding bound (far
+# below the gate's 1e-9, so that a pool left at exactly 0 is still told apart without `_pool_left`)
 
 
 class QuotaGate:
@@ -61,11 +64,13 @@ class QuotaGate:
                        for book in self.books]
         self.members = [[np.flatnonzero(book.cohort == c) for c in book.cohort.tolist()] for book in self.books]
         self.cohorts = [[members.tolist() for members in region] for region in self.members]
-        self.groups = [_groups(cohorts) for cohorts in self.cohorts]
+        self.cohort_of = [_dense(book.cohort.tolist()) for book in self.books]  # per holder, cohorts numbered 0, 1, ...
+        self.groups = [[cohorts[of.index(c)] for c in range(len(set(of)))]  # per cohort number: its holders
+                       for cohorts, of in zip(self.cohorts, self.cohort_of)]
         self.most = [_most(book) for book in self.books]
         self.above = [book.nominal + 1e-9 for book in self.books]  # borrowing: usage above this
         self.pools: list = [None] * len(regions)
-        self.taken: list = [None] * len(regions)  # per region, until its usage or lending moves: see `_taken`
+        self.taken: list = [None] * len(regions)  # per region: see `_taken` (None: to build when read)
         for r in range(len(regions)):
             self._lending_changed(r)
 
@@ -91,39 +96,53 @@ class QuotaGate:
         """Whether job j asks for more GPUs than its holder can ever hold in `region`."""
         return gpus > self.most[region][self.holder[j]] + 1e-9
 
-    def moved(self, region: int) -> None:
-        """The holders' usage in `region` changed (a start or a stop)."""
-        self.taken[region] = None
+    def moved(self, region: int, h: int, usage: list[float]) -> None:
+        """Holder h's usage in `region` changed (a start or a stop): its term of `_taken` and its
+        cohort's sum, with that sum's rounding bound; rebuilt when the bound passes SLACK_MAX."""
+        taken = self.taken[region]
+        if taken is None:
+            return
+        excess, sums, slack = taken
+        new = max(usage[h] - self.pools[region][1][h], 0.0)
+        old = excess[h]
+        if new == old:
+            return
+        c = self.cohort_of[region][h]
+        less = sums[c] - old
+        excess[h], sums[c] = new, less + new
+        slack[c] += ROUNDING * (abs(less) + abs(sums[c]))
+        if slack[c] > SLACK_MAX:
+            self.taken[region] = None
 
     def _pool_left_near(self, region: int, usage: list[float], h: int, gpus: float) -> float:
-        """`_pool_left` from the region's cohort sums (`_taken`) with h's own term swapped for its
-        term after the start: other roundings than numpy's. The two figures differ by less than
-        (2k + 4) eps M, k the cohort's size, M = lent + the sum + h's new term + 1 (every term
-        >= 0), so when this one is further than 2e-15 (k + 2) M from the gate's -1e-9 threshold
-        the verdict is the same; nearer, it is `_pool_left` itself."""
+        """`_pool_left` from h's cohort sum (`_taken`) with h's own term swapped for its term after
+        the start: other roundings than numpy's. The sum is within its slack of the exact sum of the
+        terms; the rest differs from `_pool_left` by less than (k + 6) eps M, k the cohort's size,
+        M = lent + the sum + h's new term + 1 (every term >= 0). So when this figure is further than
+        the slack + 2e-15 (k + 2) M from the gate's -1e-9 threshold the verdict is the same; nearer,
+        it is `_pool_left` itself."""
         lent, guaranteed, _ = self.pools[region]
         taken = self.taken[region]
         if taken is None:
             taken = self.taken[region] = self._taken(region, usage)
-        excess, sums = taken
+        excess, sums, slack = taken
+        c = self.cohort_of[region][h]
         own = max(usage[h] + gpus - guaranteed[h], 0.0)
-        total = sums[h] - excess[h] + own
-        left = lent[h] - total
-        if abs(left + 1e-9) > 2e-15 * (len(self.cohorts[region][h]) + 2) * (abs(lent[h]) + sums[h] + own + 1.0):
+        left = lent[h] - (sums[c] - excess[h] + own)
+        size = len(self.cohorts[region][h])
+        if abs(left + 1e-9) > slack[c] + 2e-15 * (size + 2) * (abs(lent[h]) + sums[c] + own + 1.0):
             return left
         return self._pool_left(region, usage, h, gpus)
 
-    def _taken(self, region: int, usage: list[float]) -> tuple[list[float], list[float]]:
-        """Per holder of `region`: what it uses beyond its guaranteed part, and the sum of that over
-        its cohort (kept until the region's usage or lending moves)."""
+    def _taken(self, region: int, usage: list[float]) -> tuple[list[float], list[float], list[float]]:
+        """Per holder of `region`, what it uses beyond its guaranteed part (its term); per cohort,
+        the sum of its members' terms and a bound on that sum's rounding error (its slack). Kept
+        up to date by `moved` until the lending moves."""
         guaranteed = self.pools[region][1]
         excess = [max(u - g, 0.0) for u, g in zip(usage, guaranteed)]
-        sums = [0.0] * len(excess)
-        for members in self.groups[region]:
-            total = sum([excess[k] for k in members])
-            for k in members:
-                sums[k] = total
-        return excess, sums
+        sums = [sum([excess[k] for k in members]) for members in self.groups[region]]
+        slack = [ROUNDING * len(members) * total for members, total in zip(self.groups[region], sums)]
+        return excess, sums, slack
 
     def _lending_changed(self, region: int) -> None:
         """Recompute the region's Python figures of the lending pool: per holder, its cohort's
@@ -224,6 +243,7 @@ def _most(book) -> list[float]:
     return most.tolist()
 
 
-def _groups(cohorts: list[list[int]]) -> list[list[int]]:
-    """The distinct cohorts among the holders' (each holder's members, ascending), once each."""
-    return list({tuple(members): members for members in cohorts}.values())
+def _dense(codes: list[int]) -> list[int]:
+    """`codes` renumbered 0, 1, ... in the order they first appear."""
+    number: dict[int, int] = {}
+    return [number.setdefault(c, len(number)) for c in codes]

@@ -125,7 +125,7 @@ class Sharing(ClockReclaim):
             i = self.index[region]
             self.ledger.hold(j, i, float(self.run.alloc_gpus[j]), now, +1)
             if self.gated:
-                self.gate.moved(i)
+                self.gate.moved(i, self.holder_list[j], self.usage(region))
         if self.planner is not None:
             self.planner.occupy(region, j, nodes, +1)
 
@@ -136,7 +136,7 @@ class Sharing(ClockReclaim):
         if self.planner is not None:
             self.planner.occupy(region, j, self.run.nodes_of[j], -1)
         if self.gated:
-            self.gate.moved(i)
+            self.gate.moved(i, self.holder_list[j], self.usage(region))
             if self.gate.count[i]:
                 run = self.run
                 for k in self.gate.release(self.usage(region), i, self.reclaims):

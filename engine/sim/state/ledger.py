@@ -93,17 +93,12 @@ class Ledger:
         user_usage, project_usage = (users.at(now, h)[0], projects.at(now, h)[0]) if self.members \
             else (users.zeros, projects.zeros)
         held = self.arrays[region]
-        if held is None:
-            held = self.arrays[region] = (_frozen(self.gpus[region]), _frozen(self.cpus[region]),
-                                          _frozen(self.memory[region]))
+        if held is None:  # one read-only array, its rows the three figures
+            held = np.array([self.gpus[region], self.cpus[region], self.memory[region]], np.float64).reshape(3, -1)
+            held.flags.writeable = False
+            held = self.arrays[region] = (held[0], held[1], held[2])
         return ShareView(self.teams, self.orgs, self.org, self.weight, usage, served, *held,
                          user_usage, project_usage, gpus, cpus, memory, h, self.seed)
-
-
-def _frozen(values: list[float]) -> np.ndarray:
-    array = np.array(values, np.float64)
-    array.flags.writeable = False
-    return array
 
 
 class _Decayed:
