@@ -37,6 +37,9 @@ import numpy as np
 from engine.core.reasons import QUOTA, TEAM_LIMIT
 
 OK, RECLAIM = 0, -1
+ROUNDING = 2.3e-16  # over 2^-53: a bound on the relative error of one float addition or subtraction
+SLACK_MAX = 1e-10  # a cohort sum kept up to date by `moved` is summed anew past this rounding bound (far
+# below the gate's 1e-9, so that a pool left at exactly 0 is still told apart without `_pool_left`)
 
 
 class QuotaGate:
@@ -59,21 +62,26 @@ class QuotaGate:
         # Python copies of the books for the scalar checks at every start (cheaper than numpy scalars)
         self.limits = [(book.cap.tolist(), book.nominal.tolist(), (book.nominal + book.borrow).tolist())
                        for book in self.books]
-        self.cohorts = [[np.flatnonzero(book.cohort == c).tolist() for c in book.cohort.tolist()]
-                        for book in self.books]
+        self.members = [[np.flatnonzero(book.cohort == c) for c in book.cohort.tolist()] for book in self.books]
+        self.cohorts = [[members.tolist() for members in region] for region in self.members]
+        self.cohort_of = [_dense(book.cohort.tolist()) for book in self.books]  # per holder, cohorts numbered 0, 1, ...
+        self.groups = [[cohorts[of.index(c)] for c in range(len(set(of)))]  # per cohort number: its holders
+                       for cohorts, of in zip(self.cohorts, self.cohort_of)]
         self.most = [_most(book) for book in self.books]
         self.above = [book.nominal + 1e-9 for book in self.books]  # borrowing: usage above this
         self.pools: list = [None] * len(regions)
+        self.taken: list = [None] * len(regions)  # per region: see `_taken` (None: to build when read)
         for r in range(len(regions)):
             self._lending_changed(r)
 
-    def check(self, usage: np.ndarray, region: int, j: int, gpus: float) -> int:
-        """OK, RECLAIM, or the reason code (QUOTA, TEAM_LIMIT) for job j of `gpus` in `region`."""
+    def check(self, usage: list[float], region: int, j: int, gpus: float) -> int:
+        """OK, RECLAIM, or the reason code (QUOTA, TEAM_LIMIT) for job j of `gpus` in `region`;
+        `usage`: GPUs held now per holder in `region`."""
         if gpus <= 0:
             return OK
         cap, nominal, ceiling = self.limits[region]
         h = self.holder[j]
-        after = float(usage[h]) + gpus
+        after = usage[h] + gpus
         if after > cap[h] + 1e-9:
             return TEAM_LIMIT
         if not self.books[region].quotas:
@@ -88,35 +96,71 @@ class QuotaGate:
         """Whether job j asks for more GPUs than its holder can ever hold in `region`."""
         return gpus > self.most[region][self.holder[j]] + 1e-9
 
-    def _pool_left_near(self, region: int, usage: np.ndarray, h: int, gpus: float) -> float:
-        """`_pool_left` summed in Python, in another order than numpy's. Over a cohort of k holders
-        the two figures differ by less than (k + 1) eps (lent + the sum of the k terms >= 0), so
-        when this one is further than 1e-15 k (lent + sum + 1) from the gate's -1e-9 threshold
-        the verdict is the same; nearer, it is `_pool_left` itself."""
-        lent, guaranteed = self.pools[region]
-        members = self.cohorts[region][h]
-        u = usage.tolist()
-        u[h] += gpus
-        taken = sum([max(u[k] - guaranteed[k], 0.0) for k in members])
-        left = lent[h] - taken
-        if abs(left + 1e-9) > 1e-15 * len(members) * (abs(lent[h]) + taken + 1.0):
+    def moved(self, region: int, h: int, usage: list[float]) -> None:
+        """Holder h's usage in `region` changed (a start or a stop): its term of `_taken` and its
+        cohort's sum, with that sum's rounding bound; rebuilt when the bound passes SLACK_MAX."""
+        taken = self.taken[region]
+        if taken is None:
+            return
+        excess, sums, slack = taken
+        new = max(usage[h] - self.pools[region][1][h], 0.0)
+        old = excess[h]
+        if new == old:
+            return
+        c = self.cohort_of[region][h]
+        less = sums[c] - old
+        excess[h], sums[c] = new, less + new
+        slack[c] += ROUNDING * (abs(less) + abs(sums[c]))
+        if slack[c] > SLACK_MAX:
+            self.taken[region] = None
+
+    def _pool_left_near(self, region: int, usage: list[float], h: int, gpus: float) -> float:
+        """`_pool_left` from h's cohort sum (`_taken`) with h's own term swapped for its term after
+        the start: other roundings than numpy's. The sum is within its slack of the exact sum of the
+        terms; the rest differs from `_pool_left` by less than (k + 6) eps M, k the cohort's size,
+        M = lent + the sum + h's new term + 1 (every term >= 0). So when this figure is further than
+        the slack + 2e-15 (k + 2) M from the gate's -1e-9 threshold the verdict is the same; nearer,
+        it is `_pool_left` itself."""
+        lent, guaranteed, _ = self.pools[region]
+        taken = self.taken[region]
+        if taken is None:
+            taken = self.taken[region] = self._taken(region, usage)
+        excess, sums, slack = taken
+        c = self.cohort_of[region][h]
+        own = max(usage[h] + gpus - guaranteed[h], 0.0)
+        left = lent[h] - (sums[c] - excess[h] + own)
+        size = len(self.cohorts[region][h])
+        if abs(left + 1e-9) > slack[c] + 2e-15 * (size + 2) * (abs(lent[h]) + sums[c] + own + 1.0):
             return left
         return self._pool_left(region, usage, h, gpus)
+
+    def _taken(self, region: int, usage: list[float]) -> tuple[list[float], list[float], list[float]]:
+        """Per holder of `region`, what it uses beyond its guaranteed part (its term); per cohort,
+        the sum of its members' terms and a bound on that sum's rounding error (its slack). Kept
+        up to date by `moved` until the lending moves."""
+        guaranteed = self.pools[region][1]
+        excess = [max(u - g, 0.0) for u, g in zip(usage, guaranteed)]
+        sums = [sum([excess[k] for k in members]) for members in self.groups[region]]
+        slack = [ROUNDING * len(members) * total for members, total in zip(self.groups[region], sums)]
+        return excess, sums, slack
 
     def _lending_changed(self, region: int) -> None:
         """Recompute the region's Python figures of the lending pool: per holder, its cohort's
         lending limits summed (numpy's sum, as `_pool_left`), and each holder's guaranteed part."""
         book, lend = self.books[region], self.lending[region]
         lent = [float(lend[members].sum()) for members in self.cohorts[region]]
-        self.pools[region] = (lent, (book.nominal - lend).tolist())
-
-    def _pool_left(self, region: int, usage: np.ndarray, h: int, gpus: float) -> float:
-        book, lend = self.books[region], self.lending[region]
-        members = book.cohort == book.cohort[h]
         guaranteed = book.nominal - lend
-        after = usage.copy()
+        self.pools[region] = (lent, guaranteed.tolist(), guaranteed)
+        self.taken[region] = None
+
+    def _pool_left(self, region: int, usage: list[float], h: int, gpus: float) -> float:
+        """The lending pool of h's cohort left after h takes `gpus` more: its lending limits summed
+        less what its members use beyond their guaranteed parts, in numpy's roundings."""
+        lent, _, guaranteed = self.pools[region]
+        members = self.members[region][h]
+        after = np.array(usage, np.float64)
         after[h] += gpus
-        return float(lend[members].sum() - np.maximum(after - guaranteed, 0.0)[members].sum())
+        return lent[h] - float(np.add.reduce(np.maximum(after[members] - guaranteed[members], 0.0)))
 
     def withhold(self, region: int, h: int) -> None:
         """Holder h lends nothing in `region` from now (its working day)."""
@@ -128,25 +172,25 @@ class QuotaGate:
         self.lending[region][h] = self.books[region].lend[h]
         self._lending_changed(region)
 
-    def excess(self, usage: np.ndarray, region: int, h: int) -> float:
+    def excess(self, usage: list[float], region: int, h: int) -> float:
         """GPUs h's cohort uses beyond its lending pool now (0: h can take its whole nominal quota)."""
         return max(-self._pool_left(region, usage, h, 0.0), 0.0)
 
-    def headroom(self, usage: np.ndarray, region: int, h: int, reclaim: bool) -> float:
+    def headroom(self, usage: list[float], region: int, h: int, reclaim: bool) -> float:
         """GPUs holder h could still take in `region` (what may pass the gate now)."""
-        book = self.books[region]
-        room = min(book.cap[h] - usage[h], book.nominal[h] + book.borrow[h] - usage[h])
-        if not book.quotas:
+        cap, nominal, ceiling = self.limits[region]
+        u = usage[h]
+        room = min(cap[h] - u, ceiling[h] - u)
+        if not self.books[region].quotas:
             return room
-        guaranteed = book.nominal[h] - self.lending[region][h]
-        pool = max(guaranteed - usage[h], 0.0) + self._pool_left(region, usage, h, 0.0)
+        pool = max(self.pools[region][1][h] - u, 0.0) + self._pool_left(region, usage, h, 0.0)
         if reclaim:
-            pool = max(pool, book.nominal[h] - usage[h])
+            pool = max(pool, nominal[h] - u)
         return min(room, pool)
 
-    def borrowing(self, usage: np.ndarray, region: int) -> np.ndarray:
+    def borrowing(self, usage: list[float], region: int) -> np.ndarray:
         """Per holder: holds more than its nominal quota in `region` (bool)."""
-        return usage > self.above[region]
+        return np.array(usage, np.float64) > self.above[region]
 
     def park(self, region: int, j: int, key: int, gpus: float) -> None:
         """Park job j (queue key `key`, asking `gpus`) until its holder has room."""
@@ -167,7 +211,7 @@ class QuotaGate:
                 self.count[region] -= 1
                 return
 
-    def release(self, usage: np.ndarray, region: int, reclaim: bool) -> list[int]:
+    def release(self, usage: list[float], region: int, reclaim: bool) -> list[int]:
         """The parked jobs of `region` to put back in the queue now: per holder, the one with the
         lowest queue key that fits the headroom left, again and again."""
         back = []
@@ -197,3 +241,9 @@ def _most(book) -> list[float]:
         lent = np.array([book.lend[book.cohort == c].sum() for c in book.cohort.tolist()])
         most = np.minimum(most, np.minimum(book.nominal + book.borrow, book.nominal - book.lend + lent))
     return most.tolist()
+
+
+def _dense(codes: list[int]) -> list[int]:
+    """`codes` renumbered 0, 1, ... in the order they first appear."""
+    number: dict[int, int] = {}
+    return [number.setdefault(c, len(number)) for c in codes]

@@ -113,27 +113,34 @@ class Sharing(ClockReclaim):
 
     # -- holdings -----------------------------------------------------------------------------
 
-    def usage(self, region: str) -> np.ndarray:
-        """GPUs held now in `region` per quota holder (read only; a new array after every start or stop)."""
+    def usage(self, region: str) -> list[float]:
+        """GPUs held now in `region` per quota holder (the ledger's own list: read only, it changes
+        at every start and stop)."""
         i = self.index[region]
-        return self.ledger.queue_gpus_of(i) if self.by_queue else self.ledger.gpus_of(i)
+        return self.ledger.queue_gpus[i] if self.by_queue else self.ledger.gpus[i]
 
     def started(self, j: int, region: str, nodes, now: float) -> None:
         self.seg_start[j] = now
         if self.on:
-            self.ledger.hold(j, self.index[region], float(self.run.alloc_gpus[j]), now, +1)
+            i = self.index[region]
+            self.ledger.hold(j, i, float(self.run.alloc_gpus[j]), now, +1)
+            if self.gated:
+                self.gate.moved(i, self.holder_list[j], self.usage(region))
         if self.planner is not None:
             self.planner.occupy(region, j, nodes, +1)
 
     def stopped(self, j: int, region: str, now: float) -> None:
+        i = self.index[region]
         if self.on:
-            self.ledger.hold(j, self.index[region], float(self.run.alloc_gpus[j]), now, -1)
+            self.ledger.hold(j, i, float(self.run.alloc_gpus[j]), now, -1)
         if self.planner is not None:
             self.planner.occupy(region, j, self.run.nodes_of[j], -1)
-        if self.gated and self.gate.count[self.index[region]]:
-            run = self.run
-            for k in self.gate.release(self.usage(region), self.index[region], self.reclaims):
-                run.requeue(k, region)
+        if self.gated:
+            self.gate.moved(i, self.holder_list[j], self.usage(region))
+            if self.gate.count[i]:
+                run = self.run
+                for k in self.gate.release(self.usage(region), i, self.reclaims):
+                    run.requeue(k, region)
 
     def withdraw(self, j: int, region: str) -> None:
         """Parked job j leaves the quota gate (its user gave up)."""
@@ -235,7 +242,7 @@ class Sharing(ClockReclaim):
         if self.gated and self.reclaims:
             h = self.holder_list[j]
             nominal = self.gate.limits[self.index[region]][1]
-            reclaim = float(self.usage(region)[h]) + self.run.gpus[j] <= nominal[h] + 1e-9
+            reclaim = self.usage(region)[h] + self.run.gpus[j] <= nominal[h] + 1e-9
         victims = self._choose(j, region, now, reclaim)
         if not victims:
             return False

@@ -11,8 +11,9 @@ now at once. `served_gpu_s` is the same without decay. Per-user and per-project 
 for orders that read it (`members`); otherwise those arrays of the view stay 0.
 
 Every start and stop changes the ledger, and most changes are never read before the next one, so
-the figures live in Python lists (a float of a list costs less to update than a numpy scalar) and
-become arrays only when read: `view`, and `gpus_of` / `queue_gpus_of` (rebuilt after a change).
+the figures live in Python lists (a float of a list costs less to update than a numpy scalar; the
+quota gate reads `gpus` and `queue_gpus` as they are) and become arrays only when read: `view`,
+whose arrays of a region's holdings are kept (read only) until the region's next change.
 """
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ class Ledger:
         self.cpus = [[0.0] * n_teams for _ in range(n_regions)]
         self.memory = [[0.0] * n_teams for _ in range(n_regions)]
         self.queue_gpus = [[0.0] * n_queues for _ in range(n_regions)]
-        self.arrays: list[tuple | None] = [None] * n_regions  # per region: (gpus, queue_gpus) arrays since the last change
+        self.arrays: list[tuple | None] = [None] * n_regions  # per region: (gpus, cpus, memory) arrays since the last change
         self.half_life_s, self.seed = float(half_life_s), int(seed)
         self.kinds = [_Decayed(n_teams), _Decayed(len(users)), _Decayed(len(projects))]
         self.members = members
@@ -83,20 +84,6 @@ class Ledger:
             users.change(self.user_list[j], delta, now, h)
             projects.change(self.project_list[j], delta, now, h)
 
-    def gpus_of(self, region: int) -> np.ndarray:
-        """GPUs held now in `region` per team (read only; a new array after every change)."""
-        return self._arrays(region)[0]
-
-    def queue_gpus_of(self, region: int) -> np.ndarray:
-        """GPUs held now in `region` per queue class (read only; a new array after every change)."""
-        return self._arrays(region)[1]
-
-    def _arrays(self, region: int) -> tuple:
-        arrays = self.arrays[region]
-        if arrays is None:
-            arrays = self.arrays[region] = (_frozen(self.gpus[region]), _frozen(self.queue_gpus[region]))
-        return arrays
-
     def view(self, region: int, now: float) -> ShareView:
         """The ledger at `now` for a pass over `region`."""
         gpus, cpus, memory = self.capacity[region]
@@ -105,15 +92,13 @@ class Ledger:
         usage, served = teams.at(now, h)
         user_usage, project_usage = (users.at(now, h)[0], projects.at(now, h)[0]) if self.members \
             else (users.zeros, projects.zeros)
-        return ShareView(self.teams, self.orgs, self.org, self.weight, usage, served,
-                         np.array(self.gpus[region]), np.array(self.cpus[region]), np.array(self.memory[region]),
+        held = self.arrays[region]
+        if held is None:  # one read-only array, its rows the three figures
+            held = np.array([self.gpus[region], self.cpus[region], self.memory[region]], np.float64).reshape(3, -1)
+            held.flags.writeable = False
+            held = self.arrays[region] = (held[0], held[1], held[2])
+        return ShareView(self.teams, self.orgs, self.org, self.weight, usage, served, *held,
                          user_usage, project_usage, gpus, cpus, memory, h, self.seed)
-
-
-def _frozen(values: list[float]) -> np.ndarray:
-    array = np.array(values, np.float64)
-    array.flags.writeable = False
-    return array
 
 
 class _Decayed:

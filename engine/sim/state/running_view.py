@@ -5,8 +5,8 @@
 a `RunningView` of them, ascending by job id. A job's tier, recorded priority, queue flags, holder,
 piece start and eviction count do not change while it runs, so per region they are gathered once
 per set of running jobs (again when the planner's `version` of the region has moved: every start
-and stop bumps it, and changes the holders' usage, hence `borrowing`) and shared by every request
-until the set changes (policies only read them); only ran_s (now - start), borrowing and
+and stop bumps it, and changes the holders' usage, hence `borrowing`, also kept) and shared by
+every request until the set changes (policies only read them); only ran_s (now - start) and
 same_holder are computed per request.
 
 A blocked head is often asked about again with nothing started or stopped since, only later. With
@@ -34,23 +34,27 @@ class RunningViews:
 
     def _figures(self, region: str) -> tuple:
         """(version, index, tier, priority, start_s, preemptions, holder, preemptible, guaranteed,
-        the start times ascending as a list) of the jobs running in `region` now."""
+        borrowing, the start times ascending as a list) of the jobs running in `region` now."""
         planner = self.sharing.planner
         version = planner.version[region]
         entry = self.cached.get(region)
         if entry is None or entry[0] != version:
             s = self.sharing
             running = np.array(planner.jobs[region], np.int64)
-            start = s.seg_start[running]
+            start, holder = s.seg_start[running], s.holder[running]
+            if s.gated:  # per job, whether its holder holds more than its nominal quota
+                borrowing = s.gate.borrowing(s.usage(region), s.index[region])[holder]
+            else:
+                borrowing = np.zeros(len(running), bool)
             entry = (version, running, s.tier[running], s.run.w.priority[running], start, s.preemptions[running],
-                     s.holder[running], s.preemptible[running], s.guaranteed_mask[running], sorted(start.tolist()))
+                     holder, s.preemptible[running], s.guaranteed_mask[running], borrowing, sorted(start.tolist()))
             self.cached[region] = entry
         return entry
 
     def choose(self, region: str, now: float, h: int, request: PreemptRequest) -> list[int]:
         """The running jobs of `region` the policy would evict for `request` of holder h at `now`,
         in its order."""
-        version, index, tier, priority, start, preemptions, holder, preemptible, guaranteed, starts = \
+        version, index, tier, priority, start, preemptions, holder, preemptible, guaranteed, borrowing, starts = \
             self._figures(region)
         if not len(index):
             return []
@@ -58,14 +62,9 @@ class RunningViews:
         last = self.last.get(region)
         if key is not None and last is not None and last[:4] == (version, request, h, key):
             return list(last[4])
-        s = self.sharing
-        if s.gated:  # per holder, whether it holds more than its nominal quota
-            borrowing = s.gate.borrowing(s.usage(region), s.index[region])[holder]
-        else:
-            borrowing = np.zeros(len(index), bool)
         view = RunningView(index=index, tier=tier, priority=priority, ran_s=now - start, start_s=start,
                            preemptions=preemptions, borrowing=borrowing, same_holder=holder == h,
                            preemptible=preemptible, guaranteed=guaranteed)
-        choice = index[s.policy.choose(request, view)].tolist()
+        choice = index[self.sharing.policy.choose(request, view)].tolist()
         self.last[region] = (version, request, h, key, choice)
         return choice
