@@ -7,6 +7,7 @@ change simulator state through it. Times are seconds from the workload's time 0.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Callable
 
 import numpy as np
 
@@ -26,6 +27,9 @@ class ShareView:
     fleet-wide). capacity_gpus / capacity_cpus / capacity_memory_gib: the region's installed totals.
     seed: the run's seed (seeded policies such as lottery draw from it and the time, never from
     shared state).
+
+    `deferred` builds a view whose arrays are computed at their first read (the simulator's ledger:
+    most orders read only a few of them).
     """
 
     teams: tuple[str, ...]
@@ -52,6 +56,23 @@ class ShareView:
         return cls(tuple(f"team{i}" for i in range(teams)), ("org",), np.zeros(teams, np.int64), np.ones(teams),
                    zeros, zeros, zeros, zeros, zeros, np.zeros(users), np.zeros(projects),
                    capacity_gpus, 0.0, 0.0, 7 * 86_400.0)
+
+    @classmethod
+    def deferred(cls, given: dict, compute: Callable[[str], object]) -> "ShareView":
+        """A view with the fields in `given`; every other field is `compute(name)`, called at its
+        first read and kept."""
+        view = object.__new__(cls)
+        view.__dict__.update(given)
+        view.__dict__["_compute"] = compute
+        return view
+
+    def __getattr__(self, name: str):
+        """A field of a `deferred` view not read yet (called only for attributes not set)."""
+        compute = self.__dict__.get("_compute")
+        if compute is None or name not in _SHARE_FIELDS:
+            raise AttributeError(f"'ShareView' object has no attribute {name!r}")
+        value = self.__dict__[name] = compute(name)
+        return value
 
 
 @dataclass(frozen=True)
@@ -147,6 +168,7 @@ class QueueView:
 
 
 _ARRAYS = tuple(f.name for f in fields(QueueView) if f.name != "shares")
+_SHARE_FIELDS = frozenset(f.name for f in fields(ShareView))
 
 
 @dataclass(frozen=True)

@@ -90,13 +90,14 @@ def fairshare_factor(queue: QueueView) -> np.ndarray:
     return team_fairshare(queue.shares)[queue.team]
 
 
-def team_fairshare(shares: ShareView, share: np.ndarray | None = None) -> np.ndarray:
-    """F = 2^(-U/S) per team of the ledger; `share`: S when the caller has it (else from the weights)."""
+def team_fairshare(shares: ShareView, minus_share: np.ndarray | None = None) -> np.ndarray:
+    """F = 2^(-U/S) per team of the ledger; `minus_share`: -S when the caller has it (else from the weights)."""
     usage = shares.usage_gpu_s
     total_usage = np.add.reduce(usage)  # usage.sum() without its Python wrapper
     usage = usage / total_usage if total_usage > 0 else np.zeros_like(usage)
-    share = shares.weight / shares.weight.sum() if share is None else share
-    return np.power(2.0, -usage / share)
+    if minus_share is None:
+        minus_share = -(shares.weight / shares.weight.sum())
+    return np.power(2.0, usage / minus_share)  # U / -S is -U / S, bit for bit (IEEE division is sign-symmetric)
 
 
 @register(FAMILY, "multifactor")
@@ -179,7 +180,7 @@ class MultifactorKeyer:
         self.policy, self.queue = policy, queue
         self.first_level_constant = not policy.boost_after_s > 0  # no boost: every job's first key is 1
         self.weights: np.ndarray | None = None  # the ledger's weights that `share` was computed from
-        self.share = np.zeros(0)
+        self.minus_share = np.zeros(0)  # -S per team
         self.qos_array = policy.weight_qos * queue.qos
         self.submit, self.requested = queue.submit_s.tolist(), queue.requested_s.tolist()
         self.deadline, self.team = queue.deadline_s.tolist(), queue.team.tolist()
@@ -219,8 +220,8 @@ class MultifactorKeyer:
     def _fairshare(self, shares: ShareView) -> np.ndarray:
         """`team_fairshare(shares)`, each team's share S kept while the ledger's weights are the same array."""
         if shares.weight is not self.weights:
-            self.weights, self.share = shares.weight, shares.weight / shares.weight.sum()
-        return team_fairshare(shares, self.share)
+            self.weights, self.minus_share = shares.weight, -(shares.weight / shares.weight.sum())
+        return team_fairshare(shares, self.minus_share)
 
     def _sizes(self, shares: ShareView) -> np.ndarray:
         size = self.sizes.get(shares.capacity_gpus)

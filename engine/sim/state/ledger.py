@@ -12,12 +12,14 @@ for orders that read it (`members`); otherwise those arrays of the view stay 0.
 
 Every start and stop changes the ledger, and most changes are never read before the next one, so
 the figures live in Python lists (a float of a list costs less to update than a numpy scalar; the
-quota gate reads `gpus` and `queue_gpus` as they are) and become arrays only when read: `view`,
-whose arrays of a region's holdings are kept (read only) until the region's next change.
+quota gate reads `gpus` and `queue_gpus` as they are) and become arrays only when read: a `view`
+computes each of its fields at its first read (the multifactor order reads the teams' decayed usage
+alone), and a region's holdings arrays are kept (read only) until the region's next change.
 """
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -25,6 +27,7 @@ import pandas as pd
 from engine.core.views import ShareView
 
 LN2 = math.log(2.0)
+HELD = ("running_gpus", "running_cpus", "running_memory_gib")  # the rows of a region's holdings
 SCALAR_MAX = 16  # up to this many entities, `_Decayed.at` works on Python floats (numpy's cost per call dominates)
 
 
@@ -64,8 +67,12 @@ class Ledger:
         self.half_life_s, self.seed = float(half_life_s), int(seed)
         self.kinds = [_Decayed(n_teams), _Decayed(len(users)), _Decayed(len(projects))]
         self.members = members
-        self.capacity = [(f.capacity_gpus, float(f.state.cpu_total.sum()) / 1000.0,
-                          float(f.state.memory_total.sum()) / 1024.0) for f in regions]
+        self.changes = 0  # starts and stops so far: a view's figures are those of its moment
+        # per region: the fields of its views that do not change during a run
+        self.given = [dict(teams=self.teams, orgs=self.orgs, org=self.org, weight=self.weight,
+                           capacity_gpus=f.capacity_gpus, capacity_cpus=float(f.state.cpu_total.sum()) / 1000.0,
+                           capacity_memory_gib=float(f.state.memory_total.sum()) / 1024.0,
+                           half_life_s=self.half_life_s, seed=self.seed) for f in regions]
 
     def hold(self, j: int, region: int, gpus: float, now: float, sign: int) -> None:
         """Job j starts (sign +1) or stops (-1) holding `gpus` (and its CPUs and memory) in `region` at `now`."""
@@ -77,6 +84,7 @@ class Ledger:
         self.memory[region][t] += sign * self.memory_list[j]
         self.queue_gpus[region][self.queue_list[j]] += delta
         self.arrays[region] = None
+        self.changes += 1
         h = self.half_life_s
         teams, users, projects = self.kinds
         teams.change(t, delta, now, h)
@@ -85,20 +93,30 @@ class Ledger:
             projects.change(self.project_list[j], delta, now, h)
 
     def view(self, region: int, now: float) -> ShareView:
-        """The ledger at `now` for a pass over `region`."""
-        gpus, cpus, memory = self.capacity[region]
+        """The ledger at `now` for a pass over `region`. Its usage and holdings are computed at their
+        first read (most orders read a few of them), which must come before the ledger's next change."""
+        return ShareView.deferred(self.given[region], partial(self._field, region, now, self.changes))
+
+    def _field(self, region: int, now: float, changes: int, name: str) -> np.ndarray:
+        """The field `name` of `view(region, now)`, taken while the ledger had seen `changes` changes."""
+        if changes != self.changes:
+            raise RuntimeError(f"ShareView.{name} read after the ledger changed: read the view before the next "
+                               "start or stop")
         h = self.half_life_s
         teams, users, projects = self.kinds
-        usage, served = teams.at(now, h)
-        user_usage, project_usage = (users.at(now, h)[0], projects.at(now, h)[0]) if self.members \
-            else (users.zeros, projects.zeros)
+        if name == "usage_gpu_s":
+            return teams.usage_at(now, h)
+        if name == "served_gpu_s":
+            return teams.served_at(now)
+        if name in ("user_usage_gpu_s", "project_usage_gpu_s"):
+            kind = users if name == "user_usage_gpu_s" else projects
+            return kind.usage_at(now, h) if self.members else kind.zeros
         held = self.arrays[region]
         if held is None:  # one read-only array, its rows the three figures
             held = np.array([self.gpus[region], self.cpus[region], self.memory[region]], np.float64).reshape(3, -1)
             held.flags.writeable = False
             held = self.arrays[region] = (held[0], held[1], held[2])
-        return ShareView(self.teams, self.orgs, self.org, self.weight, usage, served, *held,
-                         user_usage, project_usage, gpus, cpus, memory, h, self.seed)
+        return held[HELD.index(name)]
 
 
 class _Decayed:
@@ -120,18 +138,19 @@ class _Decayed:
         self.rate[e] = rate + delta
         self.level[e] = (rate + delta) * half_life_s / LN2
 
-    def at(self, now: float, half_life_s: float) -> tuple[np.ndarray, np.ndarray]:
-        """(decayed usage, plain usage) of every entity at `now`, GPU-seconds."""
-        # since - now is exactly -(now - since): the same figures as U0 2^(-dt/h) + R h / ln 2 (1 - 2^(-dt/h))
-        # and served + R dt, bit for bit, in fewer operations
+    def usage_at(self, now: float, half_life_s: float) -> np.ndarray:
+        """Decayed usage of every entity at `now`, GPU-seconds."""
+        # since - now is exactly -(now - since): the same figures as U0 2^(-dt/h) + R h / ln 2 (1 - 2^(-dt/h)),
+        # bit for bit, in fewer operations
         if len(self.since) > SCALAR_MAX:
-            back = np.array(self.since) - now
-            decay = np.exp2(back / half_life_s)
-            return (np.array(self.usage) * decay + np.array(self.level) * (1.0 - decay),
-                    np.array(self.served) - np.array(self.rate) * back)
+            decay = np.exp2((np.array(self.since) - now) / half_life_s)
+            return np.array(self.usage) * decay + np.array(self.level) * (1.0 - decay)
         # a few entities (teams): the same IEEE operations on Python floats, numpy's exp2 alone
         now = float(now)
-        back = [s - now for s in self.since]
-        decay = np.exp2(np.array([b / half_life_s for b in back])).tolist()
-        return (np.array([u * d + v * (1.0 - d) for u, d, v in zip(self.usage, decay, self.level)], np.float64),
-                np.array([s - r * b for s, r, b in zip(self.served, self.rate, back)], np.float64))
+        decay = np.exp2(np.array([(s - now) / half_life_s for s in self.since])).tolist()
+        return np.array([u * d + v * (1.0 - d) for u, d, v in zip(self.usage, decay, self.level)], np.float64)
+
+    def served_at(self, now: float) -> np.ndarray:
+        """Plain (not decayed) usage of every entity at `now`, GPU-seconds: served + R (now - since)."""
+        now = float(now)
+        return np.array([s - r * (t - now) for s, r, t in zip(self.served, self.rate, self.since)], np.float64)
