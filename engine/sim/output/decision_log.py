@@ -33,16 +33,21 @@ class DecisionLog:
             self.log(now, j, reason)
 
     def mark(self, now: float, jobs: np.ndarray, reason: int) -> None:
-        """`block` for many jobs at once (those parked by their quota keep their own reason)."""
+        """`block` for many jobs at once, in order (those parked by their
+        quota keep their own reason): with scalars up to FEW jobs, else the jobs whose reason changes
+        found first (usually few), then those not parked among them."""
         if len(jobs) <= FEW:
-            parked = self.parked
+            current, parked = self.reason, self.parked
             for j in jobs.tolist():
-                if not parked[j]:
-                    self.block(now, j, reason)
+                if current[j] != reason and not parked[j]:
+                    current[j] = reason
+                    self.log(now, j, reason)
             return
-        changed = jobs[(self.reason[jobs] != reason) & ~self.parked[jobs]]
-        self.reason[changed] = reason
+        changed = jobs[self.reason[jobs] != reason]
         if len(changed):
+            changed = changed[~self.parked[changed]]
+        if len(changed):
+            self.reason[changed] = reason
             self.log_t.extend([now] * len(changed))
             self.log_j.extend(changed.tolist())
             self.log_c.extend([reason] * len(changed))
