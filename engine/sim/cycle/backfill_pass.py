@@ -39,7 +39,7 @@ from engine.sim.cycle.backfill_cluster import head_scope
 from engine.sim.cycle.backfill_mig import prepare, seen
 from engine.sim.cycle.backfill_plan import in_head_pool, planned
 
-FEW = 32  # candidates checked and marked with Python scalars below this many (numpy from here on)
+FEW = 32  # candidates checked with Python scalars below this many (numpy from here on)
 
 
 def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | None,

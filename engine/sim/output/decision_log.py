@@ -10,7 +10,7 @@ import numpy as np
 
 from engine.core.reasons import CAPACITY
 
-FEW = 8  # jobs that `mark` takes one by one: fewer Python steps than its numpy calls cost
+FEW = 20  # jobs that `mark` takes one by one: below about 20, fewer Python steps than its numpy calls cost
 
 
 class DecisionLog:
@@ -33,9 +33,9 @@ class DecisionLog:
             self.log(now, j, reason)
 
     def mark(self, now: float, jobs: np.ndarray, reason: int) -> None:
-        """`block` for many jobs at once, in order (those parked by their
-        quota keep their own reason): with scalars up to FEW jobs, else the jobs whose reason changes
-        found first (usually few), then those not parked among them."""
+        """`block` for many jobs at once, in order (those parked by their quota keep their own reason):
+        one by one up to FEW jobs, else with numpy, the jobs whose reason changes (usually few) found
+        first and the parked ones dropped from those."""
         if len(jobs) <= FEW:
             current, parked = self.reason, self.parked
             for j in jobs.tolist():
