@@ -11,6 +11,8 @@ smallest waiting key (the head under a static order), `hi` one past the largest 
 """
 from __future__ import annotations
 
+from operator import lt
+
 import numpy as np
 
 
@@ -22,6 +24,7 @@ class WaitingQueue:
         self.lo, self.hi, self.count = size, 0, 0
         self.known = np.zeros(0, np.int64)  # ascending; every key waiting at the last keys(), and no other
         self.added: list[int] = []  # keys added since then, in the order added
+        self.top = -1  # the largest key put in `known` (removed since or not)
 
     def __len__(self) -> int:
         return self.count
@@ -49,14 +52,15 @@ class WaitingQueue:
             self.remove(key)
 
     def keys(self) -> np.ndarray:
-        """The waiting keys, ascending (int64)."""
-        known = self.known
-        if self.added:
-            new = np.array(self.added, np.int64)
+        """The waiting keys, ascending (int64; the caller must not write to it)."""
+        known, added = self.known, self.added
+        if added:
             self.added = []
-            known = np.concatenate((known, new))
-            if (len(known) > len(new) and new[0] <= known[-len(new) - 1]) or (len(new) > 1 and
-                                                                            (new[1:] <= new[:-1]).any()):
-                known = np.unique(known)  # a key re-added or added out of order: sorted, each once
+            if added[0] > self.top and all(map(lt, added, added[1:])):
+                known = np.concatenate((known, added))
+                self.top = added[-1]
+            else:  # a key re-added, or added out of order: sorted, each once
+                known = np.unique(np.concatenate((known, added)))
+                self.top = known[-1]
         self.known = known = known[self.mask[known]]
         return known
