@@ -6,6 +6,8 @@ the run's `reason`, `parked` and `log_*` state.
 """
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 
 from engine.core.reasons import CAPACITY
@@ -48,9 +50,9 @@ class DecisionLog:
             changed = changed[~self.parked[changed]]
         if len(changed):
             self.reason[changed] = reason
-            self.log_t.extend([now] * len(changed))
+            self.log_t.extend(repeat(now, len(changed)))
             self.log_j.extend(changed.tolist())
-            self.log_c.extend([reason] * len(changed))
+            self.log_c.extend(repeat(reason, len(changed)))
 
     def wait_for_capacity(self, new: list[int], now: float) -> None:
         """A pass in which no job can start: the new arrivals wait for capacity."""
