@@ -39,7 +39,7 @@ from engine.sim.cycle.backfill_cluster import head_scope
 from engine.sim.cycle.backfill_mig import prepare, seen
 from engine.sim.cycle.backfill_plan import in_head_pool, planned
 
-FEW = 32  # candidates checked and marked with Python scalars below this many (numpy from here on)
+FEW = 32  # candidates checked with Python scalars below this many (numpy from here on)
 
 
 def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | None,
@@ -55,7 +55,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     if len(rest) < FEW:
         jobs = rest.tolist()
         if all(units[j] > free[pools[j]] for j in jobs):
-            _mark_few(run, now, jobs, CAPACITY)
+            run.mark(now, rest, CAPACITY)
             return
     elif not np.count_nonzero(run.units[rest] <= np.array(free)[run.pool[rest]]):
         run.mark(now, rest, CAPACITY)
@@ -118,15 +118,6 @@ def _candidates(run, queue, only: list[int] | None, rest: np.ndarray | None) -> 
     return rest[np.isin(rest, only)]
 
 
-def _mark_few(run, now: float, jobs: list[int], code: int) -> None:
-    """`run.mark` for a few jobs, with scalars: the same reasons and log entries, in order."""
-    reason, parked = run.reason, run.parked
-    for j in jobs:
-        if reason[j] != code and not parked[j]:
-            reason[j] = code
-            run.log(now, j, code)
-
-
 def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarray, in_pool: np.ndarray) -> None:
     """A non-sequential window's pass (engine.policies.easy_kernels.scan): in order, start the candidates
     the window allows whose units are free and whose shape has not found no room this pass, then give
@@ -152,18 +143,10 @@ def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarr
         elif not parked[j]:
             failed = k
         k += 1
-    _mark(run, now, marked[:refused], RESERVATION)
-    _mark(run, now, marked[refused:waiting], CAPACITY)
+    run.mark(now, marked[:refused], RESERVATION)
+    run.mark(now, marked[refused:waiting], CAPACITY)
     for key in sorted(started):
         queue.remove(key)
-
-
-def _mark(run, now: float, jobs: np.ndarray, code: int) -> None:
-    """`run.mark`, with scalars for a few jobs."""
-    if len(jobs) < FEW:
-        _mark_few(run, now, jobs.tolist(), code)
-    else:
-        run.mark(now, jobs, code)
 
 
 def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:
