@@ -9,6 +9,7 @@ import re
 from functools import partial
 
 from browser_helpers import ARTIFACTS, _assert_clean, _diagnosed, _enter, _served, _settle, database, pytestmark  # noqa: F401
+from playwright.sync_api import expect
 from test_browser_scenario_files import _open, download_custom
 
 from engine.scenario.spec import Scenario
@@ -26,18 +27,30 @@ def _pick(page, label: str, option: str) -> None:
 
 
 def _choose(page, label: str, *options: str, clear: bool = False) -> None:
-    """Add `options` to the multiselect `label` (emptied first when `clear`)."""
+    """Add `options` to the multiselect `label` (emptied first when `clear`). Enter takes whichever option is
+    highlighted, a wrong one when a rerun cut the typing short, so it is pressed only once the filter holds the
+    whole option and the option shows (the scenario built is checked whole, extras included: _check_built)."""
     box = page.locator('[data-testid="stMultiSelect"]').filter(has=page.get_by_text(label, exact=True))
     if clear:
         box.get_by_role("button", name="Clear all").click()
         _settle(page)
+    field = box.locator("input")
     for option in options:
-        box.locator("input").click()
-        page.keyboard.type(option)
+        for _ in range(3):  # a rerun ending (a field before it commits on blur) can wipe the filter typed
+            field.click()
+            _settle(page)
+            field.fill(option)
+            page.wait_for_timeout(300)
+            if field.input_value() == option:
+                break
+        expect(field).to_have_value(option)
+        page.get_by_role("option", name=option, exact=True).wait_for(timeout=30_000)
         page.keyboard.press("Enter")
         _settle(page)
     page.keyboard.press("Escape")
     _settle(page)
+    missing = [option for option in options if option not in box.inner_text()]
+    assert not missing, f"{label}: {missing} not chosen; the box shows {box.inner_text()!r}"
 
 
 _number = partial(_enter, exact=True)
