@@ -3,11 +3,6 @@
 The event loop makes no reference cycles, only many short-lived tuples (events, timeline rows),
 whose count keeps triggering collections that walk the run's growing lists: about 6 % of an
 HPC2N replay. Reference counting still frees everything as usual.
-
-Turned back on, the collector would first walk every object the run made (its young generation holds
-them all, and the run is still alive when the block ends): 0.2 s after an HPC2N replay, to find nothing,
-as most of them die with the run a moment later. `gc.freeze()` then `gc.unfreeze()` moves them to the
-oldest generation without a pass instead; a full collection, much rarer, sees those still alive then.
 """
 from __future__ import annotations
 
@@ -26,6 +21,4 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if was_on:
-            gc.freeze()  # the run's objects to the oldest generation without a pass: see the module docstring
-            gc.unfreeze()
             gc.enable()
