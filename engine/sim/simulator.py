@@ -190,8 +190,7 @@ class _Run(Arrivals, Starts, DecisionLog):
 
     def run(self, name: str = "scenario") -> None:
         events, queues, regions, hooks, last = self.events, self.queues, self.regions, self.processes, 0.0
-        handler, on_arrival, before_batch, after_batch = hooks.handler, hooks.on_arrival, hooks.before_batch, \
-            hooks.after_batch
+        handler, on_arrival, before_batch = hooks.handler, hooks.on_arrival, hooks.before_batch
         names, region_name, timeline = list(self.regions), self.region_name, self.timeline
         allowed, batches, census = budget(self.n_jobs), 0, Counter()
         while True:
@@ -222,7 +221,7 @@ class _Run(Arrivals, Starts, DecisionLog):
             for region in touched:
                 self._schedule(region, now)
                 timeline.append((now, region, regions[region].busy_milli / 1000.0, queues[region].count))
-            for hook in after_batch:
+            for hook in hooks.after_batch:
                 hook(now)
         for hook in hooks.finish:
             hook(last)
