@@ -13,14 +13,24 @@ BAD = "name = 'bad'\n[policies]\norder = 'no-such-order'\n"
 
 
 def download_custom(page, tmp_path):
-    """(the saved file, its suggested name) of the custom scenario downloaded under Scenario files."""
+    """(the saved file, its suggested name) of the custom scenario downloaded under Scenario files. The button
+    does not rerun the page; a click that starts no download (seen once in CI's full suite, its cause not
+    caught) is tried again, twice at most, and a third miss fails naming what the button showed."""
     page.get_by_text("Scenario files: download the custom scenario, upload TOML").click()
     _settle(page)
-    with page.expect_download(timeout=60_000) as download:
-        page.get_by_role("button", name="Download the custom scenario as TOML").click()
+    button = page.get_by_role("button", name="Download the custom scenario as TOML")
+    for attempt in range(3):
+        try:
+            with page.expect_download(timeout=20_000) as download:
+                button.click()
+            break
+        except PlaywrightTimeout:
+            shown = page.locator('[data-testid="stDownloadButtonError"]').all_inner_texts()
+            if attempt == 2:
+                raise AssertionError(f"three clicks on the download button started no download; it shows {shown}")
+            _settle(page)
     saved = tmp_path / "downloaded.toml"
     download.value.save_as(saved)
-    _settle(page)                   # the button's click reruns the page
     return saved, download.value.suggested_filename
 
 

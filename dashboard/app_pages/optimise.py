@@ -123,7 +123,7 @@ def _pick(result: StudyResult) -> None:
     text = scenario_toml(result.study, result.trial(number).params, name)
     right.code(text, language="toml")
     left.download_button("Download scenario TOML", text.encode("utf-8"), file_name=f"{name}.toml",
-                         mime="application/toml", key="opt_download")
+                         mime="application/toml", key="opt_download", on_click="ignore")
     if left.button("Use it on the What-if page", key="opt_use"):
         st.session_state.setdefault(PICKS, {})[name] = result.study.scenario(result.trial(number).params, name)
         left.success(markdown_text(f"{name} is now a choice on the What-if page."))

@@ -47,6 +47,7 @@ def file_name(name: str) -> str:
 def scenario_files(custom: dict) -> None:
     """Download the custom scenario built above; upload scenario files."""
     st.download_button("Download the custom scenario as TOML", key="wi_download", mime="application/toml",
+                       on_click="ignore",
                        data=scenario_toml(custom, ("Built on Meridian's What-if page; run it with",
                                                    "meridian simulate --dataset NAME --scenario THIS-FILE")),
                        file_name=file_name(str(custom.get("name", "custom"))),
