@@ -62,7 +62,8 @@ def free_port() -> int:
 @contextlib.contextmanager
 def streamlit_server(db: Path, log: Path, timeout_s: float = 90.0):
     """Run `streamlit run dashboard/app.py -- --db DB` from the repository root in its own process
-    group; yield its base URL once /_stcore/health answers ok; kill the group afterwards."""
+    group; yield its base URL once /_stcore/health answers ok; stop the group afterwards (SIGTERM, then SIGKILL
+    after 4 s: the builder test's server, its headroom searches still running, took the old 10 s every time)."""
     port = free_port()
     command = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
                "--server.port", str(port), "--server.address", "127.0.0.1", "--", "--db", str(db)]
@@ -87,8 +88,8 @@ def streamlit_server(db: Path, log: Path, timeout_s: float = 90.0):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
+        try:  # an idle server stops in 0.5-2.8 s; one still running a script ignores SIGTERM until it ends
+            proc.wait(timeout=4)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
