@@ -131,7 +131,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.log_t: list[float] = []  # the decision log, one entry per position: time,
         self.log_j: list[int] = []  # job and decision code (engine.core.reasons.DECISIONS)
         self.log_c: list[int] = []
-        self.timeline: list[tuple[float, str, float, int]] = []
+        self.timeline = ([], [], [], [])  # one sample per pass, in columns: time, region index, busy GPUs, queued jobs
         self.events = EventQueue(w.submit_s)
         self.backfills = not traits_of(policies.backfill).inert
         # EASY++ (engine.policies.backfill_predicted): runtimes predicted from each user's finished jobs
@@ -191,7 +191,8 @@ class _Run(Arrivals, Starts, DecisionLog):
     def run(self, name: str = "scenario") -> None:
         events, queues, regions, hooks, last = self.events, self.queues, self.regions, self.processes, 0.0
         handler, on_arrival, before_batch = hooks.handler, hooks.on_arrival, hooks.before_batch
-        names, region_name, timeline = list(self.regions), self.region_name, self.timeline
+        names, region_name, index = list(self.regions), self.region_name, self.region_index
+        at, where, busy, queued = (column.append for column in self.timeline)
         allowed, batches, census = budget(self.n_jobs), 0, Counter()
         while True:
             now, batch = events.pop_batch()
@@ -220,7 +221,10 @@ class _Run(Arrivals, Starts, DecisionLog):
                     touched.update(dict.fromkeys(handler[kind](kind, j, now), True))
             for region in touched:
                 self._schedule(region, now)
-                timeline.append((now, region, regions[region].busy_milli / 1000.0, queues[region].count))
+                at(now)
+                where(index[region])
+                busy(regions[region].busy_milli / 1000.0)
+                queued(queues[region].count)
             for hook in hooks.after_batch:
                 hook(now)
         for hook in hooks.finish:
@@ -289,12 +293,6 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.queued_gpus[region] += gpus
         self.queued_gpu_s[region] += gpus * (WEEK_S if WEEK_S < requested else requested)  # min(), without its call
         self.sharing.count(j, region, sign)
-
-    def node_names(self, j: int) -> str:
-        names, held = self.region_of[j].name_list, self.nodes_of[j]
-        if len(held) == 1:
-            return names[held[0]]
-        return ";".join(map(names.__getitem__, held.tolist() if isinstance(held, np.ndarray) else held))
 
     def _schedule(self, region: str, now: float) -> None:
         hooks = self.processes

@@ -96,7 +96,7 @@ class Sharing(ClockReclaim):
         self.seg_start = np.full(n, math.nan)  # start of each job's current (or last) piece
         self.preemptions = np.zeros(n, np.int64)
         self.lost_gpu_s = np.zeros(n)
-        self.segments: list[tuple] = []  # stopped pieces: job, region, nodes, start, end, gpus, lost_s, outcome
+        self.segments: list[tuple] = []  # stopped pieces: job, region, nodes (indices), start, end, gpus, lost_s, outcome
         self.clocks = clocks(self, world or World()) if self.gated else []
         self.idle_since = math.inf
         if self.clocks:
@@ -271,7 +271,7 @@ class Sharing(ClockReclaim):
         run.remaining[v] -= run.work_done(v, saved)
         self.lost_gpu_s[v] += lost * run.alloc_gpus[v]
         self.preemptions[v] += 1
-        self.segments.append((v, region, run.node_names(v), start, now, run.alloc_gpus[v], lost, "preempted"))
+        self.segments.append((v, region, run.nodes_of[v], start, now, run.alloc_gpus[v], lost, "preempted"))
         if run.archive is not None and run.remaining[v] < run.run_s[v]:  # it has a checkpoint to keep
             run.archive.evicted(v, region, now)
         run.release(v, now)

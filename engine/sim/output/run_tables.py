@@ -4,14 +4,16 @@ column).
 
 Text columns are built as pandas' `str` columns by pyarrow's `take` of a few names by integer
 codes (regions, reasons, decisions, users, projects, queues, teams, node lists): converting
-hundreds of thousands of Python strings one by one costs several times more."""
+hundreds of thousands of Python strings one by one costs several times more. The node lists are
+joined the same way, all at once (`joined_names`), from the node indices each piece held."""
 from __future__ import annotations
 
-from operator import itemgetter
+from itertools import chain
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from engine.core.reasons import DECISIONS
 from engine.policies.constraints import COST_UNITS
@@ -23,6 +25,7 @@ QUOTA_COLUMNS = ["region", "holder", "by", "nominal_gpus", "borrowing_limit_gpus
 RELAXATION_COLUMNS = ["row", "job_id", "team", "home_region", "time_s", "region", "constraint", "cost", "cost_unit"]
 CLUSTER_COLUMNS = ["region", "cluster", "node", "gpus"]
 SEGMENT_COLUMNS = ["row", "job_id", "region", "nodes", "start_s", "end_s", "gpus_allocated", "outcome", "lost_s"]
+SEPARATOR = pa.scalar(";", pa.large_string())  # between the node names of a piece
 
 
 def run_tables(run, scenario: str) -> SimulationResult:
@@ -31,7 +34,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
     ledger = sharing.ledger
     regions = list(run.regions)
     region = _region_codes(run)
-    nodes = _node_lists(run)
+    nodes = _node_lists(run, region)
     jobs = pd.DataFrame({
         "job_id": w.job_id, "region": labels(region, regions), "home_region": labels(run.home, regions),
         "workload_class": _text(w.workload_class), "team": labels(ledger.team, ledger.teams),
@@ -104,19 +107,34 @@ def _region_codes(run) -> np.ndarray:
     return np.fromiter(map(run.region_index.__getitem__, run.region_name), np.int64, len(run.region_name))
 
 
-def _node_lists(run) -> pd.api.extensions.ExtensionArray:
-    """Each job's node names joined by ";" ("" for a job that never started)."""
-    names = [""] * len(run.w)
-    for j in run.nodes_of:
-        names[j] = run.node_names(j)
-    return pd.array(names, dtype="str")
+def _node_lists(run, region: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """Each job's node names joined by ";" ("" for a job that never started); `region`: each job's
+    region index (its nodes are that region's)."""
+    held = run.nodes_of
+    jobs = np.fromiter(held, np.int64, len(held))
+    at = np.full(len(run.w), -1, np.int64)  # each job's position in `held`
+    at[jobs] = np.arange(len(jobs))
+    names = joined_names(run, region[jobs], list(held.values()))
+    return pd.array(names.take(pa.array(at, mask=at < 0)).fill_null(""), dtype="str")
+
+
+def joined_names(run, region: np.ndarray, held: list) -> pa.Array:
+    """The names of the nodes of each of `held` (node indices in the run's region of index `region`
+    at the same position) joined by ";", in one pass over all of them."""
+    fleets = run.regions.values()
+    first = np.cumsum([0, *(len(fleet.name_list) for fleet in fleets)])  # each region's first name in `names`
+    names = pa.array(list(chain.from_iterable(fleet.name_list for fleet in fleets)), pa.large_string())
+    counts = np.fromiter(map(len, held), np.int64, len(held))
+    ends = np.zeros(len(held) + 1, np.int64)
+    np.cumsum(counts, out=ends[1:])
+    nodes = np.concatenate(held).astype(np.int64) if held else np.zeros(0, np.int64)
+    nodes += np.repeat(first[region], counts)
+    return pc.binary_join(pa.LargeListArray.from_arrays(pa.array(ends), names.take(pa.array(nodes))), SEPARATOR)
 
 
 def _timeline(run, regions: list[str]) -> pd.DataFrame:
-    rows, index = run.timeline, run.region_index
-    time_s, region, busy, queued = (list(map(itemgetter(k), rows)) for k in range(4))
-    return pd.DataFrame({"time_s": np.array(time_s, np.float64),
-                         "region": labels(np.fromiter(map(index.__getitem__, region), np.int64, len(rows)), regions),
+    time_s, region, busy, queued = run.timeline
+    return pd.DataFrame({"time_s": np.array(time_s, np.float64), "region": labels(region, regions),
                          "busy_gpus": np.array(busy, np.float64), "queue_length": np.array(queued, np.int64)})
 
 
@@ -128,6 +146,9 @@ def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
     evicted = pd.DataFrame(sharing.segments, columns=["job", "region", "nodes", "start_s", "end_s",
                                                       "gpus_allocated", "lost_s", "outcome"])
     rows = evicted.pop("job").to_numpy(np.int64)
+    if len(evicted):  # the node indices each piece held, as their names
+        region = np.fromiter(map(run.region_index.__getitem__, evicted["region"]), np.int64, len(evicted))
+        evicted["nodes"] = pd.array(joined_names(run, region, evicted["nodes"].tolist()), dtype="str")
     evicted.insert(0, "row", rows)
     evicted.insert(1, "job_id", run.w.job_id[rows])
     started = np.flatnonzero(np.isfinite(run.end) & ~np.isin(np.arange(len(jobs)), list(run.pods)))

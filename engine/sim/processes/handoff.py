@@ -192,7 +192,7 @@ class Handoffs(WorldProcess):
         saved = decided - start
         run.remaining[j] -= saved if run.links is None else run.links.work_s(j, saved)
         move[7], move[8] = run.remaining[j], True
-        sharing.segments.append((j, frm, run.node_names(j), start, now, run.alloc_gpus[j], now - decided, "handed-off"))
+        sharing.segments.append((j, frm, run.nodes_of[j], start, now, run.alloc_gpus[j], now - decided, "handed-off"))
         run.release(j, now)
         run.generation[j] += 1
         run.log(now, j, HANDED_OFF)

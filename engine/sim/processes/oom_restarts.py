@@ -83,7 +83,7 @@ class OomRestarts(WorldProcess):
         self.lost_gpu_s[j] += (now - start) * run.alloc_gpus[j]
         if self.memory:
             self.lost_mib_s[j] += (now - start) * run.memory_mib[j] * run.width[j]
-        run.sharing.segments.append((j, region, run.node_names(j), start, now, run.alloc_gpus[j], now - start,
+        run.sharing.segments.append((j, region, run.nodes_of[j], start, now, run.alloc_gpus[j], now - start,
                                      "out-of-memory"))
         self.restarts[j] += 1
         self.short[j] = False
