@@ -395,4 +395,6 @@ def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = 
     with collector_paused():
         run = _Run(workload, policies, seed, timer_s, world, sharing)
         run.run(name)
-        return run_tables(run, name)
+        result = run_tables(run, name)
+        vars(run).clear()  # the run is in cycles with its collaborators: freed now, not walked by the collector
+        return result
