@@ -7,7 +7,8 @@ compile again.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from engine.core.jit import njit
 
 MILLI = 1000
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from engine.core.jit import njit
 
 # a candidate's outcome in `scan`'s codes: WAITING (its units are not free, or no node had room), STARTED
 # (set by the caller), REFUSED (its units are free but the window refuses it), DEAD (its shape found no

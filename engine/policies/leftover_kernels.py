@@ -10,7 +10,8 @@ file (numba's `cache=True`), so a new process does not pay the compile again.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from engine.core.jit import njit
 
 
 @njit(cache=True)

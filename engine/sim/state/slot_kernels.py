@@ -5,7 +5,8 @@ test. Compiled on first use and cached on disk beside this file (numba's `cache=
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from engine.core.jit import njit
 
 END, OVERRUN, BEGIN, UNITS, POOL, CLUSTER, ACTIVE = range(7)  # the columns of RegionFleet.slots
 

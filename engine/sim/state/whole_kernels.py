@@ -8,7 +8,7 @@ pay the compile again; imported only when a run first takes whole nodes.
 """
 from __future__ import annotations
 
-from numba import njit
+from engine.core.jit import njit
 
 BAD_NODES, NOT_WHOLE = -1, -2  # what `move_whole` answers instead of the milli moved
 
