@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import gc
 import importlib
 import json
 import os
@@ -325,5 +326,17 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
+def console() -> int:
+    """The `meridian` command (and `python -m engine.cli`): `main`, then, after a successful command, the
+    objects still alive left to the operating system. `gc.freeze()` keeps the interpreter's exit from
+    collecting (and freeing) every module's objects, about 0.3 s of CPU after an HPC2N replay; exit
+    handlers, the closing of files and the flushing of stdout and stderr run as usual, and the commands
+    close their databases themselves. A failed command exits as before. Tests call `main` in process."""
+    code = main()
+    if code == 0:
+        gc.freeze()
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())
