@@ -9,14 +9,7 @@ from __future__ import annotations
 from numba import njit
 
 from engine.core.cluster_view import ANY, WAIT
-
-
-@njit(cache=True)
-def _below(a, b):
-    """a sorts before b (NaN after every number)."""
-    if a != a:
-        return False
-    return b != b or a < b
+from engine.core.order_kernels import below
 
 
 @njit(cache=True)
@@ -29,8 +22,8 @@ def lowest_fitting(holds, fits, first, second):
         held = True
         if not fits[c]:
             continue
-        if best < 0 or _below(first[c], first[best]) or (
-                not _below(first[best], first[c]) and _below(second[c], second[best])):
+        if best < 0 or below(first[c], first[best]) or (
+                not below(first[best], first[c]) and below(second[c], second[best])):
             best = c
     if best >= 0:
         return best

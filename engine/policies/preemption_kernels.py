@@ -9,27 +9,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def _below(a, b):
-    """a sorts before b (NaN after every number)."""
-    if a != a:
-        return False
-    return b != b or a < b
+from engine.core.order_kernels import below
 
 
 @njit(cache=True)
 def _cheaper(tier, priority, start_s, i, p):
     """Running job i goes before job p: lower tier, then lower priority, then later start."""
-    if _below(tier[i], tier[p]):
+    if below(tier[i], tier[p]):
         return True
-    if _below(tier[p], tier[i]):
+    if below(tier[p], tier[i]):
         return False
-    if _below(priority[i], priority[p]):
+    if below(priority[i], priority[p]):
         return True
-    if _below(priority[p], priority[i]):
+    if below(priority[p], priority[i]):
         return False
-    return _below(-start_s[i], -start_s[p])
+    return below(-start_s[i], -start_s[p])
 
 
 @njit(cache=True)
