@@ -17,27 +17,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
+from engine.core.cluster_view import ANY, ClusterRequest, ClustersView
 from engine.policies.registry import register
 
 FAMILY = "cluster"
 
 
-def _first_lowest(*keys: np.ndarray, among: np.ndarray) -> int:
-    """The index in `among` (a bool mask) whose keys are lexicographically lowest (ties: lowest index)."""
-    candidates = np.flatnonzero(among)
-    order = np.lexsort((candidates, *[k[candidates] for k in reversed(keys)]))
-    return int(candidates[order[0]])
-
-
-def _qualifying(clusters: ClustersView) -> int | None:
-    """ANY when no cluster holds the job, WAIT when some holds it and none fits now, else None."""
-    holds = np.asarray(clusters.holds, bool)
-    if not holds.any():
-        return ANY
-    if not (holds & np.asarray(clusters.fits, bool)).any():
-        return WAIT
-    return None
+def _lowest_fitting(clusters: ClustersView, first, second=None) -> int:
+    """ANY when no cluster holds the job, WAIT when some holds it and none fits now, else the cluster
+    that holds it and fits now with the lowest (first, second) keys, ties to the lowest index
+    (engine.policies.cluster_kernels, imported on first use)."""
+    from engine.policies.cluster_kernels import lowest_fitting
+    first = np.asarray(first, np.float64)
+    return int(lowest_fitting(np.asarray(clusters.holds, bool), np.asarray(clusters.fits, bool), first,
+                              np.zeros(len(first)) if second is None else np.asarray(second, np.float64)))
 
 
 @register(FAMILY, "any", inert=True)
@@ -57,11 +50,7 @@ class MostFree:
     """Spread the load: the compatible cluster, among those the job fits now, with the most free GPUs."""
 
     def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
-        early = _qualifying(clusters)
-        if early is not None:
-            return early
-        fits = np.asarray(clusters.holds, bool) & np.asarray(clusters.fits, bool)
-        return _first_lowest(-np.asarray(clusters.free_gpus, np.float64), among=fits)
+        return _lowest_fitting(clusters, -np.asarray(clusters.free_gpus, np.float64))
 
 
 @register(FAMILY, "best-fit")
@@ -71,11 +60,7 @@ class BestFit:
     so the emptiest clusters stay whole for wide gangs."""
 
     def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
-        early = _qualifying(clusters)
-        if early is not None:
-            return early
-        fits = np.asarray(clusters.holds, bool) & np.asarray(clusters.fits, bool)
-        return _first_lowest(np.asarray(clusters.free_gpus, np.float64), among=fits)
+        return _lowest_fitting(clusters, clusters.free_gpus)
 
 
 @register(FAMILY, "topology")
@@ -86,9 +71,4 @@ class Topology:
     while one cluster can hold it; a one-node job (one rack everywhere) is placed as best-fit."""
 
     def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
-        early = _qualifying(clusters)
-        if early is not None:
-            return early
-        fits = np.asarray(clusters.holds, bool) & np.asarray(clusters.fits, bool)
-        return _first_lowest(np.asarray(clusters.racks, np.int64), np.asarray(clusters.free_gpus, np.float64),
-                             among=fits)
+        return _lowest_fitting(clusters, clusters.racks, clusters.free_gpus)

@@ -65,13 +65,6 @@ class RunningView:
     guaranteed: np.ndarray
 
 
-def cheapest_first(running: RunningView, ok: np.ndarray) -> np.ndarray:
-    """Positions where `ok`, by tier, priority, then latest start first."""
-    positions = ok.nonzero()[0]  # ok is 1-D: np.flatnonzero's positions, without its Python wrappers
-    order = np.lexsort((-running.start_s[positions], running.priority[positions], running.tier[positions]))
-    return positions[order]
-
-
 @register(FAMILY, "none", inert=True)
 @dataclass(frozen=True)
 class NoPreemption:
@@ -105,18 +98,11 @@ class PriorityPreemption:
             raise ValueError(f"checkpoint_s must be >= 0, or -1 for each queue class's, got {self.checkpoint_s}")
 
     def choose(self, request: PreemptRequest, running: RunningView) -> np.ndarray:
-        if request.guaranteed:
-            return cheapest_first(running, ~running.guaranteed)
-        lower = (running.tier < request.tier) | ((running.tier == request.tier) & (running.priority < request.priority))
-        if self.only_preemptible:
-            lower &= running.preemptible
-        if self.reclaim and request.reclaim:
-            lower |= running.borrowing & ~running.same_holder
-        if not np.count_nonzero(lower):  # the usual answer for a blocked head: skip the other tests (not
-            # lower.any(): its Python wrappers cost more than the count on a few dozen jobs)
-            return np.zeros(0, np.int64)
-        ok = ~running.guaranteed & (running.ran_s >= self.min_runtime_s) & (running.preemptions < self.max_preemptions)
-        return cheapest_first(running, ok & lower)
+        from engine.policies.preemption_kernels import victims  # numba, imported on first use
+        return victims(running.tier, running.priority, running.start_s, running.ran_s, running.preemptions,
+                       running.borrowing, running.same_holder, running.preemptible, running.guaranteed,
+                       request.tier, request.priority, request.guaranteed, request.reclaim, self.only_preemptible,
+                       self.reclaim, self.min_runtime_s, self.max_preemptions)
 
     def time_key(self, now_s: float, starts: list[float]) -> int:
         """`choose` reads the time only through ran_s >= min_runtime_s, which stays true once a job

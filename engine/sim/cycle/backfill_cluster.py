@@ -39,12 +39,12 @@ class HeadScope:
 
     def reaches(self, run, fleet, jobs: np.ndarray) -> np.ndarray:
         """Which of `jobs` could start in the reserved cluster now (the module docstring)."""
-        room = run.units[jobs] <= self.free
-        out = np.ones(len(jobs), bool)
-        for i, j in enumerate(jobs.tolist()):
-            holds = run.clusters.holds(j, fleet)[0]
-            out[i] = (holds[self.cluster] and room[i]) or not holds.any()
-        return out
+        room, held, c = (run.units[jobs] <= self.free).tolist(), run.clusters.held, self.cluster
+        out = []
+        for j, fits in zip(jobs.tolist(), room):
+            holds, anywhere = held(j, fleet)
+            out.append((holds[c] and fits) or not anywhere)
+        return np.array(out, bool)
 
 
 def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadScope | None:

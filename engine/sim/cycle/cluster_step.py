@@ -24,7 +24,8 @@ class ClusterStep:
 
     def __init__(self, run, policy) -> None:
         self.run, self.policy = run, policy
-        self._static: dict[tuple, tuple] = {}  # (region fleet, shape key) -> (holds, capacity_gpus, pool mask)
+        # (region fleet, shape key) -> (holds, capacity_gpus, pool mask, holds as a list, whether any cluster holds it)
+        self._static: dict[tuple, tuple] = {}
 
     def pick(self, j: int, fleet) -> int:
         """Job j's cluster in `fleet` (its RegionFleet): an index, ANY or WAIT (engine.core.cluster_view)."""
@@ -32,7 +33,7 @@ class ClusterStep:
         width, pool, spot_ok = run.width[j], run.pool_list[j], run.spot_ok[j]
         num_gpu, cpu, memory = run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j]
         codes, k = fleet.cluster_codes, len(fleet.cluster_names)
-        holds, capacity, in_pool = self._shape(fleet, num_gpu, cpu, memory, pool, spot_ok, width)
+        holds, capacity, in_pool = self._shape(fleet, num_gpu, cpu, memory, pool, spot_ok, width)[:3]
         if width > 1:
             free = fleet.whole_free_nodes(num_gpu, cpu, memory, pool, spot_ok)
             fits = np.bincount(codes[free], minlength=k) >= width
@@ -84,10 +85,18 @@ class ClusterStep:
     def holds(self, j: int, fleet) -> tuple[np.ndarray, np.ndarray]:
         """(which clusters of `fleet` could ever hold job j: enough nodes big enough for one of its pods
         in its pool; which nodes are in its pool), as `pick` sees them."""
+        static = self._of(j, fleet)
+        return static[0], static[2]
+
+    def held(self, j: int, fleet) -> tuple[list[bool], bool]:
+        """`holds(j, fleet)[0]` as a list, and whether any cluster holds job j (cheap for one job at a time)."""
+        static = self._of(j, fleet)
+        return static[3], static[4]
+
+    def _of(self, j: int, fleet) -> tuple:
         run = self.run
-        holds, _, in_pool = self._shape(fleet, run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j], run.pool_list[j],
-                                        run.spot_ok[j], run.width[j])
-        return holds, in_pool
+        return self._shape(fleet, run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j], run.pool_list[j],
+                           run.spot_ok[j], run.width[j])
 
     def _shape(self, fleet, num_gpu: int, cpu: int, memory: int, pool: int, spot_ok: bool, width: int) -> tuple:
         key = (id(fleet), num_gpu, cpu, memory, pool, spot_ok, width)
@@ -98,7 +107,7 @@ class ClusterStep:
             holds = np.bincount(codes, weights=big, minlength=k) >= width
             in_pool = fleet.node_pool == pool if pool > 0 else np.ones(len(codes), bool)
             capacity = np.bincount(codes, weights=state.gpu_count * in_pool, minlength=k).astype(np.float64)
-            static = self._static[key] = (holds, capacity, in_pool)
+            static = self._static[key] = (holds, capacity, in_pool, holds.tolist(), bool(holds.any()))
         return static
 
 

@@ -47,7 +47,7 @@ class RunningViews:
             else:
                 borrowing = np.zeros(len(running), bool)
             entry = (version, running, s.tier[running], s.run.w.priority[running], start, s.preemptions[running],
-                     holder, s.preemptible[running], s.guaranteed_mask[running], borrowing, sorted(start.tolist()))
+                     holder, s.preemptible[running], s.guaranteed_mask[running], borrowing, np.sort(start).tolist())
             self.cached[region] = entry
         return entry
 

@@ -1,0 +1,87 @@
+"""The compiled cluster and preemption choices (engine.policies.cluster_kernels, preemption_kernels)
+against their rules written plainly: a Python sort by key tuples, NaN after every number, ties to the
+lowest position. Keys are drawn from a few values (NaN and -0.0 among them) so that ties are common."""
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
+from engine.policies.cluster import BestFit, MostFree, Topology
+from engine.policies.preemption import PreemptRequest, PriorityPreemption, RunningView
+
+KEYS = st.sampled_from([0.0, -0.0, 1.0, 2.0, 2.5, math.nan])
+
+
+def _order(x: float) -> tuple:
+    """np.sort's place of x: numbers ascending, then NaN."""
+    return (math.isnan(x), 0.0 if math.isnan(x) else x)
+
+
+def _lowest_fitting(holds, fits, first, second) -> int:
+    if not any(holds):
+        return ANY
+    fitting = [c for c in range(len(holds)) if holds[c] and fits[c]]
+    if not fitting:
+        return WAIT
+    return min(fitting, key=lambda c: (_order(first[c]), _order(second[c]), c))
+
+
+CLUSTERS = st.integers(1, 8).flatmap(lambda k: st.tuples(
+    st.lists(st.booleans(), min_size=k, max_size=k), st.lists(st.booleans(), min_size=k, max_size=k),
+    st.lists(st.integers(1, 3), min_size=k, max_size=k), st.lists(KEYS, min_size=k, max_size=k)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(CLUSTERS)
+def test_cluster_policies_choose_the_lowest_keyed_cluster_that_holds_and_fits(drawn):
+    holds, fits, racks, free = drawn
+    view = ClustersView(tuple(f"c{i}" for i in range(len(holds))), np.array(holds), np.array(fits),
+                        np.array(free), np.array(free), np.array(racks, np.int64))
+    job = ClusterRequest(1.0, 1, None)
+    zeros = [0.0] * len(holds)
+    assert Topology().choose(job, view) == _lowest_fitting(holds, fits, [float(r) for r in racks], free)
+    assert BestFit().choose(job, view) == _lowest_fitting(holds, fits, free, zeros)
+    assert MostFree().choose(job, view) == _lowest_fitting(holds, fits, [-x for x in free], zeros)
+
+
+def _victims(policy: PriorityPreemption, request: PreemptRequest, run: dict) -> list[int]:
+    eligible = []
+    for i in range(len(run["tier"])):
+        if request.guaranteed:
+            ok = not run["guaranteed"][i]
+        else:
+            tier, priority = run["tier"][i], run["priority"][i]
+            lower = tier < request.tier or (tier == request.tier and priority < request.priority)
+            if policy.only_preemptible:
+                lower = lower and run["preemptible"][i]
+            if policy.reclaim and request.reclaim:
+                lower = lower or (run["borrowing"][i] and not run["same_holder"][i])
+            ok = lower and not run["guaranteed"][i] and run["ran_s"][i] >= policy.min_runtime_s \
+                and run["preemptions"][i] < policy.max_preemptions
+        if ok:
+            eligible.append(i)
+    return sorted(eligible, key=lambda i: (_order(run["tier"][i]), _order(run["priority"][i]),
+                                           _order(-run["start_s"][i]), i))
+
+
+FLAGS = ("borrowing", "same_holder", "preemptible", "guaranteed")
+RUNNING = st.integers(0, 12).flatmap(lambda n: st.fixed_dictionaries({
+    "tier": st.lists(KEYS, min_size=n, max_size=n), "priority": st.lists(KEYS, min_size=n, max_size=n),
+    "start_s": st.lists(KEYS, min_size=n, max_size=n),
+    "ran_s": st.lists(st.sampled_from([0.0, 599.0, 600.0, 5000.0]), min_size=n, max_size=n),
+    "preemptions": st.lists(st.integers(0, 4), min_size=n, max_size=n),
+    **{flag: st.lists(st.booleans(), min_size=n, max_size=n)
+       for flag in FLAGS}}))
+
+
+@settings(max_examples=400, deadline=None)
+@given(RUNNING, st.builds(PreemptRequest, KEYS, KEYS, st.booleans(), st.booleans()),
+       st.booleans(), st.booleans(), st.integers(0, 4))
+def test_priority_preemption_evicts_the_rules_jobs_cheapest_first(run, request, only, reclaim, most):
+    policy = PriorityPreemption(only_preemptible=only, reclaim=reclaim, max_preemptions=most)
+    view = RunningView(index=np.arange(len(run["tier"])), **{
+        name: np.array(values, bool if name in FLAGS else np.int64 if name == "preemptions" else np.float64)
+        for name, values in run.items()})
+    assert policy.choose(request, view).tolist() == _victims(policy, request, run)
