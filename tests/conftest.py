@@ -38,40 +38,6 @@ def pytest_runtest_setup(item):
         pytest.skip(reason)
 
 
-# --- The order files are handed to workers (pytest -n 2 --dist loadfile) ---------------------
-# The longest files without browser tests (20-150 s each in the suite, longest first; 2026-12-07).
-LONG_FILES = ("test_output_goldens.py", "test_whatif_page.py", "test_report_pdf.py", "test_report.py",
-              "test_crash_safety.py", "test_optimise_study.py", "test_cli_report.py", "test_claims.py",
-              "test_sweep_runner.py", "test_protocol_sessions.py", "test_predict_classify.py")
-
-
-def pytest_configure(config):
-    """Keep the files in the order pytest_collection_modifyitems leaves them: by default pytest-xdist hands
-    out the files with the most tests first (--loadscope-reorder), which leaves the files of a few long
-    tests (the browser files, the output goldens, the crash tests) for last, so that the run ends on one
-    worker finishing a long file while the other has nothing left."""
-    if getattr(config.option, "loadscopereorder", False):
-        config.option.loadscopereorder = False
-
-
-def _file_rank(item) -> int:
-    """0 for a file holding browser tests (a Streamlit server and Chromium each: the longest files), then
-    LONG_FILES in their order, then the rest."""
-    if item.get_closest_marker("browser"):
-        return 0
-    name = item.path.name
-    return 1 + LONG_FILES.index(name) if name in LONG_FILES else 1 + len(LONG_FILES)
-
-
-def pytest_collection_modifyitems(items):
-    """Longest files first, the rest in their usual order, so that the short files fill both workers at the
-    end (xdist's --dist loadfile takes the files in this order)."""
-    rank = {}
-    for item in items:
-        rank[item.path] = min(rank.get(item.path, 1 + len(LONG_FILES)), _file_rank(item))
-    items.sort(key=lambda item: rank[item.path])
-
-
 # --- A real Streamlit server for browser tests and benchmarks ------------------------------
 import contextlib  # noqa: E402
 import signal  # noqa: E402
