@@ -107,28 +107,41 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 APP = str(REPO / "dashboard" / "app.py")
 
 
-@pytest.fixture(scope="module")
-def sample_db(tmp_path_factory) -> Path:
-    """A DuckDB file holding the sample dataset, one per test module."""
+@pytest.fixture(scope="session")
+def sample_file(tmp_path_factory) -> Path:
+    """A DuckDB file holding the sample dataset, built once per test process (ensure_sample: 2-3 s);
+    never opened by a test: `sample_copy` hands out copies of it."""
     from engine.telemetry.sample import ensure_sample
     from engine.telemetry.store import Store
 
-    db = tmp_path_factory.mktemp("sample") / "meridian.duckdb"
+    db = tmp_path_factory.mktemp("sample-master") / "meridian.duckdb"
     store = Store.open(db)
     ensure_sample(store)
     store.close()
     return db
 
 
+def sample_copy(sample_file: Path, folder: Path, name: str = "meridian.duckdb") -> Path:
+    """A database `folder`/`name` holding the sample dataset: a byte copy of `sample_file`, the same as
+    ensure_sample on a fresh database gives."""
+    db = folder / name
+    db.write_bytes(sample_file.read_bytes())
+    return db
+
+
 @pytest.fixture(scope="module")
-def sample_tables(tmp_path_factory):
+def sample_db(tmp_path_factory, sample_file) -> Path:
+    """A DuckDB file holding the sample dataset, one per test module."""
+    return sample_copy(sample_file, tmp_path_factory.mktemp("sample"))
+
+
+@pytest.fixture(scope="module")
+def sample_tables(tmp_path_factory, sample_file):
     """(jobs, fleet, World) of the sample dataset, read from a fresh DuckDB file, one per test module."""
-    from engine.telemetry.sample import ensure_sample
     from engine.telemetry.store import Store
     from engine.world.facts import World
 
-    store = Store.open(tmp_path_factory.mktemp("sample-tables") / "m.duckdb")
-    ensure_sample(store)
+    store = Store.open(sample_copy(sample_file, tmp_path_factory.mktemp("sample-tables"), "m.duckdb"))
     data = store.jobs("sample"), store.fleet("sample"), World.of_dataset(store, "sample")
     store.close()
     return data

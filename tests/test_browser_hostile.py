@@ -5,11 +5,10 @@ written. Screenshots to tests/artifacts/hostile_*.png."""
 from urllib.parse import urlparse
 
 from browser_helpers import ARTIFACTS, _assert_clean, _settle, pytestmark, watched  # noqa: F401  (the browser marks)
-from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, sample_copy, streamlit_server
 from hostile import DATASET, REGIONS, hostile_batch
 from playwright.sync_api import sync_playwright
 
-from engine.telemetry.sample import ensure_sample
 from engine.telemetry.store import Store
 
 PAGES = ("/", "/data", "/whatif", "/fidelity", "/timezones", "/cost", "/fairness", "/capacity", "/optimise", "/predictors",
@@ -17,10 +16,9 @@ PAGES = ("/", "/data", "/whatif", "/fidelity", "/timezones", "/cost", "/fairness
 LOCAL = {"127.0.0.1", "localhost"}
 
 
-def _database(tmp_path):
-    db = tmp_path / "meridian.duckdb"
+def _database(sample_file, tmp_path):
+    db = sample_copy(sample_file, tmp_path)
     store = Store.open(db)
-    ensure_sample(store)
     store.delete_dataset("sample")   # deleted, it stays deleted: the hostile dataset is the only one
     store.add_import(DATASET, hostile_batch(), "hostile.csv", "sha-hostile")
     store.close()
@@ -63,9 +61,9 @@ def _click(page, name: str, timeout_ms: int = 180_000) -> None:
     _settle(page, timeout_ms=timeout_ms)
 
 
-def test_no_page_and_no_report_runs_or_loads_anything_a_name_injects(tmp_path):
+def test_no_page_and_no_report_runs_or_loads_anything_a_name_injects(sample_file, tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
-    db = _database(tmp_path)
+    db = _database(sample_file, tmp_path)
     with streamlit_server(db, tmp_path / "server.log") as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1440, "height": 2400}, accept_downloads=True)

@@ -1,11 +1,16 @@
 """The industry's claims on a dataset (engine.service.experiments.claims): the verdict rules, every claim
-measured on a day of the sample, and the Claims page (AppTest)."""
+measured on a day of the sample, and the Claims page (AppTest). The claims are measured once: the page's own
+call of the engine, recorded, gives the table the engine's tests read and the page must show."""
+from dataclasses import dataclass
+
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import open_page, shown
+from streamlit.testing.v1 import AppTest
 from test_scenario import SCENARIOS
 
-from dashboard.data import shared
+from dashboard.data import headroom, shared
 from engine.scenario.recorded import recorded_baseline
 from engine.scenario.spec import Scenario
 from engine.service.experiments.claims import (
@@ -18,7 +23,6 @@ from engine.service.experiments.claims import (
     measure_claims,
     verdict,
 )
-from engine.telemetry.sample import read_bundle
 
 SUN, FAIR_SHARE, STRANDED = CLAIMS[1], CLAIMS[4], CLAIMS[0]
 
@@ -31,16 +35,52 @@ def test_the_verdict_rules(claim, measured, expected):
     assert verdict(claim, measured) == expected
 
 
+@dataclass
+class PageRun:
+    """The Claims page's prompt before **Test the claims**, the page after it, and the one measure_claims call
+    it made."""
+    prompt: str
+    app: AppTest
+    arguments: dict
+    steps: list
+    table: pd.DataFrame
+
+
 @pytest.fixture(scope="module")
-def one_day():
-    tables = read_bundle().tables
-    world = {name: tables[name] for name in ("prices", "regions", "carbon", "teams")}
+def page_run(sample_db) -> PageRun:
+    """The Claims page (AppTest) testing the claims on the sample's first day with one seed; the engine's call
+    behind it (dashboard.data.headroom.measure_claims) recorded: its arguments, progress steps and table."""
+    calls = []
+
+    def recorded(jobs, fleet, world, scenarios, baseline, days, seeds, workers, progress):
+        steps = []
+        table = measure_claims(jobs, fleet, world, scenarios, baseline, days, seeds=seeds, workers=workers,
+                               progress=lambda message: (steps.append(message), progress(message)))
+        calls.append(({"scenarios": scenarios, "baseline": baseline, "days": days, "seeds": seeds,
+                       "workers": workers}, steps, table))
+        return table
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(headroom, "measure_claims", recorded)
+        app = open_page(sample_db, patch, "app_pages/claims.py", cl_days=1.0, cl_seeds=1)
+        prompt = shown(app.info[0])
+        app.button(key="cl_run").click().run(timeout=420)   # 12 replays and a headroom search
+    (arguments, steps, table), = calls
+    return PageRun(prompt, app, arguments, steps, table)
+
+
+@pytest.fixture(scope="module")
+def one_day(page_run):
+    return page_run.table, page_run.steps
+
+
+def test_the_page_measures_the_claims_with_the_bundled_scenarios_and_the_recorded_baseline(page_run):
     bundled = {n: Scenario.load(SCENARIOS / f"{n}.toml")
                for n in ("fifo", "easy-backfill", "follow-the-sun", "priority-fairshare")}
-    steps = []
-    table = measure_claims(tables["jobs"], tables["fleet"], world, bundled, recorded_baseline("per-pool-fifo"), 1.0,
-                           seeds=1, workers=2, progress=steps.append)
-    return table, steps
+    called = page_run.arguments
+    assert {name: called["scenarios"][name] for name in bundled} == bundled
+    assert called["baseline"] == recorded_baseline("per-pool-fifo")
+    assert (called["days"], called["seeds"], called["workers"]) == (1.0, 1, 2)
 
 
 def test_every_claim_is_measured_or_says_why_not(one_day):
@@ -58,16 +98,15 @@ def test_every_claim_is_measured_or_says_why_not(one_day):
     assert len(steps) == 5 and steps[0].startswith("replaying recorded, fifo")
 
 
-def test_the_claims_page_tests_the_claims_and_explains_them(sample_db, monkeypatch, one_day):
-    app = open_page(sample_db, monkeypatch, "app_pages/claims.py", cl_days=1.0, cl_seeds=1)
-    assert "Press **Test the claims**" in shown(app.info[0])
-    app.button(key="cl_run").click().run(timeout=420)   # 12 replays and a headroom search
+def test_the_claims_page_tests_the_claims_and_explains_them(sample_db, monkeypatch, page_run):
+    assert "Press **Test the claims**" in page_run.prompt
+    app = page_run.app
     assert not app.exception, app.exception
     assert not app.error, [shown(e) for e in app.error]
     table = [d.value for d in app.dataframe if "claim (as reported)" in d.value.columns][0]
-    assert list(table["claim (as reported)"]) == list(one_day[0]["claim"])
+    assert list(table["claim (as reported)"]) == list(page_run.table["claim"])
     assert table["verdict"].str.contains("cannot be tested yet").sum() == 1
-    assert list(table["measured here"]) == list(one_day[0]["measured_text"])   # the engine's figures
+    assert list(table["measured here"]) == list(page_run.table["measured_text"])   # the engine's figures
     assert any(shown(m).startswith("On sample: ") for m in app.markdown)
     computed = shared.runs().computed
     other = open_page(sample_db, monkeypatch, "app_pages/claims.py", cl_days=1.0, cl_seeds=1)

@@ -30,13 +30,8 @@ SEEDS = HeadroomOptions(seeds=2, workers=2)  # the headroom searches: two demand
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    return tmp_path_factory.mktemp("report") / "m.duckdb"
-
-
-@pytest.fixture(scope="module")
-def data(db):
-    return tables(types.SimpleNamespace(trace=None, dataset="sample", db=str(db)))
+def data(sample_db):
+    return tables(types.SimpleNamespace(trace=None, dataset="sample", db=str(sample_db)))
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +68,8 @@ def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
-def test_every_kpi_equals_meridian_compare_for_the_same_window(report, db, tmp_path):
-    runs = _compare_json(db, tmp_path, report, ["fifo", "follow-the-sun"])
+def test_every_kpi_equals_meridian_compare_for_the_same_window(report, sample_db, tmp_path):
+    runs = _compare_json(sample_db, tmp_path, report, ["fifo", "follow-the-sun"])
     for run in runs:
         ours = report.kpis.set_index("kpi")[run["scenario"]]
         assert list(ours.index) == list(run["kpis"])

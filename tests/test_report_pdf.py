@@ -25,9 +25,8 @@ pytestmark = [pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debi
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    db = tmp_path_factory.mktemp("report-pdf") / "m.duckdb"
-    data = tables(types.SimpleNamespace(trace=None, dataset="sample", db=str(db)))
+def report(sample_db):
+    data = tables(types.SimpleNamespace(trace=None, dataset="sample", db=str(sample_db)))
     return build_report(*data, Scenario.load(SCENARIOS / "fifo.toml"),
                         [Scenario.load(SCENARIOS / "follow-the-sun.toml")], days=2,
                         headroom=HeadroomOptions(seeds=1, workers=2))   # what is printed, not the seeds' spread
@@ -96,9 +95,8 @@ MANY = ("easy-backfill", "follow-the-sun", "priority-fairshare", "carbon-aware",
 
 
 @pytest.fixture(scope="module", params=[3, 6], ids=["3-candidates", "6-candidates"])
-def many(request, tmp_path_factory):
-    db = tmp_path_factory.mktemp("report-many") / "m.duckdb"
-    data = tables(types.SimpleNamespace(trace=None, dataset="sample", db=str(db)))
+def many(request, sample_db, tmp_path_factory):
+    data = tables(types.SimpleNamespace(trace=None, dataset="sample", db=str(sample_db)))
     report = build_report(*data, Scenario.load(SCENARIOS / "fifo.toml"),
                           [Scenario.load(SCENARIOS / f"{name}.toml") for name in MANY[:request.param]], days=1,
                           headroom=HeadroomOptions(seeds=1, workers=2))
