@@ -7,7 +7,10 @@ hold it (`fits`), ties to the home region first, then the lowest index; when eve
 the job stays home, unless the regions that could hold it are all down (an outage:
 engine.sim.processes.outage): then it waits in one of them, home first. Facts that do not change during a
 run are computed once per job shape (GPU model, GPUs, CPU, memory, nodes) and region: the job's
-resource pool there, whether it fits there, and its GPU model's on-demand price there.
+resource pool there, the GPUs installed in it, whether it fits there, and its GPU model's on-demand
+price there; those of a quarter-hour (at work, carbon, the price after off-peak discounts) once per
+quarter. The arrays a view shares between jobs are read-only, and the argmax is a loop over 7 floats
+(cheaper than numpy at that size).
 
 A policy that `relaxes` soft constraints (engine.policies.constraints) decides with its scores the
 constraints each region fails; the router records those of the region it sends the job to, each as a
@@ -23,7 +26,7 @@ homed there is.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+import math
 
 import numpy as np
 import pandas as pd
@@ -61,6 +64,9 @@ class Router:
         self.relaxed: list[tuple[float, int, int, str, float]] = []  # (time, job, region, constraint, cost)
         roles = facts.world.roles
         self.roles = RoleMasks(roles, self.names) if roles is not None else None
+        self._names = tuple(self.names)
+        self._shapes: dict[int, tuple] = {}  # shape -> _shape_facts
+        self._quarter = -1  # the quarter of the columns below (_at_quarter)
 
     def route(self, j: int, now_s: float) -> int:
         if not self.relaxes:
@@ -73,44 +79,63 @@ class Router:
 
     def _route(self, j: int, now_s: float):
         """(the region chosen for job j, the policy's decision when it relaxes, else None)."""
-        run, shape, fleets = self.run, self.run.shape_list[j], self.fleets
-        pools = self.pool_in[shape]
-        free = np.array([f.pool_free[p] / 1000.0 if p >= 0 else 0.0 for f, p in zip(fleets, pools)])
-        capacity = np.array([c[p] / 1000.0 if p >= 0 else 0.0 for c, p in zip(self.capacity, pools)])
+        run, names = self.run, self.names
+        shape = run.shape_list[j]
+        pools, capacity, fits = self._shapes.get(shape) or self._shape_facts(shape)
         q = self.facts.quarter(now_s)
+        if q != self._quarter:
+            self._at_quarter(q)
         home = self.home[j]
-        view = RegionsView(tuple(self.names), free, capacity, np.array([run.queued_gpus[n] for n in self.names]),
-                           self._at_work(j, home, q), self.price_in[shape] * self.facts.price_factor[:, q],
-                           self.facts.g_co2e[:, q],
-                           self.allowed[j], self.fits_in[shape], self.facts.latency_ms[home],
-                           self.facts.latency.slo_ms, self.facts.egress_usd_per_gb)
-        if run.processes.holds:  # a region that is down cannot hold anything now
-            view = replace(view, fits=view.fits & ~np.array([run.down(n) for n in self.names]))
         may_go = None
+        if run.processes.holds:  # a region that is down cannot hold anything now
+            fits = fits & ~np.array([run.down(n) for n in names])
         if self.roles is not None:
-            home_down = bool(run.processes.holds) and run.down(self.names[home])
+            home_down = bool(run.processes.holds) and run.down(names[home])
             may_go = self.roles.may_go(home, self.classes[j] == "inference", home_down)
-            view = replace(view, fits=view.fits & may_go, edge=self.roles.edge)
-        job = RouteRequest(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j], run.submit[j],
-                           self.data_region[j], run.data_gb[j], self.deadline[j])
+            fits = fits & may_go
+        price = self._prices.get(shape)
+        if price is None:
+            price = self._prices[shape] = _frozen(self.price_in[shape] * self._factor)
+        view = RegionsView.of(self._names, np.array([f.pool_free[p] / 1000.0 if p >= 0 else 0.0
+                                                     for f, p in zip(self.fleets, pools)]),
+                              capacity, np.array([run.queued_gpus[n] for n in names]), self._at_work(j, home),
+                              price, self._g_co2e, self.allowed[j], fits, self.facts.latency_ms[home],
+                              self.facts.latency.slo_ms, self.facts.egress_usd_per_gb,
+                              None if self.roles is None else self.roles.edge)
+        job = RouteRequest.of(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j],
+                              run.submit[j], self.data_region[j], run.data_gb[j], self.deadline[j])
         routed = self.policy.decide(job, view, now_s) if self.relaxes else None
         raw = np.asarray(routed.scores if routed else self.policy.scores(job, view, now_s), np.float64)
-        scores = np.where(view.fits, raw, -np.inf)
-        best = scores.max() if len(scores) else -np.inf
-        if not np.isfinite(best) and run.processes.holds:
-            return self._while_down(j, shape, home, raw, may_go), routed
-        if not np.isfinite(best) or scores[home] == best:
+        scores, fit = raw.tolist(), fits.tolist()
+        best, first = _best(scores, fit)
+        if not math.isfinite(best):
+            if run.processes.holds:
+                return self._while_down(j, shape, home, raw, may_go), routed
             return home, routed
-        return int(np.flatnonzero(scores == best)[0]), routed
+        return (home if fit[home] and scores[home] == best else first), routed
 
-    def _at_work(self, j: int, home: int, q: int) -> np.ndarray:
-        """Each region at work at quarter q, as job j sees it: its home on its team's calendar
+    def _shape_facts(self, shape: int) -> tuple:
+        """(pool per region, installed GPUs of the pool per region, fits per region) of a job shape, read at
+        its first routing: every process is attached then (bursts' held-down nodes are out of capacity)."""
+        pools = self.pool_in[shape].tolist()
+        capacity = _frozen(np.array([c[p] / 1000.0 if p >= 0 else 0.0 for c, p in zip(self.capacity, pools)]))
+        facts = self._shapes[shape] = (pools, capacity, _frozen(self.fits_in[shape].copy()))
+        return facts
+
+    def _at_quarter(self, q: int) -> None:
+        """The columns of quarter q that every job routed in it sees (prices per shape built on first use)."""
+        self._quarter, self._prices = q, {}
+        self._factor = self.facts.price_factor[:, q].copy()
+        self._g_co2e = _frozen(self.facts.g_co2e[:, q].copy())
+        self._region_at_work = _frozen(self.facts.at_work[:, q].copy())
+
+    def _at_work(self, j: int, home: int) -> np.ndarray:
+        """Each region at work at the current quarter, as job j sees it: its home on its team's calendar
         (RegionFacts.work_row: under `calendar = "team"`), every other region on its own."""
-        at_work = self.facts.at_work[:, q]
         if not self.facts.team_at_work:
-            return at_work
-        at_work = at_work.copy()
-        at_work[home] = self.facts.work_row(self.teams[j], home)[q]
+            return self._region_at_work
+        at_work = self._region_at_work.copy()
+        at_work[home] = self.facts.work_row(self.teams[j], home)[self._quarter]
         return at_work
 
     def _while_down(self, j: int, shape: int, home: int, raw: np.ndarray, may_go: np.ndarray | None) -> int:
@@ -124,3 +149,22 @@ class Router:
             return home
         ranked = np.where(could, np.where(np.isfinite(raw), raw, np.finfo(np.float64).min), -np.inf)
         return int(np.flatnonzero(ranked == ranked.max())[0])
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    """`array`, read-only: the router hands the same array to every job of a shape or quarter."""
+    array.flags.writeable = False
+    return array
+
+
+def _best(scores: list[float], fits: list[bool]) -> tuple[float, int]:
+    """The highest score among the regions that fit and the first region holding it ((-inf, -1) when
+    none fits; NaN when a fitting region scores NaN: no best)."""
+    best, first = -math.inf, -1
+    for i, (score, fine) in enumerate(zip(scores, fits)):
+        if fine:
+            if score != score:
+                return math.nan, -1
+            if score > best:
+                best, first = score, i
+    return best, first
