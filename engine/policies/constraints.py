@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -131,6 +132,12 @@ class SoftConstraints:
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
         return self.decide(job, regions, now_s).scores
 
+    @cached_property
+    def active(self) -> tuple[tuple[str, float], ...]:
+        """The soft constraints of weight > 0 with their weights, in `relax_order` (read once per policy)."""
+        weights = self.weights()
+        return tuple((c, weights[c]) for c in self.order() if weights[c] > 0)
+
     def decide(self, job: RouteRequest, regions: RegionsView, now_s: float) -> Routed:
         n = len(regions)
         ok = eligible(regions)
@@ -141,24 +148,30 @@ class SoftConstraints:
         need = job.gpus - _SLACK
         hard = self._hard(job, ok, free, capacity, queued, now_s)
         met, costs = self._soft(job, regions, hard)
-        weights = self.weights()
-        active = [c for c in self.order() if weights[c] > 0]
-        value = [sum(weights[c] for c in active if met[c][i]) for i in range(n)]
-        chosen, waiting = -1, -1
-        for k in range(len(active) + 1):
-            kept = active[k:]
-            candidates = [i for i in range(n) if hard[i] and all(met[c][i] for c in kept)]
-            if waiting < 0 and candidates:
-                waiting = max(candidates, key=lambda i: (value[i], i == job.home,
-                                                         -queued[i] / capacity[i] if capacity[i] > 0 else 0.0, -i))
-            room = [i for i in candidates if free[i] >= need]
-            if room:
-                chosen = max(room, key=lambda i: (value[i], free[i], i == job.home, -i))
-                break
-        chosen = chosen if chosen >= 0 else waiting
+        active = self.active
+        value, level, relaxed = [], [], []  # per region: weighted score, the first k it is a candidate at, its relaxed
+        for i in range(n):
+            kept, fails, first = [], [], 0
+            for k, (c, w) in enumerate(active):
+                if met[c][i]:
+                    kept.append(w)
+                else:
+                    fails.append((c, costs[c][i]))
+                    first = k + 1
+            value.append(sum(kept))
+            level.append(first if hard[i] else math.inf)
+            relaxed.append(tuple(fails))
+        room = [level[i] if free[i] >= need else math.inf for i in range(n)]
+        k = min(room)
+        if k < math.inf:  # the first k with a candidate free for the job
+            chosen = max((i for i in range(n) if room[i] <= k), key=lambda i: (value[i], free[i], i == job.home, -i))
+        else:  # none: it waits in a candidate of the first k with one
+            k = min(level)
+            chosen = -1 if k == math.inf else max(
+                (i for i in range(n) if level[i] <= k),
+                key=lambda i: (value[i], i == job.home, -queued[i] / capacity[i] if capacity[i] > 0 else 0.0, -i))
         scores = np.array([(1.0 if i == chosen else 0.0) if hard[i] else -np.inf for i in range(n)], np.float64)
-        relaxed = tuple(tuple((c, costs[c][i]) for c in active if not met[c][i]) for i in range(n))
-        return Routed(scores, chosen, relaxed)
+        return Routed(scores, chosen, tuple(relaxed))
 
     def _hard(self, job: RouteRequest, ok: list[bool], free: list[float], capacity: list[float],
               queued: list[float], now_s: float) -> list[bool]:

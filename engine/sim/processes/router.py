@@ -9,8 +9,8 @@ engine.sim.processes.outage): then it waits in one of them, home first. Facts th
 run are computed once per job shape (GPU model, GPUs, CPU, memory, nodes) and region: the job's
 resource pool there, the GPUs installed in it, whether it fits there, and its GPU model's on-demand
 price there; those of a quarter-hour (at work, carbon, the price after off-peak discounts) once per
-quarter. The arrays a view shares between jobs are read-only, and the argmax is a loop over 7 floats
-(cheaper than numpy at that size).
+quarter. The arrays a view shares between jobs are read-only, and the argmax is a loop over the regions
+(a handful: cheaper than numpy at that size).
 
 A policy that `relaxes` soft constraints (engine.policies.constraints) decides with its scores the
 constraints each region fails; the router records those of the region it sends the job to, each as a
