@@ -4,8 +4,9 @@ A time-independent order gives the same keys at two instants; an order that need
 predictions reads them; an inert policy does nothing (no backfill window, every job admitted as
 asked, every job home, no delay, no quota, no eviction). Registration rejects an unknown trait or
 one its family does not have. The settings the simulator reads from some policies of a family
-(an order's half_life_s and recalc_s, a quota's holder, a preemption's time_key) have the type of
-their declared stand-in wherever a policy has them.
+(an order's half_life_s and recalc_s, a quota's holder, a preemption's time_key, a router's
+keeps_inflexible_home) have the type of their declared stand-in wherever a policy has them, and a
+router that promises to keep inflexible work home does.
 """
 from __future__ import annotations
 
@@ -187,3 +188,38 @@ def test_the_stand_in_reads_for_a_policy_without_the_setting_and_a_typo_is_an_er
 def test_the_quota_holders_are_the_two_the_gate_knows():
     for family, key in [(f, k) for f, k in ALL if f == "quota"]:
         assert setting(registry.policy_class(family, key)(), family, "by") in ("team", "queue"), key
+
+
+def _keeps_inflexible_home(policy) -> bool:
+    """On random views, with and without round-trip times and edge regions: every inflexible request (inference,
+    development) whose home is allowed and fits is kept home by the router's rule (argmax among the regions that fit, home
+    first; home when no score is finite)."""
+    for n in (1, 4, 9):
+        for seed, near in [(s, near) for s in range(5) for near in (False, True)]:
+            view = _regions(n, seed)
+            if near:
+                view = replace(view, latency_ms=np.zeros(n), edge=np.arange(n) % 2 == 1)
+            for request in [replace(r, flexible=False, workload_class=c) for r in _route_requests(n, seed)
+                            for c in ("inference", "development")]:
+                home = request.home
+                if not (view.allowed[home] and view.fits[home]):
+                    continue
+                scores = np.where(view.fits, policy.scores(request, view, request.submit_s), -np.inf)
+                if np.isfinite(scores.max()) and scores[home] != scores.max():
+                    return False
+    return True
+
+
+ROUTERS = [(k, {}) for f, k in ALL if f == "routing"] + [("overflow", {"move_inflexible": True})]
+
+
+@pytest.mark.parametrize("key,params", ROUTERS)
+def test_a_router_promising_to_keep_inflexible_work_home_keeps_it_home(key, params):
+    policy = registry.make("routing", key, **params)
+    assert not setting(policy, "routing", "keeps_inflexible_home") or _keeps_inflexible_home(policy)
+
+
+def test_overflow_promises_to_keep_inflexible_work_home_only_without_move_inflexible():
+    assert setting(registry.make("routing", "overflow"), "routing", "keeps_inflexible_home") is True
+    moving = registry.make("routing", "overflow", move_inflexible=True)
+    assert setting(moving, "routing", "keeps_inflexible_home") is False and not _keeps_inflexible_home(moving)

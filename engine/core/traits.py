@@ -22,8 +22,11 @@ are always safe: an order's keys may change with time, a policy does something.
 Settings are the few parameters the simulator reads from the policies of a family that have them,
 declared here with the value that stands for a policy without one (`setting`): an order's
 `half_life_s` (of the decayed usage its ledger keeps) and `recalc_s` (how often its keys are
-recomputed; 0: at every pass), a quota's holder `by` ("team" or "queue"), and a preemption policy's
-`time_key(now_s, starts)` (a method: what of the clock its choice depends on; None: nothing).
+recomputed; 0: at every pass), a quota's holder `by` ("team" or "queue"), a preemption policy's
+`time_key(now_s, starts)` (a method: what of the clock its choice depends on; None: nothing), and a
+routing policy's `keeps_inflexible_home`: True promises that an inflexible job (`flexible` False) whose
+home is eligible (allowed and fits) scores so that the router keeps it home, so the router keeps it home
+without building a view (checked by tests/test_policy_traits.py; False: the router always asks).
 """
 from __future__ import annotations
 
@@ -59,6 +62,7 @@ FAMILY_SETTINGS: dict[str, dict[str, object]] = {
     "order": {"half_life_s": DEFAULT_HALF_LIFE_S, "recalc_s": 0.0},
     "quota": {"by": "team"},
     "preemption": {"time_key": None},
+    "routing": {"keeps_inflexible_home": False},
 }
 
 NAMES = frozenset(f.name for f in fields(Traits))

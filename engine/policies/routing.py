@@ -15,8 +15,11 @@ it home when every score is -inf. Terms used in the docstrings:
   ranked by most free GPUs, then fewest queued GPUs (never a region the job's data may not go to).
 
 A policy that keeps every job home whatever the view registers with the trait `inert=True`
-(engine.core.traits; the simulator then skips routing). Rule-based policies return dense ranks
-(0, 1, 2, ... over the eligible regions, equal for equal keys) so that ties stay ties for the
+(engine.core.traits; the simulator then skips routing). One whose inflexible jobs stay home whenever
+home is eligible says so with `keeps_inflexible_home` True (a setting, engine.core.traits: the router
+then keeps such a job home without asking); overflow says it unless `move_inflexible` is set.
+Rule-based policies return dense ranks (0, 1, 2, ... over the eligible regions, equal for equal
+keys) so that ties stay ties for the
 simulator's tie-break; `weighted` returns its weighted sum. Regions are few (a handful), so the
 policies loop over them in plain Python: cheaper than numpy at that size (~10 us a call).
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -95,6 +99,8 @@ class FollowTheSun:
     (`not at_work`) region other than home, free for the job, whose free/capacity is at least
     `min_free_fraction`; else home (fallback if home is not eligible). Inflexible jobs: home."""
 
+    keeps_inflexible_home: ClassVar[bool] = True
+
     min_free_fraction: float = field(default=0.0, metadata={
         "help": "lend only from regions with at least this share of their GPUs free, 0-1"})
 
@@ -129,6 +135,8 @@ class Cheapest:
     lowest dollars of running it there); unknown NaN prices last. When none is free, home (fallback
     if home is not eligible). Inflexible jobs: home."""
 
+    keeps_inflexible_home: ClassVar[bool] = True
+
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
         return _cheapest_by(job, regions, priced(job, regions))
 
@@ -139,6 +147,8 @@ class LowestCarbon:
     """Among eligible regions free for the job (home included), the lowest grid intensity
     `g_co2e_per_kwh` now (unknown NaN last); when none is free, home (fallback if home is not
     eligible). Inflexible jobs: home."""
+
+    keeps_inflexible_home: ClassVar[bool] = True
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
         return _cheapest_by(job, regions, regions.g_co2e_per_kwh.tolist())
@@ -190,6 +200,8 @@ class DataLocal:
     region first, at no cost), then the most free GPUs; when none is free, the data's region if
     eligible, else home (fallback if home is not eligible). Inflexible jobs: home."""
 
+    keeps_inflexible_home: ClassVar[bool] = True
+
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
         ok = eligible(regions)
         if not job.flexible:
@@ -216,6 +228,10 @@ class Overflow:
 
     move_inflexible: bool = field(default=False, metadata={
         "help": "let inference and development jobs overflow as well"})
+
+    @property
+    def keeps_inflexible_home(self) -> bool:
+        return not self.move_inflexible
 
     def __post_init__(self) -> None:
         if not isinstance(self.move_inflexible, bool):
@@ -289,6 +305,8 @@ class Weighted:
     scores 0 on that term, as does every region when the maximum is not positive. A region without
     capacity scores 0 on the free and queue terms.
     """
+
+    keeps_inflexible_home: ClassVar[bool] = True
 
     w_home: float = _weight(0.25, "staying home (bonus)")
     w_free: float = _weight(1.0, "the region's free share of GPUs")

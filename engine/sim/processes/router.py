@@ -12,6 +12,9 @@ price there; those of a quarter-hour (at work, carbon, the price after off-peak 
 quarter. The arrays a view shares between jobs are read-only, and the argmax is a loop over the regions
 (a handful: cheaper than numpy at that size).
 
+An inflexible job whose home is eligible and up stays there without a view when the policy promises as
+much (`keeps_inflexible_home`, engine.core.traits).
+
 A policy that `relaxes` soft constraints (engine.policies.constraints) decides with its scores the
 constraints each region fails; the router records those of the region it sends the job to, each as a
 "relaxed-<constraint>" decision in the log and a row of `relaxed` (time, job, region, constraint, cost).
@@ -32,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.reasons import RELAXED
-from engine.core.traits import traits_of
+from engine.core.traits import setting, traits_of
 from engine.core.views import RegionsView, RouteRequest
 from engine.world.facts import RegionFacts
 from engine.world.roles import RoleMasks
@@ -61,6 +64,10 @@ class Router:
         self.data_region = run.data_region
         self.deadline = w.deadline_s.tolist()
         self.relaxes = traits_of(policy).relaxes
+        stays = not self.relaxes and setting(policy, "routing", "keeps_inflexible_home")
+        # per job: an inflexible job allowed at home, which the policy keeps home while home can hold it
+        self.stays = (~np.asarray(run.flexible, bool) & self.allowed[np.arange(len(w)), run.home]).tolist() \
+            if stays and len(w) else [False] * len(w)
         self.relaxed: list[tuple[float, int, int, str, float]] = []  # (time, job, region, constraint, cost)
         roles = facts.world.roles
         self.roles = RoleMasks(roles, self.names) if roles is not None else None
@@ -82,10 +89,12 @@ class Router:
         run, names = self.run, self.names
         shape = run.shape_list[j]
         pools, capacity, fits = self._shapes.get(shape) or self._shape_facts(shape)
+        home = self.home[j]
+        if self.stays[j] and fits[home] and not (run.processes.holds and run.down(names[home])):
+            return home, None  # the policy's promise (keeps_inflexible_home): no view to build
         q = self.facts.quarter(now_s)
         if q != self._quarter:
             self._at_quarter(q)
-        home = self.home[j]
         may_go = None
         if run.processes.holds:  # a region that is down cannot hold anything now
             fits = fits & ~np.array([run.down(n) for n in names])
