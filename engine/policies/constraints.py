@@ -186,22 +186,23 @@ class SoftConstraints:
 
     def _soft(self, job: RouteRequest, regions: RegionsView, hard: list[bool]):
         """Per constraint, per region: whether it holds there, and what relaxing it there costs."""
-        n = len(regions)
+        n, home, slo = len(regions), job.home, regions.slo_ms
         gpu_h = job.gpus * job.requested_s / 3600.0 if math.isfinite(job.requested_s) else math.nan
+        if job.workload_class in LATENCY_BOUND:
+            latency = regions.latency_ms.tolist() if regions.latency_ms is not None else [0.0] * n
+            near = [ms <= slo for ms in latency]
+            over = [(ms - slo if math.isfinite(ms) else math.nan) if ms > slo else 0.0 for ms in latency]
+        else:  # no users waiting on it: met everywhere, at no cost
+            near, over = [True] * n, [0.0] * n
         no_data = job.data_region < 0 or job.data_gb <= 0
-        latency = regions.latency_ms.tolist() if regions.latency_ms is not None else [0.0] * n
-        bound = job.workload_class in LATENCY_BOUND
         carbon, carbon_cost = _near_lowest(regions.g_co2e_per_kwh.tolist(), hard, self.carbon_slack_fraction)
         price, price_cost = _near_lowest(regions.usd_per_gpu_hour.tolist(), hard, self.cost_slack_fraction)
-        met = {"data-locality": [no_data or i == job.data_region for i in range(n)],
-               "latency": [not bound or ms <= regions.slo_ms for ms in latency],
-               "carbon": carbon, "cost": price,
-               "team-affinity": [i == job.home for i in range(n)]}
-        costs = {"data-locality": move_usd(job, regions),
-                 "latency": [(ms - regions.slo_ms if math.isfinite(ms) else math.nan)
-                             if bound and ms > regions.slo_ms else 0.0 for ms in latency],
+        met = {"data-locality": [True] * n if no_data else [i == job.data_region for i in range(n)],
+               "latency": near, "carbon": carbon, "cost": price,
+               "team-affinity": [i == home for i in range(n)]}
+        costs = {"data-locality": move_usd(job, regions), "latency": over,
                  "carbon": carbon_cost, "cost": [extra * gpu_h for extra in price_cost],
-                 "team-affinity": [0.0 if i == job.home else gpu_h for i in range(n)]}
+                 "team-affinity": [0.0 if i == home else gpu_h for i in range(n)]}
         return met, costs
 
 
