@@ -257,3 +257,17 @@ def test_weighted_egress_term_pulls_work_towards_its_data():
     request = job(data_region=1, data_gb=5000.0)
     assert routed("weighted", view, request) == 3           # without the term: eu-north
     assert routed("weighted", view, request, w_egress=5.0) == 1   # moving 5 TB out of eu-west costs $100
+
+
+def test_the_routers_positional_views_hold_the_same_fields_and_stay_frozen():
+    import dataclasses
+
+    view, request = regions(), job(data_region=1, data_gb=5.0, deadline_s=9e3)
+    built = RegionsView.of(*[getattr(view, f.name) for f in dataclasses.fields(RegionsView)])
+    assert built.__dict__.keys() == view.__dict__.keys()
+    assert all(built.__dict__[k] is v for k, v in view.__dict__.items()) and len(built) == len(view)
+    assert RouteRequest.of(*dataclasses.astuple(request)) == request
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.fits = None
+    with pytest.raises(TypeError, match="RouteRequest.of takes 10 values"):
+        RouteRequest.of(1, 0)
