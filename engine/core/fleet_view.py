@@ -67,6 +67,13 @@ class PodRequest:
         """Column of `FleetView.gpu_pods` counting pods of this shape: 0 GPU-sharing, k for k whole GPUs."""
         return 0 if self.shares_gpu else self.num_gpu
 
+    @cached_property
+    def figures(self) -> np.ndarray:
+        """(cpu_milli, memory_mib, num_gpu, gpu_milli, cluster, shape_slot), read-only int64: one argument
+        of the compiled allocation and release (engine.sim.state.pod_kernels)."""
+        return read_only(np.array([self.cpu_milli, self.memory_mib, self.num_gpu, self.gpu_milli, self.cluster,
+                                   self.shape_slot], np.int64))
+
 
 @dataclass(frozen=True)
 class Placement:

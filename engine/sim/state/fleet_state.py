@@ -92,7 +92,7 @@ class FleetState:
         self._flags = np.zeros((n, 2), bool)
         self._flags[:, 0] = True
         self.entirely_free, self.held_whole = self._flags[:, 0], self._flags[:, 1]
-        self._cluster_of = self.cluster if self.cluster is not None else np.zeros(n, np.int64)
+        self._cluster_of = self.cluster if self.cluster is not None else np.full(n, -1, np.int64)  # -1: none
         self._every_model = np.ones(n, bool)  # the model test of a request that names no model
         self.fragmentation: FragmentationIndex | None = None
         self._view: FleetView | None = None
@@ -154,11 +154,8 @@ class FleetState:
         elif type(gpus) is not tuple:
             gpus = tuple(gpus)
         model_ok = self._every_model if not request.gpu_models else self.view().model_ok(request.gpu_models)
-        code = _kernels.move_pod(self._plain, self.capacity, self._flags,
-                                 self._cluster_of, model_ok, node, gpus, request.cpu_milli, request.memory_mib,
-                                 request.num_gpu, placement.gpu_milli, request.gpu_milli,
-                                 request.cluster if self.cluster is not None else -1,
-                                 self._pods_at + request.shape_slot, take)
+        code = _kernels.move_pod(self._plain, self.capacity, self._flags, self._cluster_of, model_ok, request.figures,
+                                 node, gpus, placement.gpu_milli, take)
         if code:
             raise PlacementError(_refusal(code, placement, request, len(self.cpu_total)))
         if self.log is not None:

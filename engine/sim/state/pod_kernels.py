@@ -17,24 +17,26 @@ OK, NO_NODE, NOT_CLUSTER, LACKS, MISMATCH, BAD_GPUS, TOO_LITTLE, NOT_MODEL, CANN
 
 
 @njit(cache=True)
-def move_pod(block, capacity, flags, cluster_of, model_ok, node, gpus, cpu_milli, memory_mib, num_gpu,
-             gpu_milli, asked_milli, cluster, pods_col, take):
-    """Take (`take`) or give back one pod of `cpu_milli`, `memory_mib` and `gpu_milli` on each GPU of
-    `gpus` (a tuple, or an empty array) on `node`: checked first (nothing written unless OK), then the node's row of
-    `block` moved (free CPU, memory, GPU milli total, idle GPUs, per-GPU free, the pod count of column
-    `pods_col` for a GPU pod) and its entirely-free flag (`flags` column 0) kept current.
-    Taking checks: the node exists, is in `cluster` (>= 0; `cluster_of` per node), has the CPU and
-    memory, `gpus` has `num_gpu` entries and `gpu_milli` is the request's `asked_milli`, the GPUs are
-    distinct GPUs of the node with `asked_milli` free each, and the node's model is allowed
-    (`model_ok` per node). Giving back checks: the node exists, `gpus` has `num_gpu` entries of
-    distinct GPUs of the node, and nothing would exceed the node's `capacity` (a GPU pod of this
-    shape runs there)."""
+def move_pod(block, capacity, flags, cluster_of, model_ok, figures, node, gpus, gpu_milli, take):
+    """Take (`take`) or give back one pod of `figures` (engine.core.fleet_view.PodRequest.figures: CPU
+    milli, MiB, GPU count, GPU milli asked, cluster, pod shape slot), `gpu_milli` taken on each GPU of
+    `gpus` (a tuple, or an empty array) on `node`: checked first (nothing written unless OK), then the
+    node's row of `block` moved (free CPU, memory, GPU milli total, idle GPUs, per-GPU free, the pod
+    count of the shape's column for a GPU pod) and its entirely-free flag (`flags` column 0) kept current.
+    Taking checks: the node exists, is in the request's cluster (when it names one and the node has one:
+    `cluster_of` per node, -1 none), has the CPU and memory, `gpus` has the request's count of entries
+    and `gpu_milli` is the milli it asked, the GPUs are distinct GPUs of the node with that milli free
+    each, and the node's model is allowed (`model_ok` per node). Giving back checks: the node exists,
+    `gpus` has the request's count of distinct GPUs of the node, and nothing would exceed the node's
+    `capacity` (a GPU pod of this shape runs there)."""
+    cpu_milli, memory_mib, num_gpu, asked_milli, cluster = figures[0], figures[1], figures[2], figures[3], figures[4]
+    pods_col = 4 + (block.shape[1] - 5) // 2 + figures[5]
     n = block.shape[0]
     count = capacity[node, 3] if 0 <= node < n else 0
     if take:
         if not 0 <= node < n:
             return NO_NODE
-        if cluster >= 0 and cluster_of[node] != cluster:
+        if cluster >= 0 and 0 <= cluster_of[node] != cluster:
             return NOT_CLUSTER
         if block[node, 0] < cpu_milli or block[node, 1] < memory_mib:
             return LACKS
