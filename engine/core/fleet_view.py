@@ -189,13 +189,13 @@ def fits_on(view: FleetView, request: PodRequest, nodes=None) -> np.ndarray:
 
 
 def fit_args(view: FleetView, request: PodRequest) -> tuple | None:
-    """The arguments of the compiled fit rule (engine.core.fit_kernels.fits) over every node, for a
-    kernel that applies the rule in its own pass (engine.policies.leftover_kernels); None when the view
-    keeps its fit masks current instead (a large fleet: `fits_on` answers from them)."""
+    """The state's block, the request's `allowed` mask and its `figures`: what a kernel that applies the
+    fit rule (engine.core.fit_kernels.fits) over every node in its own pass takes
+    (engine.policies.leftover_kernels); None when the view keeps its fit masks current instead (a
+    large fleet: `fits_on` answers from them)."""
     if view._log is not None:
         return None
-    return (view._block, view.allowed(request), view._nodes, request.cpu_milli, request.memory_mib, request.num_gpu,
-            request.gpu_milli)
+    return view._block, view.allowed(request), request.figures
 
 
 def _fits(view: FleetView, request: PodRequest, nodes: np.ndarray | None) -> np.ndarray:

@@ -82,17 +82,16 @@ def first_place(ok, gpu_free, gpu_milli, num_gpu):
 
 
 @njit(cache=True)
-def fit_first_place(block, allowed, nodes, cpu_milli, memory_mib, num_gpu, gpu_milli):
-    """`first_place` over the nodes the fit rule passes (its arguments: engine.core.fleet_view.fit_args)."""
-    ok = fits(block, allowed, nodes, cpu_milli, memory_mib, num_gpu, gpu_milli)
-    return first_place(ok, block[:, 4:4 + (block.shape[1] - 5) // 2], gpu_milli, num_gpu)
+def fit_first_place(block, allowed, figures):
+    """`first_place` over every node the fit rule passes (the arguments: engine.core.fleet_view.fit_args)."""
+    ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
+    return first_place(ok, block[:, 4:4 + (block.shape[1] - 5) // 2], figures[3], figures[2])
 
 
 @njit(cache=True)
-def fit_leftover_place(block, allowed, nodes, cpu_milli, memory_mib, num_gpu, gpu_milli, cpu_scale, gpu_scale,
-                       cpu_weight, least):
-    """`leftover_place` over the nodes the fit rule passes (its first seven arguments:
+def fit_leftover_place(block, allowed, figures, cpu_scale, gpu_scale, cpu_weight, least):
+    """`leftover_place` over every node the fit rule passes (the first three arguments:
     engine.core.fleet_view.fit_args)."""
-    ok = fits(block, allowed, nodes, cpu_milli, memory_mib, num_gpu, gpu_milli)
-    return leftover_place(ok, block[:, 0], block[:, 2], block[:, 4:4 + (block.shape[1] - 5) // 2], cpu_milli,
-                          gpu_milli, num_gpu, cpu_scale, gpu_scale, cpu_weight, least)
+    ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
+    return leftover_place(ok, block[:, 0], block[:, 2], block[:, 4:4 + (block.shape[1] - 5) // 2], figures[0],
+                          figures[3], figures[2], cpu_scale, gpu_scale, cpu_weight, least)
