@@ -215,6 +215,19 @@ def test_allocate_then_release_restores_every_array_and_release_checks_capacity(
         state.release(Placement(2, (), 0), CPU_ONLY)   # would push CPU free above capacity
 
 
+def test_the_compiled_move_refuses_a_wrong_cluster_and_release_and_keeps_entirely_free():
+    state = FleetState(CPU, MEMORY, GPUS, MODELS, cluster=[0, 0, 1, 1])
+    with pytest.raises(PlacementError, match="not in cluster 1"):
+        state.allocate(Placement(0, (0,), 1000), PodRequest(4000, 1024, 1, 1000, cluster=1))
+    with pytest.raises(PlacementError, match="cannot release"):
+        state.release(Placement(0, (0, 1), 1000), ONE)
+    assert state.entirely_free.all()
+    state.allocate(Placement(3, (0,), 1000), ONE)
+    assert state.entirely_free.tolist() == [True, True, True, False]
+    state.release(Placement(3, (0,), 1000), ONE)
+    assert state.entirely_free.all()
+
+
 def test_requests_are_validated():
     for bad in (dict(cpu_milli=-1), dict(cpu_milli=1, num_gpu=1), dict(cpu_milli=1, gpu_milli=500),
                 dict(cpu_milli=1, num_gpu=1, gpu_milli=1500)):

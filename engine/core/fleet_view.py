@@ -67,6 +67,13 @@ class PodRequest:
         """Column of `FleetView.gpu_pods` counting pods of this shape: 0 GPU-sharing, k for k whole GPUs."""
         return 0 if self.shares_gpu else self.num_gpu
 
+    @cached_property
+    def figures(self) -> np.ndarray:
+        """(cpu_milli, memory_mib, num_gpu, gpu_milli, cluster, shape_slot), read-only int64: one argument
+        of the compiled allocation and release (engine.sim.state.pod_kernels)."""
+        return read_only(np.array([self.cpu_milli, self.memory_mib, self.num_gpu, self.gpu_milli, self.cluster,
+                                   self.shape_slot], np.int64))
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -179,6 +186,16 @@ def fits_on(view: FleetView, request: PodRequest, nodes=None) -> np.ndarray:
     if isinstance(nodes, slice):
         return _fits(view, request, view._nodes[nodes])
     return _fits(view, request, np.array([nodes], np.int64))[0]
+
+
+def fit_args(view: FleetView, request: PodRequest) -> tuple | None:
+    """The state's block, the request's `allowed` mask and its `figures`: what a kernel that applies the
+    fit rule (engine.core.fit_kernels.fits) over every node in its own pass takes
+    (engine.policies.leftover_kernels); None when the view keeps its fit masks current instead (a
+    large fleet: `fits_on` answers from them)."""
+    if view._log is not None:
+        return None
+    return view._block, view.allowed(request), request.figures
 
 
 def _fits(view: FleetView, request: PodRequest, nodes: np.ndarray | None) -> np.ndarray:

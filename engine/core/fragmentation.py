@@ -118,24 +118,26 @@ class FragmentationIndex:
         return self.weighted / self.total_weight
 
     def refresh(self, nodes: np.ndarray, cpu_free: np.ndarray, gpu_free: np.ndarray) -> None:
-        """Recompute the rows of `nodes` from the state's arrays."""
-        free, count_ge, usable = self.gpu_terms(gpu_free[nodes])
-        self.free[nodes], self.count_ge[nodes], self.usable[nodes] = free, count_ge, usable
-        self.weighted[nodes] = self.weigh(nodes, cpu_free[nodes], free, count_ge, usable)
+        """Recompute the rows of `nodes` from the state's arrays (engine.core.frag_kernels)."""
+        if _kernels is None:
+            _load_kernels()
+        _kernels.refresh(np.asarray(nodes, np.int64), cpu_free, gpu_free, self.thresholds, self._cpu_needed,
+                         self._weight_upto, self._k, self.access, self._restricted, self.total_weight, self.free,
+                         self.count_ge, self.usable, self.weighted)
 
     def gpu_terms(self, gpu_free: np.ndarray):
-        """(free, C_r, U_r) for rows of per-GPU free milli (-1 = absent GPU)."""
-        at_least = gpu_free[:, :, None] >= self.thresholds
-        usable = (gpu_free[:, :, None] * at_least).sum(axis=1)
-        return np.maximum(gpu_free, 0).sum(axis=1), at_least.sum(axis=1), usable
+        """(free, C_r, U_r) for rows of per-GPU free milli (-1 = absent GPU) (engine.core.frag_kernels)."""
+        if _kernels is None:
+            _load_kernels()
+        return _kernels.gpu_terms(np.asarray(gpu_free, np.int64), self.thresholds)
 
     def weigh(self, nodes, cpu_free, free, count_ge, usable) -> np.ndarray:
         """W x F for candidate node states: nodes (their GPU models), CPU free, free, C_r, U_r."""
-        weight = self._weight_upto[np.searchsorted(self._cpu_needed, cpu_free, side="right")]
-        runs = count_ge >= self._k
-        if self._restricted:
-            runs &= self.access[nodes]
-        return self.total_weight * free - (weight * runs * usable).sum(axis=1)
+        if _kernels is None:
+            _load_kernels()
+        return _kernels.weigh(np.asarray(nodes, np.int64), np.asarray(cpu_free, np.int64), np.asarray(free, np.int64),
+                              np.asarray(count_ge, np.int64), np.asarray(usable, np.int64), self._cpu_needed,
+                              self._weight_upto, self._k, self.access, self._restricted, self.total_weight)
 
     def weighted_after_share(self, nodes, cpu_after, gpu_before, gpu_milli: int) -> np.ndarray:
         """W x F after taking gpu_milli from one GPU with gpu_before free, per (node, GPU) candidate."""
@@ -155,3 +157,14 @@ class FragmentationIndex:
     def weighted_after(self, nodes, cpu_after, gpu_after: np.ndarray) -> np.ndarray:
         """W x F for arbitrary new per-GPU free rows (the general case)."""
         return self.weigh(nodes, cpu_after, *self.gpu_terms(gpu_after))
+
+
+# engine.core.frag_kernels, imported with the first refresh: code that only builds a target workload need
+# not load numba
+_kernels = None
+
+
+def _load_kernels() -> None:
+    global _kernels
+    from engine.core import frag_kernels
+    _kernels = frag_kernels

@@ -1,7 +1,8 @@
-"""The leftover score of best-fit, worst-fit and cheapest-tier (engine.policies.placement), and the
-tightest-fit choice of a node's GPUs every score-based placement makes, compiled with numba: one pass
+"""The leftover score of best-fit, worst-fit and cheapest-tier (engine.policies.placement), first-fit's
+node and GPUs, and the tightest-fit choice of a node's GPUs every score-based placement makes, compiled with numba: one pass
 over the fleet's free CPU and GPU milli, and over the chosen node's GPUs, instead of a dozen numpy
-calls and a Python loop per pod.
+calls and a Python loop per pod. On a fleet that keeps no fit masks (engine.core.fleet_view.fit_args),
+the `fit_*` kernels apply the fit rule (engine.core.fit_kernels.fits) in the same compiled call.
 
 Arithmetic is float64 in the order the formula is written, without fast-math, so scores are the
 IEEE values plain Python or numpy would give. Compiled on first use and cached on disk beside this
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.core.fit_kernels import fits
 from engine.core.jit import njit
 
 
@@ -61,3 +63,35 @@ def leftover_place(ok, cpu_free, gpu_free_total, gpu_free, cpu_milli, gpu_milli,
     if node < 0 or num_gpu == 0:
         return node, np.empty(0, np.int64)
     return node, tightest(gpu_free[node], gpu_milli, num_gpu)
+
+
+@njit(cache=True)
+def first_place(ok, gpu_free, gpu_milli, num_gpu):
+    """First-fit: the lowest-indexed node where `ok` and its lowest-indexed `num_gpu` GPUs with
+    `gpu_milli` free (none for a CPU-only pod): (node, GPUs), node -1 when none fits."""
+    for k in range(len(ok)):
+        if ok[k]:
+            chosen = np.empty(num_gpu, np.int64)
+            found = 0
+            for g in range(gpu_free.shape[1]):
+                if found < num_gpu and gpu_free[k, g] >= gpu_milli:
+                    chosen[found] = g
+                    found += 1
+            return k, chosen[:found]
+    return -1, np.empty(0, np.int64)
+
+
+@njit(cache=True)
+def fit_first_place(block, allowed, figures):
+    """`first_place` over every node the fit rule passes (the arguments: engine.core.fleet_view.fit_args)."""
+    ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
+    return first_place(ok, block[:, 4:4 + (block.shape[1] - 5) // 2], figures[3], figures[2])
+
+
+@njit(cache=True)
+def fit_leftover_place(block, allowed, figures, cpu_scale, gpu_scale, cpu_weight, least):
+    """`leftover_place` over every node the fit rule passes (the first three arguments:
+    engine.core.fleet_view.fit_args)."""
+    ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
+    return leftover_place(ok, block[:, 0], block[:, 2], block[:, 4:4 + (block.shape[1] - 5) // 2], figures[0],
+                          figures[3], figures[2], cpu_scale, gpu_scale, cpu_weight, least)

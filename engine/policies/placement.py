@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.core.fleet_view import MILLI, FleetView, Placement, PodRequest, fits_on
+from engine.core.fleet_view import MILLI, FleetView, Placement, PodRequest, fit_args, fits_on
 from engine.core.fragmentation import FragmentationIndex, TargetWorkload
 from engine.policies.registry import register
 
-# engine.policies.leftover_kernels, imported with the first leftover score or tightest-fit GPU choice: numba
-# costs a process about 0.2 s, which runs under first-fit need not pay
+# engine.policies.leftover_kernels, imported with the first first-fit, leftover score or tightest-fit GPU
+# choice: loading numba's cache costs a process about 0.2 s, which code that never places need not pay
 kernels = None
 
 
@@ -65,13 +65,18 @@ def _load_kernels() -> None:
 
 
 def leftover_place(view: FleetView, request: PodRequest, cpu_weight: float, least: bool, ok=None) -> Placement | None:
-    """`leftover_top`'s node and the request's GPUs on it (`tightest_gpus`), in one compiled call; None if none."""
+    """`leftover_top`'s node and the request's GPUs on it (`tightest_gpus`), in one compiled call (the fit
+    rule in it too, on a fleet that keeps no fit masks); None if none."""
     if kernels is None:
         _load_kernels()
-    node, gpus = kernels.leftover_place(fits_on(view, request) if ok is None else ok, view.cpu_free,
-                                        view.gpu_free_total, view.gpu_free, request.cpu_milli, request.gpu_milli,
-                                        request.num_gpu, max(view.max_cpu_milli, 1), max(view.max_gpu_milli, 1),
-                                        cpu_weight, least)
+    scales = max(view.max_cpu_milli, 1), max(view.max_gpu_milli, 1)
+    fit = fit_args(view, request) if ok is None else None
+    if fit is not None:
+        node, gpus = kernels.fit_leftover_place(*fit, *scales, cpu_weight, least)
+    else:
+        node, gpus = kernels.leftover_place(fits_on(view, request) if ok is None else ok, view.cpu_free,
+                                            view.gpu_free_total, view.gpu_free, request.cpu_milli, request.gpu_milli,
+                                            request.num_gpu, *scales, cpu_weight, least)
     return Placement(node, tuple(gpus.tolist()), request.gpu_milli) if node >= 0 else None
 
 
@@ -95,19 +100,18 @@ def _check_cpu_weight(policy) -> None:
 @register("placement", "first-fit")
 @dataclass(frozen=True)
 class FirstFit:
-    """The lowest-indexed node that fits; its lowest-indexed GPUs that fit."""
+    """The lowest-indexed node that fits; its lowest-indexed GPUs that fit (engine.policies.leftover_kernels)."""
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        ok = feasible(view, request)
-        node = int(ok.argmax()) if len(ok) else 0
-        if not len(ok) or not ok[node]:
-            return None
-        if not request.num_gpu:
-            return Placement(node, (), 0)
-        # one node's few GPUs: a Python scan of its row beats numpy's per-call cost
-        milli = request.gpu_milli
-        fits = [g for g, free in enumerate(view.gpu_free[node].tolist()) if free >= milli][: request.num_gpu]
-        return Placement(node, tuple(fits), milli)
+        if kernels is None:
+            _load_kernels()
+        fit = fit_args(view, request)
+        if fit is not None:
+            node, gpus = kernels.fit_first_place(*fit)
+        else:
+            node, gpus = kernels.first_place(feasible(view, request), view.gpu_free, request.gpu_milli,
+                                             request.num_gpu)
+        return Placement(node, tuple(gpus.tolist()), request.gpu_milli) if node >= 0 else None
 
 
 @register("placement", "best-fit")

@@ -24,6 +24,7 @@ import numpy as np
 from engine.core.fleet_view import MILLI, FleetView, Placement, PlacementError, PodRequest, WriteLog, read_only
 from engine.core.fragmentation import FragmentationIndex, TargetWorkload
 
+_NO_GPUS = np.empty(0, np.int64)
 LARGE_FLEET = 512  # nodes from which a fleet is kept column-major, logs its writes and keeps answers
 
 
@@ -79,16 +80,20 @@ class FleetState:
             block = block.view(_Block)
             block.log = self.log
         self.free = block
-        # The named arrays and the row reads and writes of `_apply` (which notes its writes itself): plain
+        # The named arrays and the block the compiled moves write (`_move` notes their writes itself): plain
         # numpy, without the subclass's cost; the named arrays read-only, so every write goes through `free`.
         self._plain = plain = self.free.view(np.ndarray)
         self.cpu_free, self.memory_free, self.gpu_free_total, self.gpu_idle = (read_only(plain[:, i]) for i in range(4))
         self.gpu_free = read_only(plain[:, 4:4 + width])
         self.gpu_pods = read_only(plain[:, 4 + width:])
         self._pods_at = 4 + width  # the block's column of pod shape 0
-        # Python copies of static per-node figures for the scalar checks (cheaper than numpy scalars)
-        self._cpu_total, self._memory_total = self.cpu_total.tolist(), self.memory_total.tolist()
-        self._gpu_count, self._gpu_model = self.gpu_count.tolist(), self.gpu_model.tolist()
+        # per node, entirely free (nothing allocated) and taken whole (GangFleetState): the columns of one
+        # array, kept current by every move (one argument of the compiled moves)
+        self._flags = np.zeros((n, 2), bool)
+        self._flags[:, 0] = True
+        self.entirely_free, self.held_whole = self._flags[:, 0], self._flags[:, 1]
+        self._cluster_of = self.cluster if self.cluster is not None else np.full(n, -1, np.int64)  # -1: none
+        self._every_model = np.ones(n, bool)  # the model test of a request that names no model
         self.fragmentation: FragmentationIndex | None = None
         self._view: FleetView | None = None
         self.set_target(target)
@@ -129,80 +134,57 @@ class FleetState:
     def gpu_milli_free(self) -> int:
         return int(self.gpu_free_total.sum())
 
-    def check(self, placement: Placement, request: PodRequest) -> None:
-        """Raise PlacementError unless `request` fits on `placement` right now (scalar checks only)."""
-        self._checked_row(placement, request)
-
-    def _checked_row(self, placement: Placement, request: PodRequest) -> list[int]:
-        """`check`, returning the node's row of the block as Python ints (read once, for `_apply`)."""
-        node, gpus = placement.node, placement.gpus
-        if not 0 <= node < len(self._cpu_total):
-            raise PlacementError(f"node {node} does not exist (fleet has {len(self._cpu_total)} nodes)")
-        if request.cluster >= 0 and self.cluster is not None and self.cluster[node] != request.cluster:
-            raise PlacementError(f"node {node} is not in cluster {request.cluster} the request names")
-        row = self._plain[node].tolist()
-        if row[0] < request.cpu_milli or row[1] < request.memory_mib:
-            raise PlacementError(f"node {node} lacks CPU or memory for {request}")
-        if len(gpus) != request.num_gpu or placement.gpu_milli != request.gpu_milli:
-            raise PlacementError(f"{placement} does not match the request's GPUs ({request})")
-        if not gpus:
-            return row
-        self._check_gpu_indices(placement)
-        for g in gpus:
-            if row[4 + g] < request.gpu_milli:
-                raise PlacementError(f"{placement}: a chosen GPU has less than {request.gpu_milli} milli free")
-        model = self._gpu_model[node]
-        if request.gpu_models and (model < 0 or self.model_names[model] not in request.gpu_models):
-            raise PlacementError(f"node {node}'s GPU model is not one of {request.gpu_models}")
-        return row
-
-    def _check_gpu_indices(self, placement: Placement) -> None:
-        gpus, count = placement.gpus, self._gpu_count[placement.node]
-        if len(gpus) == 1:  # the common case, without a generator
-            if not 0 <= gpus[0] < count:
-                raise PlacementError(f"{placement}: GPU indices must be distinct GPUs of node {placement.node}")
-            return
-        if len(set(gpus)) != len(gpus) or min(gpus) < 0 or max(gpus) >= count:
-            raise PlacementError(f"{placement}: GPU indices must be distinct GPUs of node {placement.node}")
-
     def allocate(self, placement: Placement, request: PodRequest) -> None:
         """Take `request`'s resources on `placement`, after checking that they are free."""
-        self._apply(placement, request, -1, self._checked_row(placement, request))
+        self._move(placement, request, True)
 
     def release(self, placement: Placement, request: PodRequest) -> None:
         """Give back what `allocate(placement, request)` took; refuses to exceed any capacity."""
-        node, gpus = placement.node, placement.gpus
-        if not 0 <= node < len(self._cpu_total) or len(gpus) != request.num_gpu:
-            raise PlacementError(f"cannot release {request} from {placement}")
-        if gpus:
-            self._check_gpu_indices(placement)
-        row = self._plain[node].tolist()
-        if (row[0] + request.cpu_milli > self._cpu_total[node]
-                or row[1] + request.memory_mib > self._memory_total[node]
-                or any(row[4 + g] + placement.gpu_milli > MILLI for g in gpus)
-                or (gpus and row[self._pods_at + request.shape_slot] < 1)):
-            raise PlacementError(f"releasing {request} from {placement} would exceed node capacity")
-        self._apply(placement, request, +1, row)
+        self._move(placement, request, False)
 
-    def _apply(self, placement: Placement, request: PodRequest, sign: int, row: list[int]) -> None:
-        """Move the request's resources on one node (sign -1 take, +1 give back), given the node's
-        `row` of the block as read before: GPU by GPU, keeping the node's free total and idle count
-        current instead of recounting, then the row written back at once."""
+    def _move(self, placement: Placement, request: PodRequest, take: bool) -> None:
+        """Check `placement` for `request` and take (`take`) or give back its resources in one compiled
+        call (engine.sim.state.pod_kernels: nothing is written unless every check
+        passes); then note the node's write and refresh its fragmentation."""
+        if _kernels is None:
+            _load_kernels()
         node, gpus = placement.node, placement.gpus
-        row[0] += sign * request.cpu_milli
-        row[1] += sign * request.memory_mib
-        if gpus:
-            delta = sign * placement.gpu_milli
-            idle = 0
-            for g in gpus:
-                before = row[4 + g]
-                row[4 + g] = before + delta
-                idle += (before + delta == MILLI) - (before == MILLI)
-            row[2] += delta * len(gpus)
-            row[3] += idle
-            row[self._pods_at + request.shape_slot] -= sign
-        self._plain[node] = row
+        if not gpus:  # numba types no empty tuple: an empty array instead
+            gpus = _NO_GPUS
+        elif type(gpus) is not tuple:
+            gpus = tuple(gpus)
+        model_ok = self._every_model if not request.gpu_models else self.view().model_ok(request.gpu_models)
+        code = _kernels.move_pod(self._plain, self.capacity, self._flags, self._cluster_of, model_ok, request.figures,
+                                 node, gpus, placement.gpu_milli, take)
+        if code:
+            raise PlacementError(_refusal(code, placement, request, len(self.cpu_total)))
         if self.log is not None:
             self.log.note(node)
         if self.fragmentation is not None:
             self.fragmentation.refresh(np.array([node]), self.cpu_free, self.gpu_free)
+
+
+def _refusal(code: int, placement: Placement, request: PodRequest, n: int) -> str:
+    """The PlacementError message of `move_pod`'s answer `code`."""
+    k = _kernels
+    node = placement.node
+    return {k.NO_NODE: f"node {node} does not exist (fleet has {n} nodes)",
+            k.NOT_CLUSTER: f"node {node} is not in cluster {request.cluster} the request names",
+            k.LACKS: f"node {node} lacks CPU or memory for {request}",
+            k.MISMATCH: f"{placement} does not match the request's GPUs ({request})",
+            k.BAD_GPUS: f"{placement}: GPU indices must be distinct GPUs of node {node}",
+            k.TOO_LITTLE: f"{placement}: a chosen GPU has less than {request.gpu_milli} milli free",
+            k.NOT_MODEL: f"node {node}'s GPU model is not one of {request.gpu_models}",
+            k.CANNOT_RELEASE: f"cannot release {request} from {placement}",
+            k.EXCEEDS: f"releasing {request} from {placement} would exceed node capacity"}[code]
+
+
+# engine.sim.state.pod_kernels, imported with the first allocation: code that only builds or reads a
+# fleet state (the dashboard's tables) need not load numba
+_kernels = None
+
+
+def _load_kernels() -> None:
+    global _kernels
+    from engine.sim.state import pod_kernels
+    _kernels = pod_kernels

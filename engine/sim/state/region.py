@@ -34,27 +34,17 @@ class GangFleetState(FleetState):
 
     Taking a whole node is the same as `allocate` with every CPU, MiB and GPU of the node (a pod
     of shape gpu_count whole GPUs); doing it for all of a gang's nodes in one compiled call
-    (engine.sim.state.whole_kernels) keeps replays of wide jobs fast. Two boolean arrays are kept
-    current on every change of a node: `entirely_free` (nothing allocated on it) and `held_whole` (taken by `allocate_whole`).
+    (engine.sim.state.whole_kernels) keeps replays of wide jobs fast, and keeps FleetState's
+    `entirely_free` and `held_whole` (taken by `allocate_whole`) current.
     """
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        # per node, entirely free and taken whole: the two columns of one array (one argument of the kernel)
-        self._flags = np.zeros((len(self.cpu_free), 2), bool)
-        self._flags[:, 0] = True
-        self.entirely_free, self.held_whole = self._flags[:, 0], self._flags[:, 1]
         # The block of a node taken whole: nothing free, absent GPUs -1, one pod of all its GPUs (an
         # entirely free node holds no GPU pod, so the row replaces its figures exactly).
         self._taken = np.where(self.capacity < 0, -1, 0)
         gpu = np.flatnonzero(self.gpu_count > 0)
         self._taken[gpu, self._pods_at + self.gpu_count[gpu]] = 1
-
-    def _apply(self, placement: Placement, request: PodRequest, sign: int, row: list[int]) -> None:
-        super()._apply(placement, request, sign, row)
-        node = placement.node
-        self.entirely_free[node] = (row[0] == self._cpu_total[node] and row[1] == self._memory_total[node]
-                                    and row[3] == self._gpu_count[node])
 
     def allocate_whole(self, nodes) -> list[int]:
         """Take all of `nodes` (ascending distinct indices); raise PlacementError unless each is
