@@ -116,7 +116,7 @@ class ProfileWindow:
 
     def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
              start: int, stop: int) -> int:
-        return self.profile.scan(now_s, requested_s, units, fits, refused, start, stop)
+        return self.profile.scan(now_s, requested_s, units, fits, refused, np.ones(len(fits), bool), start, stop)
 
 
 @register(FAMILY, "none", inert=True)

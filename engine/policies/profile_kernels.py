@@ -83,19 +83,22 @@ def reserve_earliest(t, f, n, need, length):
 
 
 @njit(cache=True)
-def scan(t, f, n, now, req, units, fits, refused, start, stop):
-    """Conservative backfilling's walk over candidates start..stop-1 in queue order: one whose units
-    are not free now (`fits` False) reserves at its earliest; one whose units are free but would dip
-    below a reservation during [now, now + req) is marked `refused` and reserves at its earliest;
-    the first the profile allows stops the walk. Returns (steps in use, that candidate's index or
-    `stop`); room for two steps per candidate."""
+def scan(t, f, n, now, req, units, fits, refused, protect, start, stop):
+    """The walk of a backfilling pass with reservations over candidates start..stop-1 in queue order:
+    one whose units are not free now (`fits` False) reserves at its earliest when it is protected
+    (`protect[k]`; conservative protects every candidate, selective those whose expansion factor
+    reached its threshold); one whose units are free but would dip below a reservation during
+    [now, now + req) is marked `refused` and, protected, reserves at its earliest; the first the
+    profile allows stops the walk. Returns (steps in use, that candidate's index or `stop`); room
+    for two steps per candidate."""
     for k in range(start, stop):
         length = max(req[k], 0.0)
         if fits[k]:
             if units[k] <= lowest(t, f, n, now, length):
                 return n, k
             refused[k] = True
-        n = reserve(t, f, n, earliest(t, f, n, units[k], length), units[k], length)
+        if protect[k]:
+            n = reserve(t, f, n, earliest(t, f, n, units[k], length), units[k], length)
     return n, stop
 
 
