@@ -1,12 +1,14 @@
 """The compiled rules of the backfill variants against their rules written plainly: selective
-backfilling's expansion factor (engine.policies.selective_kernels) and the reservation walk that
-conservative and selective backfilling share (engine.policies.profile_kernels.scan)."""
+backfilling's expansion factor (engine.policies.selective_kernels), the reservation walk that
+conservative and selective backfilling share (engine.policies.profile_kernels.scan) and lookahead's
+choice of candidates (engine.policies.lookahead_kernels)."""
 import math
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.policies.lookahead_kernels import MAX_CELLS, best_set, order
 from engine.policies.profile import Profile
 from engine.policies.selective_kernels import expansion, protected
 
@@ -61,3 +63,50 @@ def test_the_reservation_walk_stops_at_the_first_allowed_and_reserves_for_the_pr
     assert at == _walk(plain, 0.0, req, units, fits, expected, protect, start, len(drawn))
     assert compiled == plain
     assert marked.tolist() == expected.tolist()
+
+
+def _grid_knapsack(units, long, free: float, extra: float) -> list[int]:
+    """Lookahead's choice written with numpy: the dynamic programme over the grid, table by table."""
+    if not len(units) or free <= 0:
+        return []
+    extra = min(max(extra, 0.0), free)
+    sizes = np.concatenate([units, [free]])
+    whole = np.round(sizes).astype(np.int64)
+    step = float(np.gcd.reduce(whole[whole > 0])) if np.array_equal(whole, sizes) else 1.0
+    step = max(step, free / MAX_CELLS)
+    cells = np.ceil(units / step - 1e-9).astype(np.int64)
+    room, spare = int(free / step + 1e-9), int(extra / step + 1e-9)
+    value = np.zeros((room + 1, spare + 1))
+    took = np.zeros((len(units), room + 1, spare + 1), bool)
+    for i, (c, u) in enumerate(zip(cells.tolist(), units.tolist())):
+        e = c if long[i] else 0
+        if c > room or e > spare:
+            continue
+        candidate = np.full_like(value, -1.0)
+        candidate[c:, e:] = value[:room + 1 - c, :spare + 1 - e] + u
+        took[i] = candidate > value
+        value = np.where(took[i], candidate, value)
+    chosen, r, s = [], room, spare
+    for i in range(len(units) - 1, -1, -1):
+        if took[i, r, s]:
+            chosen.append(i)
+            r -= cells[i]
+            s -= cells[i] if long[i] else 0
+    return sorted(chosen)
+
+
+UNITS = st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 250.0, 1000.0, 1500.0, 4000.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(UNITS, SECONDS), max_size=14), st.sampled_from([0.0, 1.0, 4.0, 7.5, 3000.0, 8000.0]),
+       st.sampled_from([0.0, 1.0, 2.5, 1000.0, 9000.0]), st.sampled_from([0.0, 100.0, 500.0]), st.integers(1, 10))
+def test_lookahead_tries_the_best_filling_set_then_the_other_pools(drawn, free, extra, shadow, most):
+    units = np.array([u for u, _ in drawn], np.float64)
+    requested = np.array([r for _, r in drawn], np.float64)
+    here = np.flatnonzero((units > 0) & (units <= free))[:most]
+    long = 10.0 + requested[here] > shadow
+    assert best_set(units[here], long, free, extra).tolist() == _grid_knapsack(units[here], long, free, extra)
+    chosen = here[_grid_knapsack(units[here], long, free, extra)]
+    expected = chosen.tolist() + np.flatnonzero(units == 0).tolist()
+    assert order(units, requested, 10.0, shadow, free, extra, most).tolist() == expected

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from importlib import import_module
 from typing import ClassVar
 
 import numpy as np
@@ -50,6 +51,12 @@ EARLIEST = 64  # running jobs EASY first sorts by end when there are more (all o
 # engine.policies.easy_kernels, imported with the first EASY window: numba costs a process about 0.2 s,
 # which runs without backfilling need not pay
 kernels = None
+
+
+def compiled(name: str):
+    """engine.policies.<name>, a module of numba kernels (a backfill variant's), imported on first use
+    like `easy_kernels`: runs without that variant need not load it."""
+    return import_module(f"engine.policies.{name}")
 
 
 def easy_kernels():

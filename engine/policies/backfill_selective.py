@@ -19,23 +19,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from engine.policies.backfill import FAMILY
+from engine.policies.backfill import FAMILY, compiled
 from engine.policies.backfill_order import Waiting
 from engine.policies.profile import Profile
 from engine.policies.registry import register
-
-# engine.policies.selective_kernels, imported on first use: runs without selective backfilling need not
-# load numba for it
-kernels = None
-
-
-def _kernels():
-    """engine.policies.selective_kernels (imported with the first selective window, as numba is)."""
-    global kernels
-    if kernels is None:
-        from engine.policies import selective_kernels as loaded
-        kernels = loaded
-    return kernels
 
 
 @dataclass
@@ -61,7 +48,7 @@ class SelectiveWindow:
     def plan(self, now_s: float, waiting: Waiting) -> tuple["SelectiveWindow", np.ndarray]:
         threshold = waiting.recent_xfactor if self.adaptive and math.isfinite(waiting.recent_xfactor) \
             else self.threshold_x
-        rule = _kernels()
+        rule = compiled("selective_kernels")
         if rule.expansion(float(waiting.head_wait_s), float(waiting.head_requested_s)) >= threshold:
             length = waiting.head_requested_s
             self.profile.reserve(self.profile.earliest(self.head_units, length), self.head_units, length)
