@@ -33,10 +33,11 @@ class LookaheadWindow(Window):
 
     def plan(self, now_s: float, waiting: Waiting) -> tuple[Window, np.ndarray]:
         """The best-filling set (engine.policies.lookahead_kernels.best_set), then the 0-unit candidates."""
-        return self, compiled("lookahead_kernels").order(np.asarray(waiting.units, np.float64),
-                                      np.asarray(waiting.requested_s, np.float64), float(now_s),
-                                      float(self.shadow_s), float(waiting.free_units), float(self.extra_units),
-                                      self.max_candidates)
+        units = np.asarray(waiting.units, np.float64)
+        requested_s = np.asarray(waiting.requested_s, np.float64)
+        return self, compiled("lookahead_kernels").order(units, requested_s, float(now_s), float(self.shadow_s),
+                                                         float(waiting.free_units), float(self.extra_units),
+                                                         self.max_candidates)
 
 
 @register(FAMILY, "lookahead")
