@@ -110,3 +110,34 @@ def test_lookahead_tries_the_best_filling_set_then_the_other_pools(drawn, free, 
     chosen = here[_grid_knapsack(units[here], long, free, extra)]
     expected = chosen.tolist() + np.flatnonzero(units == 0).tolist()
     assert order(units, requested, 10.0, shadow, free, extra, most).tolist() == expected
+
+
+def _expected_steps(now: float, free: float, ends, units) -> tuple[list, list]:
+    """The profile's steps written plainly: running jobs sorted by end (stable), clamped to now, their
+    units added up; the last value kept at each run of equal times."""
+    order = sorted(range(len(ends)), key=lambda k: ends[k])
+    times, levels, total = [now], [free], 0.0
+    for k in order:
+        total += units[k]
+        times.append(max(ends[k], now))
+        levels.append(free + total)
+    kept_t, kept_f = [], []
+    for t, f in zip(times, levels):
+        if kept_t and kept_t[-1] == t:
+            kept_f[-1] = f
+        else:
+            kept_t.append(t)
+            kept_f.append(f)
+    return kept_t, kept_f
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([0.0, 10.0, 50.0]), st.sampled_from([0.0, 1.0, 2.5, 1000.0]),
+       st.lists(st.tuples(st.sampled_from([0.0, 5.0, 10.0, 50.0, 100.0, math.inf]),
+                          st.sampled_from([0.0, 1.0, 0.25, 3.0, 500.0])), max_size=12))
+def test_the_expected_profile_adds_each_running_jobs_units_back_at_its_end(now, free, running):
+    ends, units = [e for e, _ in running], [u for _, u in running]
+    profile = Profile.expected(now, free, np.array(ends, np.float64), np.array(units, np.float64))
+    times, levels = _expected_steps(now, free, ends, units)
+    assert (profile.times.tolist(), profile.free.tolist()) == (times, levels)
+    assert Profile(times + times[-1:], levels + [7.0]) == Profile(times, levels[:-1] + [7.0])

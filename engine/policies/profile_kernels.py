@@ -10,7 +10,45 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from engine.core.jit import njit
+
+
+@njit(cache=True)
+def steps(times, free):
+    """(t, f, n): the steps of `times` and `free`, keeping the last value at each run of equal times,
+    in arrays with room to grow (twice the steps, at least 16)."""
+    n = 0
+    for i in range(len(times)):
+        if i == 0 or times[i] != times[i - 1]:
+            n += 1
+    room = max(2 * n, 16)
+    t, f = np.zeros(room), np.zeros(room)
+    n = 0
+    for i in range(len(times)):
+        if n and t[n - 1] == times[i]:
+            f[n - 1] = free[i]
+        else:
+            t[n] = times[i]
+            f[n] = free[i]
+            n += 1
+    return t, f, n
+
+
+@njit(cache=True)
+def expected(now, free_units, end_s, units):
+    """`steps` of the free units from `now` as running jobs end: `free_units` from now, plus each job's
+    `units` from its end in `end_s` (clamped to now), earliest first (equal ends: given order)."""
+    order = np.argsort(end_s, kind="mergesort")
+    times, free = np.empty(len(order) + 1), np.empty(len(order) + 1)
+    times[0], free[0] = now, free_units
+    total = 0.0
+    for k in range(len(order)):
+        times[k + 1] = max(end_s[order[k]], now)
+        total += units[order[k]]
+        free[k + 1] = free_units + total
+    return steps(times, free)
 
 
 @njit(cache=True)
