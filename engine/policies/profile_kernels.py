@@ -1,4 +1,4 @@
-"""The availability profile's searches and updates, compiled with numba (engine.policies.profile).
+"""The availability profile's construction, searches and updates, compiled with numba (engine.policies.profile).
 
 Each kernel works on a profile's step arrays `t` (start times, ascending) and `f` (free units from
 each start), of which the first `n` entries are in use; the arrays have room for at least two more
