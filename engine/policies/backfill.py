@@ -106,6 +106,7 @@ class ProfileWindow:
     by_pool: ClassVar[bool] = False
     profile: Profile
     limit: int = 0  # candidates the pass may consider (0: all): the policy's max_job_test
+    everyone: np.ndarray = field(default_factory=lambda: np.ones(0, bool))  # every candidate reserves
 
     def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, pools=None) -> np.ndarray:
         """Candidates whose units stay free over [now_s, now_s + requested_s) around every reservation."""
@@ -123,7 +124,9 @@ class ProfileWindow:
 
     def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
              start: int, stop: int) -> int:
-        return self.profile.scan(now_s, requested_s, units, fits, refused, np.ones(len(fits), bool), start, stop)
+        if len(self.everyone) < len(fits):
+            self.everyone = np.ones(len(fits), bool)
+        return self.profile.scan(now_s, requested_s, units, fits, refused, self.everyone, start, stop)
 
 
 @register(FAMILY, "none", inert=True)
@@ -188,8 +191,7 @@ class ConservativeBackfill:
                head_requested_s: float = math.inf, head_pool: int = 0) -> ProfileWindow:
         profile = Profile.expected(now_s, float(free_units), running_end_s,
                                    np.asarray(running_units, np.float64))
-        head_units = float(head_units)
-        profile.reserve(profile.earliest(head_units, head_requested_s), head_units, head_requested_s)
+        profile.reserve_earliest(float(head_units), head_requested_s)
         return ProfileWindow(profile, self.max_job_test)
 
 

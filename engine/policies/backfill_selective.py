@@ -50,8 +50,7 @@ class SelectiveWindow:
             else self.threshold_x
         rule = compiled("selective_kernels")
         if rule.expansion(float(waiting.head_wait_s), float(waiting.head_requested_s)) >= threshold:
-            length = waiting.head_requested_s
-            self.profile.reserve(self.profile.earliest(self.head_units, length), self.head_units, length)
+            self.profile.reserve_earliest(self.head_units, waiting.head_requested_s)
         self.protect = rule.protected(np.asarray(waiting.wait_s, np.float64),
                                       np.asarray(waiting.requested_s, np.float64), float(threshold))
         return self, np.arange(len(waiting.requested_s))
