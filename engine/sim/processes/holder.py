@@ -33,7 +33,8 @@ class Holder(WorldProcess):
         w = run.w
         self.run, self.policy, self.facts = run, policy, facts
         self.flexible, self.home = run.flexible, run.home
-        self.team = run.w.team
+        self.team, self.classes = run.w.team, run.w.workload_class.tolist()
+        self.last = facts.at_work.shape[1] - 1  # the run's last quarter
         self.deadline = w.deadline_s.tolist()
         zero = np.zeros((len(facts.names), 1))
         self.cum = np.concatenate([zero, np.cumsum(facts.g_co2e, axis=1)], axis=1)
@@ -61,10 +62,9 @@ class Holder(WorldProcess):
         length = min(max(math.ceil(run.requested[j] / QUARTER_S), 1), MAX_RUN_QUARTERS) \
             if math.isfinite(run.requested[j]) else MAX_RUN_QUARTERS
         mean, price, at_work = self.kernels.candidates(self.cum, self.cum_price, facts.work_row(self.team[j], r), r,
-                                                       facts.quarter(now_s), facts.at_work.shape[1] - 1, length,
-                                                       HORIZON_QUARTERS)
+                                                       facts.quarter(now_s), self.last, length, HORIZON_QUARTERS)
         latest = self.deadline[j] - run.requested[j]
         view = TimingView(now_s + self.offsets_s, mean, at_work, latest, price)
-        job = RouteRequest(j, r, run.gpus[j], str(run.w.workload_class[j]), True, run.requested[j], run.submit[j])
+        job = RouteRequest(j, r, run.gpus[j], self.classes[j], True, run.requested[j], run.submit[j])
         wanted = float(self.policy.delay(job, view, now_s))
         return max(0.0, min(wanted, latest - now_s)) if wanted > 0 else 0.0
