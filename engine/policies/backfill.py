@@ -106,7 +106,8 @@ class ProfileWindow:
     by_pool: ClassVar[bool] = False
     profile: Profile
     limit: int = 0  # candidates the pass may consider (0: all): the policy's max_job_test
-    everyone: np.ndarray = field(default_factory=lambda: np.ones(0, bool))  # every candidate reserves
+    # every candidate reserves: the walk's mask (engine.policies.profile_kernels.scan), scratch not compared
+    everyone: np.ndarray = field(default_factory=lambda: np.ones(0, bool), compare=False, repr=False)
 
     def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, pools=None) -> np.ndarray:
         """Candidates whose units stay free over [now_s, now_s + requested_s) around every reservation."""

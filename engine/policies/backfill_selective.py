@@ -37,7 +37,7 @@ class SelectiveWindow:
     threshold_x: float
     head_units: float
     adaptive: bool = False
-    protect: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    protect: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), compare=False)  # set by `plan`
     at: int = -1
     limit: int = 0
 
