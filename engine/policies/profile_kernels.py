@@ -54,9 +54,15 @@ def expected(now, free_units, end_s, units):
 @njit(cache=True)
 def earliest(t, f, n, need, length):
     """The earliest step start from which `need` units stay free for `length` (>= 0) seconds; +inf
-    when there is none. Only the first step of each run of steps with enough units can be the
-    answer: a later start in the run meets the same next short step sooner."""
-    i = 0
+    when there is none."""
+    return earliest_from(t, f, n, 0, need, length)
+
+
+@njit(cache=True)
+def earliest_from(t, f, n, i, need, length):
+    """`earliest` among the steps from index i on. Only the first step of each run of steps with
+    enough units can be the answer: a later start in the run meets the same next short step sooner
+    (so a walk that starts inside a run answers as one from its first step would)."""
     while i < n:
         if f[i] >= need:
             k = i + 1
@@ -128,7 +134,13 @@ def scan(t, f, n, now, req, units, fits, refused, protect, start, stop):
     reached its threshold); one whose units are free but would dip below a reservation during
     [now, now + req) is marked `refused` and, protected, reserves at its earliest; the first the
     profile allows stops the walk. Returns (steps in use, that candidate's index or `stop`); room
-    for two steps per candidate."""
+    for two steps per candidate.
+
+    A reservation only lowers the profile, so a candidate needing at least the units and the time
+    of the last one that reserved cannot start before it: its search starts at that one's start
+    (a step, made by the reservation), not at now. The answer is the same: any earlier start it
+    could take would also have been open to the last one, earlier than its earliest."""
+    last_need, last_length, last_at = math.inf, math.inf, 0.0
     for k in range(start, stop):
         length = max(req[k], 0.0)
         if fits[k]:
@@ -136,7 +148,15 @@ def scan(t, f, n, now, req, units, fits, refused, protect, start, stop):
                 return n, k
             refused[k] = True
         if protect[k]:
-            n = reserve(t, f, n, earliest(t, f, n, units[k], length), units[k], length)
+            need = units[k]
+            if need < last_need or length < last_length:
+                at = earliest(t, f, n, need, length)
+            elif math.isinf(last_at):
+                at = math.inf
+            else:
+                at = earliest_from(t, f, n, _bisect(t, n, last_at, False), need, length)
+            n = reserve(t, f, n, at, need, length)
+            last_need, last_length, last_at = need, length, at
     return n, stop
 
 
