@@ -7,9 +7,9 @@ import pytest
 from sim_helpers import fleet, job, run, starts
 
 from engine.policies import registry
-from engine.policies.backfill_lookahead import best_set
 from engine.policies.backfill_order import Waiting, candidate_order
 from engine.policies.backfill_predicted import corrected_ends
+from engine.policies.lookahead_kernels import best_set
 from engine.scenario.spec import Scenario
 from engine.service.run import run_scenario
 
@@ -113,10 +113,10 @@ def test_lookahead_picks_two_jobs_over_one_larger():
 
 def test_best_set_by_hand():
     # room 4, extra 1: {2, 2} = 4 beats {3}; a long job must fit in the extra
-    assert best_set(np.array([3.0, 2.0, 2.0]), np.array([False, False, False]), 4.0, 0.0) == [1, 2]
-    assert best_set(np.array([3.0, 2.0, 2.0]), np.array([False, True, False]), 4.0, 1.0) == [0]
-    assert best_set(np.array([1.0, 1.0, 2.0]), np.array([True, False, False]), 4.0, 1.0) == [0, 1, 2]
-    assert best_set(np.array([5.0]), np.array([False]), 4.0, 4.0) == []
+    assert best_set(np.array([3.0, 2.0, 2.0]), np.array([False, False, False]), 4.0, 0.0).tolist() == [1, 2]
+    assert best_set(np.array([3.0, 2.0, 2.0]), np.array([False, True, False]), 4.0, 1.0).tolist() == [0]
+    assert best_set(np.array([1.0, 1.0, 2.0]), np.array([True, False, False]), 4.0, 1.0).tolist() == [0, 1, 2]
+    assert best_set(np.array([5.0]), np.array([False]), 4.0, 4.0).tolist() == []
 
 
 def test_adaptive_switches_after_the_workload_changes():

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from importlib import import_module
 from typing import ClassVar
 
 import numpy as np
@@ -50,6 +51,12 @@ EARLIEST = 64  # running jobs EASY first sorts by end when there are more (all o
 # engine.policies.easy_kernels, imported with the first EASY window: numba costs a process about 0.2 s,
 # which runs without backfilling need not pay
 kernels = None
+
+
+def compiled(name: str):
+    """engine.policies.<name>, a module of numba kernels (a backfill variant's), imported on first use
+    like `easy_kernels`: runs without that variant need not load it."""
+    return import_module(f"engine.policies.{name}")
 
 
 def easy_kernels():
@@ -99,6 +106,8 @@ class ProfileWindow:
     by_pool: ClassVar[bool] = False
     profile: Profile
     limit: int = 0  # candidates the pass may consider (0: all): the policy's max_job_test
+    # every candidate reserves: the walk's mask (engine.policies.profile_kernels.scan), scratch not compared
+    everyone: np.ndarray = field(default_factory=lambda: np.ones(0, bool), compare=False, repr=False)
 
     def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, pools=None) -> np.ndarray:
         """Candidates whose units stay free over [now_s, now_s + requested_s) around every reservation."""
@@ -116,7 +125,9 @@ class ProfileWindow:
 
     def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
              start: int, stop: int) -> int:
-        return self.profile.scan(now_s, requested_s, units, fits, refused, start, stop)
+        if len(self.everyone) < len(fits):
+            self.everyone = np.ones(len(fits), bool)
+        return self.profile.scan(now_s, requested_s, units, fits, refused, self.everyone, start, stop)
 
 
 @register(FAMILY, "none", inert=True)
@@ -181,8 +192,7 @@ class ConservativeBackfill:
                head_requested_s: float = math.inf, head_pool: int = 0) -> ProfileWindow:
         profile = Profile.expected(now_s, float(free_units), running_end_s,
                                    np.asarray(running_units, np.float64))
-        head_units = float(head_units)
-        profile.reserve(profile.earliest(head_units, head_requested_s), head_units, head_requested_s)
+        profile.reserve_earliest(float(head_units), head_requested_s)
         return ProfileWindow(profile, self.max_job_test)
 
 

@@ -10,7 +10,8 @@ delayed: a two-constraint 0-1 knapsack, solved exactly on a grid of units (their
 divisor, or free units / MAX_CELLS when that is finer: jobs rounded up, room rounded down, so every
 chosen set is feasible). Equal totals keep the set of earlier jobs. Only the chosen jobs are tried,
 in queue order; candidates of other pools (0 units here) after them. Cost per decision: O(n x C x E)
-for n candidates, C cells of free units and E cells of extra units (at most 50 x 129 x 129).
+for n candidates, C cells of free units and E cells of extra units (at most 50 x 129 x 129), in one
+compiled call (engine.policies.lookahead_kernels).
 """
 from __future__ import annotations
 
@@ -19,44 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.policies.backfill import FAMILY, EasyBackfill, Window
+from engine.policies.backfill import FAMILY, EasyBackfill, Window, compiled
 from engine.policies.backfill_order import Waiting
 from engine.policies.registry import register
-
-MAX_CELLS = 128
-
-
-def best_set(units: np.ndarray, long: np.ndarray, free: float, extra: float) -> list[int]:
-    """Positions of the set of jobs with the most total units such that all fit in `free` and the
-    `long` ones fit in `extra` (both constraints on a grid; see the module docstring)."""
-    units = np.asarray(units, np.float64)
-    if not len(units) or free <= 0:
-        return []
-    extra = min(max(extra, 0.0), free)
-    sizes = np.concatenate([units, [free]])
-    whole = np.round(sizes).astype(np.int64)
-    step = float(np.gcd.reduce(whole[whole > 0])) if np.array_equal(whole, sizes) else 1.0
-    step = max(step, free / MAX_CELLS)
-    cells = np.ceil(units / step - 1e-9).astype(np.int64)
-    room, spare = int(free / step + 1e-9), int(extra / step + 1e-9)
-    value = np.full((room + 1, spare + 1), 0.0)
-    took = np.zeros((len(units), room + 1, spare + 1), bool)
-    for i, (c, u) in enumerate(zip(cells.tolist(), units.tolist())):
-        e = c if long[i] else 0
-        if c > room or e > spare:
-            continue
-        candidate = np.full_like(value, -1.0)
-        candidate[c:, e:] = value[:room + 1 - c, :spare + 1 - e] + u
-        better = candidate > value
-        took[i] = better
-        value = np.where(better, candidate, value)
-    chosen, r, s = [], room, spare
-    for i in range(len(units) - 1, -1, -1):
-        if took[i, r, s]:
-            chosen.append(i)
-            r -= cells[i]
-            s -= cells[i] if long[i] else 0
-    return sorted(chosen)
 
 
 @dataclass(frozen=True)
@@ -66,11 +32,12 @@ class LookaheadWindow(Window):
     max_candidates: int = 50
 
     def plan(self, now_s: float, waiting: Waiting) -> tuple[Window, np.ndarray]:
+        """The best-filling set (engine.policies.lookahead_kernels.best_set), then the 0-unit candidates."""
         units = np.asarray(waiting.units, np.float64)
-        here = np.flatnonzero((units > 0) & (units <= waiting.free_units))[:self.max_candidates]
-        long = now_s + np.asarray(waiting.requested_s)[here] > self.shadow_s
-        chosen = here[best_set(units[here], long, waiting.free_units, self.extra_units)]
-        return self, np.concatenate([chosen, np.flatnonzero(units == 0)]).astype(np.int64)
+        requested_s = np.asarray(waiting.requested_s, np.float64)
+        return self, compiled("lookahead_kernels").order(units, requested_s, float(now_s), float(self.shadow_s),
+                                                         float(waiting.free_units), float(self.extra_units),
+                                                         self.max_candidates)
 
 
 @register(FAMILY, "lookahead")

@@ -19,18 +19,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from engine.policies.backfill import FAMILY
+from engine.policies.backfill import FAMILY, compiled
 from engine.policies.backfill_order import Waiting
 from engine.policies.profile import Profile
 from engine.policies.registry import register
-
-
-def expansion(wait_s, requested_s):
-    """(wait + requested) / requested; +inf for a request of 0, 1 for an unknown (+inf) request."""
-    requested_s = np.asarray(requested_s, np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = (np.asarray(wait_s, np.float64) + requested_s) / requested_s
-    return np.where(np.isfinite(requested_s), np.where(requested_s > 0, x, np.inf), 1.0)
 
 
 @dataclass
@@ -45,7 +37,7 @@ class SelectiveWindow:
     threshold_x: float
     head_units: float
     adaptive: bool = False
-    protect: tuple = ()
+    protect: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), compare=False)  # set by `plan`
     at: int = -1
     limit: int = 0
 
@@ -56,10 +48,11 @@ class SelectiveWindow:
     def plan(self, now_s: float, waiting: Waiting) -> tuple["SelectiveWindow", np.ndarray]:
         threshold = waiting.recent_xfactor if self.adaptive and math.isfinite(waiting.recent_xfactor) \
             else self.threshold_x
-        if expansion(waiting.head_wait_s, waiting.head_requested_s) >= threshold:
-            length = waiting.head_requested_s
-            self.profile.reserve(self.profile.earliest(self.head_units, length), self.head_units, length)
-        self.protect = tuple((expansion(waiting.wait_s, waiting.requested_s) >= threshold).tolist())
+        rule = compiled("selective_kernels")
+        if rule.expansion(float(waiting.head_wait_s), float(waiting.head_requested_s)) >= threshold:
+            self.profile.reserve_earliest(self.head_units, waiting.head_requested_s)
+        self.protect = rule.protected(np.asarray(waiting.wait_s, np.float64),
+                                      np.asarray(waiting.requested_s, np.float64), float(threshold))
         return self, np.arange(len(waiting.requested_s))
 
     def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, pools=None) -> np.ndarray:
@@ -78,17 +71,8 @@ class SelectiveWindow:
              start: int, stop: int) -> int:
         """From `start`, the first candidate whose units are free now and stay free for its run around
         the reservations; the protected ones passed over reserve, the refused are marked."""
-        protect, profile = self.protect, self.profile
-        for k in range(start, stop):
-            if fits[k]:
-                if units[k] <= profile.lowest_one(now_s, requested_s[k]):
-                    self.at = k
-                    return k
-                refused[k] = True
-            if k < len(protect) and protect[k]:
-                profile.reserve_earliest(units[k], requested_s[k])
-        self.at = stop
-        return stop
+        self.at = self.profile.scan(now_s, requested_s, units, fits, refused, self.protect, start, stop)
+        return self.at
 
 
 @register(FAMILY, "selective")

@@ -6,10 +6,11 @@ requested runtime, in seconds; an end already past is expected now). `earliest` 
 can start without going below zero anywhere in its run; `reserve` takes its units for that run.
 Units are whatever the caller counts (milli-GPU, processors, nodes), as float64; lengths are
 seconds, +inf for a run of unknown length, never NaN.
-Used by conservative backfilling (engine.policies.backfill) and the RLScheduler replay. The steps
-live in float64 arrays with room to grow; the searches and updates are compiled
-(engine.policies.profile_kernels): a conservative pass asks `earliest` and `reserve` once per queued
-job it scans, millions of times over a long trace.
+Used by conservative and selective backfilling (engine.policies.backfill, backfill_selective) and
+the RLScheduler replay. The steps live in float64 arrays with room to grow; building them, the
+searches and the updates are compiled (engine.policies.profile_kernels): a conservative pass builds
+one profile and asks `earliest` and `reserve` once per queued job it scans, millions of times over a
+long trace.
 """
 from __future__ import annotations
 
@@ -27,17 +28,7 @@ class Profile:
     def __init__(self, times, free):
         if kernels is None:
             _load_kernels()
-        kept_t, kept_f = [], []
-        for t, f in zip(times, free):      # keep the last value at each distinct time
-            if kept_t and kept_t[-1] == t:
-                kept_f[-1] = f
-            else:
-                kept_t.append(t)
-                kept_f.append(f)
-        self.n = len(kept_t)
-        room = max(2 * self.n, 16)
-        self._t, self._f = np.zeros(room), np.zeros(room)
-        self._t[:self.n], self._f[:self.n] = kept_t, kept_f
+        self._t, self._f, self.n = kernels.steps(np.asarray(times, np.float64), np.asarray(free, np.float64))
 
     @property
     def times(self) -> np.ndarray:
@@ -51,11 +42,13 @@ class Profile:
     def expected(cls, now_s: float, free_units: float, end_s, units) -> "Profile":
         """Free units from `now_s` if nothing else starts: running jobs give theirs back at their
         expected ends `end_s` (clamped to `now_s`), earliest first (equal ends: given order)."""
-        end_s, units = np.asarray(end_s, np.float64), np.asarray(units)
-        order = np.argsort(end_s, kind="stable")
-        ends = np.maximum(end_s[order], now_s)
-        free = free_units + np.cumsum(units[order])
-        return cls([now_s, *ends.tolist()], [free_units, *free.tolist()])
+        if kernels is None:
+            _load_kernels()
+        profile = cls.__new__(cls)
+        profile._t, profile._f, profile.n = kernels.expected(float(now_s), float(free_units),
+                                                             np.asarray(end_s, np.float64),
+                                                             np.asarray(units, np.float64))
+        return profile
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, Profile) and np.array_equal(self.times, other.times)
@@ -83,11 +76,13 @@ class Profile:
         self.n = kernels.reserve_earliest(self._t, self._f, self.n, float(need), max(float(length_s), 0.0))
 
     def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
-             start: int, stop: int) -> int:
-        """Conservative backfilling's walk over candidates start..stop-1 (engine.policies.profile_kernels.scan):
-        the index of the first whose units are free now and that the profile allows (stop: none)."""
+             protect: np.ndarray, start: int, stop: int) -> int:
+        """The walk of a backfilling pass with reservations over candidates start..stop-1
+        (engine.policies.profile_kernels.scan): the protected candidates passed over reserve at their
+        earliest; the index of the first whose units are free now and that the profile allows (stop: none)."""
         self._room(2 * max(stop - start, 0))
-        self.n, k = kernels.scan(self._t, self._f, self.n, float(now_s), requested_s, units, fits, refused, start, stop)
+        self.n, k = kernels.scan(self._t, self._f, self.n, float(now_s), requested_s, units, fits, refused, protect,
+                                 start, stop)
         return int(k)
 
     def lowest_one(self, now_s: float, length_s: float) -> float:

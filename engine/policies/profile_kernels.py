@@ -1,4 +1,4 @@
-"""The availability profile's searches and updates, compiled with numba (engine.policies.profile).
+"""The availability profile's construction, searches and updates, compiled with numba (engine.policies.profile).
 
 Each kernel works on a profile's step arrays `t` (start times, ascending) and `f` (free units from
 each start), of which the first `n` entries are in use; the arrays have room for at least two more
@@ -10,15 +10,59 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from engine.core.jit import njit
+
+
+@njit(cache=True)
+def steps(times, free):
+    """(t, f, n): the steps of `times` and `free`, keeping the last value at each run of equal times,
+    in arrays with room to grow (twice the steps, at least 16)."""
+    n = 0
+    for i in range(len(times)):
+        if i == 0 or times[i] != times[i - 1]:
+            n += 1
+    room = max(2 * n, 16)
+    t, f = np.zeros(room), np.zeros(room)
+    n = 0
+    for i in range(len(times)):
+        if n and t[n - 1] == times[i]:
+            f[n - 1] = free[i]
+        else:
+            t[n] = times[i]
+            f[n] = free[i]
+            n += 1
+    return t, f, n
+
+
+@njit(cache=True)
+def expected(now, free_units, end_s, units):
+    """`steps` of the free units from `now` as running jobs end: `free_units` from now, plus each job's
+    `units` from its end in `end_s` (clamped to now), earliest first (equal ends: given order)."""
+    order = np.argsort(end_s, kind="mergesort")
+    times, free = np.empty(len(order) + 1), np.empty(len(order) + 1)
+    times[0], free[0] = now, free_units
+    total = 0.0
+    for k in range(len(order)):
+        times[k + 1] = max(end_s[order[k]], now)
+        total += units[order[k]]
+        free[k + 1] = free_units + total
+    return steps(times, free)
 
 
 @njit(cache=True)
 def earliest(t, f, n, need, length):
     """The earliest step start from which `need` units stay free for `length` (>= 0) seconds; +inf
-    when there is none. Only the first step of each run of steps with enough units can be the
-    answer: a later start in the run meets the same next short step sooner."""
-    i = 0
+    when there is none."""
+    return earliest_from(t, f, n, 0, need, length)
+
+
+@njit(cache=True)
+def earliest_from(t, f, n, i, need, length):
+    """`earliest` among the steps from index i on. Only the first step of each run of steps with
+    enough units can be the answer: a later start in the run meets the same next short step sooner
+    (so a walk that starts inside a run answers as one from its first step would)."""
     while i < n:
         if f[i] >= need:
             k = i + 1
@@ -83,19 +127,36 @@ def reserve_earliest(t, f, n, need, length):
 
 
 @njit(cache=True)
-def scan(t, f, n, now, req, units, fits, refused, start, stop):
-    """Conservative backfilling's walk over candidates start..stop-1 in queue order: one whose units
-    are not free now (`fits` False) reserves at its earliest; one whose units are free but would dip
-    below a reservation during [now, now + req) is marked `refused` and reserves at its earliest;
-    the first the profile allows stops the walk. Returns (steps in use, that candidate's index or
-    `stop`); room for two steps per candidate."""
+def scan(t, f, n, now, req, units, fits, refused, protect, start, stop):
+    """The walk of a backfilling pass with reservations over candidates start..stop-1 in queue order:
+    one whose units are not free now (`fits` False) reserves at its earliest when it is protected
+    (`protect[k]`; conservative protects every candidate, selective those whose expansion factor
+    reached its threshold); one whose units are free but would dip below a reservation during
+    [now, now + req) is marked `refused` and, protected, reserves at its earliest; the first the
+    profile allows stops the walk. Returns (steps in use, that candidate's index or `stop`); room
+    for two steps per candidate.
+
+    A reservation only lowers the profile, so a candidate needing at least the units and the time
+    of the last one that reserved cannot start before it: its search starts at that one's start
+    (a step, made by the reservation), not at now. The answer is the same: any earlier start it
+    could take would also have been open to the last one, earlier than its earliest."""
+    last_need, last_length, last_at = math.inf, math.inf, 0.0
     for k in range(start, stop):
         length = max(req[k], 0.0)
         if fits[k]:
             if units[k] <= lowest(t, f, n, now, length):
                 return n, k
             refused[k] = True
-        n = reserve(t, f, n, earliest(t, f, n, units[k], length), units[k], length)
+        if protect[k]:
+            need = units[k]
+            if need < last_need or length < last_length:
+                at = earliest(t, f, n, need, length)
+            elif math.isinf(last_at):
+                at = math.inf
+            else:
+                at = earliest_from(t, f, n, _bisect(t, n, last_at, False), need, length)
+            n = reserve(t, f, n, at, need, length)
+            last_need, last_length, last_at = need, length, at
     return n, stop
 
 

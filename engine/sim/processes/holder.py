@@ -33,11 +33,15 @@ class Holder(WorldProcess):
         w = run.w
         self.run, self.policy, self.facts = run, policy, facts
         self.flexible, self.home = run.flexible, run.home
-        self.team = run.w.team
+        self.team, self.classes = run.w.team, run.w.workload_class.tolist()
+        self.last = facts.at_work.shape[1] - 1  # the run's last quarter
         self.deadline = w.deadline_s.tolist()
         zero = np.zeros((len(facts.names), 1))
         self.cum = np.concatenate([zero, np.cumsum(facts.g_co2e, axis=1)], axis=1)
         self.cum_price = np.concatenate([zero, np.cumsum(facts.price_factor, axis=1)], axis=1)
+        self.offsets_s = np.arange(HORIZON_QUARTERS + 1) * QUARTER_S
+        from engine.sim.processes import holder_kernels  # numba: only runs that hold jobs back load it
+        self.kernels = holder_kernels
 
     @classmethod
     def attach(cls, run) -> Holder | None:
@@ -55,18 +59,12 @@ class Holder(WorldProcess):
         if not self.flexible[j]:
             return 0.0
         run, facts, r = self.run, self.facts, self.home[j]
-        q0 = facts.quarter(now_s)
-        last = facts.at_work.shape[1] - 1
-        k = np.arange(HORIZON_QUARTERS + 1)
-        q = np.minimum(q0 + k, last)
         length = min(max(math.ceil(run.requested[j] / QUARTER_S), 1), MAX_RUN_QUARTERS) \
             if math.isfinite(run.requested[j]) else MAX_RUN_QUARTERS
-        end = np.minimum(q + length, last + 1)
-        quarters = np.maximum(end - q, 1)
-        mean = (self.cum[r, end] - self.cum[r, q]) / quarters
-        price = (self.cum_price[r, end] - self.cum_price[r, q]) / quarters
+        mean, price, at_work = self.kernels.candidates(self.cum, self.cum_price, facts.work_row(self.team[j], r), r,
+                                                       facts.quarter(now_s), self.last, length, HORIZON_QUARTERS)
         latest = self.deadline[j] - run.requested[j]
-        view = TimingView(now_s + k * QUARTER_S, mean, facts.work_row(self.team[j], r)[q], latest, price)
-        job = RouteRequest(j, r, run.gpus[j], str(run.w.workload_class[j]), True, run.requested[j], run.submit[j])
+        view = TimingView(now_s + self.offsets_s, mean, at_work, latest, price)
+        job = RouteRequest(j, r, run.gpus[j], self.classes[j], True, run.requested[j], run.submit[j])
         wanted = float(self.policy.delay(job, view, now_s))
         return max(0.0, min(wanted, latest - now_s)) if wanted > 0 else 0.0
