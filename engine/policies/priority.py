@@ -174,7 +174,9 @@ def _clip(x: float, low: float, high: float) -> float:
 class MultifactorKeyer:
     """`MultifactorPriority.keys` over subsets of `queue`, a view of a run's every job:
     `keys(positions, shares, now_s)` equals `policy.keys(queue.take(positions).with_shares(shares), now_s)`.
-    Up to SCALAR_MAX jobs are keyed with Python floats, the numpy path's IEEE operations in its order."""
+    Up to SCALAR_MAX jobs are keyed with Python floats, the numpy path's IEEE operations in its order.
+    Of the ledger it reads the capacity, the weights and the teams' decayed usage only (which a ledger
+    view keeps: the order cache keys a lone job from its view when needed)."""
 
     def __init__(self, policy: MultifactorPriority, queue: QueueView) -> None:
         self.policy, self.queue = policy, queue
