@@ -46,6 +46,9 @@ DAY_S = 86_400.0
 FACTORS = ("age", "fairshare", "qos", "size", "deadline")
 # Up to this many jobs are keyed one by one with Python floats: numpy's cost per call dominates small batches.
 SCALAR_MAX = 16
+# engine.core.fairshare_kernels, imported with the first fair share: numba costs a process about 0.2 s, which runs
+# without a fair share need not pay
+kernels = None
 
 
 def boost_field():
@@ -91,13 +94,15 @@ def fairshare_factor(queue: QueueView) -> np.ndarray:
 
 
 def team_fairshare(shares: ShareView, minus_share: np.ndarray | None = None) -> np.ndarray:
-    """F = 2^(-U/S) per team of the ledger; `minus_share`: -S when the caller has it (else from the weights)."""
-    usage = shares.usage_gpu_s
-    total_usage = np.add.reduce(usage)  # usage.sum() without its Python wrapper
-    usage = usage / total_usage if total_usage > 0 else np.zeros_like(usage)
+    """F = 2^(-U/S) per team of the ledger; `minus_share`: -S when the caller has it (else from the weights).
+    U / -S is -U / S, bit for bit (IEEE division is sign-symmetric); U is 0 while nothing ran."""
+    global kernels
+    if kernels is None:
+        from engine.core import fairshare_kernels as kernels
     if minus_share is None:
         minus_share = -(shares.weight / shares.weight.sum())
-    return np.power(2.0, usage / minus_share)  # U / -S is -U / S, bit for bit (IEEE division is sign-symmetric)
+    usage = np.asarray(shares.usage_gpu_s, np.float64)
+    return np.power(2.0, kernels.share_exponents(usage, np.add.reduce(usage), minus_share))
 
 
 @register(FAMILY, "multifactor")
