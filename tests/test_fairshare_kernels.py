@@ -1,4 +1,4 @@
-"""The compiled decayed usage and fair-share exponent (engine.core.fairshare_kernels) against the numpy
+"""The compiled decayed usage and fair-share exponent (engine.core.decay_kernels, engine.policies.priority_kernels) against the numpy
 expressions they replace, bit for bit (signed zeros too), around numpy's own exp2 and power. A NaN is a
 NaN: its sign bit may differ where two NaNs meet (0 x inf + NaN), which no sort or output tells apart."""
 import math
@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.core import fairshare_kernels as kernels
 from engine.core.views import ShareView
+from engine.policies import priority_kernels as kernels
 from engine.policies.priority import team_fairshare
 from engine.sim.state.ledger import usage_at
 

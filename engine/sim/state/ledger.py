@@ -31,7 +31,7 @@ import pandas as pd
 from engine.core.views import ShareView
 
 LN2 = math.log(2.0)
-# engine.core.fairshare_kernels, imported with the first usage read: numba costs a process about 0.2 s, which runs
+# engine.core.decay_kernels, imported with the first usage read: numba costs a process about 0.2 s, which runs
 # without a ledger need not pay
 kernels = None
 HELD = ("running_gpus", "running_cpus", "running_memory_gib")  # the rows of a region's holdings
@@ -169,7 +169,7 @@ def usage_at(figures: np.ndarray, now: float, half_life_s: float) -> np.ndarray:
     """Decayed usage at `now` of entities with these `figures` (`_Decayed.figures`), GPU-seconds."""
     global kernels
     if kernels is None:
-        from engine.core import fairshare_kernels as kernels
+        from engine.core import decay_kernels as kernels
     # since - now is exactly -(now - since): the same figures as U0 2^(-dt/h) + R h / ln 2 (1 - 2^(-dt/h)),
     # bit for bit, in fewer operations
     return kernels.decayed(figures, np.exp2(kernels.decay_exponents(figures, float(now), half_life_s)))
