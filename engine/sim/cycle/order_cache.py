@@ -28,6 +28,9 @@ from engine.core.views import QueueView
 from engine.sim.state.queue import WaitingQueue
 
 _NONE = np.zeros(0, np.int64)  # no job
+# engine.core.order_kernels, imported with the first merge: numba costs a process about 0.2 s, which runs
+# without one need not pay
+kernels = None
 
 
 class Later(NamedTuple):
@@ -98,9 +101,14 @@ class OrderCache:
         if isinstance(keys, Later):
             keys = self._keys(view, keys.shares, ids, keys.now)
         self.known[new] = True  # the cached jobs are known already
-        ids = np.concatenate([ids, new])
-        keys = np.concatenate([keys, self._keys(view, shares_of(), new, now)], axis=1)
-        return self._store(region, since, ids, keys, False)
+        global kernels
+        if kernels is None:
+            from engine.core import order_kernels as kernels
+        # the cached order is sorted: merged with the new jobs, it is np.lexsort's order of them all
+        first = 0 if self.skip is None else 1  # the first level sorted on
+        ids, keys = kernels.merged(ids, keys, new, self._keys(view, shares_of(), new, now), first)
+        self.cached[region] = (since, ids, keys)
+        return ids
 
     def settle(self, view: QueueView, shares_of, queue: WaitingQueue, now: float) -> None:
         """Cache the deferred lone job, if any, when it still waits (with the pass's ledger and time)."""
@@ -143,14 +151,13 @@ class OrderCache:
             return self.keyer.keys(jobs, shares, now)
         return self.policy.keys(view.take(jobs).with_shares(shares), now)
 
-    def _store(self, region: str, since: float, ids: np.ndarray, keys: np.ndarray, mark: bool = True) -> np.ndarray:
-        """Cache `ids` in the order of their `keys` (ties: ids); `mark`: flag them known (else done)."""
+    def _store(self, region: str, since: float, ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Cache `ids` in the order of their `keys` (ties: ids), and flag them known."""
         # a first level the same for every job (multifactor without boost) decides nothing: not sorted on
         levels = keys[:self.skip:-1]
         perm = np.lexsort((ids, *levels))
         ids, keys = ids[perm], keys.take(perm, axis=1)
-        if mark:
-            self.known[ids] = True
+        self.known[ids] = True
         self.cached[region] = (since, ids, keys)
         return ids
 
