@@ -32,6 +32,16 @@ def _before(keys_a, a, id_a, keys_b, b, id_b, first):
 
 
 @njit(cache=True)
+def _copy(ids, keys, lo, hi, out_ids, out_keys, at):
+    """Columns lo:hi of (ids, keys) to out_* from column `at`."""
+    for level in range(keys.shape[0]):
+        for c in range(lo, hi):
+            out_keys[level, at + c - lo] = keys[level, c]
+    for c in range(lo, hi):
+        out_ids[at + c - lo] = ids[c]
+
+
+@njit(cache=True)
 def merged(ids, keys, new_ids, new_keys, first):
     """`ids` with their `keys` (levels, n), sorted by levels first.. and then id, merged with `new_ids`
     and their `new_keys` (few, in any order): np.lexsort's order of the whole (ids are distinct)."""
@@ -46,14 +56,18 @@ def merged(ids, keys, new_ids, new_keys, first):
         order[i] = c
     out_ids = np.empty(n + m, ids.dtype)
     out_keys = np.empty((keys.shape[0], n + m), keys.dtype)
-    i = k = 0
-    for o in range(n + m):
-        if k == m or (i < n and _before(keys, i, ids[i], new_keys, order[k], new_ids[order[k]], first)):
-            out_ids[o] = ids[i]
-            out_keys[:, o] = keys[:, i]
-            i += 1
-        else:
-            out_ids[o] = new_ids[order[k]]
-            out_keys[:, o] = new_keys[:, order[k]]
-            k += 1
+    done = 0  # the cached jobs placed so far
+    for k in range(m):
+        c = order[k]
+        lo, hi = done, n  # bisection: the first cached job from `done` on that sorts after c
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _before(keys, mid, ids[mid], new_keys, c, new_ids[c], first):
+                lo = mid + 1
+            else:
+                hi = mid
+        _copy(ids, keys, done, lo, out_ids, out_keys, done + k)
+        _copy(new_ids, new_keys, c, c + 1, out_ids, out_keys, lo + k)
+        done = lo
+    _copy(ids, keys, done, n, out_ids, out_keys, done + m)
     return out_ids, out_keys
