@@ -186,8 +186,8 @@ class MultifactorKeyer:
         self.columns = np.array([queue.submit_s, queue.deadline_s, queue.requested_s, policy.weight_qos * queue.qos],
                                 np.float64)  # kernels.SUBMIT, DEADLINE, REQUESTED, QOS
         self.team = np.asarray(queue.team, np.int64)
-        self.params = np.array([policy.weight_age, policy.max_age_s, policy.weight_deadline, policy.deadline_horizon_s,
-                                policy.boost_after_s], np.float64)  # kernels.WEIGHT_AGE, ..., BOOST_AFTER
+        self.params = np.array([policy.weight_age, policy.max_age_s, policy.weight_fairshare, policy.weight_deadline,
+                                policy.deadline_horizon_s, policy.boost_after_s], np.float64)  # kernels.WEIGHT_AGE, ...
         self.sizes: dict[float, np.ndarray] = {}  # the weighted size factor of every job, per capacity
 
     def keys(self, positions: np.ndarray, shares: ShareView | None, now_s: float) -> np.ndarray:
@@ -195,9 +195,8 @@ class MultifactorKeyer:
         p = self.policy
         if shares is None or not shares.capacity_gpus > 0:
             return p.keys(self.queue.take(positions).with_shares(shares), now_s)
-        fair = p.weight_fairshare * self._fairshare(shares)
-        return kernels.keys(np.asarray(positions, np.int64), self.columns, self.team, self._sizes(shares), fair,
-                            float(now_s), self.params)
+        return kernels.keys(np.asarray(positions, np.int64), self.columns, self.team, self._sizes(shares),
+                            self._fairshare(shares), float(now_s), self.params)
 
     def _fairshare(self, shares: ShareView) -> np.ndarray:
         """`team_fairshare(shares)`, each team's share S kept while the ledger's weights are the same array."""

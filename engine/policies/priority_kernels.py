@@ -13,7 +13,7 @@ from engine.core.jit import njit
 
 # the rows of a keyer's job columns and of its parameters
 SUBMIT, DEADLINE, REQUESTED, QOS = range(4)
-WEIGHT_AGE, MAX_AGE, WEIGHT_DEADLINE, HORIZON, BOOST_AFTER = range(5)
+WEIGHT_AGE, MAX_AGE, WEIGHT_FAIRSHARE, WEIGHT_DEADLINE, HORIZON, BOOST_AFTER = range(6)
 
 
 @njit(cache=True, error_model="numpy")
@@ -39,9 +39,10 @@ def keys(positions, columns, team, size, fair, now, params):
     """Sort keys (3, len(positions)) of the jobs at `positions`: boosted first (0, else 1), then the
     longest wait when boosted, else the highest priority (negated), then the submit time. `columns`
     (rows SUBMIT, DEADLINE, REQUESTED, QOS: the weighted QoS factor), `team`, `size` (the weighted size
-    factor): per job of the run; `fair`: the weighted fair-share factor per team; `params`: the policy's
-    WEIGHT_AGE, MAX_AGE, WEIGHT_DEADLINE, HORIZON and BOOST_AFTER."""
-    weight_age, max_age, weight_deadline = params[WEIGHT_AGE], params[MAX_AGE], params[WEIGHT_DEADLINE]
+    factor): per job of the run; `fair`: the fair-share factor per team; `params`: the policy's
+    WEIGHT_AGE, MAX_AGE, WEIGHT_FAIRSHARE, WEIGHT_DEADLINE, HORIZON and BOOST_AFTER."""
+    weight_age, max_age, weight_fairshare = params[WEIGHT_AGE], params[MAX_AGE], params[WEIGHT_FAIRSHARE]
+    weight_deadline = params[WEIGHT_DEADLINE]
     horizon, boost_after = params[HORIZON], params[BOOST_AFTER]
     out = np.empty((3, len(positions)))
     for k in range(len(positions)):
@@ -51,8 +52,8 @@ def keys(positions, columns, team, size, fair, now, params):
         urgency = 0.0
         if np.isfinite(deadline):
             urgency = clip(1.0 - (deadline - now - columns[REQUESTED, j]) / horizon, 0.0, 1.0)
-        priority = 0.0 + weight_age * (clip(wait, 0.0, max_age) / max_age) + fair[team[j]] + columns[QOS, j] \
-            + size[j] + weight_deadline * urgency
+        priority = 0.0 + weight_age * (clip(wait, 0.0, max_age) / max_age) + weight_fairshare * fair[team[j]] \
+            + columns[QOS, j] + size[j] + weight_deadline * urgency
         if boost_after > 0 and wait >= boost_after:
             out[0, k], out[1, k] = 0.0, -wait
         else:
