@@ -1,6 +1,7 @@
-"""The compiled cluster and preemption choices (engine.policies.cluster_kernels, preemption_kernels)
-against their rules written plainly: a Python sort by key tuples, NaN after every number, ties to the
-lowest position. Keys are drawn from a few values (NaN and -0.0 among them) so that ties are common."""
+"""The compiled cluster and preemption choices (engine.policies.cluster_kernels, preemption_kernels) and the
+queue merge (engine.core.order_kernels.merged) against their rules written plainly: a Python sort by key
+tuples, NaN after every number, ties to the lowest position (the job id). Keys are drawn from a few values
+(NaN and -0.0 among them) so that ties are common."""
 import math
 
 import numpy as np
@@ -8,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
+from engine.core.order_kernels import merged
 from engine.policies.cluster import BestFit, MostFree, Topology
 from engine.policies.preemption import PreemptRequest, PriorityPreemption, RunningView
 
@@ -85,3 +87,28 @@ def test_priority_preemption_evicts_the_rules_jobs_cheapest_first(run, request, 
         name: np.array(values, bool if name in FLAGS else np.int64 if name == "preemptions" else np.float64)
         for name, values in run.items()})
     assert policy.choose(request, view).tolist() == _victims(policy, request, run)
+
+
+def _lexsorted(ids: list[int], columns: list[list[float]], first: int) -> list[int]:
+    """Job ids in the order of their key columns' levels first.. (NaN after every number), then id."""
+    return [j for _, j in sorted((tuple(_order(x) for x in column[first:]), j) for j, column in zip(ids, columns))]
+
+
+QUEUE = st.tuples(st.integers(0, 30), st.integers(1, 6), st.integers(2, 3), st.integers(0, 1)).flatmap(
+    lambda s: st.tuples(st.permutations(range(s[0] + s[1])),
+                        st.lists(st.lists(KEYS, min_size=s[2], max_size=s[2]), min_size=s[0] + s[1],
+                                 max_size=s[0] + s[1]), st.just(s[0]), st.just(s[3])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(QUEUE)
+def test_a_merge_of_a_sorted_queue_and_new_jobs_is_the_lexsort_of_all(drawn):
+    ids, columns, cached, first = drawn
+    old = _lexsorted(list(ids[:cached]), columns[:cached], first)
+    column_of = dict(zip(ids, columns))
+    old_keys = np.array([column_of[j] for j in old] or np.zeros((0, len(columns[0]))), np.float64).T.copy()
+    new_ids = np.array(ids[cached:], np.int64)
+    new_keys = np.array(columns[cached:], np.float64).T.copy()
+    got_ids, got_keys = merged(np.array(old, np.int64), old_keys, new_ids, new_keys, first)
+    assert got_ids.tolist() == _lexsorted(list(ids), columns, first)
+    assert np.array_equal(got_keys.view(np.int64), np.array([column_of[j] for j in got_ids.tolist()]).T.view(np.int64))

@@ -55,6 +55,12 @@ def test_a_view_read_after_the_ledger_changed_raises():
     kept = view.usage_gpu_s  # read before the change: kept
     ledger.hold(1, 0, 1.0, 20.0, +1)
     assert view.usage_gpu_s is kept
+    later = ledger.view(0, 30.0)
+    ledger.hold(1, 0, 1.0, 40.0, -1)
+    ledger.hold(0, 0, 4.0, 50.0, +1)
+    moment = _ledger()  # the teams' usage is that of the view's moment, read after later changes too
+    moment.hold(1, 0, 1.0, 20.0, +1)
+    assert later.usage_gpu_s.tolist() == moment.view(0, 30.0).usage_gpu_s.tolist()
     with pytest.raises(RuntimeError, match="served_gpu_s read after the ledger changed"):
         view.served_gpu_s
     with pytest.raises(AttributeError):

@@ -1,9 +1,10 @@
 """The order cache: time-dependent keys recomputed every recalc_s seconds, new jobs keyed on arrival."""
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from engine.core.views import QueueView
+from engine.core.views import QueueView, ShareView
+from engine.policies.priority import MultifactorPriority
 from engine.sim.cycle.order_cache import OrderCache
 from engine.sim.state.queue import WaitingQueue
 
@@ -105,3 +106,41 @@ def test_a_lone_job_needs_no_keys_without_recalc():
     cache = OrderCache(policy, 2)
     assert cache.order(_view([0.0, 5.0]), _no_ledger, "r", _queue(np.array([False, True])), 0.0).tolist() == [1]
     assert policy.calls == []
+
+
+@dataclass(frozen=True)
+class CountedMultifactor(MultifactorPriority):
+    """Multifactor priority whose keyer records the jobs of every keys call."""
+
+    calls: list = field(default_factory=list)
+
+    def keyer(self, queue):
+        keyer = super().keyer(queue)
+        keys = keyer.keys
+        keyer.keys = lambda positions, shares, now_s: self.calls.append(positions.tolist()) or keys(positions, shares, now_s)
+        return keyer
+
+
+def test_a_lone_job_is_keyed_from_its_ledger_view_only_when_a_job_joins_it():
+    policy = CountedMultifactor(recalc_s=300.0)
+    view = QueueView.of(np.array([0.0, 5.0, 30.0]), np.full(3, 600.0), np.ones(3), team=np.array([0, 1, 0]),
+                        qos=np.zeros(3))
+    usage = [np.array([10.0, 0.0]), np.array([10.0, 40.0])]  # the ledger at the lone job's keying, then later
+    ledgers = [lambda u=u: replace(ShareView.single(teams=2, capacity_gpus=8.0), usage_gpu_s=u) for u in usage]
+    cache = OrderCache(policy, 3)
+    queue = _queue(np.array([True, False, False]))
+    assert cache.order(view, ledgers[0], "r", queue, 10.0).tolist() == [0]
+    queue.remove(0)  # it started: never keyed
+    queue.add(1)
+    assert cache.order(view, ledgers[0], "r", queue, 20.0).tolist() == [1]
+    assert policy.calls == []
+    queue.add(2)  # joins at 30: job 1 keyed now from its ledger of 20, job 2 from the ledger of 30
+    order = cache.order(view, ledgers[1], "r", queue, 30.0).tolist()
+    assert policy.calls == [[1], [2]]
+    _, ids, keys = cache.cached["r"]
+    for j, ledger, now in ((1, ledgers[0], 20.0), (2, ledgers[1], 30.0)):
+        eager = policy.keys(view.take(np.array([j])).with_shares(ledger()), now)
+        assert np.array_equal(keys[:, ids.tolist().index(j)], eager[:, 0])
+    assert order == ids.tolist()
+    assert not np.array_equal(policy.keys(view.take(np.array([1])).with_shares(ledgers[1]()), 20.0)[:, 0],
+                              keys[:, ids.tolist().index(1)])  # the later ledger would key job 1 otherwise

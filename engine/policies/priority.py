@@ -33,7 +33,6 @@ keys the few jobs that join a queue at a time): the same keys, bit for bit, with
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,8 +43,15 @@ from engine.policies.registry import register
 FAMILY = "order"
 DAY_S = 86_400.0
 FACTORS = ("age", "fairshare", "qos", "size", "deadline")
-# Up to this many jobs are keyed one by one with Python floats: numpy's cost per call dominates small batches.
-SCALAR_MAX = 16
+# engine.policies.priority_kernels, imported with the first fair share or keyer: numba costs a process about
+# 0.2 s, which runs without them need not pay
+kernels = None
+
+
+def _load_kernels() -> None:
+    global kernels
+    if kernels is None:
+        from engine.policies import priority_kernels as kernels
 
 
 def boost_field():
@@ -91,13 +97,13 @@ def fairshare_factor(queue: QueueView) -> np.ndarray:
 
 
 def team_fairshare(shares: ShareView, minus_share: np.ndarray | None = None) -> np.ndarray:
-    """F = 2^(-U/S) per team of the ledger; `minus_share`: -S when the caller has it (else from the weights)."""
-    usage = shares.usage_gpu_s
-    total_usage = np.add.reduce(usage)  # usage.sum() without its Python wrapper
-    usage = usage / total_usage if total_usage > 0 else np.zeros_like(usage)
+    """F = 2^(-U/S) per team of the ledger; `minus_share`: -S when the caller has it (else from the weights).
+    U / -S is -U / S, bit for bit (IEEE division is sign-symmetric); U is 0 while nothing ran."""
+    _load_kernels()
     if minus_share is None:
         minus_share = -(shares.weight / shares.weight.sum())
-    return np.power(2.0, usage / minus_share)  # U / -S is -U / S, bit for bit (IEEE division is sign-symmetric)
+    usage = np.asarray(shares.usage_gpu_s, np.float64)
+    return np.power(2.0, kernels.share_exponents(usage, np.add.reduce(usage), minus_share))
 
 
 @register(FAMILY, "multifactor")
@@ -163,59 +169,34 @@ class MultifactorPriority:
         return MultifactorKeyer(self, queue)
 
 
-def _clip(x: float, low: float, high: float) -> float:
-    """np.clip of one float (NaN propagates)."""
-    if x != x:
-        return x
-    x = x if x > low else low
-    return x if x < high else high
-
-
 class MultifactorKeyer:
     """`MultifactorPriority.keys` over subsets of `queue`, a view of a run's every job:
-    `keys(positions, shares, now_s)` equals `policy.keys(queue.take(positions).with_shares(shares), now_s)`.
-    Up to SCALAR_MAX jobs are keyed with Python floats, the numpy path's IEEE operations in its order."""
+    `keys(positions, shares, now_s)` equals `policy.keys(queue.take(positions).with_shares(shares), now_s)`,
+    bit for bit, in one compiled call (engine.policies.priority_kernels.keys) with the job-constant
+    factors gathered from whole-run arrays. Of the ledger it reads the capacity, the weights and the
+    teams' decayed usage only (which a ledger view keeps: the order cache keys a lone job from its view
+    when needed)."""
 
     def __init__(self, policy: MultifactorPriority, queue: QueueView) -> None:
+        _load_kernels()
         self.policy, self.queue = policy, queue
         self.first_level_constant = not policy.boost_after_s > 0  # no boost: every job's first key is 1
         self.weights: np.ndarray | None = None  # the ledger's weights that `share` was computed from
         self.minus_share = np.zeros(0)  # -S per team
-        self.qos_array = policy.weight_qos * queue.qos
-        self.submit, self.requested = queue.submit_s.tolist(), queue.requested_s.tolist()
-        self.deadline, self.team = queue.deadline_s.tolist(), queue.team.tolist()
-        self.qos = self.qos_array.tolist()
-        self.deadlines = bool(np.isfinite(queue.deadline_s).any())
+        self.columns = np.array([queue.submit_s, queue.deadline_s, queue.requested_s, policy.weight_qos * queue.qos],
+                                np.float64)  # kernels.SUBMIT, DEADLINE, REQUESTED, QOS
+        self.team = np.asarray(queue.team, np.int64)
+        self.params = np.array([policy.weight_age, policy.max_age_s, policy.weight_fairshare, policy.weight_deadline,
+                                policy.deadline_horizon_s, policy.boost_after_s], np.float64)  # kernels.WEIGHT_AGE, ...
         self.sizes: dict[float, np.ndarray] = {}  # the weighted size factor of every job, per capacity
-        self.size_lists: dict[float, list[float]] = {}
 
     def keys(self, positions: np.ndarray, shares: ShareView | None, now_s: float) -> np.ndarray:
         """Sort keys (3, len(positions)) of the jobs at `positions`, with the ledger `shares`, at `now_s`."""
         p = self.policy
         if shares is None or not shares.capacity_gpus > 0:
             return p.keys(self.queue.take(positions).with_shares(shares), now_s)
-        fair = p.weight_fairshare * self._fairshare(shares)
-        if len(positions) > SCALAR_MAX:
-            return self._array_keys(positions, fair, self._sizes(shares), now_s)
-        size = self.size_lists.get(shares.capacity_gpus)
-        if size is None:
-            size = self.size_lists[shares.capacity_gpus] = self._sizes(shares).tolist()
-        fair = fair.tolist()
-        now_s = float(now_s)  # event times may be numpy floats: the same value, cheaper arithmetic
-        submit, requested, deadline, team, qos = self.submit, self.requested, self.deadline, self.team, self.qos
-        max_age, horizon, boost_after = p.max_age_s, p.deadline_horizon_s, p.boost_after_s
-        first, second, third = [], [], []
-        for j in positions.tolist():
-            wait = now_s - submit[j]
-            urgency = _clip(1.0 - (deadline[j] - now_s - requested[j]) / horizon, 0.0, 1.0) \
-                if math.isfinite(deadline[j]) else 0.0
-            priority = 0.0 + p.weight_age * (_clip(wait, 0.0, max_age) / max_age) + fair[team[j]] + qos[j] + size[j] \
-                + p.weight_deadline * urgency
-            boosted = boost_after > 0 and wait >= boost_after
-            first.append(0.0 if boosted else 1.0)
-            second.append(-wait if boosted else -priority)
-            third.append(submit[j])
-        return np.array([first, second, third])
+        return kernels.keys(np.asarray(positions, np.int64), self.columns, self.team, self._sizes(shares),
+                            self._fairshare(shares), float(now_s), self.params)
 
     def _fairshare(self, shares: ShareView) -> np.ndarray:
         """`team_fairshare(shares)`, each team's share S kept while the ledger's weights are the same array."""
@@ -224,29 +205,9 @@ class MultifactorKeyer:
         return team_fairshare(shares, self.minus_share)
 
     def _sizes(self, shares: ShareView) -> np.ndarray:
+        """The weighted size factor of every job of the run with the ledger's capacity."""
         size = self.sizes.get(shares.capacity_gpus)
         if size is None:
             size = self.sizes[shares.capacity_gpus] = \
                 self.policy.weight_size * self.policy._size_factor(self.queue.with_shares(shares))
         return size
-
-    def _array_keys(self, positions: np.ndarray, fair: np.ndarray, size: np.ndarray, now_s: float) -> np.ndarray:
-        """`MultifactorPriority.keys` with the job-constant terms gathered from whole-run arrays."""
-        p, queue = self.policy, self.queue
-        submit_s = queue.submit_s[positions]
-        wait_s = now_s - submit_s
-        # np.clip's bits (a zero's sign aside, which `0 + ...` below drops) without its Python wrappers
-        age = np.minimum(np.maximum(wait_s, 0.0), p.max_age_s) / p.max_age_s
-        if self.deadlines:
-            deadline_s, requested_s = queue.deadline_s[positions], queue.requested_s[positions]
-            with np.errstate(invalid="ignore"):
-                slack_s = deadline_s - now_s - requested_s
-            urgency = np.where(np.isfinite(deadline_s), np.clip(1.0 - slack_s / p.deadline_horizon_s, 0.0, 1.0), 0.0)
-        else:
-            urgency = np.zeros(len(positions))
-        priority = 0 + p.weight_age * age + fair[queue.team[positions]] + self.qos_array[positions] \
-            + size[positions] + p.weight_deadline * urgency
-        if p.boost_after_s > 0:
-            boosted = wait_s >= p.boost_after_s
-            return np.array([(~boosted).astype(np.float64), np.where(boosted, -wait_s, -priority), submit_s])
-        return np.array([np.ones(len(positions)), -priority, submit_s])  # not np.stack: its wrappers cost more

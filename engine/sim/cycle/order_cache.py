@@ -9,12 +9,17 @@ jobs back from the quota gate) keyed at the moment they are first seen and merge
 A policy with a `keyer(view)` (multifactor) keys subsets of the run's view of every job without
 building a view per subset; the others get `view.take(jobs)` with the ledger.
 
-A queue of one job needs no keys to be in order. With `defer` (the caller's promise that a job that
-starts cannot come back to the queue and that trying a job changes no ledger), a lone job that
-would be keyed now is keyed only by `settle`, after the pass tried it, and only if it still waits:
-with the same ledger and time, so with the same keys (most lone jobs start at once).
+A queue of one job needs no keys to be in order: a lone job that would be keyed now keeps the ledger
+view of now instead (`Later`), and is keyed from it only when a job joins it in the cached order,
+with the same figures and time, so with the same keys (most lone jobs start or leave before). That
+needs a `keyer` (it reads only the teams' decayed usage, which a view keeps past later changes of the
+ledger); other orders key a lone job at once. With `defer` (the caller's promise that a job that starts
+cannot come back to the queue and that trying a job changes no ledger), a lone job does not even ask
+for the view until `settle`, after the pass tried it, and only if it still waits.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,6 +28,16 @@ from engine.core.views import QueueView
 from engine.sim.state.queue import WaitingQueue
 
 _NONE = np.zeros(0, np.int64)  # no job
+# engine.core.order_kernels, imported with the first merge: numba costs a process about 0.2 s, which runs
+# without one need not pay
+kernels = None
+
+
+class Later(NamedTuple):
+    """A lone job's keys, to compute when needed: the ledger view and the time it is keyed at."""
+
+    shares: object
+    now: float
 
 
 class OrderCache:
@@ -32,7 +47,7 @@ class OrderCache:
         self.policy = policy
         self.every_s = float(setting(policy, "order", "recalc_s") or 0.0)
         self.known = np.zeros(n_jobs, bool)  # in some region's cache
-        self.cached: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
+        self.cached: dict[str, tuple[float, np.ndarray, np.ndarray | Later | None]] = {}
         self.view: QueueView | None = None
         self.keyer = None
         self.pending: tuple[str, float, int, np.ndarray] | None = None  # a deferred lone job: region, since, j, [j]
@@ -47,7 +62,7 @@ class OrderCache:
             jobs = _waiting(queue)
             if len(jobs) == 1:
                 return jobs
-            keys = self._keys(view, shares_of, jobs, now)
+            keys = self._keys(view, shares_of(), jobs, now)
             return jobs[np.lexsort((jobs, *keys[::-1]))]
         entry = self.cached.get(region)
         if defer and queue.count == 1 and entry is not None and not len(entry[1]):
@@ -61,15 +76,16 @@ class OrderCache:
             if entry is not None:
                 self.known[entry[1]] = False
             jobs = _waiting(queue)
-            if defer and len(jobs) == 1:
-                return self._defer(region, now, int(jobs[0]))
-            return self._store(region, now, jobs, self._keys(view, shares_of, jobs, now))
+            if len(jobs) == 1:
+                return self._alone(view, shares_of, region, now, jobs, now, defer)
+            return self._store(region, now, jobs, self._keys(view, shares_of(), jobs, now))
         since, ids, keys = entry
         still = queue.mask[ids]
         if np.count_nonzero(still) < len(ids):  # not still.all(): its wrappers cost more here
             self.known[ids[~still]] = False
             kept = still.nonzero()[0]
-            ids, keys = ids[kept], keys.take(kept, axis=1)  # take: cheaper than keys[:, still]
+            ids = ids[kept]
+            keys = keys.take(kept, axis=1) if len(ids) else None  # take: cheaper than keys[:, still]
         if len(ids) < queue.count:
             jobs = _waiting(queue)
             new = jobs[~self.known[jobs]]
@@ -79,47 +95,69 @@ class OrderCache:
             self.cached[region] = (since, ids, keys)
             return ids
         if not len(ids):
-            if defer and len(new) == 1:
-                return self._defer(region, since, int(new[0]))
-            return self._store(region, since, new, self._keys(view, shares_of, new, now))
+            if len(new) == 1:
+                return self._alone(view, shares_of, region, since, new, now, defer)
+            return self._store(region, since, new, self._keys(view, shares_of(), new, now))
+        if isinstance(keys, Later):
+            keys = self._keys(view, keys.shares, ids, keys.now)
         self.known[new] = True  # the cached jobs are known already
-        ids = np.concatenate([ids, new])
-        keys = np.concatenate([keys, self._keys(view, shares_of, new, now)], axis=1)
-        return self._store(region, since, ids, keys, False)
+        global kernels
+        if kernels is None:
+            from engine.core import order_kernels as kernels
+        # the cached order is sorted: merged with the new jobs, it is np.lexsort's order of them all
+        first = 0 if self.skip is None else 1  # the first level sorted on
+        ids, keys = kernels.merged(ids, keys, new, self._keys(view, shares_of(), new, now), first)
+        self.cached[region] = (since, ids, keys)
+        return ids
 
     def settle(self, view: QueueView, shares_of, queue: WaitingQueue, now: float) -> None:
-        """Key the deferred lone job, if any, when it still waits (the pass's ledger and time)."""
+        """Cache the deferred lone job, if any, when it still waits (with the pass's ledger and time)."""
         if self.pending is not None:
             region, since, j, jobs = self.pending
             self.pending = None
             if queue.mask[j]:
-                self._store(region, since, jobs, self._keys(view, shares_of, jobs, now))
+                self._alone(view, shares_of, region, since, jobs, now, False)
 
     def _defer(self, region: str, since: float, j: int) -> np.ndarray:
-        """Order [j] with j's keys left to `settle`; nothing else is cached (the caller checked)."""
+        """Order [j] with j left to `settle`; nothing else is cached (the caller checked)."""
         jobs = np.array([j])
         self.pending = (region, since, j, jobs)
         self.cached[region] = (since, _NONE, None)
         return jobs
 
-    def _keys(self, view: QueueView, shares_of, jobs: np.ndarray, now: float) -> np.ndarray:
-        """The policy's keys (levels, len(jobs)) of `jobs` at `now`."""
+    def _alone(self, view: QueueView, shares_of, region: str, since: float, jobs: np.ndarray, now: float,
+               defer: bool) -> np.ndarray:
+        """Order the lone job `jobs` ([j]) keyed at `now`: deferred, kept `Later` (with a keyer) or keyed."""
+        if defer:
+            return self._defer(region, since, int(jobs[0]))
+        self._keyer(view)
+        if self.keyer is None:
+            return self._store(region, since, jobs, self._keys(view, shares_of(), jobs, now))
+        self.known[jobs] = True
+        self.cached[region] = (since, jobs, Later(shares_of(), now))
+        return jobs
+
+    def _keyer(self, view: QueueView) -> None:
+        """The policy's keyer (None without one) for the run's `view`."""
         if view is not self.view:
             self.view = view
             self.keyer = self.policy.keyer(view) if hasattr(self.policy, "keyer") else None
             self.skip = 0 if getattr(self.keyer, "first_level_constant", False) else None
-        if self.keyer is not None:
-            return self.keyer.keys(jobs, shares_of(), now)
-        return self.policy.keys(view.take(jobs).with_shares(shares_of()), now)
 
-    def _store(self, region: str, since: float, ids: np.ndarray, keys: np.ndarray, mark: bool = True) -> np.ndarray:
-        """Cache `ids` in the order of their `keys` (ties: ids); `mark`: flag them known (else done)."""
+    def _keys(self, view: QueueView, shares, jobs: np.ndarray, now: float) -> np.ndarray:
+        """The policy's keys (levels, len(jobs)) of `jobs` with the ledger `shares` at `now`."""
+        self._keyer(view)
+        if self.keyer is not None:
+            return self.keyer.keys(jobs, shares, now)
+        return self.policy.keys(view.take(jobs).with_shares(shares), now)
+
+    def _store(self, region: str, since: float, ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Cache `ids` in the order of their `keys` (ties: ids), and flag them known."""
         # a first level the same for every job (multifactor without boost) decides nothing: not sorted on
         levels = keys[:self.skip:-1]
         perm = np.lexsort((ids, *levels))
         ids, keys = ids[perm], keys.take(perm, axis=1)
-        if mark:
-            self.known[ids] = True
+        self.known[ids] = True
         self.cached[region] = (since, ids, keys)
         return ids
 

@@ -12,9 +12,13 @@ for orders that read it (`members`); otherwise those arrays of the view stay 0.
 
 Every start and stop changes the ledger, and most changes are never read before the next one, so
 the figures live in Python lists (a float of a list costs less to update than a numpy scalar; the
-quota gate reads `gpus` and `queue_gpus` as they are) and become arrays only when read: a `view`
+quota gate reads `gpus` and `queue_gpus` as they are) and become arrays only when read, except the
+three figures of the decayed usage, kept in an array as well (read at most passes): a `view`
 computes each of its fields at its first read (the multifactor order reads the teams' decayed usage
-alone), and a region's holdings arrays are kept (read only) until the region's next change.
+alone), and a region's holdings arrays are kept (read only) until the region's next change. The teams'
+decayed usage of a view can be read even after later changes: the view keeps the teams' figures of its
+moment (copied once per change, when a view is made), so an order can key a job from it only if the
+key is ever needed (engine.sim.cycle.order_cache).
 """
 from __future__ import annotations
 
@@ -27,8 +31,10 @@ import pandas as pd
 from engine.core.views import ShareView
 
 LN2 = math.log(2.0)
+# engine.core.decay_kernels, imported with the first usage read: numba costs a process about 0.2 s, which runs
+# without a ledger need not pay
+kernels = None
 HELD = ("running_gpus", "running_cpus", "running_memory_gib")  # the rows of a region's holdings
-SCALAR_MAX = 16  # up to this many entities, `_Decayed.at` works on Python floats (numpy's cost per call dominates)
 
 
 def codes(values) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -68,6 +74,7 @@ class Ledger:
         self.kinds = [_Decayed(n_teams), _Decayed(len(users)), _Decayed(len(projects))]
         self.members = members
         self.changes = 0  # starts and stops so far: a view's figures are those of its moment
+        self.teams_now: np.ndarray | None = None  # the teams' figures at the last change, once a view asked
         # per region: the fields of its views that do not change during a run
         self.given = [dict(teams=self.teams, orgs=self.orgs, org=self.org, weight=self.weight,
                            capacity_gpus=f.capacity_gpus, capacity_cpus=float(f.state.cpu_total.sum()) / 1000.0,
@@ -85,6 +92,7 @@ class Ledger:
         self.queue_gpus[region][self.queue_list[j]] += delta
         self.arrays[region] = None
         self.changes += 1
+        self.teams_now = None
         h = self.half_life_s
         teams, users, projects = self.kinds
         teams.change(t, delta, now, h)
@@ -94,18 +102,23 @@ class Ledger:
 
     def view(self, region: int, now: float) -> ShareView:
         """The ledger at `now` for a pass over `region`. Its usage and holdings are computed at their
-        first read (most orders read a few of them), which must come before the ledger's next change."""
-        return ShareView.deferred(self.given[region], partial(self._field, region, now, self.changes))
+        first read (most orders read a few of them), which must come before the ledger's next change;
+        the teams' decayed usage (`usage_gpu_s`) may be read at any time."""
+        teams = self.teams_now
+        if teams is None:
+            teams = self.teams_now = self.kinds[0].figures.copy()
+        return ShareView.deferred(self.given[region], partial(self._field, region, now, self.changes, teams))
 
-    def _field(self, region: int, now: float, changes: int, name: str) -> np.ndarray:
-        """The field `name` of `view(region, now)`, taken while the ledger had seen `changes` changes."""
+    def _field(self, region: int, now: float, changes: int, teams: tuple, name: str) -> np.ndarray:
+        """The field `name` of `view(region, now)`, taken while the ledger had seen `changes` changes;
+        `teams`: the teams' figures then (`_Decayed.figures`)."""
+        h = self.half_life_s
+        if name == "usage_gpu_s":
+            return usage_at(teams, now, h)
         if changes != self.changes:
             raise RuntimeError(f"ShareView.{name} read after the ledger changed: read the view before the next "
                                "start or stop")
-        h = self.half_life_s
         teams, users, projects = self.kinds
-        if name == "usage_gpu_s":
-            return teams.usage_at(now, h)
         if name == "served_gpu_s":
             return teams.served_at(now)
         if name in ("user_usage_gpu_s", "project_usage_gpu_s"):
@@ -124,33 +137,39 @@ class _Decayed:
 
     def __init__(self, n: int) -> None:
         self.usage, self.served, self.rate, self.since = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
-        self.level = [0.0] * n  # rate h / ln 2: the usage a constant rate tends to
+        # the usage, the level (rate h / ln 2: the usage a constant rate tends to) and the since of every
+        # entity, kept with the lists for `usage_at` (numpy's operations on arrays cost less than on lists)
+        self.figures = np.zeros((3, n))
+        self.rows = tuple(self.figures)
         self.zeros = np.zeros(n)
 
     def change(self, e: int, delta: float, now: float, half_life_s: float) -> None:
+        usage, level, since = self.rows
         dt = now - self.since[e]
         rate = self.rate[e]
         if dt > 0:
             decay = 2.0 ** (-dt / half_life_s)
-            self.usage[e] = self.usage[e] * decay + rate * half_life_s / LN2 * (1.0 - decay)
+            self.usage[e] = usage[e] = self.usage[e] * decay + rate * half_life_s / LN2 * (1.0 - decay)
             self.served[e] += rate * dt
-            self.since[e] = now
+            self.since[e] = since[e] = now
         self.rate[e] = rate + delta
-        self.level[e] = (rate + delta) * half_life_s / LN2
+        level[e] = (rate + delta) * half_life_s / LN2
 
     def usage_at(self, now: float, half_life_s: float) -> np.ndarray:
         """Decayed usage of every entity at `now`, GPU-seconds."""
-        # since - now is exactly -(now - since): the same figures as U0 2^(-dt/h) + R h / ln 2 (1 - 2^(-dt/h)),
-        # bit for bit, in fewer operations
-        if len(self.since) > SCALAR_MAX:
-            decay = np.exp2((np.array(self.since) - now) / half_life_s)
-            return np.array(self.usage) * decay + np.array(self.level) * (1.0 - decay)
-        # a few entities (teams): the same IEEE operations on Python floats, numpy's exp2 alone
-        now = float(now)
-        decay = np.exp2(np.array([(s - now) / half_life_s for s in self.since])).tolist()
-        return np.array([u * d + v * (1.0 - d) for u, d, v in zip(self.usage, decay, self.level)], np.float64)
+        return usage_at(self.figures, now, half_life_s)
 
     def served_at(self, now: float) -> np.ndarray:
         """Plain (not decayed) usage of every entity at `now`, GPU-seconds: served + R (now - since)."""
         now = float(now)
         return np.array([s - r * (t - now) for s, r, t in zip(self.served, self.rate, self.since)], np.float64)
+
+
+def usage_at(figures: np.ndarray, now: float, half_life_s: float) -> np.ndarray:
+    """Decayed usage at `now` of entities with these `figures` (`_Decayed.figures`), GPU-seconds."""
+    global kernels
+    if kernels is None:
+        from engine.core import decay_kernels as kernels
+    # since - now is exactly -(now - since): the same figures as U0 2^(-dt/h) + R h / ln 2 (1 - 2^(-dt/h)),
+    # bit for bit, in fewer operations
+    return kernels.decayed(figures, np.exp2(kernels.decay_exponents(figures, float(now), half_life_s)))
