@@ -18,7 +18,8 @@ The simulator's loop (engine.sim.simulator), per batch of events at the same tim
         must (engine.sim.cycle.preempt);
      a. order the queue with the order policy (time-independent orders are ranked once, and the
         queue is a mask over ranks; time-dependent ones are re-keyed over the queue, at most every
-        `recalc_s` when the policy has one, newcomers keyed on arrival: engine.sim.cycle.order_cache);
+        `recalc_s` when the policy has one, newcomers keyed when first seen and merged into the cached
+        order, a job waiting alone only once another joins it: engine.sim.cycle.order_cache);
         with nothing freed, no arrival that fits and no preemption, nothing can start: no pass;
      b. start jobs from the front while they fit (engine.sim.cycle.starts: under a cluster policy the
         cluster step picks the job's cluster first, engine.sim.cycle.cluster_step; then the placement
