@@ -242,13 +242,11 @@ class RegionsView:
         return len(self.names)
 
 
-_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in (RouteRequest, RegionsView)}
-
-
 def _assembled(cls, values: tuple):
     """An instance of the frozen dataclass `cls` holding `values`, one per field in field order, set
     straight into its __dict__: half the cost of the generated __init__, which sets each field through
-    object.__setattr__ (the router builds two per routed job, ~90,000 on the sample)."""
+    object.__setattr__ (the router builds two per routed job, ~90,000 on the sample; the holder two
+    per flexible job)."""
     names = _FIELDS[cls]
     if len(values) != len(names):
         raise TypeError(f"{cls.__name__}.of takes {len(names)} values ({', '.join(names)}), got {len(values)}")
@@ -276,3 +274,11 @@ class TimingView:
     at_work: np.ndarray
     latest_start_s: float
     price_factor: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, *values) -> "TimingView":
+        """A view from every field's value, in field order (the holder's one per flexible job)."""
+        return _assembled(cls, values)
+
+
+_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in (RouteRequest, RegionsView, TimingView)}

@@ -39,12 +39,7 @@ class HeadScope:
 
     def reaches(self, run, fleet, jobs: np.ndarray) -> np.ndarray:
         """Which of `jobs` could start in the reserved cluster now (the module docstring)."""
-        room, held, c = (run.units[jobs] <= self.free).tolist(), run.clusters.held, self.cluster
-        out = []
-        for j, fits in zip(jobs.tolist(), room):
-            holds, anywhere = held(j, fleet)
-            out.append((holds[c] and fits) or not anywhere)
-        return np.array(out, bool)
+        return run.clusters.reaches(jobs, fleet, self.cluster, run.units[jobs] <= self.free)
 
 
 def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadScope | None:

@@ -88,10 +88,20 @@ class ClusterStep:
         static = self._of(j, fleet)
         return static[0], static[2]
 
-    def held(self, j: int, fleet) -> tuple[list[bool], bool]:
-        """`holds(j, fleet)[0]` as a list, and whether any cluster holds job j (cheap for one job at a time)."""
-        static = self._of(j, fleet)
-        return static[3], static[4]
+    def reaches(self, jobs: np.ndarray, fleet, cluster: int, room: np.ndarray) -> np.ndarray:
+        """Per job of `jobs`: cluster `cluster` of `fleet` could hold it (`holds`) and it has `room` there,
+        or no cluster could (it spans clusters). One loop of cached lookups (a backfill pass asks
+        about every candidate)."""
+        run, static, fleet_id = self.run, self._static, id(fleet)
+        num_gpu, cpu, memory, pool, spot_ok, width = (run.num_gpu, run.cpu_milli, run.memory_mib, run.pool_list,
+                                                      run.spot_ok, run.width)
+        out = []
+        for j, fits in zip(jobs.tolist(), room.tolist()):
+            shape = static.get((fleet_id, num_gpu[j], cpu[j], memory[j], pool[j], spot_ok[j], width[j]))
+            if shape is None:
+                shape = self._of(j, fleet)
+            out.append((shape[3][cluster] and fits) or not shape[4])
+        return np.array(out, bool)
 
     def _of(self, j: int, fleet) -> tuple:
         run = self.run

@@ -35,6 +35,8 @@ class Holder(WorldProcess):
         self.flexible, self.home = run.flexible, run.home
         self.team, self.classes = run.w.team, run.w.workload_class.tolist()
         self.last = facts.at_work.shape[1] - 1  # the run's last quarter
+        # facts.work_row and facts.quarter, read here: a flexible job asks once, ~70,000 times on the sample
+        self.at_work, self.team_at_work = facts.at_work, facts.team_at_work
         self.deadline = w.deadline_s.tolist()
         zero = np.zeros((len(facts.names), 1))
         self.cum = np.concatenate([zero, np.cumsum(facts.g_co2e, axis=1)], axis=1)
@@ -58,13 +60,15 @@ class Holder(WorldProcess):
     def delay(self, j: int, now_s: float) -> float:
         if not self.flexible[j]:
             return 0.0
-        run, facts, r = self.run, self.facts, self.home[j]
-        length = min(max(math.ceil(run.requested[j] / QUARTER_S), 1), MAX_RUN_QUARTERS) \
-            if math.isfinite(run.requested[j]) else MAX_RUN_QUARTERS
-        mean, price, at_work = self.kernels.candidates(self.cum, self.cum_price, facts.work_row(self.team[j], r), r,
-                                                       facts.quarter(now_s), self.last, length, HORIZON_QUARTERS)
-        latest = self.deadline[j] - run.requested[j]
-        view = TimingView(now_s + self.offsets_s, mean, at_work, latest, price)
-        job = RouteRequest(j, r, run.gpus[j], self.classes[j], True, run.requested[j], run.submit[j])
+        run, r, requested = self.run, self.home[j], self.run.requested[j]
+        length = min(max(math.ceil(requested / QUARTER_S), 1), MAX_RUN_QUARTERS) \
+            if math.isfinite(requested) else MAX_RUN_QUARTERS
+        work = self.team_at_work.get(self.team[j])
+        start, mean, price, at_work = self.kernels.candidates(
+            self.cum, self.cum_price, self.at_work[r] if work is None else work, r, now_s, self.offsets_s,
+            min(int(now_s // QUARTER_S), self.last), self.last, length)
+        latest = self.deadline[j] - requested
+        view = TimingView.of(start, mean, at_work, latest, price)
+        job = RouteRequest.of(j, r, run.gpus[j], self.classes[j], True, requested, run.submit[j], -1, 0.0, math.inf)
         wanted = float(self.policy.delay(job, view, now_s))
         return max(0.0, min(wanted, latest - now_s)) if wanted > 0 else 0.0
