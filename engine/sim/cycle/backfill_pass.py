@@ -182,16 +182,17 @@ def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
     """Sequential windows: returns (started, refused by the window) masks over `rest`. The window's
     `scan` walks the candidates up to the next one whose units are free now and that it allows; that
     one is tried. The walk stops after the last candidate whose units were free after the latest start.
-    Which units are free (`fits`) is kept up to date per pool: a candidate's answer reads only its own
-    pool's free units, so after a try only the candidates of the pools whose free units it changed
-    (none, for most failed tries) are compared again, giving the mask a full recomputation would."""
+    Which units are free (`fits`) is compared again only after a try that changed the free units (a
+    start, or a reclaim): the mask reads nothing else, so after a failed try that changed none (most of
+    them) it is the mask a recomputation would give. After a start the next last is sought up to the
+    first last (`bound`) only: one past it would walk on through candidates whose units are not free,
+    which neither start nor are marked refused."""
     started, refused = np.zeros(len(rest), bool), np.zeros(len(rest), bool)
     dead: set[int] = set()
     shape = run.shape[rest].tolist()
     req, in_pool = np.asarray(req, np.float64), np.asarray(in_pool, np.float64)
     free = fleet.pool_free
     fits = cand_units <= np.array(free)[cand_pool]
-    members: dict[int, np.ndarray] = {}  # pool -> positions of its candidates, made when a try changes it
     free_at = np.flatnonzero(fits)
     last = bound = int(free_at[-1]) if len(free_at) else -1  # never past the first last (as in a plain scan)
     i = 0
@@ -203,12 +204,8 @@ def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
         if shape[i] not in dead:
             before = free.copy()
             began = run.try_start(j, now, fleet, True)
-            for p, (was, is_) in enumerate(zip(before, free)):  # a try may free units (a reclaim) or take them
-                if was != is_:
-                    at = members.get(p)
-                    if at is None:
-                        at = members[p] = np.flatnonzero(cand_pool == p)
-                    fits[at] = cand_units[at] <= is_
+            if free != before:  # a try may free units (a reclaim) or take them
+                fits = cand_units <= np.array(free)[cand_pool]
             if began:
                 window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
                 started[i] = True
