@@ -79,16 +79,17 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         prepare(run, fleet, head, rest, now)
     if window.sequential and window.limit:  # the policy looks this far back only (Slurm's bf_max_job_test)
         rest = rest[:window.limit]
-    if hasattr(window, "plan"):
-        window, rest = planned(run, window, now, region, head, head_s, rest, pool, scope)
-        if not len(rest):
-            return
     if window.by_pool:
         _by_pool(run, fleet, window, now, queue, rest)
         return
     req = seen(run, rest, run.history.expected_many(rest, run.requested_s[rest]) if predicted
                else run.requested_s[rest])
     in_pool = in_head_pool(run, fleet, rest, pool, scope)
+    if hasattr(window, "plan"):  # the plan sees the predictions made above (one per candidate and pass)
+        window, order = planned(run, window, now, region, head, head_s, rest, req, in_pool, scope)
+        if not len(order):
+            return
+        rest, req, in_pool = rest[order], req[order], in_pool[order]
     if not window.sequential:
         _scan(run, fleet, window, now, queue, rest, req, in_pool)
         return
@@ -177,20 +178,21 @@ def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:
         queue.remove_many(run.job_key[rest[started]])
 
 
-def _fits_now(cand_units, cand_pool, pool_free) -> np.ndarray:
-    """Which candidates' units are free now."""
-    return cand_units <= np.array(pool_free)[cand_pool]
-
-
 def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool):
     """Sequential windows: returns (started, refused by the window) masks over `rest`. The window's
     `scan` walks the candidates up to the next one whose units are free now and that it allows; that
-    one is tried. The walk stops after the last candidate whose units were free after the latest start."""
+    one is tried. The walk stops after the last candidate whose units were free after the latest start.
+    Which units are free (`fits`) is compared again only after a try that changed the free units (a
+    start, or a reclaim): the mask reads nothing else, so after a failed try that changed none (most of
+    them) it is the mask a recomputation would give. After a start the next last is sought up to the
+    first last (`bound`) only: one past it would walk on through candidates whose units are not free,
+    which neither start nor are marked refused."""
     started, refused = np.zeros(len(rest), bool), np.zeros(len(rest), bool)
     dead: set[int] = set()
     shape = run.shape[rest].tolist()
     req, in_pool = np.asarray(req, np.float64), np.asarray(in_pool, np.float64)
-    fits = _fits_now(cand_units, cand_pool, fleet.pool_free)
+    free = fleet.pool_free
+    fits = cand_units <= np.array(free)[cand_pool]
     free_at = np.flatnonzero(fits)
     last = bound = int(free_at[-1]) if len(free_at) else -1  # never past the first last (as in a plain scan)
     i = 0
@@ -200,13 +202,15 @@ def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
             break
         j = int(rest[i])
         if shape[i] not in dead:
+            before = free.copy()
             began = run.try_start(j, now, fleet, True)
-            fits = _fits_now(cand_units, cand_pool, fleet.pool_free)  # a try may free units (a reclaim) or take them
+            if free != before:  # a try may free units (a reclaim) or take them
+                fits = cand_units <= np.array(free)[cand_pool]
             if began:
                 window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
                 started[i] = True
-                free_at = np.flatnonzero(fits[i + 1:])
-                last = min(i + 1 + int(free_at[-1]), bound) if len(free_at) else -1
+                free_at = np.flatnonzero(fits[i + 1:bound + 1])
+                last = i + 1 + int(free_at[-1]) if len(free_at) else -1
                 i += 1
                 continue
             if not run.parked[j]:

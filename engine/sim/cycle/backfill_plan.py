@@ -15,19 +15,18 @@ import numpy as np
 from engine.core.reasons import BACKFILLED, CAPACITY, RESERVATION, STARTED
 from engine.policies.backfill import easy_kernels
 from engine.policies.backfill_order import Waiting
-from engine.sim.cycle.backfill_mig import seen
 
 RECENT = 50  # started jobs the recent expansion factor averages over
 
 
-def planned(run, window, now: float, region: str, head: int, head_s: float, rest: np.ndarray, pool: int, scope):
-    """(the planned window, the candidates to try in its order). `scope`: the head's cluster
-    (engine.sim.cycle.backfill_cluster; None: the region)."""
+def planned(run, window, now: float, region: str, head: int, head_s: float, rest: np.ndarray, req: np.ndarray,
+            in_pool: np.ndarray, scope):
+    """(the planned window, the positions in `rest` of the candidates to try, in its order). `req`:
+    the candidates' runtimes as the pass sees them; `in_pool`: their units in the head's pool
+    (engine.sim.cycle.backfill_pass); `scope`: the head's cluster (engine.sim.cycle.backfill_cluster;
+    None: the region)."""
     fleet = run.regions[region]
-    cand_pool = run.pool[rest]
-    in_pool = in_head_pool(run, fleet, rest, pool, scope)
-    req = seen(run, rest, run.history.expected_many(rest, run.requested_s[rest]) if run.history is not None
-               else run.requested_s[rest])
+    pool = run.pool_list[head]
     waiting = Waiting(now - run.submit[head], head_s, now - run.w.submit_s[rest], req, in_pool,
                       run.w.priority[rest].astype(np.float64),
                       float(fleet.pool_free[pool] if scope is None else scope.free),
@@ -37,10 +36,10 @@ def planned(run, window, now: float, region: str, head: int, head_s: float, rest
     if len(order) < len(rest):
         left = np.ones(len(rest), bool)
         left[order] = False
-        fits = run.units[rest] <= np.array(fleet.pool_free)[cand_pool]
+        fits = run.units[rest] <= np.array(fleet.pool_free)[run.pool[rest]]
         run.mark(now, rest[left & fits], RESERVATION)
         run.mark(now, rest[left & ~fits], CAPACITY)
-    return window, rest[order]
+    return window, order
 
 
 def in_head_pool(run, fleet, rest: np.ndarray, pool: int, scope) -> np.ndarray:
