@@ -8,7 +8,7 @@ cluster's nodes and the running jobs whose first node is there (expected ends an
 earliest start there is EASY's shadow time over them (engine.policies.easy_kernels.reservation: when
 those free units plus the units of the jobs ending first reach its own, now when they already do); the
 earliest cluster wins (ties: the lowest index). The running jobs are read once for all clusters and the
-clusters compared in one compiled call (engine.sim.cycle.backfill_cluster_kernels).
+clusters compared in one compiled call (engine.sim.cycle.cluster_step_kernels).
 
 A candidate counts against that reservation (its units in the head's pool) only when it could start
 in the reserved cluster: the cluster holds it and has at least its units of the head's pool free now,
@@ -26,9 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.policies.backfill import EARLIEST
-
-# engine.sim.cycle.backfill_cluster_kernels, imported with the first head scope (numba loads with it)
-kernels = None
+from engine.sim.cycle import cluster_step
 
 
 @dataclass(frozen=True)
@@ -56,9 +54,6 @@ def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadS
     free = np.bincount(fleet.cluster_codes, weights=fleet.state.gpu_free_total * in_pool,
                        minlength=len(holds))
     ends, units, clusters = fleet.running_by_cluster(pool, now, corrector)
-    global kernels
-    if kernels is None:
-        from engine.sim.cycle import backfill_cluster_kernels as kernels
-    best = int(kernels.earliest_cluster(float(run.units[head]), free, holds, ends, units, clusters, float(now), EARLIEST))
+    best = int(cluster_step.kernels().earliest_cluster(float(run.units[head]), free, holds, ends, units, clusters, float(now), EARLIEST))
     mine = clusters == best
     return HeadScope(best, float(free[best]), ends[mine], units[mine])

@@ -1,0 +1,50 @@
+"""The cluster step's per-cluster figures, compiled with numba (engine.sim.cycle.cluster_step):
+
+- `by_cluster`: what `ClusterStep.pick` shows the policy per cluster (the nodes where the job fits now,
+  the free GPUs of its pool), in one pass over the region's nodes instead of two bincounts;
+- `earliest_cluster`: the head's cluster (engine.sim.cycle.backfill_cluster.head_scope), EASY's
+  reservation (engine.policies.easy_kernels.reservation) in each cluster that holds the head, in one
+  call instead of a slot selection and a reservation call per cluster.
+
+Sums run in node order, as numpy's bincount adds them, so the figures are the same bit for bit.
+Compiled on first use and cached on disk beside this file (numba's `cache=True`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.core.fleet_view import MILLI
+from engine.core.jit import njit
+from engine.policies.easy_kernels import reservation
+
+
+@njit(cache=True)
+def by_cluster(codes, k, fits, free_milli, in_pool):
+    """Per cluster (`codes`: each node's, 0..k-1): how many of its nodes `fits` marks (bool per node),
+    and the free GPUs of its nodes `in_pool` (from each node's free milli-GPU `free_milli`)."""
+    count = np.zeros(k, np.int64)
+    free = np.zeros(k)
+    for i in range(len(codes)):
+        c = codes[i]
+        if fits[i]:
+            count[c] += 1
+        if in_pool[i]:
+            free[c] += free_milli[i]
+    return count, free / MILLI
+
+
+@njit(cache=True)
+def earliest_cluster(need, free, holds, ends, units, clusters, now_s, earliest):
+    """The cluster among `holds` (bool per cluster) where a head of `need` units can start first:
+    `free` units free now per cluster, running jobs holding `units` until `ends` in `clusters`
+    (float64, slot order); ties to the lowest index; -1 when no cluster holds it."""
+    best, best_start = -1, math.inf
+    for c in range(len(holds)):
+        if holds[c]:
+            mine = clusters == c
+            start = reservation(need, free[c], ends[mine], units[mine], now_s, earliest)[0]
+            if best < 0 or start < best_start:
+                best, best_start = c, start
+    return best
