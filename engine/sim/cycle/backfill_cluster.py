@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.core.views import assembled
 from engine.policies.backfill import EARLIEST
 from engine.sim.cycle import cluster_step
 
@@ -56,4 +57,4 @@ def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadS
     ends, units, clusters = fleet.running_by_cluster(pool, now, corrector)
     best = int(cluster_step.kernels().earliest_cluster(float(run.units[head]), free, holds, ends, units, clusters, float(now), EARLIEST))
     mine = clusters == best
-    return HeadScope(best, float(free[best]), ends[mine], units[mine])
+    return assembled(HeadScope, (best, float(free[best]), ends[mine], units[mine]))
