@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
-from engine.core.fleet_view import PlacementError, fits_on
+from engine.core.fleet_view import PlacementError, fit_args, fits_on
 from engine.world.mig import COMPUTE
 
 
@@ -45,8 +45,13 @@ class ClusterStep:
             racks = np.array([_fewest_racks(state.rack[free[codes[free] == c]], width) if fits[c] else 0
                               for c in range(k)], np.int64)
         else:
-            count, free_gpus = kernels().by_cluster(codes, k, fits_on(fleet.view, run.request_of(j)),
-                                                    state.gpu_free_total, in_pool)
+            request = run.request_of(j)
+            fit = fit_args(fleet.view, request)
+            if fit is not None:
+                count, free_gpus = kernels().fit_by_cluster(*fit, codes, k, state.gpu_free_total, in_pool)
+            else:
+                count, free_gpus = kernels().by_cluster(codes, k, fits_on(fleet.view, request),
+                                                        state.gpu_free_total, in_pool)
             fits = count > 0
             racks = fits.astype(np.int64)
         view = ClustersView.of(fleet.cluster_names, holds, fits, free_gpus, capacity, racks)

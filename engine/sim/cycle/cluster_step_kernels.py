@@ -1,7 +1,8 @@
 """The cluster step's per-cluster figures, compiled with numba (engine.sim.cycle.cluster_step):
 
 - `by_cluster`: what `ClusterStep.pick` shows the policy per cluster (the nodes where the job fits now,
-  the free GPUs of its pool), in one pass over the region's nodes instead of two bincounts;
+  the free GPUs of its pool), in one pass over the region's nodes instead of two bincounts
+  (`fit_by_cluster`: the fit rule in the same call, on a fleet that keeps no fit masks);
 - `earliest_cluster`: the head's cluster (engine.sim.cycle.backfill_cluster.head_scope), EASY's
   reservation (engine.policies.easy_kernels.reservation) in each cluster that holds the head, in one
   call instead of a slot selection and a reservation call per cluster.
@@ -15,6 +16,7 @@ import math
 
 import numpy as np
 
+from engine.core.fit_kernels import fits
 from engine.core.fleet_view import MILLI
 from engine.core.jit import njit
 from engine.policies.easy_kernels import reservation
@@ -33,6 +35,14 @@ def by_cluster(codes, k, fits, free_milli, in_pool):
         if in_pool[i]:
             free[c] += free_milli[i]
     return count, free / MILLI
+
+
+@njit(cache=True)
+def fit_by_cluster(block, allowed, figures, codes, k, free_milli, in_pool):
+    """`by_cluster` over the nodes the fit rule passes (the first three arguments:
+    engine.core.fleet_view.fit_args), the rule applied in the same call."""
+    ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
+    return by_cluster(codes, k, ok, free_milli, in_pool)
 
 
 @njit(cache=True)
