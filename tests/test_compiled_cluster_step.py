@@ -19,23 +19,30 @@ ENDS = st.sampled_from([0.0, 10.0, 50.0, 100.0, 100.0, 3600.0, math.inf])
 RUNNING = st.lists(st.tuples(st.integers(0, K - 1), ENDS, st.sampled_from([500.0, 1000.0, 4000.0])), max_size=20)
 
 
-@settings(max_examples=300, deadline=None)
-@given(NODES)
-def test_by_cluster_sums_as_bincount_does(nodes):
+def _nodes(nodes):
     codes = np.array([c for c, _, _, _ in nodes], np.int64)
-    fits = np.array([f for _, f, _, _ in nodes], bool)
+    marked = np.array([f for _, f, _, _ in nodes], bool)
     free_milli = np.array([m for _, _, m, _ in nodes], np.int64)
     in_pool = np.array([p for _, _, _, p in nodes], bool)
-    count, free_gpus = by_cluster(codes, K, fits, free_milli, in_pool)
-    assert count.tolist() == np.bincount(codes, weights=fits, minlength=K).astype(np.int64).tolist()
+    return codes, marked, free_milli, in_pool
+
+
+@settings(max_examples=300, deadline=None)
+@given(NODES, st.integers(1, 3))
+def test_by_cluster_sums_as_bincount_does(nodes, width):
+    codes, marked, free_milli, in_pool = _nodes(nodes)
+    fits, free_gpus = by_cluster(codes, K, marked, width, free_milli, in_pool)
+    assert fits.tolist() == (np.bincount(codes, weights=marked, minlength=K) >= width).tolist()
     assert free_gpus.tolist() == (np.bincount(codes, weights=free_milli * in_pool, minlength=K) / 1000).tolist()
 
 
 @settings(max_examples=300, deadline=None)
-@given(RUNNING, st.lists(st.booleans(), min_size=K, max_size=K),
-       st.lists(st.sampled_from([0.0, 500.0, 2000.0, 8000.0]), min_size=K, max_size=K),
-       st.sampled_from([500.0, 3000.0, 9000.0, 1e9]), st.sampled_from([0.0, 60.0]), st.sampled_from([1, 2, 64]))
-def test_the_head_cluster_is_the_earliest_reservation_among_those_that_hold_it(jobs, holds, free, need, now, earliest):
+@given(NODES, RUNNING, st.lists(st.booleans(), min_size=K, max_size=K), st.sampled_from([500.0, 3000.0, 9000.0, 1e9]),
+       st.sampled_from([0.0, 60.0]), st.sampled_from([1, 2, 64]))
+def test_the_head_cluster_is_the_earliest_reservation_among_those_that_hold_it(nodes, jobs, holds, need, now,
+                                                                                earliest):
+    codes, _, free_milli, in_pool = _nodes(nodes)
+    free = np.bincount(codes, weights=free_milli * in_pool, minlength=K)
     clusters = np.array([c for c, _, _ in jobs], np.float64)
     ends = np.array([e for _, e, _ in jobs], np.float64)
     units = np.array([u for _, _, u in jobs], np.float64)
@@ -43,10 +50,11 @@ def test_the_head_cluster_is_the_earliest_reservation_among_those_that_hold_it(j
     for c in range(K):
         if holds[c]:
             mine = clusters == c
-            start = reservation(need, free[c], ends[mine], units[mine], now, earliest)[0]
+            start = reservation(need, float(free[c]), ends[mine], units[mine], now, earliest)[0]
             if best < 0 or start < best_start:
                 best, best_start = c, start
-    assert earliest_cluster(need, np.array(free), np.array(holds), ends, units, clusters, now, earliest) == best
+    found = earliest_cluster(need, codes, free_milli, in_pool, np.array(holds), ends, units, clusters, now, earliest)
+    assert found == (best, float(free[best]) if best >= 0 else 0.0)
 
 
 @settings(max_examples=300, deadline=None)

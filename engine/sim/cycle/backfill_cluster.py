@@ -49,12 +49,12 @@ def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadS
     the region-wide window."""
     if run.partitions is not None and run.partitions.takes[head]:
         return None
-    holds, in_pool = run.clusters.holds(head, fleet)
-    if not holds.any():
+    holds, in_pool, held = run.clusters.holds(head, fleet)
+    if not held:
         return None
-    free = np.bincount(fleet.cluster_codes, weights=fleet.state.gpu_free_total * in_pool,
-                       minlength=len(holds))
     ends, units, clusters = fleet.running_by_cluster(pool, now, corrector)
-    best = int(cluster_step.kernels().earliest_cluster(float(run.units[head]), free, holds, ends, units, clusters, float(now), EARLIEST))
+    best, free = cluster_step.kernels().earliest_cluster(float(run.units[head]), fleet.cluster_codes,
+                                                         fleet.state.gpu_free_total, in_pool, holds, ends, units,
+                                                         clusters, float(now), EARLIEST)
     mine = clusters == best
-    return assembled(HeadScope, (best, float(free[best]), ends[mine], units[mine]))
+    return assembled(HeadScope, (int(best), float(free), ends[mine], units[mine]))

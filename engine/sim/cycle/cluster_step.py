@@ -40,19 +40,17 @@ class ClusterStep:
             free = fleet.whole_free_nodes(num_gpu, cpu, memory, pool, spot_ok)
             whole = np.zeros(len(codes), bool)
             whole[free] = True
-            count, free_gpus = kernels().by_cluster(codes, k, whole, state.gpu_free_total, in_pool)
-            fits = count >= width
+            fits, free_gpus = kernels().by_cluster(codes, k, whole, width, state.gpu_free_total, in_pool)
             racks = np.array([_fewest_racks(state.rack[free[codes[free] == c]], width) if fits[c] else 0
                               for c in range(k)], np.int64)
         else:
             request = run.request_of(j)
             fit = fit_args(fleet.view, request)
             if fit is not None:
-                count, free_gpus = kernels().fit_by_cluster(*fit, codes, k, state.gpu_free_total, in_pool)
+                fits, free_gpus = kernels().fit_by_cluster(*fit, codes, k, state.gpu_free_total, in_pool)
             else:
-                count, free_gpus = kernels().by_cluster(codes, k, fits_on(fleet.view, request),
-                                                        state.gpu_free_total, in_pool)
-            fits = count > 0
+                fits, free_gpus = kernels().by_cluster(codes, k, fits_on(fleet.view, request), 1,
+                                                       state.gpu_free_total, in_pool)
             racks = fits.astype(np.int64)
         view = ClustersView.of(fleet.cluster_names, holds, fits, free_gpus, capacity, racks)
         choice = self.policy.choose(ClusterRequest.of(float(run.gpus[j]), int(width), run.gpu_type[j]), view)
@@ -93,11 +91,11 @@ class ClusterStep:
         raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for MIG job "
                              f"{run.w.job_id[j]}, which is not one of the {k} where it fits now")
 
-    def holds(self, j: int, fleet) -> tuple[np.ndarray, np.ndarray]:
+    def holds(self, j: int, fleet) -> tuple[np.ndarray, np.ndarray, bool]:
         """(which clusters of `fleet` could ever hold job j: enough nodes big enough for one of its pods
-        in its pool; which nodes are in its pool), as `pick` sees them."""
+        in its pool; which nodes are in its pool; whether any cluster could), as `pick` sees them."""
         static = self._of(j, fleet)
-        return static[0], static[2]
+        return static[0], static[2], static[4]
 
     def reaches(self, jobs: np.ndarray, fleet, cluster: int, room: np.ndarray) -> np.ndarray:
         """Per job of `jobs`: cluster `cluster` of `fleet` could hold it (`holds`) and it has `room` there,

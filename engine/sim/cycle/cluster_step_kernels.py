@@ -23,33 +23,39 @@ from engine.policies.easy_kernels import reservation
 
 
 @njit(cache=True)
-def by_cluster(codes, k, fits, free_milli, in_pool):
-    """Per cluster (`codes`: each node's, 0..k-1): how many of its nodes `fits` marks (bool per node),
-    and the free GPUs of its nodes `in_pool` (from each node's free milli-GPU `free_milli`)."""
+def by_cluster(codes, k, marked, width, free_milli, in_pool):
+    """Per cluster (`codes`: each node's, 0..k-1): whether at least `width` of its nodes are `marked`
+    (bool per node), and the free GPUs of its nodes `in_pool` (from each node's free milli-GPU
+    `free_milli`)."""
     count = np.zeros(k, np.int64)
     free = np.zeros(k)
     for i in range(len(codes)):
         c = codes[i]
-        if fits[i]:
+        if marked[i]:
             count[c] += 1
         if in_pool[i]:
             free[c] += free_milli[i]
-    return count, free / MILLI
+    return count >= width, free / MILLI
 
 
 @njit(cache=True)
 def fit_by_cluster(block, allowed, figures, codes, k, free_milli, in_pool):
     """`by_cluster` over the nodes the fit rule passes (the first three arguments:
-    engine.core.fleet_view.fit_args), the rule applied in the same call."""
+    engine.core.fleet_view.fit_args; one node is enough), the rule applied in the same call."""
     ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
-    return by_cluster(codes, k, ok, free_milli, in_pool)
+    return by_cluster(codes, k, ok, 1, free_milli, in_pool)
 
 
 @njit(cache=True)
-def earliest_cluster(need, free, holds, ends, units, clusters, now_s, earliest):
-    """The cluster among `holds` (bool per cluster) where a head of `need` units can start first:
-    `free` units free now per cluster, running jobs holding `units` until `ends` in `clusters`
-    (float64, slot order); ties to the lowest index; -1 when no cluster holds it."""
+def earliest_cluster(need, codes, free_milli, in_pool, holds, ends, units, clusters, now_s, earliest):
+    """(the cluster among `holds` (bool per cluster) where a head of `need` units can start first,
+    its free units): each cluster's free units are those of its nodes `in_pool` (`codes` and
+    `free_milli` per node), the running jobs hold `units` until `ends` in `clusters` (float64, slot
+    order); ties to the lowest index; (-1, 0.0) when no cluster holds it."""
+    free = np.zeros(len(holds))
+    for i in range(len(codes)):
+        if in_pool[i]:
+            free[codes[i]] += free_milli[i]
     best, best_start = -1, math.inf
     for c in range(len(holds)):
         if holds[c]:
@@ -57,4 +63,4 @@ def earliest_cluster(need, free, holds, ends, units, clusters, now_s, earliest):
             start = reservation(need, free[c], ends[mine], units[mine], now_s, earliest)[0]
             if best < 0 or start < best_start:
                 best, best_start = c, start
-    return best
+    return best, free[best] if best >= 0 else 0.0
