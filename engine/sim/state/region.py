@@ -238,7 +238,7 @@ class RegionFleet:
                     begin_s: float = math.nan, cluster: int = 0) -> int:
         """Record a running job; returns its slot. overrun_end_s: when to expect it once it outlives
         expected_end_s (NaN: at once); begin_s: its start, for a corrector (running_in_pool); cluster:
-        the cluster of its first node (running_in_pool's `cluster`)."""
+        the cluster of its first node (running_by_cluster)."""
         if not self._free_slots:
             self._grow_slots()
         slot = self._free_slots.pop()

@@ -1,6 +1,6 @@
-"""The running jobs a backfill pass plans around (engine.sim.state.region.RegionFleet.running_in_pool),
-selected from the region's slots in one compiled pass (numba) instead of a numpy call per column and
-test. Compiled on first use and cached on disk beside this file (numba's `cache=True`).
+"""The running jobs a backfill pass plans around (engine.sim.state.region.RegionFleet.running_in_pool and
+running_by_cluster), selected from the region's slots in one compiled pass (numba) instead of a numpy
+call per column and test. Compiled on first use and cached on disk beside this file (numba's `cache=True`).
 """
 from __future__ import annotations
 
