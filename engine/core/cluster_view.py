@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.core.views import assembled
+
 ANY = -1   # no cluster: the job may take nodes anywhere in its region (today's behaviour)
 WAIT = -2  # no cluster now: the job waits for one to have room
 
@@ -22,6 +24,11 @@ class ClusterRequest:
     gpus: float
     nodes: int = 1
     gpu_type: str | None = None
+
+    @classmethod
+    def of(cls, *values) -> "ClusterRequest":
+        """A request from every field's value, in field order (the cluster step's one per start)."""
+        return assembled(cls, values)
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,11 @@ class ClustersView:
     free_gpus: np.ndarray
     capacity_gpus: np.ndarray
     racks: np.ndarray
+
+    @classmethod
+    def of(cls, *values) -> "ClustersView":
+        """A view from every field's value, in field order (the cluster step's one per start)."""
+        return assembled(cls, values)
 
     def __len__(self) -> int:
         return len(self.names)

@@ -198,7 +198,7 @@ class RouteRequest:
     @classmethod
     def of(cls, *values) -> "RouteRequest":
         """A request from every field's value, in field order (the router's one per routed job)."""
-        return _assembled(cls, values)
+        return assembled(cls, values)
 
 
 @dataclass(frozen=True)
@@ -236,18 +236,23 @@ class RegionsView:
     @classmethod
     def of(cls, *values) -> "RegionsView":
         """A view from every field's value, in field order (the router's one per routed job)."""
-        return _assembled(cls, values)
+        return assembled(cls, values)
 
     def __len__(self) -> int:
         return len(self.names)
 
 
-def _assembled(cls, values: tuple):
+_FIELDS: dict[type, tuple[str, ...]] = {}  # the field names of each class `assembled` built
+
+
+def assembled(cls, values: tuple):
     """An instance of the frozen dataclass `cls` holding `values`, one per field in field order, set
     straight into its __dict__: half the cost of the generated __init__, which sets each field through
     object.__setattr__ (the router builds two per routed job, ~90,000 on the sample; the holder two
-    per flexible job)."""
-    names = _FIELDS[cls]
+    per flexible job; the cluster step two per start: engine.core.cluster_view)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
     if len(values) != len(names):
         raise TypeError(f"{cls.__name__}.of takes {len(names)} values ({', '.join(names)}), got {len(values)}")
     made = object.__new__(cls)
@@ -278,7 +283,6 @@ class TimingView:
     @classmethod
     def of(cls, *values) -> "TimingView":
         """A view from every field's value, in field order (the holder's one per flexible job)."""
-        return _assembled(cls, values)
+        return assembled(cls, values)
 
 
-_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in (RouteRequest, RegionsView, TimingView)}

@@ -7,7 +7,8 @@ policy's own (EASY's shadow, conservative's profile, ...) over that cluster alon
 cluster's nodes and the running jobs whose first node is there (expected ends and units); the head's
 earliest start there is EASY's shadow time over them (engine.policies.easy_kernels.reservation: when
 those free units plus the units of the jobs ending first reach its own, now when they already do); the
-earliest cluster wins (ties: the lowest index).
+earliest cluster wins (ties: the lowest index). The running jobs are read once for all clusters and the
+clusters compared in one compiled call (engine.sim.cycle.cluster_step_kernels).
 
 A candidate counts against that reservation (its units in the head's pool) only when it could start
 in the reserved cluster: the cluster holds it and has at least its units of the head's pool free now,
@@ -20,12 +21,13 @@ region-wide window.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from engine.policies.backfill import EARLIEST, easy_kernels
+from engine.core.views import assembled
+from engine.policies.backfill import EARLIEST
+from engine.sim.cycle import cluster_step
 
 
 @dataclass(frozen=True)
@@ -47,17 +49,12 @@ def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadS
     the region-wide window."""
     if run.partitions is not None and run.partitions.takes[head]:
         return None
-    holds, in_pool = run.clusters.holds(head, fleet)
-    if not holds.any():
+    holds, in_pool, held = run.clusters.holds(head, fleet)
+    if not held:
         return None
-    need = float(run.units[head])
-    free = np.bincount(fleet.cluster_codes, weights=fleet.state.gpu_free_total * in_pool,
-                       minlength=len(holds))
-    best, best_start = None, math.inf
-    for c in np.flatnonzero(holds).tolist():
-        ends, units = fleet.running_in_pool(pool, now, corrector, cluster=c)
-        start = easy_kernels().reservation(need, float(free[c]), np.asarray(ends, np.float64),
-                                           np.asarray(units, np.float64), now, EARLIEST)[0]
-        if best is None or start < best_start:
-            best, best_start = HeadScope(c, float(free[c]), ends, units), start
-    return best
+    ends, units, clusters = fleet.running_by_cluster(pool, now, corrector)
+    best, free = cluster_step.kernels().earliest_cluster(float(run.units[head]), fleet.cluster_codes,
+                                                         fleet.state.gpu_free_total, in_pool, holds, ends, units,
+                                                         clusters, float(now), EARLIEST)
+    mine = clusters == best
+    return assembled(HeadScope, (int(best), float(free), ends[mine], units[mine]))

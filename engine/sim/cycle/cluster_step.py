@@ -6,7 +6,8 @@ Attached only when the scenario's cluster policy is not inert (the default `any`
 without a cluster step is the same to the bit. Per call it builds the region's `ClustersView`
 (engine.core.cluster_view) for the job: what each cluster could hold (static per job shape, cached),
 where the job fits now (the fleet's fit rule, or for a gang the entirely free nodes big enough for one
-pod), the free and installed GPUs of the job's GPU type, and the fewest racks a gang would span.
+pod), the free and installed GPUs of the job's GPU type, and the fewest racks a gang would span; the
+per-node figures are summed per cluster in one compiled pass (engine.sim.cycle.cluster_step_kernels).
 A job of a [partitions] MIG rule is seen by its instance (`pick_mig`): a GPU in MIG mode counts by its
 free valid positions and free compute slices, not as a whole GPU.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
-from engine.core.fleet_view import MILLI, PlacementError, fits_on
+from engine.core.fleet_view import PlacementError, fit_args, fits_on
 from engine.world.mig import COMPUTE
 
 
@@ -34,17 +35,25 @@ class ClusterStep:
         num_gpu, cpu, memory = run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j]
         codes, k = fleet.cluster_codes, len(fleet.cluster_names)
         holds, capacity, in_pool = self._shape(fleet, num_gpu, cpu, memory, pool, spot_ok, width)[:3]
+        state = fleet.state
         if width > 1:
             free = fleet.whole_free_nodes(num_gpu, cpu, memory, pool, spot_ok)
-            fits = np.bincount(codes[free], minlength=k) >= width
-            racks = np.array([_fewest_racks(fleet.state.rack[free[codes[free] == c]], width) if fits[c] else 0
+            whole = np.zeros(len(codes), bool)
+            whole[free] = True
+            fits, free_gpus = kernels().by_cluster(codes, k, whole, width, state.gpu_free_total, in_pool)
+            racks = np.array([_fewest_racks(state.rack[free[codes[free] == c]], width) if fits[c] else 0
                               for c in range(k)], np.int64)
         else:
-            fits = np.bincount(codes, weights=fits_on(fleet.view, run.request_of(j)), minlength=k) > 0
+            request = run.request_of(j)
+            fit = fit_args(fleet.view, request)
+            if fit is not None:
+                fits, free_gpus = kernels().fit_by_cluster(*fit, codes, k, state.gpu_free_total, in_pool)
+            else:
+                fits, free_gpus = kernels().by_cluster(codes, k, fits_on(fleet.view, request), 1,
+                                                       state.gpu_free_total, in_pool)
             racks = fits.astype(np.int64)
-        free_gpus = np.bincount(codes, weights=fleet.state.gpu_free_total * in_pool, minlength=k) / MILLI
-        view = ClustersView(fleet.cluster_names, holds, fits, free_gpus, capacity, racks)
-        choice = self.policy.choose(ClusterRequest(float(run.gpus[j]), int(width), run.gpu_type[j]), view)
+        view = ClustersView.of(fleet.cluster_names, holds, fits, free_gpus, capacity, racks)
+        choice = self.policy.choose(ClusterRequest.of(float(run.gpus[j]), int(width), run.gpu_type[j]), view)
         if choice in (ANY, WAIT) or (0 <= choice < k and fits[choice]):
             return int(choice)
         raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for job "
@@ -82,11 +91,11 @@ class ClusterStep:
         raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for MIG job "
                              f"{run.w.job_id[j]}, which is not one of the {k} where it fits now")
 
-    def holds(self, j: int, fleet) -> tuple[np.ndarray, np.ndarray]:
+    def holds(self, j: int, fleet) -> tuple[np.ndarray, np.ndarray, bool]:
         """(which clusters of `fleet` could ever hold job j: enough nodes big enough for one of its pods
-        in its pool; which nodes are in its pool), as `pick` sees them."""
+        in its pool; which nodes are in its pool; whether any cluster could), as `pick` sees them."""
         static = self._of(j, fleet)
-        return static[0], static[2]
+        return static[0], static[2], static[4]
 
     def reaches(self, jobs: np.ndarray, fleet, cluster: int, room: np.ndarray) -> np.ndarray:
         """Per job of `jobs`: cluster `cluster` of `fleet` could hold it (`holds`) and it has `room` there,
@@ -119,6 +128,18 @@ class ClusterStep:
             capacity = np.bincount(codes, weights=state.gpu_count * in_pool, minlength=k).astype(np.float64)
             static = self._static[key] = (holds, capacity, in_pool, holds.tolist(), bool(holds.any()))
         return static
+
+
+def kernels():
+    """engine.sim.cycle.cluster_step_kernels (imported on first use: numba loads with it)."""
+    global _kernels
+    if _kernels is None:
+        from engine.sim.cycle import cluster_step_kernels
+        _kernels = cluster_step_kernels
+    return _kernels
+
+
+_kernels = None
 
 
 def _fewest_racks(racks: np.ndarray, width: int) -> int:

@@ -238,7 +238,7 @@ class RegionFleet:
                     begin_s: float = math.nan, cluster: int = 0) -> int:
         """Record a running job; returns its slot. overrun_end_s: when to expect it once it outlives
         expected_end_s (NaN: at once); begin_s: its start, for a corrector (running_in_pool); cluster:
-        the cluster of its first node (running_in_pool's `cluster`)."""
+        the cluster of its first node (running_by_cluster)."""
         if not self._free_slots:
             self._grow_slots()
         slot = self._free_slots.pop()
@@ -256,20 +256,24 @@ class RegionFleet:
         self.slots[slot, 6] = 0.0  # not active
         self._free_slots.append(slot)
 
-    def running_in_pool(self, pool: int, now_s: float = -math.inf, corrector=None,
-                        cluster: int = -1) -> tuple[np.ndarray, np.ndarray]:
-        """(expected end s, units) of the running jobs holding units of `pool` (0: all), only those whose
-        first node is in `cluster` when it is >= 0 (engine.sim.cycle.backfill_cluster); a job past its
+    def running_in_pool(self, pool: int, now_s: float = -math.inf, corrector=None) -> tuple[np.ndarray, np.ndarray]:
+        """(expected end s, units) of the running jobs holding units of `pool` (0: all); a job past its
         expected end at `now_s` is expected at its overrun end when it has one, or where
         `corrector(now_s, begin_s, expected_end_s, overrun_end_s)` says (EASY++'s correctors)."""
+        return self.running_by_cluster(pool, now_s, corrector)[:2]
+
+    def running_by_cluster(self, pool: int, now_s: float = -math.inf,
+                           corrector=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`running_in_pool`, with the cluster of each job's first node (float64;
+        engine.sim.cycle.backfill_cluster)."""
         if _slot_kernels is None:
             _load_slot_kernels()
-        ends, overrun, begin, units = _slot_kernels.running(self.slots, pool, cluster, now_s, corrector is None)
+        ends, overrun, begin, units, cluster = _slot_kernels.running(self.slots, pool, now_s, corrector is None)
         if corrector is not None:
             late = ends <= now_s
             if np.count_nonzero(late):
                 ends[late] = corrector(now_s, begin[late], ends[late], overrun[late])
-        return ends, units
+        return ends, units, cluster
 
 
 # engine.sim.state.slot_kernels, imported with the first backfill pass

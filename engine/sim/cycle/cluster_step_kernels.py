@@ -1,0 +1,66 @@
+"""The cluster step's per-cluster figures, compiled with numba (engine.sim.cycle.cluster_step):
+
+- `by_cluster`: what `ClusterStep.pick` shows the policy per cluster (the nodes where the job fits now,
+  the free GPUs of its pool), in one pass over the region's nodes instead of two bincounts
+  (`fit_by_cluster`: the fit rule in the same call, on a fleet that keeps no fit masks);
+- `earliest_cluster`: the head's cluster (engine.sim.cycle.backfill_cluster.head_scope), EASY's
+  reservation (engine.policies.easy_kernels.reservation) in each cluster that holds the head, in one
+  call instead of a slot selection and a reservation call per cluster.
+
+Sums run in node order, as numpy's bincount adds them, so the figures are the same bit for bit.
+Compiled on first use and cached on disk beside this file (numba's `cache=True`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.core.fit_kernels import fits
+from engine.core.fleet_view import MILLI
+from engine.core.jit import njit
+from engine.policies.easy_kernels import reservation
+
+
+@njit(cache=True)
+def by_cluster(codes, k, marked, width, free_milli, in_pool):
+    """Per cluster (`codes`: each node's, 0..k-1): whether at least `width` of its nodes are `marked`
+    (bool per node), and the free GPUs of its nodes `in_pool` (from each node's free milli-GPU
+    `free_milli`)."""
+    count = np.zeros(k, np.int64)
+    free = np.zeros(k)
+    for i in range(len(codes)):
+        c = codes[i]
+        if marked[i]:
+            count[c] += 1
+        if in_pool[i]:
+            free[c] += free_milli[i]
+    return count >= width, free / MILLI
+
+
+@njit(cache=True)
+def fit_by_cluster(block, allowed, figures, codes, k, free_milli, in_pool):
+    """`by_cluster` over the nodes the fit rule passes (the first three arguments:
+    engine.core.fleet_view.fit_args; one node is enough), the rule applied in the same call."""
+    ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
+    return by_cluster(codes, k, ok, 1, free_milli, in_pool)
+
+
+@njit(cache=True)
+def earliest_cluster(need, codes, free_milli, in_pool, holds, ends, units, clusters, now_s, earliest):
+    """(the cluster among `holds` (bool per cluster) where a head of `need` units can start first,
+    its free units): each cluster's free units are those of its nodes `in_pool` (`codes` and
+    `free_milli` per node), the running jobs hold `units` until `ends` in `clusters` (float64, slot
+    order); ties to the lowest index; (-1, 0.0) when no cluster holds it."""
+    free = np.zeros(len(holds))
+    for i in range(len(codes)):
+        if in_pool[i]:
+            free[codes[i]] += free_milli[i]
+    best, best_start = -1, math.inf
+    for c in range(len(holds)):
+        if holds[c]:
+            mine = clusters == c
+            start = reservation(need, free[c], ends[mine], units[mine], now_s, earliest)[0]
+            if best < 0 or start < best_start:
+                best, best_start = c, start
+    return best, free[best] if best >= 0 else 0.0

@@ -1,0 +1,73 @@
+"""The cluster step's compiled figures against their rules written plainly with numpy: the per-cluster
+sums `pick` shows the policy (engine.sim.cycle.cluster_step_kernels.by_cluster), the head's cluster
+(`earliest_cluster`: EASY's reservation per cluster, the earliest wins, ties to the lowest index) and
+the running jobs read from the slots (engine.sim.state.slot_kernels.running)."""
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.policies.easy_kernels import reservation
+from engine.sim.cycle.cluster_step_kernels import by_cluster, earliest_cluster
+from engine.sim.state.slot_kernels import running
+
+K = 4
+NODES = st.lists(st.tuples(st.integers(0, K - 1), st.booleans(), st.sampled_from([0, 250, 1000, 3500, 8000]),
+                           st.booleans()), max_size=30)
+ENDS = st.sampled_from([0.0, 10.0, 50.0, 100.0, 100.0, 3600.0, math.inf])
+RUNNING = st.lists(st.tuples(st.integers(0, K - 1), ENDS, st.sampled_from([500.0, 1000.0, 4000.0])), max_size=20)
+
+
+def _nodes(nodes):
+    codes = np.array([c for c, _, _, _ in nodes], np.int64)
+    marked = np.array([f for _, f, _, _ in nodes], bool)
+    free_milli = np.array([m for _, _, m, _ in nodes], np.int64)
+    in_pool = np.array([p for _, _, _, p in nodes], bool)
+    return codes, marked, free_milli, in_pool
+
+
+@settings(max_examples=300, deadline=None)
+@given(NODES, st.integers(1, 3))
+def test_by_cluster_sums_as_bincount_does(nodes, width):
+    codes, marked, free_milli, in_pool = _nodes(nodes)
+    fits, free_gpus = by_cluster(codes, K, marked, width, free_milli, in_pool)
+    assert fits.tolist() == (np.bincount(codes, weights=marked, minlength=K) >= width).tolist()
+    assert free_gpus.tolist() == (np.bincount(codes, weights=free_milli * in_pool, minlength=K) / 1000).tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(NODES, RUNNING, st.lists(st.booleans(), min_size=K, max_size=K), st.sampled_from([500.0, 3000.0, 9000.0, 1e9]),
+       st.sampled_from([0.0, 60.0]), st.sampled_from([1, 2, 64]))
+def test_the_head_cluster_is_the_earliest_reservation_among_those_that_hold_it(nodes, jobs, holds, need, now,
+                                                                                earliest):
+    codes, _, free_milli, in_pool = _nodes(nodes)
+    free = np.bincount(codes, weights=free_milli * in_pool, minlength=K)
+    clusters = np.array([c for c, _, _ in jobs], np.float64)
+    ends = np.array([e for _, e, _ in jobs], np.float64)
+    units = np.array([u for _, _, u in jobs], np.float64)
+    best, best_start = -1, math.inf
+    for c in range(K):
+        if holds[c]:
+            mine = clusters == c
+            start = reservation(need, float(free[c]), ends[mine], units[mine], now, earliest)[0]
+            if best < 0 or start < best_start:
+                best, best_start = c, start
+    found = earliest_cluster(need, codes, free_milli, in_pool, np.array(holds), ends, units, clusters, now, earliest)
+    assert found == (best, float(free[best]) if best >= 0 else 0.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(1, 3), ENDS, st.sampled_from([math.nan, 200.0, 5000.0]),
+                          st.integers(0, K - 1)), max_size=20),
+       st.integers(0, 3), st.sampled_from([0.0, 60.0, 4000.0]), st.booleans())
+def test_running_reads_the_active_slots_of_the_pool_in_slot_order(slots, pool, now, at_overrun):
+    table = np.array([[end, overrun, 1.0, 1000.0 * (k + 1), p, c, float(active)]
+                      for k, (active, p, end, overrun, c) in enumerate(slots)], np.float64).reshape(-1, 7)
+    ends, overrun, begin, units, cluster = running(table, pool, now, at_overrun)
+    rows = table[(table[:, 6] != 0) & ((pool == 0) | (table[:, 4] == pool))]
+    late = at_overrun & (rows[:, 0] <= now) & np.isfinite(rows[:, 1])
+    assert ends.tolist() == np.where(late, rows[:, 1], rows[:, 0]).tolist()
+    assert units.tolist() == rows[:, 3].tolist() and cluster.tolist() == rows[:, 5].tolist()
+    assert np.array_equal(overrun, rows[:, 1], equal_nan=True) and begin.tolist() == rows[:, 2].tolist()
+    assert all(row.flags.c_contiguous for row in (ends, units, cluster))
