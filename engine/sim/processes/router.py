@@ -79,7 +79,7 @@ class Router:
         if not self.relaxes:
             return self._route(j, now_s)[0]
         r, routed = self._route(j, now_s)
-        for name, cost in routed.relaxed[r]:
+        for name, cost in routed.relaxed_at(r):
             self.run.log(now_s, j, RELAXED[name])
             self.relaxed.append((now_s, j, r, name, cost))
         return r
