@@ -73,6 +73,7 @@ class Router:
         self.roles = RoleMasks(roles, self.names) if roles is not None else None
         self._names = tuple(self.names)
         self._shapes: dict[int, tuple] = {}  # shape -> _shape_facts
+        self._may_go: dict[tuple, np.ndarray] = {}  # (home, inference, home down) -> RoleMasks.may_go
         self._quarter = -1  # the quarter of the columns below (_at_quarter)
 
     def route(self, j: int, now_s: float) -> int:
@@ -95,12 +96,16 @@ class Router:
         q = self.facts.quarter(now_s)
         if q != self._quarter:
             self._at_quarter(q)
-        may_go = None
-        if run.processes.holds:  # a region that is down cannot hold anything now
-            fits = fits & ~np.array([run.down(n) for n in names])
+        may_go, holds = None, run.processes.holds
+        if holds:  # a region that is down cannot hold anything now
+            down = _down(holds, names)
+            fits = fits & ~np.array(down)
         if self.roles is not None:
-            home_down = bool(run.processes.holds) and run.down(names[home])
-            may_go = self.roles.may_go(home, self.classes[j] == "inference", home_down)
+            home_down = bool(holds) and down[home]
+            key = (home, self.classes[j] == "inference", home_down)
+            may_go = self._may_go.get(key)
+            if may_go is None:
+                may_go = self._may_go[key] = _frozen(self.roles.may_go(*key))
             fits = fits & may_go
         price = self._prices.get(shape)
         if price is None:
@@ -164,6 +169,14 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     """`array`, read-only: the router hands the same array to every job of a shape or quarter."""
     array.flags.writeable = False
     return array
+
+
+def _down(holds: list, names: list[str]) -> list[bool]:
+    """Per region: whether a world process holds it now (run.down, one hook at a time over every region)."""
+    down = [False] * len(names)
+    for hold in holds:
+        down = [was or hold(name) for was, name in zip(down, names)]
+    return down
 
 
 def _best(scores: list[float], fits: list[bool]) -> tuple[float, int]:
