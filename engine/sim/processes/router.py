@@ -10,7 +10,9 @@ run are computed once per job shape (GPU model, GPUs, CPU, memory, nodes) and re
 resource pool there, the GPUs installed in it, whether it fits there, and its GPU model's on-demand
 price there; those of a quarter-hour (at work, carbon, the price after off-peak discounts) once per
 quarter. The arrays a view shares between jobs are read-only, and the argmax is a loop over the regions
-(a handful: cheaper than numpy at that size).
+(a handful: cheaper than numpy at that size). The queued GPUs are the values of the run's `queued_gpus`,
+a dict keyed in region order. With world processes that hold regions (outages) each hook is asked once
+per region and job; the role masks are kept per (home, inference, home down).
 
 An inflexible job whose home is eligible and up stays there without a view when the policy promises as
 much (`keeps_inflexible_home`, engine.core.traits).
@@ -112,7 +114,8 @@ class Router:
             price = self._prices[shape] = _frozen(self.price_in[shape] * self._factor)
         view = RegionsView.of(self._names, np.array([f.pool_free[p] / 1000.0 if p >= 0 else 0.0
                                                      for f, p in zip(self.fleets, pools)]),
-                              capacity, np.array([run.queued_gpus[n] for n in names]), self._at_work(j, home),
+                              capacity, np.fromiter(run.queued_gpus.values(), np.float64, len(names)),
+                              self._at_work(j, home),
                               price, self._g_co2e, self.allowed[j], fits, self.facts.latency_ms[home],
                               self.facts.latency.slo_ms, self.facts.egress_usd_per_gb,
                               None if self.roles is None else self.roles.edge)
