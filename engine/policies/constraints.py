@@ -160,25 +160,20 @@ class SoftConstraints:
     def decide(self, job: RouteRequest, regions: RegionsView, now_s: float) -> Routed:
         n = len(regions)
         names, columns, weights = self._columns
-        ok = np.asarray(regions.allowed, bool) & np.asarray(regions.fits, bool)
-        if not ok.any():
-            return Routed(np.full(n, -np.inf), -1, names, np.zeros((n, len(names)), bool), np.zeros((n, len(names))))
         global kernels
         if kernels is None:
             from engine.policies import constraints_kernels as kernels
         latency = regions.latency_ms
         egress = regions.egress_usd_per_gb
-        chosen, hard, fails, costs = kernels.decide(
-            ok, _floats(regions.free_gpus), _floats(regions.capacity_gpus), _floats(regions.queued_gpus),
+        chosen, scores, fails, costs = kernels.decide(
+            np.asarray(regions.allowed, bool), np.asarray(regions.fits, bool), _floats(regions.free_gpus),
+            _floats(regions.capacity_gpus), _floats(regions.queued_gpus),
             _floats(latency) if latency is not None else np.zeros(n), float(regions.slo_ms),
             _floats(regions.g_co2e_per_kwh), _floats(regions.usd_per_gpu_hour),
             _floats(egress) if egress is not None else np.zeros(n), egress is not None, int(job.home),
             float(job.gpus), float(job.requested_s), float(job.deadline_s), int(job.data_region),
             float(job.data_gb), job.workload_class in LATENCY_BOUND, float(now_s), columns, weights,
             float(self.reserve_fraction), float(self.carbon_slack_fraction), float(self.cost_slack_fraction))
-        scores = np.where(hard, 0.0, -np.inf)
-        if chosen >= 0:
-            scores[chosen] = 1.0
         return Routed(scores, chosen, names, fails, costs)
 
 

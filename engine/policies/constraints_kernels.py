@@ -2,7 +2,7 @@
 instead of a few dozen Python list walks over the regions.
 
 `decide` takes the view's columns and the job's fields and returns the chosen region (-1: none is
-hard-feasible), whether each region is hard-feasible, and per region and active constraint (in relax
+eligible), the regions' scores, and per region and active constraint (in relax
 order) whether the region fails it and what relaxing it there costs. Constraint columns are numbered as in
 `engine.core.reasons.SOFT_CONSTRAINTS`: data-locality, latency, carbon, cost, team-affinity. float64
 throughout, compared and summed in the order the rule states, so the answers are the Python rule's bit
@@ -21,17 +21,21 @@ _SLACK = 1e-9
 
 
 @njit(cache=True)
-def decide(ok, free, capacity, queued, latency, slo, carbon, price, egress, has_egress, home, gpus,
+def decide(allowed, fits, free, capacity, queued, latency, slo, carbon, price, egress, has_egress, home, gpus,
            requested_s, deadline_s, data_region, data_gb, latency_bound, now_s, active, weights,
            reserve, carbon_slack, cost_slack):
-    """(chosen region, hard-feasible per region, fails (regions x active), costs (regions x active))."""
-    n = len(ok)
+    """(chosen region, scores, fails (regions x active), costs (regions x active)); scores 1 for the chosen
+    region, 0 for the other hard-feasible ones, -inf for the rest; when no region is eligible (residency
+    and fit) every score is -inf and no region fails anything."""
+    n, m = len(allowed), len(active)
+    ok = allowed & fits
+    scores, fails, costs = np.full(n, -np.inf), np.zeros((n, m), np.bool_), np.zeros((n, m))
+    if not ok.any():
+        return -1, scores, fails, costs
     need = gpus - _SLACK
     hard = _hard(ok, free, capacity, queued, home, gpus, requested_s, deadline_s, now_s, reserve)
     met, cost = _soft(hard, latency, slo, carbon, price, egress, has_egress, home, gpus, requested_s,
                       data_region, data_gb, latency_bound, carbon_slack, cost_slack)
-    m = len(active)
-    fails, costs = np.zeros((n, m), np.bool_), np.zeros((n, m))
     value, level = np.zeros(n), np.full(n, np.inf)
     for i in range(n):
         first = 0
@@ -54,7 +58,7 @@ def decide(ok, free, capacity, queued, latency, slo, carbon, price, egress, has_
             if free[i] >= need and level[i] <= best and (chosen < 0 or _ahead(
                     value[i], free[i], i == home, value[chosen], free[chosen], chosen == home)):
                 chosen = i
-        return chosen, hard, fails, costs
+        return chosen, _scores(hard, chosen), fails, costs
     for i in range(n):  # none: it waits in a candidate of the first k with one
         best = min(best, level[i])
     if best < np.inf:
@@ -63,7 +67,15 @@ def decide(ok, free, capacity, queued, latency, slo, carbon, price, egress, has_
                                                           value[chosen], chosen == home,
                                                           -_per_gpu(queued, capacity, chosen))):
                 chosen = i
-    return chosen, hard, fails, costs
+    return chosen, _scores(hard, chosen), fails, costs
+
+
+@njit(cache=True)
+def _scores(hard, chosen):
+    scores = np.where(hard, 0.0, -np.inf)
+    if chosen >= 0:
+        scores[chosen] = 1.0
+    return scores
 
 
 @njit(cache=True)
