@@ -43,6 +43,9 @@ per installed GPU, then the lowest index. Either way the constraints the chosen 
 ones relaxed; the router records each (engine.sim.processes.router): the job, the time, the
 constraint and its cost. Scores: 1 for the chosen region, 0 for the other hard-feasible ones, -inf
 for the rest.
+
+The rule runs compiled (engine.policies.constraints_kernels, numba): one call per job instead of a few
+dozen list walks over the regions; `decide` hands it the view's columns and builds the `Routed`.
 """
 from __future__ import annotations
 
