@@ -28,6 +28,7 @@ from engine.scenario.spec import Scenario
 from engine.service.optimise.space import load_study, parse_study
 from engine.service.optimise.study import run_study
 from engine.service.run import run_scenario
+from engine.sim.output.run_tables import _joined
 
 BOOLS = ("at_work", "allowed", "fits")
 # home (0) is full; green (1) has the cleanest grid but is 200 ms from home; near (2) is 50 ms away, dirtier
@@ -94,6 +95,19 @@ def test_a_job_that_can_start_nowhere_waits_at_home_with_nothing_relaxed():
     routed = decide(request(data_region=0, data_gb=100.0), view(free_gpus=[0.0, 2.0, 0.0]))
     assert routed.region == 0 and routed.relaxed[0] == ()
     assert routed.scores.tolist() == [1.0, -math.inf, -math.inf]
+
+
+def test_a_job_no_region_may_hold_gets_no_region_and_nothing_relaxed():
+    routed = decide(request(data_region=0, data_gb=100.0), view(fits=[False, True, True], allowed=[True, False, False]))
+    assert routed.region == -1 and routed.scores.tolist() == [-math.inf] * 3
+    assert routed.relaxed == ((), (), ()) and routed.relaxed_at(1) == ()
+
+
+def test_the_job_table_joins_a_jobs_relaxations_in_the_order_they_were_recorded():
+    # job 2 relaxed two constraints at submit and one more when an outage routed it again
+    records = [(0.0, 2, 1, "team-affinity", 8.0), (0.0, 2, 1, "data-locality", 10.0), (5.0, 0, 2, "carbon", 3.0),
+               (9.0, 2, 0, "cost", 1.0)]
+    assert _joined(records, 4) == ["carbon", "", "team-affinity;data-locality;cost", ""]
 
 
 def test_a_job_that_fits_at_home_under_every_constraint_stays_home():

@@ -43,6 +43,9 @@ per installed GPU, then the lowest index. Either way the constraints the chosen 
 ones relaxed; the router records each (engine.sim.processes.router): the job, the time, the
 constraint and its cost. Scores: 1 for the chosen region, 0 for the other hard-feasible ones, -inf
 for the rest.
+
+The rule runs compiled (engine.policies.constraints_kernels, numba): one call per job instead of a few
+dozen list walks over the regions; `decide` hands it the view's columns and builds the `Routed`.
 """
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ import numpy as np
 from engine.core.reasons import SOFT_CONSTRAINTS
 from engine.core.views import RegionsView, RouteRequest
 from engine.policies.registry import register
-from engine.policies.routing import FAMILY, eligible, move_usd
+from engine.policies.routing import FAMILY
 
 SOFT = SOFT_CONSTRAINTS
 COST_UNITS = {"data-locality": "USD of egress", "latency": "ms over the SLO", "carbon": "g CO2e/kWh over the lowest",
@@ -63,18 +66,31 @@ COST_UNITS = {"data-locality": "USD of egress", "latency": "ms over the SLO", "c
 HARD = frozenset(("residency", "gpu-type", "deadline", "guaranteed-capacity"))  # never relaxed, never weighted
 LATENCY_BOUND = frozenset(("inference", "development"))  # the classes with users waiting on answers
 DEFAULT_ORDER = "carbon,cost,team-affinity,data-locality,latency"
-_SLACK = 1e-9
+# engine.policies.constraints_kernels, imported with the first decision: numba costs a process about 0.2 s, which
+# runs without this policy need not pay
+kernels = None
 
 
 @dataclass(frozen=True)
 class Routed:
     """A decision: `scores` (one per region, as `scores` returns them), `region` (the chosen index; -1
-    when no region is eligible) and `relaxed` (per region, the (constraint, cost) pairs the region
-    fails, in `relax_order`)."""
+    when no region is eligible), and per region and active constraint (`names`, in `relax_order`) whether
+    the region fails it (`fails`) and what relaxing it there costs (`costs`). `relaxed` gives, per region,
+    the (constraint, cost) pairs the region fails, in `relax_order`; `relaxed_at(i)` those of region i."""
 
     scores: np.ndarray
     region: int
-    relaxed: tuple[tuple[tuple[str, float], ...], ...]
+    names: tuple[str, ...]
+    fails: np.ndarray
+    costs: np.ndarray
+
+    def relaxed_at(self, i: int) -> tuple[tuple[str, float], ...]:
+        return tuple((name, cost) for name, fail, cost in zip(self.names, self.fails[i].tolist(),
+                                                              self.costs[i].tolist()) if fail)
+
+    @cached_property
+    def relaxed(self) -> tuple[tuple[tuple[str, float], ...], ...]:
+        return tuple(self.relaxed_at(i) for i in range(len(self.scores)))
 
 
 def _weight(default: float, what: str):
@@ -138,79 +154,31 @@ class SoftConstraints:
         weights = self.weights()
         return tuple((c, weights[c]) for c in self.order() if weights[c] > 0)
 
+    @cached_property
+    def _columns(self) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+        """The active constraints' names, their columns in SOFT order and their weights (the kernel's)."""
+        return (tuple(c for c, _ in self.active), np.array([SOFT.index(c) for c, _ in self.active], np.int64),
+                np.array([w for _, w in self.active], np.float64))
+
     def decide(self, job: RouteRequest, regions: RegionsView, now_s: float) -> Routed:
         n = len(regions)
-        ok = eligible(regions)
-        if not any(ok):
-            return Routed(np.full(n, -np.inf), -1, ((),) * n)
-        free, capacity = regions.free_gpus.tolist(), regions.capacity_gpus.tolist()
-        queued = regions.queued_gpus.tolist()
-        need = job.gpus - _SLACK
-        hard = self._hard(job, ok, free, capacity, queued, now_s)
-        met, costs = self._soft(job, regions, hard)
-        active = self.active
-        value, level, relaxed = [], [], []  # per region: weighted score, the first k it is a candidate at, its relaxed
-        for i in range(n):
-            kept, fails, first = [], [], 0
-            for k, (c, w) in enumerate(active):
-                if met[c][i]:
-                    kept.append(w)
-                else:
-                    fails.append((c, costs[c][i]))
-                    first = k + 1
-            value.append(sum(kept))
-            level.append(first if hard[i] else math.inf)
-            relaxed.append(tuple(fails))
-        room = [level[i] if free[i] >= need else math.inf for i in range(n)]
-        k = min(room)
-        if k < math.inf:  # the first k with a candidate free for the job
-            chosen = max((i for i in range(n) if room[i] <= k), key=lambda i: (value[i], free[i], i == job.home, -i))
-        else:  # none: it waits in a candidate of the first k with one
-            k = min(level)
-            chosen = -1 if k == math.inf else max(
-                (i for i in range(n) if level[i] <= k),
-                key=lambda i: (value[i], i == job.home, -queued[i] / capacity[i] if capacity[i] > 0 else 0.0, -i))
-        scores = np.array([(1.0 if i == chosen else 0.0) if hard[i] else -np.inf for i in range(n)], np.float64)
-        return Routed(scores, chosen, tuple(relaxed))
-
-    def _hard(self, job: RouteRequest, ok: list[bool], free: list[float], capacity: list[float],
-              queued: list[float], now_s: float) -> list[bool]:
-        """Per region: every hard constraint holds (see the module docstring; the base region always)."""
-        base = job.home if ok[job.home] else max(
-            (i for i in range(len(ok)) if ok[i]), key=lambda i: (free[i], -queued[i], -i))
-        on_time = math.isinf(job.deadline_s) or now_s + job.requested_s <= job.deadline_s
-        return [fine and (i == base or (
-            free[i] - job.gpus >= self.reserve_fraction * capacity[i] - _SLACK
-            and (math.isinf(job.deadline_s) or (on_time and free[i] >= job.gpus - _SLACK))))
-            for i, fine in enumerate(ok)]
-
-    def _soft(self, job: RouteRequest, regions: RegionsView, hard: list[bool]):
-        """Per constraint, per region: whether it holds there, and what relaxing it there costs."""
-        n, home, slo = len(regions), job.home, regions.slo_ms
-        gpu_h = job.gpus * job.requested_s / 3600.0 if math.isfinite(job.requested_s) else math.nan
-        if job.workload_class in LATENCY_BOUND:
-            latency = regions.latency_ms.tolist() if regions.latency_ms is not None else [0.0] * n
-            near = [ms <= slo for ms in latency]
-            over = [(ms - slo if math.isfinite(ms) else math.nan) if ms > slo else 0.0 for ms in latency]
-        else:  # no users waiting on it: met everywhere, at no cost
-            near, over = [True] * n, [0.0] * n
-        no_data = job.data_region < 0 or job.data_gb <= 0
-        carbon, carbon_cost = _near_lowest(regions.g_co2e_per_kwh.tolist(), hard, self.carbon_slack_fraction)
-        price, price_cost = _near_lowest(regions.usd_per_gpu_hour.tolist(), hard, self.cost_slack_fraction)
-        met = {"data-locality": [True] * n if no_data else [i == job.data_region for i in range(n)],
-               "latency": near, "carbon": carbon, "cost": price,
-               "team-affinity": [i == home for i in range(n)]}
-        costs = {"data-locality": move_usd(job, regions), "latency": over,
-                 "carbon": carbon_cost, "cost": [extra * gpu_h for extra in price_cost],
-                 "team-affinity": [0.0 if i == home else gpu_h for i in range(n)]}
-        return met, costs
+        names, columns, weights = self._columns
+        global kernels
+        if kernels is None:
+            from engine.policies import constraints_kernels as kernels
+        latency = regions.latency_ms
+        egress = regions.egress_usd_per_gb
+        chosen, scores, fails, costs = kernels.decide(
+            np.asarray(regions.allowed, bool), np.asarray(regions.fits, bool), _floats(regions.free_gpus),
+            _floats(regions.capacity_gpus), _floats(regions.queued_gpus),
+            _floats(latency) if latency is not None else np.zeros(n), float(regions.slo_ms),
+            _floats(regions.g_co2e_per_kwh), _floats(regions.usd_per_gpu_hour),
+            _floats(egress) if egress is not None else np.zeros(n), egress is not None, int(job.home),
+            float(job.gpus), float(job.requested_s), float(job.deadline_s), int(job.data_region),
+            float(job.data_gb), job.workload_class in LATENCY_BOUND, float(now_s), columns, weights,
+            float(self.reserve_fraction), float(self.carbon_slack_fraction), float(self.cost_slack_fraction))
+        return Routed(scores, chosen, names, fails, costs)
 
 
-def _near_lowest(values: list[float], hard: list[bool], slack: float) -> tuple[list[bool], list[float]]:
-    """Per region: the value is known and at most (1 + slack) x the lowest known one over the hard-feasible
-    regions (every region meets it when none is known), and how far above that lowest it is (NaN: unknown)."""
-    known = [v for v, fine in zip(values, hard) if fine and v == v]
-    if not known:
-        return [True] * len(values), [0.0] * len(values)
-    low = min(known)
-    return [v == v and v <= low * (1.0 + slack) + _SLACK for v in values], [v - low for v in values]
+def _floats(values) -> np.ndarray:
+    return np.asarray(values, np.float64)

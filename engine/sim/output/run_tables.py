@@ -51,8 +51,7 @@ def run_tables(run, scenario: str) -> SimulationResult:
         **run.processes.job_columns(len(w))})
     relaxations = _relaxations(run, jobs, regions)
     if relaxations is not None:
-        relaxed = relaxations.groupby("row", sort=False)["constraint"].agg(";".join)
-        jobs["relaxed"] = pd.array(relaxed.reindex(range(len(jobs)), fill_value="").tolist(), dtype="str")
+        jobs["relaxed"] = pd.array(_joined(run.router.relaxed, len(jobs)), dtype="str")
     timeline = _timeline(run, regions)
     logged = np.asarray(run.log_j, np.int64)
     decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "row": logged, "job_id": w.job_id[logged],
@@ -88,6 +87,14 @@ def _relaxations(run, jobs: pd.DataFrame, regions: list[str]) -> pd.DataFrame | 
         "region": labels(region, regions), "constraint": pd.array(constraint, dtype="str"),
         "cost": np.asarray(cost, np.float64), "cost_unit": pd.array([COST_UNITS[c] for c in constraint], dtype="str"),
     }, columns=RELAXATION_COLUMNS)
+
+
+def _joined(records: list[tuple], n: int) -> list[str]:
+    """Per job row, the constraints relaxed for it joined by ";" in the order they were recorded ("" none)."""
+    by_row: dict[int, list[str]] = {}
+    for _, row, _, constraint, _ in records:
+        by_row.setdefault(row, []).append(constraint)
+    return [";".join(by_row[i]) if i in by_row else "" for i in range(n)]
 
 
 def labels(codes, names) -> pd.api.extensions.ExtensionArray:

@@ -10,7 +10,9 @@ run are computed once per job shape (GPU model, GPUs, CPU, memory, nodes) and re
 resource pool there, the GPUs installed in it, whether it fits there, and its GPU model's on-demand
 price there; those of a quarter-hour (at work, carbon, the price after off-peak discounts) once per
 quarter. The arrays a view shares between jobs are read-only, and the argmax is a loop over the regions
-(a handful: cheaper than numpy at that size).
+(a handful: cheaper than numpy at that size). The queued GPUs are the values of the run's `queued_gpus`,
+a dict keyed in region order. With world processes that hold regions (outages) each hook is asked once
+per region and job; the role masks are kept per (home, inference, home down).
 
 An inflexible job whose home is eligible and up stays there without a view when the policy promises as
 much (`keeps_inflexible_home`, engine.core.traits).
@@ -73,13 +75,14 @@ class Router:
         self.roles = RoleMasks(roles, self.names) if roles is not None else None
         self._names = tuple(self.names)
         self._shapes: dict[int, tuple] = {}  # shape -> _shape_facts
+        self._may_go: dict[tuple, np.ndarray] = {}  # (home, inference, home down) -> RoleMasks.may_go
         self._quarter = -1  # the quarter of the columns below (_at_quarter)
 
     def route(self, j: int, now_s: float) -> int:
         if not self.relaxes:
             return self._route(j, now_s)[0]
         r, routed = self._route(j, now_s)
-        for name, cost in routed.relaxed[r]:
+        for name, cost in routed.relaxed_at(r):
             self.run.log(now_s, j, RELAXED[name])
             self.relaxed.append((now_s, j, r, name, cost))
         return r
@@ -95,19 +98,24 @@ class Router:
         q = self.facts.quarter(now_s)
         if q != self._quarter:
             self._at_quarter(q)
-        may_go = None
-        if run.processes.holds:  # a region that is down cannot hold anything now
-            fits = fits & ~np.array([run.down(n) for n in names])
+        may_go, holds = None, run.processes.holds
+        if holds:  # a region that is down cannot hold anything now
+            down = _down(holds, names)
+            fits = fits & ~np.array(down)
         if self.roles is not None:
-            home_down = bool(run.processes.holds) and run.down(names[home])
-            may_go = self.roles.may_go(home, self.classes[j] == "inference", home_down)
+            home_down = bool(holds) and down[home]
+            key = (home, self.classes[j] == "inference", home_down)
+            may_go = self._may_go.get(key)
+            if may_go is None:
+                may_go = self._may_go[key] = _frozen(self.roles.may_go(*key))
             fits = fits & may_go
         price = self._prices.get(shape)
         if price is None:
             price = self._prices[shape] = _frozen(self.price_in[shape] * self._factor)
         view = RegionsView.of(self._names, np.array([f.pool_free[p] / 1000.0 if p >= 0 else 0.0
                                                      for f, p in zip(self.fleets, pools)]),
-                              capacity, np.array([run.queued_gpus[n] for n in names]), self._at_work(j, home),
+                              capacity, np.fromiter(run.queued_gpus.values(), np.float64, len(names)),
+                              self._at_work(j, home),
                               price, self._g_co2e, self.allowed[j], fits, self.facts.latency_ms[home],
                               self.facts.latency.slo_ms, self.facts.egress_usd_per_gb,
                               None if self.roles is None else self.roles.edge)
@@ -164,6 +172,14 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     """`array`, read-only: the router hands the same array to every job of a shape or quarter."""
     array.flags.writeable = False
     return array
+
+
+def _down(holds: list, names: list[str]) -> list[bool]:
+    """Per region: whether a world process holds it now (run.down, one hook at a time over every region)."""
+    down = [False] * len(names)
+    for hold in holds:
+        down = [was or hold(name) for was, name in zip(down, names)]
+    return down
 
 
 def _best(scores: list[float], fits: list[bool]) -> tuple[float, int]:
