@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,10 +39,10 @@ FAMILY = "preemption"
 kernels = None
 
 
-@dataclass(frozen=True)
-class PreemptRequest:
+class PreemptRequest(NamedTuple):
     """The waiting job: tier (its queue class priority 0-1), priority (recorded field), guaranteed
-    (its queue is guaranteed), reclaim (its holder is within its nominal quota and others borrow)."""
+    (its queue is guaranteed), reclaim (its holder is within its nominal quota and others borrow).
+    A named tuple, as RunningView: built at every question, cheaper than a frozen dataclass."""
 
     tier: float
     priority: float
@@ -49,8 +50,7 @@ class PreemptRequest:
     reclaim: bool
 
 
-@dataclass(frozen=True)
-class RunningView:
+class RunningView(NamedTuple):
     """Running jobs that could be evicted, one entry each: index (job id), tier, priority,
     ran_s (seconds since this run started), start_s, preemptions (evictions so far), borrowing (its
     holder holds more than its nominal quota, bool), same_holder (bool), preemptible (its queue is
