@@ -52,3 +52,13 @@ def test_the_fair_share_is_the_numpy_expression(drawn):
         assert _bits(kernels.share_exponents(usage, total, minus_share)) == \
             _bits((usage / total if total > 0 else np.zeros_like(usage)) / minus_share)
     assert _bits(got) == _bits(expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(-1100.0, 1100.0), st.floats(-1.0, 1.0), FIGURES), min_size=1, max_size=70))
+def test_the_power_of_an_array_of_twos_is_the_power_of_two(exponents):
+    """team_fairshare takes 2^x with an array of twos as the base: numpy runs the same loop as for the float 2.0."""
+    from engine.policies.priority import _twos
+    x = np.array(exponents, np.float64)
+    with np.errstate(all="ignore"):
+        assert _bits(np.power(_twos(len(x)), x)) == _bits(np.power(2.0, x))
