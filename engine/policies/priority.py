@@ -103,7 +103,7 @@ def team_fairshare(shares: ShareView, minus_share: np.ndarray | None = None) -> 
     if minus_share is None:
         minus_share = -(shares.weight / shares.weight.sum())
     usage = np.asarray(shares.usage_gpu_s, np.float64)
-    exponents = kernels.share_exponents(usage, np.add.reduce(usage), minus_share)
+    exponents = kernels.share_exponents(usage, minus_share)
     return np.power(_twos(len(exponents)), exponents)
 
 
