@@ -49,6 +49,26 @@ def test_the_fair_share_is_the_numpy_expression(drawn):
         minus_share = -(weights / weights.sum())
         expected = np.power(2.0, (usage / total if total > 0 else np.zeros_like(usage)) / minus_share)
         got = team_fairshare(shares)
-        assert _bits(kernels.share_exponents(usage, total, minus_share)) == \
+        assert _bits(kernels.share_exponents(usage, minus_share)) == \
             _bits((usage / total if total > 0 else np.zeros_like(usage)) / minus_share)
     assert _bits(got) == _bits(expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(-1100.0, 1100.0), st.floats(-1.0, 1.0), FIGURES), min_size=1, max_size=70))
+def test_the_power_of_an_array_of_twos_is_the_power_of_two(exponents):
+    """team_fairshare takes 2^x with an array of twos as the base: numpy runs the same loop as for the float 2.0."""
+    from engine.policies.priority import _twos
+    x = np.array(exponents, np.float64)
+    with np.errstate(all="ignore"):
+        assert _bits(np.power(_twos(len(x)), x)) == _bits(np.power(2.0, x))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 300).flatmap(lambda n: st.lists(
+    st.one_of(FIGURES, st.floats(-1e12, 1e12), st.floats(-1.0, 1.0)), min_size=n, max_size=n)))
+def test_the_pairwise_sum_is_numpys_add_reduce(values):
+    """share_exponents' total: np.add.reduce's, bit for bit, up to and past numpy's 128-value block."""
+    usage = np.array(values, np.float64)
+    with np.errstate(all="ignore"):
+        assert _bits([0.0 + kernels.pairwise_sum(usage)]) == _bits([np.add.reduce(usage)])

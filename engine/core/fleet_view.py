@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -75,9 +76,9 @@ class PodRequest:
                                    self.shape_slot], np.int64))
 
 
-@dataclass(frozen=True)
-class Placement:
-    """Where a request goes: a node index and the GPU indices on it (gpu_milli taken from each)."""
+class Placement(NamedTuple):
+    """Where a request goes: a node index and the GPU indices on it (gpu_milli taken from each). A named
+    tuple: one is made for every start, and it builds in half the time of a frozen dataclass."""
 
     node: int
     gpus: tuple[int, ...] = ()

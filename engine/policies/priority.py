@@ -103,7 +103,21 @@ def team_fairshare(shares: ShareView, minus_share: np.ndarray | None = None) -> 
     if minus_share is None:
         minus_share = -(shares.weight / shares.weight.sum())
     usage = np.asarray(shares.usage_gpu_s, np.float64)
-    return np.power(2.0, kernels.share_exponents(usage, np.add.reduce(usage), minus_share))
+    exponents = kernels.share_exponents(usage, minus_share)
+    return np.power(_twos(len(exponents)), exponents)
+
+
+def _twos(n: int) -> np.ndarray:
+    """n twos, read-only: the base of the fair share's power as an array (np.power takes it in about half the
+    time of the float 2.0, with the same values: the same loop runs over both)."""
+    twos = _TWOS.get(n)
+    if twos is None:
+        twos = _TWOS[n] = np.full(n, 2.0)
+        twos.flags.writeable = False
+    return twos
+
+
+_TWOS: dict[int, np.ndarray] = {}
 
 
 @register(FAMILY, "multifactor")

@@ -16,9 +16,65 @@ SUBMIT, DEADLINE, REQUESTED, QOS = range(4)
 WEIGHT_AGE, MAX_AGE, WEIGHT_FAIRSHARE, WEIGHT_DEADLINE, HORIZON, BOOST_AFTER = range(6)
 
 
+PAIRWISE_BLOCK = 128  # numpy's PW_BLOCKSIZE: the longest run its pairwise sum adds with 8 accumulators
+
+
+@njit(cache=True)
+def pairwise_block(a, lo, n):
+    """numpy's pairwise sum of a[lo:lo + n], n <= PAIRWISE_BLOCK: fewer than 8 one by one from -0.0, else
+    with 8 accumulators, then the rest one by one."""
+    if n < 8:
+        res = -0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r = a[lo:lo + 8].copy()
+    i = 8
+    while i < n - n % 8:
+        for k in range(8):
+            r[k] += a[lo + i + k]
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def pairwise_sum(a):
+    """numpy's pairwise sum of `a` (DOUBLE_pairwise_sum in its umath loops), operation for operation: a run
+    longer than PAIRWISE_BLOCK is the sum of its two halves (the first a multiple of 8), each summed so.
+    numpy recurses; numba's disk cache cannot hold a recursive function, so the halves are walked with a
+    stack of tasks (evaluate a run, or add the last two sums), in numpy's order."""
+    task_lo, task_n = np.empty(192, np.int64), np.empty(192, np.int64)  # task_n -1: add the last two sums
+    sums = np.empty(64)
+    tasks, done = 1, 0
+    task_lo[0], task_n[0] = 0, len(a)
+    while tasks:
+        tasks -= 1
+        lo, n = task_lo[tasks], task_n[tasks]
+        if n < 0:
+            done -= 1
+            sums[done - 1] = sums[done - 1] + sums[done]
+        elif n <= PAIRWISE_BLOCK:
+            sums[done] = pairwise_block(a, lo, n)
+            done += 1
+        else:
+            half = n // 2
+            half -= half % 8
+            task_lo[tasks], task_n[tasks] = 0, -1
+            task_lo[tasks + 1], task_n[tasks + 1] = lo + half, n - half
+            task_lo[tasks + 2], task_n[tasks + 2] = lo, half
+            tasks += 3
+    return sums[0]
+
+
 @njit(cache=True, error_model="numpy")
-def share_exponents(usage, total, minus_share):
-    """(usage / total, or 0 when the total is not > 0) / minus_share per team: U / -S."""
+def share_exponents(usage, minus_share):
+    """(usage / total, or 0 when the total is not > 0) / minus_share per team: U / -S. The total is
+    np.add.reduce(usage)'s, bit for bit: its identity 0.0 plus numpy's pairwise sum of every value."""
+    total = 0.0 + pairwise_sum(usage)
     out = np.empty(len(usage))
     for t in range(len(usage)):
         out[t] = (usage[t] / total if total > 0 else 0.0) / minus_share[t]

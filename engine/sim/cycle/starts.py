@@ -43,9 +43,10 @@ class Starts:
             shape = self.shape_list[j]
             if not self.spot_ok[j]:  # kept off spot nodes: its own "no room" memo
                 shape += AVOIDS_SPOT
-            released = fleet.released_since(shape)
-            if released is not None and not (released and self._room_on(j, fleet, released)):
-                return False
+            if shape in fleet.no_room:  # it found no room: it has none until a node released since has room
+                released = fleet.released_since(shape)
+                if released is not None and not (released and self._room_on(j, fleet, released)):
+                    return False
         if self.data_gate and self.data_moves.ready_at[j] > now:  # its GPUs are free; its data is on its way
             self.data_moves.held(j, now)
             return False

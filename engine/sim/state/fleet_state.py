@@ -94,6 +94,7 @@ class FleetState:
         self.entirely_free, self.held_whole = self._flags[:, 0], self._flags[:, 1]
         self._cluster_of = self.cluster if self.cluster is not None else np.full(n, -1, np.int64)  # -1: none
         self._every_model = np.ones(n, bool)  # the model test of a request that names no model
+        self._model_masks: dict[tuple[str, ...], np.ndarray] = {}  # the view's `model_ok` mask per GPU models named
         self.fragmentation: FragmentationIndex | None = None
         self._view: FleetView | None = None
         self.set_target(target)
@@ -136,13 +137,13 @@ class FleetState:
 
     def allocate(self, placement: Placement, request: PodRequest) -> None:
         """Take `request`'s resources on `placement`, after checking that they are free."""
-        self._move(placement, request, True)
+        self.move(placement, request, True)
 
     def release(self, placement: Placement, request: PodRequest) -> None:
         """Give back what `allocate(placement, request)` took; refuses to exceed any capacity."""
-        self._move(placement, request, False)
+        self.move(placement, request, False)
 
-    def _move(self, placement: Placement, request: PodRequest, take: bool) -> None:
+    def move(self, placement: Placement, request: PodRequest, take: bool) -> None:
         """Check `placement` for `request` and take (`take`) or give back its resources in one compiled
         call (engine.sim.state.pod_kernels: nothing is written unless every check
         passes); then note the node's write and refresh its fragmentation."""
@@ -153,7 +154,10 @@ class FleetState:
             gpus = _NO_GPUS
         elif type(gpus) is not tuple:
             gpus = tuple(gpus)
-        model_ok = self._every_model if not request.gpu_models else self.view().model_ok(request.gpu_models)
+        models = request.gpu_models
+        model_ok = self._every_model if not models else self._model_masks.get(models)
+        if model_ok is None:
+            model_ok = self._model_masks[models] = self.view().model_ok(models)
         code = _kernels.move_pod(self._plain, self.capacity, self._flags, self._cluster_of, model_ok, request.figures,
                                  node, gpus, placement.gpu_milli, take)
         if code:

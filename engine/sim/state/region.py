@@ -194,15 +194,18 @@ class RegionFleet:
 
     def allocate(self, placement: Placement, request: PodRequest) -> int:
         """Allocate one pod (checked by FleetState), update the pools; returns the milli-GPU taken."""
-        self.state.allocate(placement, request)
+        self.state.move(placement, request, True)
         milli = request.total_gpu_milli
-        self._account(self.pool_of_node[placement.node], milli, -1)
+        if milli:  # a CPU-only pod leaves the pools as they are
+            self._account(self.pool_of_node[placement.node], milli, -1)
         return milli
 
     def release(self, placement: Placement, request: PodRequest) -> None:
-        self.state.release(placement, request)
+        self.state.move(placement, request, False)
         self.released.append(placement.node)
-        self._account(self.pool_of_node[placement.node], request.total_gpu_milli, +1)
+        milli = request.total_gpu_milli
+        if milli:
+            self._account(self.pool_of_node[placement.node], milli, +1)
 
     def allocate_whole(self, nodes) -> int:
         """Take whole `nodes` (checked); returns the milli-GPU taken."""
