@@ -186,7 +186,10 @@ class _Run(Arrivals, Starts, DecisionLog):
 
     def down(self, region: str) -> bool:
         """Whether a world process holds `region` from scheduling now (an outage)."""
-        return any(holds(region) for holds in self.processes.holds)
+        for holds in self.processes.holds:
+            if holds(region):
+                return True
+        return False
 
     def run(self, name: str = "scenario") -> None:
         events, queues, regions, hooks, last = self.events, self.queues, self.regions, self.processes, 0.0
@@ -341,9 +344,9 @@ class _Run(Arrivals, Starts, DecisionLog):
                 self.wait_for_capacity(new, now)
                 return False
             shares = lambda: self.sharing.shares(region, now)  # noqa: E731 (asked only when jobs are keyed)
-            # without evictions (no planner) or a quota gate, a started job never comes back and a failed
-            # try changes no ledger: a lone job is keyed only if it does not start (engine.sim.cycle.order_cache)
-            defer = self.sharing.planner is None and not self.sharing.gated
+            # without evictions or a quota gate, a started job never comes back and a failed try changes
+            # no ledger: a lone job is keyed only if it does not start (engine.sim.cycle.order_cache)
+            defer = not self.sharing.evicting and not self.sharing.gated
             order = self.orders.order(self.view, shares, region, queue, now, defer)
             if stuck and order[0] == blocked:  # the head did not change: the static path's answer too
                 self.orders.settle(self.view, shares, queue, now)

@@ -90,7 +90,8 @@ class Sharing(ClockReclaim):
             entries = {r: {e.holder: e for e in setup.quotas if e.region in (None, r)} for r in self.names}
             self.gate = QuotaGate(quota, self.holder, holders, weights, list(run.regions.items()), entries)
             self.reclaims = self.preempts and bool(getattr(self.policy, "reclaim", False))
-        self.planner = Planner(run.regions) if self.preempts else None  # or when a process evicts (need_planner)
+        self.planner = Planner(run.regions) if self.preempts else None  # or when a process evicts nodes (need_planner)
+        self.evicting = self.preempts  # a started job may come back to a queue (need_planner, evicts_regions)
         self.running_views = RunningViews(self)
         self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
         self.seg_start = np.full(n, math.nan)  # start of each job's current (or last) piece
@@ -107,9 +108,15 @@ class Sharing(ClockReclaim):
             self._next_clock(0.0)
 
     def need_planner(self) -> None:
-        """A world process evicts jobs (spot interruptions, outages): keep the planner's occupants."""
+        """A world process evicts the jobs of nodes (spot interruptions): keep the planner's occupants."""
+        self.evicting = True
         if self.planner is None:
             self.planner = Planner(self.run.regions)
+
+    def evicts_regions(self) -> None:
+        """A world process evicts all the running jobs of a region (outages, engine.sim.processes.outage:
+        it reads them from the run's pods then, so no planner books every start and stop for it)."""
+        self.evicting = True
 
     # -- holdings -----------------------------------------------------------------------------
 

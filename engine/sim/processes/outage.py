@@ -31,7 +31,7 @@ class Outages(WorldProcess):
         outages = tuple(run.world.outages) if run.world is not None else ()
         if not outages:
             return None
-        run.sharing.need_planner()  # an outage evicts the region's running jobs
+        run.sharing.evicts_regions()  # an outage evicts the region's running jobs
         return cls(run, outages)
 
     def __init__(self, run, outages: tuple[Outage, ...]) -> None:
@@ -63,9 +63,9 @@ class Outages(WorldProcess):
         self.depth[region] += 1
         if self.depth[region] > 1:
             return [region]
-        sharing = run.sharing
-        for j in sorted(sharing.planner.jobs[region]):
-            sharing.evict(j, now)
+        region_name = run.region_name
+        for j in sorted(j for j in run.pods if region_name[j] == region):
+            run.sharing.evict(j, now)
         moved = {region: True}
         if run.router is not None:
             for j in run.waiting_in(region):
