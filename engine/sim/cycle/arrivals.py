@@ -80,6 +80,8 @@ class Arrivals:
             self.alloc_gpus[j] = 0.0
             self.pool[j] = self.pool_list[j] = pool
             self.never[j] = not self.shape_fits[self.shape_list[j], r]
+            if self.clusters is not None:
+                self.clusters.reshape(j)
 
     def _admission_request(self, j: int, region: str) -> AdmissionRequest:
         fleet, w = self.regions[region], self.w
@@ -105,6 +107,8 @@ class Arrivals:
         self.run_s[j] = self.remaining[j] = self.run_s[j] * slower
         self.requested[j] = self.requested_s[j] = self.requested[j] * slower
         self.region_of[j].no_room.pop(self.shape_list[j], None)
+        if self.clusters is not None:
+            self.clusters.reshape(j)
         self.log(now, j, DEGRADED)
 
     def waiting_in(self, region: str) -> list[int]:

@@ -27,6 +27,12 @@ class ClusterStep:
         self.run, self.policy = run, policy
         # (region fleet, shape key) -> (holds, capacity_gpus, pool mask, holds as a list, whether any cluster holds it)
         self._static: dict[tuple, tuple] = {}
+        # each job's shape key as an index (its GPUs, CPU, memory, pool, spot rule and nodes; built on first
+        # use, kept current by `reshape`), the keys' indices, and per region fleet the scope tables `reaches`
+        # reads: (which keys are filled, holds per key and cluster, whether no cluster holds the key)
+        self._kind: np.ndarray | None = None
+        self._kinds: dict[tuple, int] = {}
+        self._scope: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def pick(self, j: int, fleet) -> int:
         """Job j's cluster in `fleet` (its RegionFleet): an index, ANY or WAIT (engine.core.cluster_view)."""
@@ -99,18 +105,49 @@ class ClusterStep:
 
     def reaches(self, jobs: np.ndarray, fleet, cluster: int, room: np.ndarray) -> np.ndarray:
         """Per job of `jobs`: cluster `cluster` of `fleet` could hold it (`holds`) and it has `room` there,
-        or no cluster could (it spans clusters). One loop of cached lookups (a backfill pass asks
-        about every candidate)."""
-        run, static, fleet_id = self.run, self._static, id(fleet)
-        num_gpu, cpu, memory, pool, spot_ok, width = (run.num_gpu, run.cpu_milli, run.memory_mib, run.pool_list,
-                                                      run.spot_ok, run.width)
-        out = []
-        for j, fits in zip(jobs.tolist(), room.tolist()):
-            shape = static.get((fleet_id, num_gpu[j], cpu[j], memory[j], pool[j], spot_ok[j], width[j]))
-            if shape is None:
-                shape = self._of(j, fleet)
-            out.append((shape[3][cluster] and fits) or not shape[4])
-        return np.array(out, bool)
+        or no cluster could (it spans clusters). Gathers from per-key tables (a backfill pass asks about
+        every candidate); a key seen first in `fleet` is filled from `holds`."""
+        kind = self._kinds_of()[jobs]
+        filled, holds, spans = self._table(fleet)
+        missing = ~filled[kind]
+        if missing.any():
+            for j in dict(zip(kind[missing].tolist(), jobs[missing].tolist())).values():
+                static = self._of(j, fleet)
+                k = self._kind[j]
+                filled[k], holds[k], spans[k] = True, static[0], not static[4]
+        return (holds[kind, cluster] & room) | spans[kind]
+
+    def reshape(self, j: int) -> None:
+        """Job j's GPUs, CPU, memory, pool, spot rule or nodes changed (an OOM restart, a move, elastic
+        degradation, spot fallback): `reaches` looks it up by its new key from now on."""
+        if self._kind is not None:
+            self._kind[j] = self._index(self._key(j))
+
+    def _key(self, j: int) -> tuple:
+        run = self.run
+        return (run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j], run.pool_list[j], run.spot_ok[j], run.width[j])
+
+    def _index(self, key: tuple) -> int:
+        return self._kinds.setdefault(key, len(self._kinds))
+
+    def _kinds_of(self) -> np.ndarray:
+        if self._kind is None:
+            self._kind = np.fromiter(map(self._index, map(self._key, range(len(self.run.width)))), np.int64,
+                                     len(self.run.width))
+        return self._kind
+
+    def _table(self, fleet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`fleet`'s scope tables, grown to every key indexed so far."""
+        table = self._scope.get(id(fleet))
+        n = len(self._kinds)
+        if table is None or len(table[0]) < n:
+            k = len(fleet.cluster_names)
+            grown = (np.zeros(n, bool), np.zeros((n, k), bool), np.zeros(n, bool))
+            if table is not None:
+                for new, old in zip(grown, table):
+                    new[:len(old)] = old
+            table = self._scope[id(fleet)] = grown
+        return table
 
     def _of(self, j: int, fleet) -> tuple:
         run = self.run

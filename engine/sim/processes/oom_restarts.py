@@ -116,6 +116,8 @@ class OomRestarts(WorldProcess):
         if self.memory:
             run.memory_mib[j] = int(w.asked_memory_mib[j])
             run.sharing.memory[j] = float(w.asked_memory_mib[j] * w.asked_nodes[j] / 1024.0)
+        if run.clusters is not None:
+            run.clusters.reshape(j)
 
     def columns(self) -> dict[str, np.ndarray]:
         """attached_columns; with sized memory also the optional_columns."""

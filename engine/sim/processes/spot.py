@@ -152,6 +152,8 @@ class SpotReclaimer(WorldProcess):
             self.interruptions[j] += 1
             if self.fallback_after and self.interruptions[j] >= self.fallback_after:
                 run.spot_ok[j] = False
+                if run.clusters is not None:
+                    run.clusters.reshape(j)
             kept = sharing.evict(j, now, requeue=run.spot_ok[j] or self._fits_off_spot(j, run.regions[region]))
             self.fruitless[j] = 0 if kept > 0 else self.fruitless[j] + 1
             if self.fruitless[j] >= FRUITLESS_MAX:
