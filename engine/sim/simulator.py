@@ -186,10 +186,7 @@ class _Run(Arrivals, Starts, DecisionLog):
 
     def down(self, region: str) -> bool:
         """Whether a world process holds `region` from scheduling now (an outage)."""
-        for holds in self.processes.holds:
-            if holds(region):
-                return True
-        return False
+        return any([holds(region) for holds in self.processes.holds])  # a list: cheaper for one or two
 
     def run(self, name: str = "scenario") -> None:
         events, queues, regions, hooks, last = self.events, self.queues, self.regions, self.processes, 0.0

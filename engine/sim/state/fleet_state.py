@@ -94,7 +94,7 @@ class FleetState:
         self.entirely_free, self.held_whole = self._flags[:, 0], self._flags[:, 1]
         self._cluster_of = self.cluster if self.cluster is not None else np.full(n, -1, np.int64)  # -1: none
         self._every_model = np.ones(n, bool)  # the model test of a request that names no model
-        self._model_masks: dict[tuple[str, ...], np.ndarray] = {}  # the view's `model_ok` mask per GPU models named
+        self._model_masks: dict[tuple[str, ...], np.ndarray] = {}  # model_ok's masks, shared with every view made
         self.fragmentation: FragmentationIndex | None = None
         self._view: FleetView | None = None
         self.set_target(target)
@@ -121,7 +121,7 @@ class FleetState:
                 read_only(self.gpu_free), read_only(self.gpu_free_total), read_only(self.gpu_idle),
                 read_only(self.gpu_pods), read_only(self.rack), self.model_names,
                 int(self.cpu_total.max(initial=0)), int(self.gpu_count.max(initial=0)) * MILLI,
-                self.fragmentation, {}, None if self.spot is None else read_only(self.spot),
+                self.fragmentation, self._model_masks, None if self.spot is None else read_only(self.spot),
                 None if self.tier_rank is None else read_only(self.tier_rank), self.log,
                 cluster=None if self.cluster is None else read_only(self.cluster), _block=read_only(self._plain),
                 _nodes=read_only(np.arange(len(self.cpu_total))))
@@ -156,8 +156,8 @@ class FleetState:
             gpus = tuple(gpus)
         models = request.gpu_models
         model_ok = self._every_model if not models else self._model_masks.get(models)
-        if model_ok is None:
-            model_ok = self._model_masks[models] = self.view().model_ok(models)
+        if model_ok is None:  # the view's model_ok fills the shared cache
+            model_ok = self.view().model_ok(models)
         code = _kernels.move_pod(self._plain, self.capacity, self._flags, self._cluster_of, model_ok, request.figures,
                                  node, gpus, placement.gpu_milli, take)
         if code:
