@@ -134,6 +134,7 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.timeline = ([], [], [], [])  # one sample per pass, in columns: time, region index, busy GPUs, queued jobs
         self.events = EventQueue(w.submit_s)
         self.backfills = not traits_of(policies.backfill).inert
+        self.plans_ahead = self.backfills or self.gang_sees_time  # running jobs' expected ends read: kept in slots
         # EASY++ (engine.policies.backfill_predicted): runtimes predicted from each user's finished jobs
         self.history = UserHistory(w) if getattr(policies.backfill, "predicts", False) else None
         self.adaptive = None  # set below when the backfill policy switches strategy (engine.sim.cycle.adaptive)
@@ -254,7 +255,8 @@ class _Run(Arrivals, Starts, DecisionLog):
             fleet.release(*pods)
         else:
             fleet.release_whole(pods)
-        fleet.vacate_slot(self.slot[j])
+        if self.plans_ahead:
+            fleet.vacate_slot(self.slot[j])
         self.freed[region] = True
         self.sharing.stopped(j, region, now)
         for hook in self.processes.on_release:  # none unless a process listens (partitions, archived datasets)
@@ -379,10 +381,6 @@ class _Run(Arrivals, Starts, DecisionLog):
         if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
             backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
         return False
-
-    def _none_fit(self, new: list[int], fleet: RegionFleet) -> bool:
-        units, pools, free = self.units_list, self.pool_list, fleet.pool_free
-        return all(units[j] > free[pools[j]] for j in new)
 
 
 def simulate(workload: Workload, policies: Policies, seed: int = 0, name: str = "scenario",

@@ -100,13 +100,15 @@ class Starts:
         milli-GPU of its pool and holding `held` GPUs; schedules its finish (or failure)."""
         self.alloc_gpus[j] = held
         self.nodes_of[j] = nodes
-        requested = self.requested[j]
-        if self.history is None:
-            self.slot[j] = fleet.occupy_slot(now + requested, units, fleet.pool_of_node[first], now + self.overrun[j],
-                                             cluster=fleet.cluster_list[first])
-        else:  # EASY++: expected at its prediction, then as its policy's corrector says (from its request)
-            self.slot[j] = fleet.occupy_slot(now + self.history.expected(j, requested), units,
-                                             fleet.pool_of_node[first], now + requested, now, fleet.cluster_list[first])
+        if self.plans_ahead:  # its expected end is read (backfill, strip packing): it takes a slot
+            requested = self.requested[j]
+            if self.history is None:
+                self.slot[j] = fleet.occupy_slot(now + requested, units, fleet.pool_of_node[first],
+                                                 now + self.overrun[j], math.nan, fleet.cluster_list[first])
+            else:  # EASY++: expected at its prediction, then as its policy's corrector says (from its request)
+                self.slot[j] = fleet.occupy_slot(now + self.history.expected(j, requested), units,
+                                                 fleet.pool_of_node[first], now + requested, now,
+                                                 fleet.cluster_list[first])
         if math.isnan(self.start[j]):
             self.start[j] = now
         region = self.region_name[j]
@@ -125,6 +127,11 @@ class Starts:
             for hook in self.processes.on_start:  # a right-sized job given too little runs out of memory
                 hook(j, now, running)
         return True
+
+    def _none_fit(self, new: list[int], fleet: RegionFleet) -> bool:
+        """Whether none of jobs `new` fits in the free units of its pool (the cheapest refusal of `try_start`)."""
+        units, pools, free = self.units_list, self.pool_list, fleet.pool_free
+        return all(units[j] > free[pools[j]] for j in new)
 
     def _gang_nodes(self, j: int, fleet: RegionFleet, now: float, cluster: int) -> np.ndarray | None:
         free = self._whole_free(j, fleet, cluster)
