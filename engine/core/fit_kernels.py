@@ -19,20 +19,24 @@ def fits(block, allowed, nodes, cpu_milli, memory_mib, num_gpu, gpu_milli):
     GPUs, the per-GPU free milli of its `gpus` slots, -1 for an absent GPU, then `gpus` + 1 pod
     counts: engine.sim.state.fleet_state), whether it is `allowed` (the request's static tests: tier,
     cluster, GPU model) and has the CPU and memory asked and `num_gpu` GPUs with `gpu_milli` free
-    each (whole GPUs: idle ones)."""
-    gpus = (block.shape[1] - 5) // 2
+    each (whole GPUs: idle ones): `fits_node` for each."""
     out = np.empty(len(nodes), np.bool_)
     for i in range(len(nodes)):
-        k = nodes[i]
-        ok = allowed[k] and block[k, 0] >= cpu_milli and block[k, 1] >= memory_mib
-        if ok and num_gpu:
-            if gpu_milli == MILLI:
-                ok = block[k, 3] >= num_gpu
-            else:
-                count = 0
-                for g in range(gpus):
-                    if block[k, 4 + g] >= gpu_milli:
-                        count += 1
-                ok = count >= num_gpu
-        out[i] = ok
+        out[i] = fits_node(block, allowed, nodes[i], cpu_milli, memory_mib, num_gpu, gpu_milli)
     return out
+
+
+@njit(cache=True, inline="always")
+def fits_node(block, allowed, k, cpu_milli, memory_mib, num_gpu, gpu_milli):
+    """The fit rule on node `k` (`fits`' arguments, one node)."""
+    ok = allowed[k] and block[k, 0] >= cpu_milli and block[k, 1] >= memory_mib
+    if ok and num_gpu:
+        if gpu_milli == MILLI:
+            ok = block[k, 3] >= num_gpu
+        else:
+            count = 0
+            for g in range(4, 4 + (block.shape[1] - 5) // 2):
+                if block[k, g] >= gpu_milli:
+                    count += 1
+            ok = count >= num_gpu
+    return ok

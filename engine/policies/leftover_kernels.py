@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.core.fit_kernels import fits
+from engine.core.fit_kernels import fits, fits_node
 from engine.core.jit import njit
 
 
@@ -71,21 +71,30 @@ def first_place(ok, gpu_free, gpu_milli, num_gpu):
     `gpu_milli` free (none for a CPU-only pod): (node, GPUs), node -1 when none fits."""
     for k in range(len(ok)):
         if ok[k]:
-            chosen = np.empty(num_gpu, np.int64)
-            found = 0
-            for g in range(gpu_free.shape[1]):
-                if found < num_gpu and gpu_free[k, g] >= gpu_milli:
-                    chosen[found] = g
-                    found += 1
-            return k, chosen[:found]
+            return k, first_gpus(gpu_free[k], gpu_milli, num_gpu)
     return -1, np.empty(0, np.int64)
 
 
 @njit(cache=True)
+def first_gpus(free, gpu_milli, num_gpu):
+    """A node's lowest-indexed `num_gpu` GPUs with `gpu_milli` free (`free`: each GPU's free milli), ascending."""
+    chosen = np.empty(num_gpu, np.int64)
+    found = 0
+    for g in range(len(free)):
+        if found < num_gpu and free[g] >= gpu_milli:
+            chosen[found] = g
+            found += 1
+    return chosen[:found]
+
+
+@njit(cache=True)
 def fit_first_place(block, allowed, figures):
-    """`first_place` over every node the fit rule passes (the arguments: engine.core.fleet_view.fit_args)."""
-    ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
-    return first_place(ok, block[:, 4:4 + (block.shape[1] - 5) // 2], figures[3], figures[2])
+    """`first_place` over the nodes the fit rule passes (the arguments: engine.core.fleet_view.fit_args),
+    testing nodes in order up to the first that passes."""
+    for k in range(block.shape[0]):
+        if fits_node(block, allowed, k, figures[0], figures[1], figures[2], figures[3]):
+            return k, first_gpus(block[k, 4:4 + (block.shape[1] - 5) // 2], figures[3], figures[2])
+    return -1, np.empty(0, np.int64)
 
 
 @njit(cache=True)
