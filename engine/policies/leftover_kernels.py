@@ -2,7 +2,8 @@
 node and GPUs, and the tightest-fit choice of a node's GPUs every score-based placement makes, compiled with numba: one pass
 over the fleet's free CPU and GPU milli, and over the chosen node's GPUs, instead of a dozen numpy
 calls and a Python loop per pod. On a fleet that keeps no fit masks (engine.core.fleet_view.fit_args),
-the `fit_*` kernels apply the fit rule (engine.core.fit_kernels.fits) in the same compiled call.
+first-fit's and the leftover kernels apply the fit rule (engine.core.fit_kernels.fits_node) node by
+node in the same compiled pass.
 
 Arithmetic is float64 in the order the formula is written, without fast-math, so scores are the
 IEEE values plain Python or numpy would give. Compiled on first use and cached on disk beside this
@@ -12,21 +13,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.core.fit_kernels import fits, fits_node
+from engine.core.fit_kernels import fits_node
 from engine.core.jit import njit
 
 
 @njit(cache=True)
-def leftover_top(ok, cpu_free, gpu_free, cpu_milli, gpu_milli, cpu_scale, gpu_scale, cpu_weight, least):
-    """The node with the highest leftover score among those where `ok` (the lowest index among
-    equal scores), -1 when none is. leftover = cpu_weight x (cpuFree - cpuReq) / cpu_scale
-    + (1 - cpu_weight) x (gpuFree - gpuReq) / gpu_scale; the score is 100 x (1 - leftover) for the
-    least leftover (`least`, best-fit), 100 x leftover for the most (worst-fit), truncated."""
+def leftover_top(ok, block, figures, fit, cpu_scale, gpu_scale, cpu_weight, least):
+    """The node with the highest leftover score among those where `ok` and, when `fit`, the fit rule
+    passes (engine.core.fit_kernels.fits_node; `ok` is then the request's allowed mask), the lowest index
+    among equal scores; -1 when none is. `block` is the fleet state's (free CPU in column 0, free GPU milli
+    in column 2), `figures` the request's (engine.core.fleet_view.PodRequest.figures). leftover =
+    cpu_weight x (cpuFree - cpuReq) / cpu_scale + (1 - cpu_weight) x (gpuFree - gpuReq) / gpu_scale; the
+    score is 100 x (1 - leftover) for the least leftover (`least`, best-fit), 100 x leftover for the most
+    (worst-fit), truncated."""
+    cpu_milli, num_gpu, gpu_milli = figures[0], figures[2], figures[3]
     best, top = -1, -np.inf
     for k in range(len(ok)):
-        if ok[k]:
-            left = (cpu_free[k] - cpu_milli) / cpu_scale * cpu_weight \
-                + (gpu_free[k] - gpu_milli) / gpu_scale * (1 - cpu_weight)
+        if ok[k] and (not fit or fits_node(block, ok, k, cpu_milli, figures[1], num_gpu, gpu_milli)):
+            left = (block[k, 0] - cpu_milli) / cpu_scale * cpu_weight \
+                + (block[k, 2] - num_gpu * gpu_milli) / gpu_scale * (1 - cpu_weight)
             score = np.trunc((1.0 - left) * 100) if least else np.trunc(left * 100)
             if score > top:
                 best, top = k, score
@@ -54,15 +59,13 @@ def tightest(free, milli, count):
 
 
 @njit(cache=True)
-def leftover_place(ok, cpu_free, gpu_free_total, gpu_free, cpu_milli, gpu_milli, num_gpu, cpu_scale, gpu_scale,
-                   cpu_weight, least):
-    """`leftover_top`'s node for a pod of `num_gpu` GPUs of `gpu_milli` each, and its GPUs there
-    (`tightest`; none for a CPU-only pod): (node, GPUs), node -1 when none fits."""
-    node = leftover_top(ok, cpu_free, gpu_free_total, cpu_milli, num_gpu * gpu_milli, cpu_scale, gpu_scale,
-                        cpu_weight, least)
-    if node < 0 or num_gpu == 0:
+def leftover_place(ok, block, figures, fit, cpu_scale, gpu_scale, cpu_weight, least):
+    """`leftover_top`'s node (its arguments) and the request's GPUs there (`tightest`; none for a CPU-only
+    pod): (node, GPUs), node -1 when none fits."""
+    node = leftover_top(ok, block, figures, fit, cpu_scale, gpu_scale, cpu_weight, least)
+    if node < 0 or figures[2] == 0:
         return node, np.empty(0, np.int64)
-    return node, tightest(gpu_free[node], gpu_milli, num_gpu)
+    return node, tightest(block[node, 4:4 + (block.shape[1] - 5) // 2], figures[3], figures[2])
 
 
 @njit(cache=True)
@@ -95,12 +98,3 @@ def fit_first_place(block, allowed, figures):
         if fits_node(block, allowed, k, figures[0], figures[1], figures[2], figures[3]):
             return k, first_gpus(block[k, 4:4 + (block.shape[1] - 5) // 2], figures[3], figures[2])
     return -1, np.empty(0, np.int64)
-
-
-@njit(cache=True)
-def fit_leftover_place(block, allowed, figures, cpu_scale, gpu_scale, cpu_weight, least):
-    """`leftover_place` over every node the fit rule passes (the first three arguments:
-    engine.core.fleet_view.fit_args)."""
-    ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
-    return leftover_place(ok, block[:, 0], block[:, 2], block[:, 4:4 + (block.shape[1] - 5) // 2], figures[0],
-                          figures[3], figures[2], cpu_scale, gpu_scale, cpu_weight, least)

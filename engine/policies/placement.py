@@ -52,9 +52,8 @@ def leftover_top(view: FleetView, request: PodRequest, cpu_weight: float, least:
     (1 - leftover) for the least leftover (best-fit), 100 x leftover for the most (worst-fit), truncated."""
     if kernels is None:
         _load_kernels()
-    node = kernels.leftover_top(fits_on(view, request) if ok is None else ok, view.cpu_free, view.gpu_free_total,
-                                request.cpu_milli, request.total_gpu_milli, max(view.max_cpu_milli, 1),
-                                max(view.max_gpu_milli, 1), cpu_weight, least)
+    node = kernels.leftover_top(fits_on(view, request) if ok is None else ok, view._block, request.figures, False,
+                                max(view.max_cpu_milli, 1), max(view.max_gpu_milli, 1), cpu_weight, least)
     return node if node >= 0 else None
 
 
@@ -72,11 +71,11 @@ def leftover_place(view: FleetView, request: PodRequest, cpu_weight: float, leas
     scales = max(view.max_cpu_milli, 1), max(view.max_gpu_milli, 1)
     fit = fit_args(view, request) if ok is None else None
     if fit is not None:
-        node, gpus = kernels.fit_leftover_place(*fit, *scales, cpu_weight, least)
+        block, allowed, figures = fit
+        node, gpus = kernels.leftover_place(allowed, block, figures, True, *scales, cpu_weight, least)
     else:
-        node, gpus = kernels.leftover_place(fits_on(view, request) if ok is None else ok, view.cpu_free,
-                                            view.gpu_free_total, view.gpu_free, request.cpu_milli, request.gpu_milli,
-                                            request.num_gpu, *scales, cpu_weight, least)
+        node, gpus = kernels.leftover_place(fits_on(view, request) if ok is None else ok, view._block,
+                                            request.figures, False, *scales, cpu_weight, least)
     return Placement(node, tuple(gpus.tolist()), request.gpu_milli) if node >= 0 else None
 
 
