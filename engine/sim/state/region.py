@@ -3,7 +3,9 @@
 Resource "units" are milli-GPU. Pools: pool 0 is every node of the region, pool m + 1 the nodes
 whose GPU model is `state.model_names[m]`; `pool_free[p]` is the free milli-GPU of pool p, kept
 current on every start and finish. Running jobs sit in slots (parallel arrays, reused), so a
-backfill policy gets their expected ends and units as numpy arrays without a Python loop.
+backfill policy gets their expected ends and units as numpy arrays without a Python loop; a run that
+reads no expected end (no backfilling, no strip-packing gang policy: engine.sim.simulator's
+`plans_ahead`) keeps no slots for its jobs.
 
 Clusters: `cluster_names` (sorted) and `cluster_codes`, each node's index into them (the fleet's
 `cluster` column, one cluster per region without it), read by the cluster step
