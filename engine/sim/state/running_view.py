@@ -12,7 +12,8 @@ every start and stop bumps it) and shared by every request until the set changes
 A blocked head is often asked about again with nothing started or stopped since, only later. With
 a policy that has `time_key(now_s, starts)` (equal keys: the same choice for the same request and
 running jobs), the region's last choice is reused while the version, the request, the holder and
-the time key are the same.
+the time key are the same. The keys are taken only then (the start times sorted once per set of
+running jobs, when first needed): most sets of running jobs are asked about once.
 """
 from __future__ import annotations
 
@@ -28,18 +29,18 @@ class RunningViews:
     def __init__(self, sharing) -> None:
         self.sharing = sharing
         policy = sharing.policy
-        self.cached: dict[str, tuple] = {}
+        self.cached: dict[str, list] = {}
         self.time_key = setting(policy, "preemption", "time_key")
         self.choose_running = setting(policy, "preemption", "choose_running")
-        self.last: dict[str, tuple] = {}  # region -> (version, request, holder, time key, choice)
+        self.last: dict[str, list] = {}  # region -> [version, request, holder, moment, choice, its time key or None]
         s = sharing
         self.figures = RunFigures(s.tier, s.run.w.priority, s.seg_start, s.preemptions, s.holder, s.preemptible,
                                   s.guaranteed_mask)
         self.lending = np.zeros(int(s.holder.max(initial=-1)) + 1, bool)  # no quota gate: no holder borrows
 
-    def _running(self, region: str) -> tuple:
-        """(version, the ids of the jobs running in `region` now ascending, per holder whether it
-        holds more than its nominal quota, their start times ascending as a list)."""
+    def _running(self, region: str) -> list:
+        """[version, the ids of the jobs running in `region` now ascending, per holder whether it
+        holds more than its nominal quota, their start times ascending as a list (None until a time key needs them)]."""
         planner = self.sharing.planner
         version = planner.version[region]
         entry = self.cached.get(region)
@@ -47,24 +48,29 @@ class RunningViews:
             s = self.sharing
             running = np.array(planner.jobs[region], np.int64)
             borrowing = s.gate.borrowing(s.usage(region), s.index[region]) if s.gated else self.lending
-            entry = (version, running, borrowing, np.sort(s.seg_start[running]).tolist())
-            self.cached[region] = entry
+            entry = self.cached[region] = [version, running, borrowing, None]
         return entry
 
     def choose(self, region: str, now: float, h: int, request: PreemptRequest) -> list[int]:
         """The running jobs of `region` the policy would evict for `request` of holder h at `now`,
         in its order."""
-        version, running, borrowing, starts = self._running(region)
+        entry = self._running(region)
+        version, running, borrowing, _ = entry
         if not len(running):
             return []
-        key = self.time_key(now, starts) if self.time_key is not None else None
         last = self.last.get(region)
-        if key is not None and last is not None and last[:4] == (version, request, h, key):
-            return list(last[4])
+        if self.time_key is not None and last is not None and last[0] == version and last[1] == request \
+                and last[2] == h:
+            if entry[3] is None:
+                entry[3] = np.sort(self.sharing.seg_start[running]).tolist()
+            if last[5] is None:
+                last[5] = self.time_key(last[3], entry[3])
+            if self.time_key(now, entry[3]) == last[5]:
+                return list(last[4])
         if self.choose_running is not None:
             choice = self.choose_running(request, running, self.figures, borrowing, h, now).tolist()
         else:
             view = self.figures.view(running, borrowing, h, now)
             choice = running[self.sharing.policy.choose(request, view)].tolist()
-        self.last[region] = (version, request, h, key, choice)
+        self.last[region] = [version, request, h, now, choice, None]
         return choice
