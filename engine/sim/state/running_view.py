@@ -36,7 +36,7 @@ class RunningViews:
         s = sharing
         self.figures = RunFigures(s.tier, s.run.w.priority, s.seg_start, s.preemptions, s.holder, s.preemptible,
                                   s.guaranteed_mask)
-        self.lending = np.zeros(int(s.holder.max(initial=-1)) + 1, bool)  # no quota gate: no holder borrows
+        self.none_borrow = np.zeros(int(s.holder.max(initial=-1)) + 1, bool)  # no quota gate: no holder borrows
 
     def _running(self, region: str) -> list:
         """[version, the ids of the jobs running in `region` now ascending, per holder whether it
@@ -47,7 +47,7 @@ class RunningViews:
         if entry is None or entry[0] != version:
             s = self.sharing
             running = np.array(planner.jobs[region], np.int64)
-            borrowing = s.gate.borrowing(s.usage(region), s.index[region]) if s.gated else self.lending
+            borrowing = s.gate.borrowing(s.usage(region), s.index[region]) if s.gated else self.none_borrow
             entry = self.cached[region] = [version, running, borrowing, None]
         return entry
 
