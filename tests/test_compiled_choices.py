@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
 from engine.core.order_kernels import merged
 from engine.policies.cluster import BestFit, MostFree, Topology
-from engine.policies.preemption import PreemptRequest, PriorityPreemption, RunningView
+from engine.policies.preemption import PreemptRequest, PriorityPreemption, RunFigures, RunningView
 
 KEYS = st.sampled_from([0.0, -0.0, 1.0, 2.0, 2.5, math.nan])
 
@@ -87,6 +87,33 @@ def test_priority_preemption_evicts_the_rules_jobs_cheapest_first(run, request, 
         name: np.array(values, bool if name in FLAGS else np.int64 if name == "preemptions" else np.float64)
         for name, values in run.items()})
     assert policy.choose(request, view).tolist() == _victims(policy, request, run)
+
+
+RUN = st.integers(1, 16).flatmap(lambda n: st.tuples(
+    st.fixed_dictionaries({
+        "tier": st.lists(KEYS, min_size=n, max_size=n), "priority": st.lists(KEYS, min_size=n, max_size=n),
+        "start_s": st.lists(st.sampled_from([0.0, -0.0, 100.0, 4400.0, 5000.0, math.nan]), min_size=n, max_size=n),
+        "preemptions": st.lists(st.integers(0, 4), min_size=n, max_size=n),
+        "holder": st.lists(st.integers(0, 3), min_size=n, max_size=n),
+        "preemptible": st.lists(st.booleans(), min_size=n, max_size=n),
+        "guaranteed": st.lists(st.booleans(), min_size=n, max_size=n)}),
+    st.sets(st.integers(0, n - 1)), st.lists(st.booleans(), min_size=4, max_size=4)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(RUN, st.builds(PreemptRequest, KEYS, KEYS, st.booleans(), st.booleans()), st.integers(0, 3),
+       st.sampled_from([0.0, 5000.0, 5600.0, 1e9]), st.booleans(), st.booleans())
+def test_choose_running_is_the_choice_of_the_running_jobs_view(drawn, request, holder, now_s, only, reclaim):
+    run, running, borrowing = drawn
+    policy = PriorityPreemption(only_preemptible=only, reclaim=reclaim)
+    figures = RunFigures(**{name: np.array(values, np.int64 if name in ("preemptions", "holder") else
+                                           bool if name in ("preemptible", "guaranteed") else np.float64)
+                            for name, values in run.items()})
+    jobs, borrowing = np.array(sorted(running), np.int64), np.array(borrowing)
+    view = figures.view(jobs, borrowing, holder, now_s)
+    assert view.same_holder.tolist() == [run["holder"][j] == holder for j in jobs.tolist()]
+    expected = jobs[policy.choose(request, view)].tolist()
+    assert policy.choose_running(request, jobs, figures, borrowing, holder, now_s).tolist() == expected
 
 
 def _lexsorted(ids: list[int], columns: list[list[float]], first: int) -> list[int]:

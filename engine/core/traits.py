@@ -23,7 +23,8 @@ Settings are the few parameters the simulator reads from the policies of a famil
 declared here with the value that stands for a policy without one (`setting`): an order's
 `half_life_s` (of the decayed usage its ledger keeps) and `recalc_s` (how often its keys are
 recomputed; 0: at every pass), a quota's holder `by` ("team" or "queue"), a preemption policy's
-`time_key(now_s, starts)` (a method: what of the clock its choice depends on; None: nothing), and a
+`time_key(now_s, starts)` (a method: what of the clock its choice depends on; None: nothing) and
+`choose_running` (a method: its choice from the run's per-job figures; None: from a view), and a
 routing policy's `keeps_inflexible_home`: True promises that an inflexible job (`flexible` False) whose
 home is eligible (allowed and fits) scores so that the router keeps it home, so the router keeps it home
 without building a view (checked by tests/test_policy_traits.py; False: the router always asks).
@@ -61,7 +62,7 @@ DEFAULT_HALF_LIFE_S = 7 * 86_400.0
 FAMILY_SETTINGS: dict[str, dict[str, object]] = {
     "order": {"half_life_s": DEFAULT_HALF_LIFE_S, "recalc_s": 0.0},
     "quota": {"by": "team"},
-    "preemption": {"time_key": None},
+    "preemption": {"time_key": None, "choose_running": None},
     "routing": {"keeps_inflexible_home": False},
 }
 

@@ -12,7 +12,9 @@ any non-guaranteed job whatever its runtime or preemption count (the capacity gu
 A policy may also have `time_key(now_s, starts) -> hashable` (starts: the running jobs' start
 times, ascending, a list): for the same request and the same running jobs, two moments with equal
 keys get the same choice, so the simulator reuses its last one (engine.sim.state.running_view); without
-it, every question is asked.
+it, every question is asked. And it may have `choose_running(request, jobs, run, borrowing, holder, now_s)
+-> job ids`: the same choice as `choose(request, run.view(jobs, borrowing, holder, now_s))`, from the
+run's per-job figures (`RunFigures`) without building the view.
 
 - "none": never evicts (jobs of guaranteed queues then wait like any other).
 - "priority": evicts jobs of a lower tier (queue class priority, then the recorded priority),
@@ -68,6 +70,29 @@ class RunningView(NamedTuple):
     guaranteed: np.ndarray
 
 
+class RunFigures(NamedTuple):
+    """The figures of every job of a run that a `RunningView` gathers, indexed by job id: tier,
+    priority, start_s (of its current piece of running), preemptions, holder (its quota holder's code),
+    preemptible, guaranteed."""
+
+    tier: np.ndarray
+    priority: np.ndarray
+    start_s: np.ndarray
+    preemptions: np.ndarray
+    holder: np.ndarray
+    preemptible: np.ndarray
+    guaranteed: np.ndarray
+
+    def view(self, jobs: np.ndarray, borrowing: np.ndarray, holder: int, now_s: float) -> RunningView:
+        """The RunningView of the running `jobs` (ids, ascending) at `now_s` for a request of `holder`;
+        `borrowing`: per holder, whether it holds more than its nominal quota."""
+        start, held = self.start_s[jobs], self.holder[jobs]
+        return RunningView(index=jobs, tier=self.tier[jobs], priority=self.priority[jobs], ran_s=now_s - start,
+                           start_s=start, preemptions=self.preemptions[jobs], borrowing=borrowing[held],
+                           same_holder=held == holder, preemptible=self.preemptible[jobs],
+                           guaranteed=self.guaranteed[jobs])
+
+
 @register(FAMILY, "none", inert=True)
 @dataclass(frozen=True)
 class NoPreemption:
@@ -108,6 +133,18 @@ class PriorityPreemption:
                                running.borrowing, running.same_holder, running.preemptible, running.guaranteed,
                                request.tier, request.priority, request.guaranteed, request.reclaim,
                                self.only_preemptible, self.reclaim, self.min_runtime_s, self.max_preemptions)
+
+    def choose_running(self, request: PreemptRequest, jobs: np.ndarray, run: RunFigures, borrowing: np.ndarray,
+                       holder: int, now_s: float) -> np.ndarray:
+        """`choose` of `run.view(jobs, borrowing, holder, now_s)`, as job ids, in one compiled call (no
+        view built: a region's running jobs change at every start and stop)."""
+        global kernels
+        if kernels is None:
+            from engine.policies import preemption_kernels as kernels
+        return kernels.victims_among(jobs, run.tier, run.priority, run.start_s, run.preemptions, run.holder,
+                                     run.preemptible, run.guaranteed, borrowing, holder, now_s, request.tier,
+                                     request.priority, request.guaranteed, request.reclaim, self.only_preemptible,
+                                     self.reclaim, self.min_runtime_s, self.max_preemptions)
 
     def time_key(self, now_s: float, starts: list[float]) -> int:
         """`choose` reads the time only through ran_s >= min_runtime_s, which stays true once a job

@@ -55,3 +55,15 @@ def victims(tier, priority, start_s, ran_s, preemptions, borrowing, same_holder,
             out[k] = i
             m += 1
     return out[:m]
+
+
+@njit(cache=True)
+def victims_among(jobs, tier, priority, start_s, preemptions, holder, preemptible, guaranteed, borrowing, h, now_s,
+                  req_tier, req_priority, req_guaranteed, req_reclaim, only_preemptible, reclaim, min_runtime_s,
+                  max_preemptions):
+    """`victims` over the running `jobs` (ids), as job ids, their figures gathered from the run's per-job
+    arrays in the same call: ran_s = now_s - start, same_holder = holder == h, `borrowing` per holder."""
+    start, held = start_s[jobs], holder[jobs]
+    return jobs[victims(tier[jobs], priority[jobs], start, now_s - start, preemptions[jobs], borrowing[held],
+                        held == h, preemptible[jobs], guaranteed[jobs], req_tier, req_priority, req_guaranteed,
+                        req_reclaim, only_preemptible, reclaim, min_runtime_s, max_preemptions)]

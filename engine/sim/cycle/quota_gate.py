@@ -69,6 +69,7 @@ class QuotaGate:
                        for cohorts, of in zip(self.cohorts, self.cohort_of)]
         self.most = [_most(book) for book in self.books]
         self.above = [book.nominal + 1e-9 for book in self.books]  # borrowing: usage above this
+        self.above_list = [above.tolist() for above in self.above]
         self.pools: list = [None] * len(regions)
         self.taken: list = [None] * len(regions)  # per region: see `_taken` (None: to build when read)
         for r in range(len(regions)):

@@ -92,10 +92,10 @@ class Sharing(ClockReclaim):
             self.reclaims = self.preempts and bool(getattr(self.policy, "reclaim", False))
         self.planner = Planner(run.regions) if self.preempts else None  # or when a process evicts nodes (need_planner)
         self.evicting = self.preempts  # a started job may come back to a queue (need_planner, evicts_regions)
-        self.running_views = RunningViews(self)
         self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
         self.seg_start = np.full(n, math.nan)  # start of each job's current (or last) piece
         self.preemptions = np.zeros(n, np.int64)
+        self.running_views = RunningViews(self)  # reads seg_start and preemptions as they change
         self.lost_gpu_s = np.zeros(n)
         self.segments: list[tuple] = []  # stopped pieces: job, region, nodes (indices), start, end, gpus, lost_s, outcome
         self.clocks = clocks(self, world or World()) if self.gated else []
@@ -218,17 +218,16 @@ class Sharing(ClockReclaim):
     def _reclaim(self, j: int, region: str, now: float, gpus: float) -> int:
         """Evict borrowers of j's cohort, in the policy's order, until j's start passes the gate."""
         i = self.index[region]
-        victims = self._choose(j, region, now, reclaim=True)
-        borrowing = self.gate.borrowing(self.usage(region), i)
-        for v in victims:
-            if not borrowing[self.holder[v]]:
+        usage, holder = self.usage(region), self.holder_list
+        above = self.gate.above_list[i]
+        for v in self._choose(j, region, now, reclaim=True):
+            if not usage[holder[v]] > above[holder[v]]:  # its holder does not borrow (any more)
                 continue
             self.evict(v, now)
-            code = self.gate.check(self.usage(region), i, j, gpus)
+            code = self.gate.check(usage, i, j, gpus)
             if code != RECLAIM:
                 return code
-            borrowing = self.gate.borrowing(self.usage(region), i)
-        return self.gate.check(self.usage(region), i, j, gpus)
+        return RECLAIM  # the gate's answer after the last eviction, or the caller's when none was evicted
 
     # -- preemption ----------------------------------------------------------------------------
 
