@@ -78,17 +78,22 @@ def _lines(text: str):
 def _read_fast(body: str, count: int) -> np.ndarray | None:
     """All `count` job lines as an (n, 18) float array, or None when any line is malformed. pyarrow splits
     each line at ASCII whitespace and casts every field to a double in one pass (correctly rounded, the
-    values pandas' C reader gives, in about two thirds of its time); the array is a writable copy, column by column (as pandas' was) for
-    the checks' column scans."""
-    lines = pc.split_pattern(pa.array([body], pa.large_string()), "\n").values
+    values pandas' C reader gives, in about two thirds of its time); the array is a writable copy, column by
+    column (as pandas' was) for the checks' column scans. Each step's text is dropped once the next is made
+    (a log's text is at most 1 GiB, so 32-bit offsets hold it)."""
+    lines = pc.split_pattern(pa.array([body], pa.string()), "\n").values
+    if len(lines) != count:
+        return None
     fields = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
-    if len(lines) != count or not pc.all(pc.equal(pc.list_value_length(fields), len(FIELDS))).as_py():
+    del lines
+    if not pc.all(pc.equal(pc.list_value_length(fields), len(FIELDS))).as_py():
         return None
     try:
         values = pc.cast(pc.list_flatten(fields), pa.float64())
     except pa.ArrowInvalid:
         return None
-    values = np.array(values.to_numpy(zero_copy_only=False).reshape(count, len(FIELDS)), order="F")
+    del fields
+    values = np.array(values.to_numpy().reshape(count, len(FIELDS)), order="F")
     return values if np.isfinite(values).all() else None
 
 
