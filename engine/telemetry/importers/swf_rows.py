@@ -80,7 +80,7 @@ def _read_fast(body: str, count: int) -> np.ndarray | None:
     each line at ASCII whitespace and casts every field to a double in one pass (correctly rounded, the
     values pandas' C reader gives, in about two thirds of its time); the array is a writable copy, column by
     column (as pandas' was) for the checks' column scans. Each step's text is dropped once the next is made
-    (a log's text is at most 1 GiB, so 32-bit offsets hold it)."""
+    (a log's text is at most 1 GiB, so 32-bit offsets hold it), and the memory handed back to the system."""
     lines = pc.split_pattern(pa.array([body], pa.string()), "\n").values
     if len(lines) != count:
         return None
@@ -94,6 +94,7 @@ def _read_fast(body: str, count: int) -> np.ndarray | None:
         return None
     del fields
     values = np.array(values.to_numpy().reshape(count, len(FIELDS)), order="F")
+    pa.default_memory_pool().release_unused()  # pyarrow's pool would keep what the steps used, at the run's peak
     return values if np.isfinite(values).all() else None
 
 
