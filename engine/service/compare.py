@@ -21,21 +21,24 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from engine.analysis.runs.cost import CostAssumptions
 from engine.analysis.runs.handoff import day_start_kpis
 from engine.analysis.runs.matching import matching_kpis
 from engine.analysis.runs.sim_metrics import kpis
 from engine.analysis.runs.stranded import Stranded, stranded
-from engine.analysis.runs.world_kpis import WorldReport, world_report
 from engine.core.units import CPU_TYPES
 from engine.scenario.spec import Scenario
 from engine.service.run import prepared, run_prepared
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import build_workload
 from engine.world.facts import World
+
+if TYPE_CHECKING:  # the cost and carbon modules load with the first priced run (`with_world`)
+    from engine.analysis.runs.cost import CostAssumptions
+    from engine.analysis.runs.world_kpis import WorldReport
 
 WORLD_TABLES = ("prices", "regions", "carbon", "teams")
 
@@ -151,6 +154,8 @@ def with_world(run: Run, fleet: pd.DataFrame, tables: World, assumptions: CostAs
     """`run` with its cost, carbon and residency report and KPIs, on the jobs and fleet it ran on and
     the dataset's world (`tables`, on the dataset's `fleet`) with the scenario's region edits. Raises
     Unusable when they cannot be computed."""
+    from engine.analysis.runs.world_kpis import world_report
+
     scenario = run.scenario
     edited = scenario.world(tables, fleet)
     try:

@@ -15,14 +15,16 @@ import time
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from engine.analysis.runs.cost import CostAssumptions
 from engine.core.errors import ScenarioError
 from engine.scenario.spec import Scenario
 from engine.service.compare import Run, Unusable, assumed_of, priced, run_one, run_scenarios, with_world, world_of
 
+if TYPE_CHECKING:
+    from engine.analysis.runs.cost import CostAssumptions
 
 @dataclass(frozen=True)
 class ScenarioTask:

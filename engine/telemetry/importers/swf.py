@@ -110,7 +110,8 @@ class SwfJobs:
             _check(values, lines, header.unix_start_s or 0, errors)
             if errors.total and not errors.tolerant:
                 continue
-            values, lines = kept(errors.valid(lines), values, lines)
+            if errors.total:  # rows with problems set aside (a copy: none when the log has none)
+                values, lines = kept(errors.valid(lines), values, lines)
             if not len(lines):
                 continue
             procs = np.where(values[:, ALLOC] >= 0, values[:, ALLOC], values[:, REQ_PROCS])
