@@ -15,7 +15,9 @@ a dict keyed in region order. With world processes that hold regions (outages) e
 per region and job; the role masks are kept per (home, inference, home down).
 
 An inflexible job whose home is eligible and up stays there without a view when the policy promises as
-much (`keeps_inflexible_home`, engine.core.traits).
+much (`keeps_inflexible_home`, engine.core.traits), and so does any job whose home is eligible, up, open to
+it by its roles and has its GPUs free when the policy promises that (`keeps_home_when_free`: overflow and
+follow-the-sun; most jobs of the sample).
 
 A policy that `relaxes` soft constraints (engine.policies.constraints) decides with its scores the
 constraints each region fails; the router records those of the region it sends the job to, each as a
@@ -39,6 +41,7 @@ import pandas as pd
 from engine.core.reasons import RELAXED
 from engine.core.traits import setting, traits_of
 from engine.core.views import RegionsView, RouteRequest
+from engine.policies.routing import SLACK_GPUS
 from engine.world.facts import RegionFacts
 from engine.world.roles import RoleMasks
 
@@ -70,6 +73,7 @@ class Router:
         # per job: an inflexible job allowed at home, which the policy keeps home while home can hold it
         self.stays = (~np.asarray(run.flexible, bool) & self.allowed[np.arange(len(w)), run.home]).tolist() \
             if stays and len(w) else [False] * len(w)
+        self.home_when_free = not self.relaxes and setting(policy, "routing", "keeps_home_when_free")
         self.relaxed: list[tuple[float, int, int, str, float]] = []  # (time, job, region, constraint, cost)
         roles = facts.world.roles
         self.roles = RoleMasks(roles, self.names) if roles is not None else None
@@ -109,6 +113,9 @@ class Router:
             if may_go is None:
                 may_go = self._may_go[key] = _frozen(self.roles.may_go(*key))
             fits = fits & may_go
+        if self.home_when_free and fits[home] and self.allowed[j, home] \
+                and self.fleets[home].pool_free[pools[home]] / 1000.0 >= run.gpus[j] - SLACK_GPUS:
+            return home, None  # the policy's promise (keeps_home_when_free): no view to build
         price = self._prices.get(shape)
         if price is None:
             price = self._prices[shape] = _frozen(self.price_in[shape] * self._factor)
