@@ -56,7 +56,7 @@ from functools import cached_property
 import numpy as np
 
 from engine.core.reasons import SOFT_CONSTRAINTS
-from engine.core.views import RegionsView, RouteRequest
+from engine.core.views import RegionsView, RouteRequest, assembled
 from engine.policies.registry import register
 from engine.policies.routing import FAMILY
 
@@ -85,8 +85,10 @@ class Routed:
     costs: np.ndarray
 
     def relaxed_at(self, i: int) -> tuple[tuple[str, float], ...]:
-        return tuple((name, cost) for name, fail, cost in zip(self.names, self.fails[i].tolist(),
-                                                              self.costs[i].tolist()) if fail)
+        fails = self.fails[i].tolist()
+        if True not in fails:
+            return ()
+        return tuple((name, cost) for name, fail, cost in zip(self.names, fails, self.costs[i].tolist()) if fail)
 
     @cached_property
     def relaxed(self) -> tuple[tuple[tuple[str, float], ...], ...]:
@@ -177,7 +179,7 @@ class SoftConstraints:
             float(job.gpus), float(job.requested_s), float(job.deadline_s), int(job.data_region),
             float(job.data_gb), job.workload_class in LATENCY_BOUND, float(now_s), columns, weights,
             float(self.reserve_fraction), float(self.carbon_slack_fraction), float(self.cost_slack_fraction))
-        return Routed(scores, chosen, names, fails, costs)
+        return assembled(Routed, (scores, chosen, names, fails, costs))
 
 
 def _floats(values) -> np.ndarray:

@@ -44,7 +44,7 @@ _NEG_INF = float("-inf")
 
 def eligible(regions: RegionsView) -> list[bool]:
     """Per region: residency allows it and its fleet could hold the job."""
-    return [a and f for a, f in zip(regions.allowed.tolist(), regions.fits.tolist())]
+    return np.logical_and(regions.allowed, regions.fits).tolist()
 
 
 def home_only(job: RouteRequest, n: int, home_ok: bool = True) -> np.ndarray:
@@ -67,8 +67,10 @@ def stay_home(job: RouteRequest, regions: RegionsView, ok: list[bool]) -> np.nda
 def dense_rank(keys: list) -> np.ndarray:
     """Dense rank of comparable keys (tuples compare lexicographically; no NaN inside): the lowest
     key gets 0, equal keys share a rank; a None key gets -inf."""
-    ranks = {key: rank for rank, key in enumerate(sorted({k for k in keys if k is not None}))}
-    return np.array([_NEG_INF if k is None else float(ranks[k]) for k in keys], np.float64)
+    present = set(keys)
+    present.discard(None)
+    ranks = dict(zip(sorted(present), map(float, range(len(present)))))
+    return np.array([ranks.get(k, _NEG_INF) for k in keys], np.float64)
 
 
 def _low_first(value: float) -> float:
