@@ -80,7 +80,7 @@ class Router:
         self._names = tuple(self.names)
         self._shapes: dict[int, tuple] = {}  # shape -> _shape_facts
         self._may_go: dict[tuple, np.ndarray] = {}  # (home, inference, home down) -> RoleMasks.may_go
-        self._quarter = -1  # the quarter of the columns below (_at_quarter)
+        self._quarter, self._from_s, self._until_s = -1, math.inf, -math.inf  # the columns' quarter (_at_quarter)
 
     def route(self, j: int, now_s: float) -> int:
         if not self.relaxes:
@@ -99,9 +99,8 @@ class Router:
         home = self.home[j]
         if self.stays[j] and fits[home] and not (run.processes.holds and run.down(names[home])):
             return home, None  # the policy's promise (keeps_inflexible_home): no view to build
-        q = self.facts.quarter(now_s)
-        if q != self._quarter:
-            self._at_quarter(q)
+        if not self._from_s <= now_s < self._until_s:
+            self._at_quarter(now_s)
         may_go, holds = None, run.processes.holds
         if holds:  # a region that is down cannot hold anything now
             down = _down(holds, names)
@@ -146,8 +145,11 @@ class Router:
         facts = self._shapes[shape] = (pools, capacity, _frozen(self.fits_in[shape].copy()))
         return facts
 
-    def _at_quarter(self, q: int) -> None:
-        """The columns of quarter q that every job routed in it sees (prices per shape built on first use)."""
+    def _at_quarter(self, now_s: float) -> None:
+        """The columns of the quarter of `now_s` that every job routed in it sees (prices per shape built on
+        first use)."""
+        q = self.facts.quarter(now_s)
+        self._from_s, self._until_s = self.facts.quarter_span(q)
         self._quarter, self._prices = q, {}
         self._factor = self.facts.price_factor[:, q].copy()
         self._g_co2e = _frozen(self.facts.g_co2e[:, q].copy())
