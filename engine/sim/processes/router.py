@@ -78,6 +78,9 @@ class Router:
         roles = facts.world.roles
         self.roles = RoleMasks(roles, self.names) if roles is not None else None
         self._names = tuple(self.names)
+        # per home region: the view's last fields (round-trip times from it, the SLO, egress prices, edge regions)
+        edge = None if self.roles is None else self.roles.edge
+        self._tails = [(row, facts.latency.slo_ms, facts.egress_usd_per_gb, edge) for row in facts.latency_ms]
         self._shapes: dict[int, tuple] = {}  # shape -> _shape_facts
         self._may_go: dict[tuple, np.ndarray] = {}  # (home, inference, home down) -> RoleMasks.may_go
         self._quarter, self._from_s, self._until_s = -1, math.inf, -math.inf  # the columns' quarter (_at_quarter)
@@ -122,9 +125,7 @@ class Router:
                                                      for f, p in zip(self.fleets, pools)]),
                               capacity, np.fromiter(run.queued_gpus.values(), np.float64, len(names)),
                               self._at_work(j, home),
-                              price, self._g_co2e, self.allowed[j], fits, self.facts.latency_ms[home],
-                              self.facts.latency.slo_ms, self.facts.egress_usd_per_gb,
-                              None if self.roles is None else self.roles.edge)
+                              price, self._g_co2e, self.allowed[j], fits, *self._tails[home])
         job = RouteRequest.of(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j],
                               run.submit[j], self.data_region[j], run.data_gb[j], self.deadline[j])
         routed = self.policy.decide(job, view, now_s) if self.relaxes else None
