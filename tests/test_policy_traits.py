@@ -5,8 +5,8 @@ predictions reads them; an inert policy does nothing (no backfill window, every 
 asked, every job home, no delay, no quota, no eviction). Registration rejects an unknown trait or
 one its family does not have. The settings the simulator reads from some policies of a family
 (an order's half_life_s and recalc_s, a quota's holder, a preemption's time_key, a router's
-keeps_inflexible_home) have the type of their declared stand-in wherever a policy has them, and a
-router that promises to keep inflexible work home does.
+keeps_inflexible_home, keeps_home_when_free) have the type of their declared stand-in wherever a policy has
+them, and a router that promises to keep inflexible work home, or work whose home has its GPUs free, does.
 """
 from __future__ import annotations
 
@@ -223,3 +223,39 @@ def test_overflow_promises_to_keep_inflexible_work_home_only_without_move_inflex
     assert setting(registry.make("routing", "overflow"), "routing", "keeps_inflexible_home") is True
     moving = registry.make("routing", "overflow", move_inflexible=True)
     assert setting(moving, "routing", "keeps_inflexible_home") is False and not _keeps_inflexible_home(moving)
+
+
+def _keeps_home_when_free(policy) -> tuple[bool, int]:
+    """(whether every request whose home is allowed, fits and has its GPUs free is kept home by the router's rule,
+    on random views with and without round-trip times and edge regions; how many such requests were tried)."""
+    tried = 0
+    for n in (1, 4, 9):
+        for seed, near in [(s, near) for s in range(5) for near in (False, True)]:
+            view = _regions(n, seed)
+            if near:
+                view = replace(view, latency_ms=np.zeros(n), edge=np.arange(n) % 2 == 1)
+            for request in _route_requests(n, seed):
+                home = request.home
+                if not (view.allowed[home] and view.fits[home] and view.free_gpus[home] >= request.gpus - 1e-9):
+                    continue
+                tried += 1
+                scores = np.where(view.fits, policy.scores(request, view, request.submit_s), -np.inf)
+                if np.isfinite(scores.max()) and scores[home] != scores.max():
+                    return False, tried
+    return True, tried
+
+
+@pytest.mark.parametrize("key,params", ROUTERS)
+def test_a_router_promising_to_keep_work_home_while_home_is_free_keeps_it_home(key, params):
+    policy = registry.make("routing", key, **params)
+    if setting(policy, "routing", "keeps_home_when_free"):
+        held, tried = _keeps_home_when_free(policy)
+        assert held and tried > 500
+
+
+def test_the_home_when_free_check_catches_a_router_that_moves_work_from_a_free_home():
+    assert setting(registry.make("routing", "lowest-carbon"), "routing", "keeps_home_when_free") is False
+    assert _keeps_home_when_free(registry.make("routing", "lowest-carbon"))[0] is False
+    assert {key for key, params in ROUTERS
+            if setting(registry.make("routing", key, **params), "routing", "keeps_home_when_free")} == {
+        "follow-the-sun", "overflow"}

@@ -224,3 +224,14 @@ def test_an_off_peak_window_discounts_on_demand_hours_in_it_and_the_routers_pric
     assert np.allclose(facts.price_factor[0, [0, 21 * 4, 22 * 4, 23 * 4 + 3]], [0.5, 1.0, 0.5, 0.5])
     with pytest.raises(ScenarioError, match="needs off_peak_start_hour, off_peak_end_hour and off_peak_discount"):
         Scenario.from_dict({"region": [{"region": "r", "off_peak_discount": 0.5}]})
+
+
+def test_a_quarters_span_is_the_seconds_whose_quarter_it_is():
+    facts = RegionFacts(WORLD, ["ap", "eu"], T0, 86_400.0)
+    last = facts.at_work.shape[1] - 1
+    for q in (0, 1, 37, last - 1):
+        start, end = facts.quarter_span(q)
+        assert (start, end) == (q * 900.0, (q + 1) * 900.0)
+        assert facts.quarter(start) == facts.quarter(np.nextafter(end, 0.0)) == q and facts.quarter(end) == q + 1
+    assert facts.quarter_span(last) == (last * 900.0, np.inf)
+    assert facts.quarter(1e12) == last

@@ -27,7 +27,9 @@ recomputed; 0: at every pass), a quota's holder `by` ("team" or "queue"), a pree
 `choose_running` (a method: its choice from the run's per-job figures; None: from a view), and a
 routing policy's `keeps_inflexible_home`: True promises that an inflexible job (`flexible` False) whose
 home is eligible (allowed and fits) scores so that the router keeps it home, so the router keeps it home
-without building a view (checked by tests/test_policy_traits.py; False: the router always asks).
+without building a view; `keeps_home_when_free` promises as much for any job whose home is eligible and
+has the job's GPUs free (`free_gpus` at least its GPUs less engine.policies.routing.SLACK_GPUS) (both checked
+by tests/test_policy_traits.py; False: the router always asks).
 """
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ FAMILY_SETTINGS: dict[str, dict[str, object]] = {
     "order": {"half_life_s": DEFAULT_HALF_LIFE_S, "recalc_s": 0.0},
     "quota": {"by": "team"},
     "preemption": {"time_key": None, "choose_running": None},
-    "routing": {"keeps_inflexible_home": False},
+    "routing": {"keeps_inflexible_home": False, "keeps_home_when_free": False},
 }
 
 NAMES = frozenset(f.name for f in fields(Traits))

@@ -249,7 +249,8 @@ def assembled(cls, values: tuple):
     """An instance of the frozen dataclass `cls` holding `values`, one per field in field order, set
     straight into its __dict__: half the cost of the generated __init__, which sets each field through
     object.__setattr__ (the router builds two per routed job, ~90,000 on the sample; the holder two
-    per flexible job; the cluster step two per start: engine.core.cluster_view)."""
+    per flexible job; the cluster step two per start: engine.core.cluster_view; soft-constraints routing
+    one Routed per routed job)."""
     names = _FIELDS.get(cls)
     if names is None:
         names = _FIELDS[cls] = tuple(f.name for f in fields(cls))

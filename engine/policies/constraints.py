@@ -56,7 +56,7 @@ from functools import cached_property
 import numpy as np
 
 from engine.core.reasons import SOFT_CONSTRAINTS
-from engine.core.views import RegionsView, RouteRequest
+from engine.core.views import RegionsView, RouteRequest, assembled
 from engine.policies.registry import register
 from engine.policies.routing import FAMILY
 
@@ -85,8 +85,10 @@ class Routed:
     costs: np.ndarray
 
     def relaxed_at(self, i: int) -> tuple[tuple[str, float], ...]:
-        return tuple((name, cost) for name, fail, cost in zip(self.names, self.fails[i].tolist(),
-                                                              self.costs[i].tolist()) if fail)
+        fails = self.fails[i].tolist()
+        if True not in fails:
+            return ()
+        return tuple((name, cost) for name, fail, cost in zip(self.names, fails, self.costs[i].tolist()) if fail)
 
     @cached_property
     def relaxed(self) -> tuple[tuple[tuple[str, float], ...], ...]:
@@ -161,24 +163,19 @@ class SoftConstraints:
                 np.array([w for _, w in self.active], np.float64))
 
     def decide(self, job: RouteRequest, regions: RegionsView, now_s: float) -> Routed:
-        n = len(regions)
         names, columns, weights = self._columns
         global kernels
         if kernels is None:
             from engine.policies import constraints_kernels as kernels
-        latency = regions.latency_ms
-        egress = regions.egress_usd_per_gb
+        asarray, f64 = np.asarray, np.float64
+        latency, egress = regions.latency_ms, regions.egress_usd_per_gb
         chosen, scores, fails, costs = kernels.decide(
-            np.asarray(regions.allowed, bool), np.asarray(regions.fits, bool), _floats(regions.free_gpus),
-            _floats(regions.capacity_gpus), _floats(regions.queued_gpus),
-            _floats(latency) if latency is not None else np.zeros(n), float(regions.slo_ms),
-            _floats(regions.g_co2e_per_kwh), _floats(regions.usd_per_gpu_hour),
-            _floats(egress) if egress is not None else np.zeros(n), egress is not None, int(job.home),
-            float(job.gpus), float(job.requested_s), float(job.deadline_s), int(job.data_region),
+            asarray(regions.allowed, bool), asarray(regions.fits, bool), asarray(regions.free_gpus, f64),
+            asarray(regions.capacity_gpus, f64), asarray(regions.queued_gpus, f64),
+            asarray(latency, f64) if latency is not None else np.zeros(len(regions)), float(regions.slo_ms),
+            asarray(regions.g_co2e_per_kwh, f64), asarray(regions.usd_per_gpu_hour, f64),
+            asarray(egress, f64) if egress is not None else np.zeros(len(regions)), egress is not None,
+            int(job.home), float(job.gpus), float(job.requested_s), float(job.deadline_s), int(job.data_region),
             float(job.data_gb), job.workload_class in LATENCY_BOUND, float(now_s), columns, weights,
             float(self.reserve_fraction), float(self.carbon_slack_fraction), float(self.cost_slack_fraction))
-        return Routed(scores, chosen, names, fails, costs)
-
-
-def _floats(values) -> np.ndarray:
-    return np.asarray(values, np.float64)
+        return assembled(Routed, (scores, chosen, names, fails, costs))

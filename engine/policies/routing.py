@@ -17,7 +17,9 @@ it home when every score is -inf. Terms used in the docstrings:
 A policy that keeps every job home whatever the view registers with the trait `inert=True`
 (engine.core.traits; the simulator then skips routing). One whose inflexible jobs stay home whenever
 home is eligible says so with `keeps_inflexible_home` True (a setting, engine.core.traits: the router
-then keeps such a job home without asking); overflow says it unless `move_inflexible` is set.
+then keeps such a job home without asking); overflow says it unless `move_inflexible` is set. One that
+keeps any job home while home is eligible and free for it says `keeps_home_when_free` (overflow and
+follow-the-sun).
 Rule-based policies return dense ranks (0, 1, 2, ... over the eligible regions, equal for equal
 keys) so that ties stay ties for the
 simulator's tie-break; `weighted` returns its weighted sum. Regions are few (a handful), so the
@@ -36,13 +38,13 @@ from engine.core.views import RegionsView, RouteRequest
 from engine.policies.registry import register
 
 FAMILY = "routing"
-_SLACK = 1e-9   # GPUs: free_gpus counts as enough when it is at most this short of the request
+SLACK_GPUS = 1e-9   # GPUs: free_gpus counts as enough when it is at most this short of the request
 _NEG_INF = float("-inf")
 
 
 def eligible(regions: RegionsView) -> list[bool]:
     """Per region: residency allows it and its fleet could hold the job."""
-    return [a and f for a, f in zip(regions.allowed.tolist(), regions.fits.tolist())]
+    return np.logical_and(regions.allowed, regions.fits).tolist()
 
 
 def home_only(job: RouteRequest, n: int, home_ok: bool = True) -> np.ndarray:
@@ -65,8 +67,10 @@ def stay_home(job: RouteRequest, regions: RegionsView, ok: list[bool]) -> np.nda
 def dense_rank(keys: list) -> np.ndarray:
     """Dense rank of comparable keys (tuples compare lexicographically; no NaN inside): the lowest
     key gets 0, equal keys share a rank; a None key gets -inf."""
-    ranks = {key: rank for rank, key in enumerate(sorted({k for k in keys if k is not None}))}
-    return np.array([_NEG_INF if k is None else float(ranks[k]) for k in keys], np.float64)
+    present = set(keys)
+    present.discard(None)
+    ranks = dict(zip(sorted(present), map(float, range(len(present)))))
+    return np.array([ranks.get(k, _NEG_INF) for k in keys], np.float64)
 
 
 def _low_first(value: float) -> float:
@@ -101,6 +105,7 @@ class FollowTheSun:
     `min_free_fraction`; else home (fallback if home is not eligible). Inflexible jobs: home."""
 
     keeps_inflexible_home: ClassVar[bool] = True
+    keeps_home_when_free: ClassVar[bool] = True
 
     min_free_fraction: float = field(default=0.0, metadata={
         "help": "lend only from regions with at least this share of their GPUs free, 0-1"})
@@ -112,7 +117,7 @@ class FollowTheSun:
         ok = eligible(regions)
         if not job.flexible:
             return stay_home(job, regions, ok)
-        need, keys = job.gpus - _SLACK, []
+        need, keys = job.gpus - SLACK_GPUS, []
         for i, (fine, free, capacity, queued, at_work) in enumerate(zip(
                 ok, regions.free_gpus.tolist(), regions.capacity_gpus.tolist(), regions.queued_gpus.tolist(),
                 regions.at_work.tolist())):
@@ -160,7 +165,7 @@ def _cheapest_by(job: RouteRequest, regions: RegionsView, cost: list[float]) -> 
     ok = eligible(regions)
     if not job.flexible:
         return stay_home(job, regions, ok)
-    need, keys = job.gpus - _SLACK, []
+    need, keys = job.gpus - SLACK_GPUS, []
     for i, (fine, free, queued, value) in enumerate(zip(
             ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist(), cost)):
         if not fine:
@@ -207,7 +212,7 @@ class DataLocal:
         ok = eligible(regions)
         if not job.flexible:
             return stay_home(job, regions, ok)
-        need, keys = job.gpus - _SLACK, []
+        need, keys = job.gpus - SLACK_GPUS, []
         waits_at = job.data_region if 0 <= job.data_region < len(ok) and ok[job.data_region] else job.home
         for i, (fine, free, queued, usd) in enumerate(zip(ok, regions.free_gpus.tolist(),
                                                           regions.queued_gpus.tolist(), move_usd(job, regions))):
@@ -229,6 +234,8 @@ class Overflow:
 
     move_inflexible: bool = field(default=False, metadata={
         "help": "let inference and development jobs overflow as well"})
+
+    keeps_home_when_free: ClassVar[bool] = True
 
     @property
     def keeps_inflexible_home(self) -> bool:
@@ -259,7 +266,7 @@ class LatencyAware:
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
         ok = eligible(regions)
-        need, free = job.gpus - _SLACK, regions.free_gpus.tolist()
+        need, free = job.gpus - SLACK_GPUS, regions.free_gpus.tolist()
         if job.workload_class == "inference":
             latency = (regions.latency_ms.tolist() if regions.latency_ms is not None
                        else [0.0 if i == job.home else math.inf for i in range(len(ok))])
@@ -280,7 +287,7 @@ class LatencyAware:
 def _overflow(job: RouteRequest, regions: RegionsView, ok: list[bool]) -> np.ndarray:
     """Home while eligible and free for the job; else the eligible region with the most free GPUs,
     then the fewest queued (home included: it wins when it still has the most)."""
-    need = job.gpus - _SLACK
+    need = job.gpus - SLACK_GPUS
     return dense_rank([(i == job.home and free >= need, free, -queued) if fine else None
                        for i, (fine, free, queued) in enumerate(zip(
                            ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist()))])
@@ -331,7 +338,7 @@ class Weighted:
             return stay_home(job, regions, ok)
         prices, carbon = priced(job, regions), regions.g_co2e_per_kwh.tolist()
         top_price, top_carbon = _top(prices, ok), _top(carbon, ok)
-        need, scores = job.gpus - _SLACK, []
+        need, scores = job.gpus - SLACK_GPUS, []
         moves = move_usd(job, regions)
         top_move = _top(moves, ok)
         for i, (fine, free, capacity, queued, at_work, price, intensity, usd) in enumerate(zip(

@@ -21,6 +21,7 @@ A region missing from the regions table runs on UTC with no holidays.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -164,6 +165,10 @@ class RegionFacts:
 
     def quarter(self, now_s: float) -> int:
         return min(int(now_s // QUARTER_S), self.at_work.shape[1] - 1)
+
+    def quarter_span(self, q: int) -> tuple[float, float]:
+        """The seconds [from, until) whose `quarter` is q (the last column's runs on to +inf)."""
+        return q * QUARTER_S, (q + 1) * QUARTER_S if q < self.at_work.shape[1] - 1 else math.inf
 
     def usd_per_gpu_hour(self, region: str, gpu_type: str | None) -> float:
         return region_on_demand_price(self._prices, region, gpu_type)

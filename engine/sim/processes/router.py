@@ -15,7 +15,9 @@ a dict keyed in region order. With world processes that hold regions (outages) e
 per region and job; the role masks are kept per (home, inference, home down).
 
 An inflexible job whose home is eligible and up stays there without a view when the policy promises as
-much (`keeps_inflexible_home`, engine.core.traits).
+much (`keeps_inflexible_home`, engine.core.traits), and so does any job whose home is eligible, up, open to
+it by its roles and has its GPUs free when the policy promises that (`keeps_home_when_free`: overflow and
+follow-the-sun; most jobs of the sample).
 
 A policy that `relaxes` soft constraints (engine.policies.constraints) decides with its scores the
 constraints each region fails; the router records those of the region it sends the job to, each as a
@@ -39,6 +41,7 @@ import pandas as pd
 from engine.core.reasons import RELAXED
 from engine.core.traits import setting, traits_of
 from engine.core.views import RegionsView, RouteRequest
+from engine.policies.routing import SLACK_GPUS
 from engine.world.facts import RegionFacts
 from engine.world.roles import RoleMasks
 
@@ -70,13 +73,17 @@ class Router:
         # per job: an inflexible job allowed at home, which the policy keeps home while home can hold it
         self.stays = (~np.asarray(run.flexible, bool) & self.allowed[np.arange(len(w)), run.home]).tolist() \
             if stays and len(w) else [False] * len(w)
+        self.home_when_free = not self.relaxes and setting(policy, "routing", "keeps_home_when_free")
         self.relaxed: list[tuple[float, int, int, str, float]] = []  # (time, job, region, constraint, cost)
         roles = facts.world.roles
         self.roles = RoleMasks(roles, self.names) if roles is not None else None
         self._names = tuple(self.names)
+        # per home region: the view's last fields (round-trip times from it, the SLO, egress prices, edge regions)
+        edge = None if self.roles is None else self.roles.edge
+        self._tails = [(row, facts.latency.slo_ms, facts.egress_usd_per_gb, edge) for row in facts.latency_ms]
         self._shapes: dict[int, tuple] = {}  # shape -> _shape_facts
         self._may_go: dict[tuple, np.ndarray] = {}  # (home, inference, home down) -> RoleMasks.may_go
-        self._quarter = -1  # the quarter of the columns below (_at_quarter)
+        self._quarter, self._from_s, self._until_s = -1, math.inf, -math.inf  # the columns' quarter (_at_quarter)
 
     def route(self, j: int, now_s: float) -> int:
         if not self.relaxes:
@@ -95,9 +102,8 @@ class Router:
         home = self.home[j]
         if self.stays[j] and fits[home] and not (run.processes.holds and run.down(names[home])):
             return home, None  # the policy's promise (keeps_inflexible_home): no view to build
-        q = self.facts.quarter(now_s)
-        if q != self._quarter:
-            self._at_quarter(q)
+        if not self._from_s <= now_s < self._until_s:
+            self._at_quarter(now_s)
         may_go, holds = None, run.processes.holds
         if holds:  # a region that is down cannot hold anything now
             down = _down(holds, names)
@@ -109,6 +115,9 @@ class Router:
             if may_go is None:
                 may_go = self._may_go[key] = _frozen(self.roles.may_go(*key))
             fits = fits & may_go
+        if self.home_when_free and fits[home] and self.allowed[j, home] \
+                and self.fleets[home].pool_free[pools[home]] / 1000.0 >= run.gpus[j] - SLACK_GPUS:
+            return home, None  # the policy's promise (keeps_home_when_free): no view to build
         price = self._prices.get(shape)
         if price is None:
             price = self._prices[shape] = _frozen(self.price_in[shape] * self._factor)
@@ -116,9 +125,7 @@ class Router:
                                                      for f, p in zip(self.fleets, pools)]),
                               capacity, np.fromiter(run.queued_gpus.values(), np.float64, len(names)),
                               self._at_work(j, home),
-                              price, self._g_co2e, self.allowed[j], fits, self.facts.latency_ms[home],
-                              self.facts.latency.slo_ms, self.facts.egress_usd_per_gb,
-                              None if self.roles is None else self.roles.edge)
+                              price, self._g_co2e, self.allowed[j], fits, *self._tails[home])
         job = RouteRequest.of(j, home, run.gpus[j], self.classes[j], self.flexible[j], run.requested[j],
                               run.submit[j], self.data_region[j], run.data_gb[j], self.deadline[j])
         routed = self.policy.decide(job, view, now_s) if self.relaxes else None
@@ -139,8 +146,11 @@ class Router:
         facts = self._shapes[shape] = (pools, capacity, _frozen(self.fits_in[shape].copy()))
         return facts
 
-    def _at_quarter(self, q: int) -> None:
-        """The columns of quarter q that every job routed in it sees (prices per shape built on first use)."""
+    def _at_quarter(self, now_s: float) -> None:
+        """The columns of the quarter of `now_s` that every job routed in it sees (prices per shape built on
+        first use)."""
+        q = self.facts.quarter(now_s)
+        self._from_s, self._until_s = self.facts.quarter_span(q)
         self._quarter, self._prices = q, {}
         self._factor = self.facts.price_factor[:, q].copy()
         self._g_co2e = _frozen(self.facts.g_co2e[:, q].copy())
