@@ -53,6 +53,18 @@ EARLIEST = 64  # running jobs EASY first sorts by end when there are more (all o
 kernels = None
 
 
+def everyone(n: int) -> np.ndarray:
+    """At least `n` True values: the walk's mask when every candidate reserves (conservative;
+    engine.policies.profile_kernels.scan reads it, never writes it), one array shared by all passes."""
+    global _everyone
+    if len(_everyone) < n:
+        _everyone = np.ones(max(n, 2 * len(_everyone)), bool)
+    return _everyone
+
+
+_everyone = np.ones(0, bool)
+
+
 def compiled(name: str):
     """engine.policies.<name>, a module of numba kernels (a backfill variant's), imported on first use
     like `easy_kernels`: runs without that variant need not load it."""
@@ -106,8 +118,6 @@ class ProfileWindow:
     by_pool: ClassVar[bool] = False
     profile: Profile
     limit: int = 0  # candidates the pass may consider (0: all): the policy's max_job_test
-    # every candidate reserves: the walk's mask (engine.policies.profile_kernels.scan), scratch not compared
-    everyone: np.ndarray = field(default_factory=lambda: np.ones(0, bool), compare=False, repr=False)
 
     def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, pools=None) -> np.ndarray:
         """Candidates whose units stay free over [now_s, now_s + requested_s) around every reservation."""
@@ -125,9 +135,7 @@ class ProfileWindow:
 
     def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
              start: int, stop: int) -> int:
-        if len(self.everyone) < len(fits):
-            self.everyone = np.ones(len(fits), bool)
-        return self.profile.scan(now_s, requested_s, units, fits, refused, self.everyone, start, stop)
+        return self.profile.scan(now_s, requested_s, units, fits, refused, everyone(len(fits)), start, stop)
 
 
 @register(FAMILY, "none", inert=True)

@@ -39,10 +39,6 @@ class HeadScope:
     ends: np.ndarray
     units: np.ndarray
 
-    def reaches(self, run, fleet, jobs: np.ndarray) -> np.ndarray:
-        """Which of `jobs` could start in the reserved cluster now (the module docstring)."""
-        return run.clusters.reaches(jobs, fleet, self.cluster, run.units[jobs] <= self.free)
-
 
 def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadScope | None:
     """The head's cluster and what its window is computed over (the module docstring), or None for
@@ -53,8 +49,7 @@ def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadS
     if not held:
         return None
     ends, units, clusters = fleet.running_by_cluster(pool, now, corrector)
-    best, free = cluster_step.kernels().earliest_cluster(float(run.units[head]), fleet.cluster_codes,
-                                                         fleet.state.gpu_free_total, in_pool, holds, ends, units,
-                                                         clusters, float(now), EARLIEST)
-    mine = clusters == best
-    return assembled(HeadScope, (int(best), float(free), ends[mine], units[mine]))
+    best, free, ends, units = cluster_step.kernels().earliest_cluster(
+        float(run.units[head]), fleet.cluster_codes, fleet.state.gpu_free_total, in_pool, holds, ends, units, clusters,
+        float(now), EARLIEST)
+    return assembled(HeadScope, (best, free, ends, units))

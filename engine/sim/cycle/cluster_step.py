@@ -28,8 +28,8 @@ class ClusterStep:
         # (region fleet, shape key) -> (holds, capacity_gpus, pool mask, holds as a list, whether any cluster holds it)
         self._static: dict[tuple, tuple] = {}
         # each job's shape key as an index (its GPUs, CPU, memory, pool, spot rule and nodes; built on first
-        # use, kept current by `reshape`), the keys' indices, and per region fleet the scope tables `reaches`
-        # reads: (which keys are filled, holds per key and cluster, whether no cluster holds the key)
+        # use, kept current by `reshape`), the keys' indices, and per region fleet the scope tables
+        # `scoped_units` reads: (which keys are filled, holds per key and cluster, whether no cluster holds the key)
         self._kind: np.ndarray | None = None
         self._kinds: dict[tuple, int] = {}
         self._scope: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -103,23 +103,29 @@ class ClusterStep:
         static = self._of(j, fleet)
         return static[0], static[2], static[4]
 
-    def reaches(self, jobs: np.ndarray, fleet, cluster: int, room: np.ndarray) -> np.ndarray:
-        """Per job of `jobs`: cluster `cluster` of `fleet` could hold it (`holds`) and it has `room` there,
-        or no cluster could (it spans clusters). Gathers from per-key tables (a backfill pass asks about
-        every candidate); a key seen first in `fleet` is filled from `holds`."""
-        kind = self._kinds_of()[jobs]
-        filled, holds, spans = self._table(fleet)
-        missing = ~filled[kind]
-        if missing.any():
-            for j in dict(zip(kind[missing].tolist(), jobs[missing].tolist())).values():
+    def scoped_units(self, jobs: np.ndarray, units: np.ndarray, pools: np.ndarray, head_pool: int, fleet,
+                     cluster: int, free: float) -> np.ndarray:
+        """The units of `jobs` in the head's pool `head_pool` (engine.policies.easy_kernels.head_pool_units),
+        0 for a job that could not start in cluster `cluster` of `fleet` now: one counts when that cluster
+        could hold it (`holds`) and it has at most `free` units, or when no cluster could (it spans
+        clusters). One compiled pass over per-key tables (a backfill pass asks about every candidate); a
+        key seen first in `fleet` is filled from `holds`, and the pass made again."""
+        kind = self._kinds_of()
+        while True:
+            filled, holds, spans = self._table(fleet)
+            out, k = kernels().scoped_units(jobs, units, pools, head_pool, kind, filled, holds, spans, cluster,
+                                            float(free))
+            if k < 0:
+                return out
+            missing = jobs[k:][~filled[kind[jobs[k:]]]]
+            for j in dict(zip(kind[missing].tolist(), missing.tolist())).values():
                 static = self._of(j, fleet)
-                k = self._kind[j]
-                filled[k], holds[k], spans[k] = True, static[0], not static[4]
-        return (holds[kind, cluster] & room) | spans[kind]
+                key = self._kind[j]
+                filled[key], holds[key], spans[key] = True, static[0], not static[4]
 
     def reshape(self, j: int) -> None:
         """Job j's GPUs, CPU, memory, pool, spot rule or nodes changed (an OOM restart, a move, elastic
-        degradation, spot fallback): `reaches` looks it up by its new key from now on."""
+        degradation, spot fallback): `scoped_units` looks it up by its new key from now on."""
         if self._kind is not None:
             self._kind[j] = self._index(self._key(j))
 
