@@ -32,15 +32,23 @@ def test_protected_jobs_are_those_whose_expansion_factor_reached_the_threshold(j
         assert expansion(w, r) == _expansion(w, r)
 
 
-def _walk(profile: Profile, now: float, req, units, fits, refused, protect, start: int, stop: int) -> int:
+def _walk(profile: Profile, now: float, req, units, fits, refused, protect, start: int, stop: int,
+          reserve_none: bool = False) -> int:
+    """The walk written plainly; a candidate with no units reserves nothing unless `reserve_none`."""
     for k in range(start, stop):
         if fits[k]:
             if units[k] <= profile.lowest_one(now, req[k]):
                 return k
             refused[k] = True
-        if protect[k]:
+        if protect[k] and (units[k] or reserve_none):
             profile.reserve_earliest(units[k], req[k])
     return stop
+
+
+def _steps(profile: Profile) -> list[tuple[float, float]]:
+    """The profile as a step function: a step of the same units as the one before it is no step."""
+    times, free = profile.times.tolist(), profile.free.tolist()
+    return [(t, f) for k, (t, f) in enumerate(zip(times, free)) if k == 0 or f != free[k - 1]]
 
 
 CANDIDATES = st.lists(st.tuples(SECONDS, st.integers(0, 6), st.booleans(), st.booleans()), max_size=12)
@@ -63,6 +71,10 @@ def test_the_reservation_walk_stops_at_the_first_allowed_and_reserves_for_the_pr
     assert at == _walk(plain, 0.0, req, units, fits, expected, protect, start, len(drawn))
     assert compiled == plain
     assert marked.tolist() == expected.tolist()
+    # reservations of no units only split steps: the walk that makes them answers the same, same steps
+    splitting = Profile.expected(0.0, float(free), ends, held)
+    assert at == _walk(splitting, 0.0, req, units, fits, np.zeros(len(drawn), bool), protect, start, len(drawn), True)
+    assert _steps(splitting) == _steps(plain)
 
 
 def _grid_knapsack(units, long, free: float, extra: float) -> list[int]:

@@ -139,7 +139,10 @@ def scan(t, f, n, now, req, units, fits, refused, protect, start, stop):
     A reservation only lowers the profile, so a candidate needing at least the units and the time
     of the last one that reserved cannot start before it: its search starts at that one's start
     (a step, made by the reservation), not at now. The answer is the same: any earlier start it
-    could take would also have been open to the last one, earlier than its earliest."""
+    could take would also have been open to the last one, earlier than its earliest. A candidate
+    with no units here (another pool's) reserves nothing: its reservation would change no step's
+    units, only split steps in two of the same units, which no search or test tells apart; skipping
+    it keeps the last reservation's start, which still bounds the next search."""
     last_need, last_length, last_at = math.inf, math.inf, 0.0
     for k in range(start, stop):
         length = max(req[k], 0.0)
@@ -147,7 +150,7 @@ def scan(t, f, n, now, req, units, fits, refused, protect, start, stop):
             if units[k] <= lowest(t, f, n, now, length):
                 return n, k
             refused[k] = True
-        if protect[k]:
+        if protect[k] and units[k] != 0:
             need = units[k]
             if need < last_need or length < last_length:
                 at = earliest(t, f, n, need, length)

@@ -44,9 +44,11 @@ def by_cluster(codes, k, marked, width, free_milli, in_pool):
 @njit(cache=True)
 def fit_by_cluster(block, allowed, figures, codes, k, free_milli, in_pool):
     """`by_cluster` over the nodes the fit rule passes (the first three arguments:
-    engine.core.fleet_view.fit_args; one node is enough), the rule applied in the same call."""
+    engine.core.fleet_view.fit_args; one node is enough), the rule applied in the same call, and the
+    racks a one-node job spans per cluster (1 where it fits, else 0; int64)."""
     ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
-    return by_cluster(codes, k, ok, 1, free_milli, in_pool)
+    fit, free = by_cluster(codes, k, ok, 1, free_milli, in_pool)
+    return fit, free, fit.astype(np.int64)
 
 
 @njit(cache=True)
