@@ -32,14 +32,16 @@ def test_protected_jobs_are_those_whose_expansion_factor_reached_the_threshold(j
         assert expansion(w, r) == _expansion(w, r)
 
 
-def _walk(profile: Profile, now: float, req, units, fits, refused, protect, start: int, stop: int,
+def _walk(profile: Profile, now: float, req, units, fits, refused, protect, passed, start: int, stop: int,
           reserve_none: bool = False) -> int:
     """The walk written plainly; a candidate with no units reserves nothing unless `reserve_none`."""
     for k in range(start, stop):
         if fits[k]:
             if units[k] <= profile.lowest_one(now, req[k]):
-                return k
-            refused[k] = True
+                if not passed[k]:
+                    return k
+            else:
+                refused[k] = True
         if protect[k] and (units[k] or reserve_none):
             profile.reserve_earliest(units[k], req[k])
     return stop
@@ -51,29 +53,32 @@ def _steps(profile: Profile) -> list[tuple[float, float]]:
     return [(t, f) for k, (t, f) in enumerate(zip(times, free)) if k == 0 or f != free[k - 1]]
 
 
-CANDIDATES = st.lists(st.tuples(SECONDS, st.integers(0, 6), st.booleans(), st.booleans()), max_size=12)
+CANDIDATES = st.lists(st.tuples(SECONDS, st.integers(0, 6), st.booleans(), st.booleans(), st.booleans()), max_size=12)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([10.0, 50.0, 100.0, 400.0]), st.integers(1, 3)), max_size=5),
        st.integers(0, 4), CANDIDATES, st.integers(0, 3))
-def test_the_reservation_walk_stops_at_the_first_allowed_and_reserves_for_the_protected(running, free, drawn, start):
+def test_the_reservation_walk_stops_at_the_first_allowed_not_passed_and_reserves_for_the_protected(
+        running, free, drawn, start):
     ends = np.array([e for e, _ in running], np.float64)
     held = np.array([u for _, u in running], np.float64)
-    req = np.array([r for r, _, _, _ in drawn], np.float64)
-    units = np.array([u for _, u, _, _ in drawn], np.float64)
-    fits = np.array([f for _, _, f, _ in drawn], bool)
-    protect = np.array([p for _, _, _, p in drawn], bool)
+    req = np.array([r for r, _, _, _, _ in drawn], np.float64)
+    units = np.array([u for _, u, _, _, _ in drawn], np.float64)
+    fits = np.array([f for _, _, f, _, _ in drawn], bool)
+    protect = np.array([p for _, _, _, p, _ in drawn], bool)
+    passed = np.array([s for _, _, _, _, s in drawn], bool)
     start = min(start, len(drawn))
     compiled, plain = Profile.expected(0.0, float(free), ends, held), Profile.expected(0.0, float(free), ends, held)
     marked, expected = np.zeros(len(drawn), bool), np.zeros(len(drawn), bool)
-    at = compiled.scan(0.0, req, units, fits, marked, protect, start, len(drawn))
-    assert at == _walk(plain, 0.0, req, units, fits, expected, protect, start, len(drawn))
+    at = compiled.scan(0.0, req, units, fits, marked, protect, passed, start, len(drawn))
+    assert at == _walk(plain, 0.0, req, units, fits, expected, protect, passed, start, len(drawn))
     assert compiled == plain
     assert marked.tolist() == expected.tolist()
     # reservations of no units only split steps: the walk that makes them answers the same, same steps
     splitting = Profile.expected(0.0, float(free), ends, held)
-    assert at == _walk(splitting, 0.0, req, units, fits, np.zeros(len(drawn), bool), protect, start, len(drawn), True)
+    assert at == _walk(splitting, 0.0, req, units, fits, np.zeros(len(drawn), bool), protect, passed, start,
+                       len(drawn), True)
     assert _steps(splitting) == _steps(plain)
 
 

@@ -15,9 +15,10 @@ and the window `allows` it. Every window class has:
   candidates at once; True when the loop must visit the candidates one by one in queue order,
   asking `allows` for that one candidate then calling `after_start` or `after_skip`. A sequential
   window walked one candidate at a time (not `by_pool`) also has `scan(now_s, requested_s, units,
-  fits, refused, start, stop) -> int`: that walk from candidate `start` up to the first whose units
-  are free now (`fits`) and that it allows, skipping the others (marking in `refused` those it
-  refused), in one call (the simulator then tries to place that one).
+  fits, refused, start, stop, passed=None) -> int`: that walk from candidate `start` up to the first
+  whose units are free now (`fits`) and that it allows, skipping the others (marking in `refused` those
+  it refused), in one call (the simulator then tries to place that one); a candidate `passed` (bool
+  per candidate: its shape found no room this pass) that it allows is skipped as `after_skip` would.
 A window may also have `plan(now_s, waiting) -> (window, order)`: shown the waiting jobs first, it
 returns the window to use and the candidates to try, in its order (engine.policies.backfill_order;
 EASY-SJBF, selective, list scheduling and lookahead, in the backfill_*.py modules).
@@ -53,16 +54,17 @@ EARLIEST = 64  # running jobs EASY first sorts by end when there are more (all o
 kernels = None
 
 
-def everyone(n: int) -> np.ndarray:
-    """At least `n` True values: the walk's mask when every candidate reserves (conservative;
-    engine.policies.profile_kernels.scan reads it, never writes it), one array shared by all passes."""
-    global _everyone
-    if len(_everyone) < n:
-        _everyone = np.ones(max(n, 2 * len(_everyone)), bool)
-    return _everyone
+def flags(n: int, value: bool) -> np.ndarray:
+    """At least `n` flags all `value`, one array per value shared by every pass, never written: the walk's
+    masks (engine.policies.profile_kernels.scan) when every candidate reserves (conservative) or none is
+    passed over."""
+    shared = _flags[value]
+    if len(shared) < n:
+        shared = _flags[value] = np.full(max(n, 2 * len(shared)), value)
+    return shared
 
 
-_everyone = np.ones(0, bool)
+_flags = {True: np.ones(0, bool), False: np.zeros(0, bool)}
 
 
 def compiled(name: str):
@@ -134,8 +136,9 @@ class ProfileWindow:
         return self
 
     def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
-             start: int, stop: int) -> int:
-        return self.profile.scan(now_s, requested_s, units, fits, refused, everyone(len(fits)), start, stop)
+             start: int, stop: int, passed: np.ndarray | None = None) -> int:
+        return self.profile.scan(now_s, requested_s, units, fits, refused, flags(len(fits), True),
+                                 flags(len(fits), False) if passed is None else passed, start, stop)
 
 
 @register(FAMILY, "none", inert=True)

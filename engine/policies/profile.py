@@ -76,13 +76,14 @@ class Profile:
         self.n = kernels.reserve_earliest(self._t, self._f, self.n, float(need), max(float(length_s), 0.0))
 
     def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
-             protect: np.ndarray, start: int, stop: int) -> int:
+             protect: np.ndarray, passed: np.ndarray, start: int, stop: int) -> int:
         """The walk of a backfilling pass with reservations over candidates start..stop-1
         (engine.policies.profile_kernels.scan): the protected candidates passed over reserve at their
-        earliest; the index of the first whose units are free now and that the profile allows (stop: none)."""
+        earliest; the index of the first not `passed` whose units are free now and that the profile
+        allows (stop: none)."""
         self._room(2 * max(stop - start, 0))
         self.n, k = kernels.scan(self._t, self._f, self.n, float(now_s), requested_s, units, fits, refused, protect,
-                                 start, stop)
+                                 passed, start, stop)
         return int(k)
 
     def lowest_one(self, now_s: float, length_s: float) -> float:

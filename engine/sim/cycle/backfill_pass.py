@@ -13,7 +13,8 @@ Shortcuts that keep a pass over thousands of waiting jobs cheap, and change no d
   into refused and waiting, listing only those whose reason changes. A start only shrinks the window
   and the free units, so the walk never looks back.
 - A candidate whose placement fails marks its shape dead for the rest of the pass: starts only
-  take resources, so the same shape cannot fit later in the pass.
+  take resources, so the same shape cannot fit later in the pass (a sequential window's walk passes
+  over the later candidates of that shape itself).
 - Sequential windows (conservative) visit the candidates one by one, calling `after_start` or
   `after_skip`, and stop once no later candidate's units are free (reservations made after that
   could only constrain candidates that cannot start anyway).
@@ -186,10 +187,10 @@ def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
     start, or a reclaim): the mask reads nothing else, so after a failed try that changed none (most of
     them) it is the mask a recomputation would give. After a start the next last is sought up to the
     first last (`bound`) only: one past it would walk on through candidates whose units are not free,
-    which neither start nor are marked refused."""
-    started, refused = np.zeros(len(rest), bool), np.zeros(len(rest), bool)
-    dead: set[int] = set()
-    shape = run.shape[rest].tolist()
+    which neither start nor are marked refused. The later candidates of a shape that found no room are
+    `passed` over by the walk itself, as skipped (not tried: no room for them either)."""
+    started, refused, passed = np.zeros(len(rest), bool), np.zeros(len(rest), bool), np.zeros(len(rest), bool)
+    shape = run.shape[rest]
     req, in_pool = np.asarray(req, np.float64), np.asarray(in_pool, np.float64)
     free = fleet.pool_free
     fits = cand_units <= np.array(free)[cand_pool]
@@ -197,24 +198,23 @@ def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
     last = bound = int(free_at[-1]) if len(free_at) else -1  # never past the first last (as in a plain scan)
     i = 0
     while i <= last:
-        i = window.scan(now, req, in_pool, fits, refused, i, last + 1)
+        i = window.scan(now, req, in_pool, fits, refused, i, last + 1, passed)
         if i > last:
             break
         j = int(rest[i])
-        if shape[i] not in dead:
-            before = free.copy()
-            began = run.try_start(j, now, fleet, True)
-            if free != before:  # a try may free units (a reclaim) or take them
-                fits = cand_units <= np.array(free)[cand_pool]
-            if began:
-                window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
-                started[i] = True
-                free_at = np.flatnonzero(fits[i + 1:bound + 1])
-                last = i + 1 + int(free_at[-1]) if len(free_at) else -1
-                i += 1
-                continue
-            if not run.parked[j]:
-                dead.add(shape[i])
+        before = free.copy()
+        began = run.try_start(j, now, fleet, True)
+        if free != before:  # a try may free units (a reclaim) or take them
+            fits = cand_units <= np.array(free)[cand_pool]
+        if began:
+            window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
+            started[i] = True
+            free_at = np.flatnonzero(fits[i + 1:bound + 1])
+            last = i + 1 + int(free_at[-1]) if len(free_at) else -1
+            i += 1
+            continue
+        if not run.parked[j]:
+            passed[i + 1:] |= shape[i + 1:] == shape[i]
         window = window.after_skip(now, req[i], in_pool[i], cand_pool[i])
         i += 1
     return started, refused
