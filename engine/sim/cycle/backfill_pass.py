@@ -53,14 +53,17 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     rest = _candidates(run, queue, only, rest)
     prepare(run, fleet, head, rest, now)  # [partitions] MIG jobs: their units and times for this pass
     units, pools, free = run.units_list, run.pool_list, fleet.pool_free
+    checked = None  # (the candidates, their units, pools and whether those are free now), when numpy checked
     if len(rest) < FEW:
         jobs = rest.tolist()
         if all(units[j] > free[pools[j]] for j in jobs):
             run.mark(now, rest, CAPACITY)
             return
-    elif not np.count_nonzero(run.units[rest] <= np.array(free)[run.pool[rest]]):
-        run.mark(now, rest, CAPACITY)
-        return
+    else:
+        checked = (rest, *_free_now(run, rest, free))
+        if not np.count_nonzero(checked[3]):
+            run.mark(now, rest, CAPACITY)
+            return
     pool = pools[head]
     policy = run.p.backfill if run.adaptive is None else run.adaptive.policy(region, now, head)
     predicted = run.history is not None
@@ -94,12 +97,19 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     if not window.sequential:
         _scan(run, fleet, window, now, queue, rest, req, in_pool)
         return
-    cand_units, cand_pool = run.units[rest], run.pool[rest]
-    started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
+    # nothing since the check changed the free units or the candidates' units (unless it changed `rest`)
+    cand = checked[1:] if checked is not None and checked[0] is rest else _free_now(run, rest, free)
+    started, refused = _one_by_one(run, fleet, window, now, rest, req, *cand, in_pool)
     run.mark(now, rest[refused], RESERVATION)
     run.mark(now, rest[~started & ~refused], CAPACITY)
     if np.count_nonzero(started):
         queue.remove_many(run.job_key[rest[started]])
+
+
+def _free_now(run, rest: np.ndarray, free: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(units, pools, whether those units are free now) of the candidates `rest`."""
+    cand_units, cand_pool = run.units[rest], run.pool[rest]
+    return cand_units, cand_pool, cand_units <= np.array(free)[cand_pool]
 
 
 def _candidates(run, queue, only: list[int] | None, rest: np.ndarray | None) -> np.ndarray:
@@ -179,7 +189,7 @@ def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:
         queue.remove_many(run.job_key[rest[started]])
 
 
-def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool):
+def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, fits, in_pool):
     """Sequential windows: returns (started, refused by the window) masks over `rest`. The window's
     `scan` walks the candidates up to the next one whose units are free now and that it allows; that
     one is tried. The walk stops after the last candidate whose units were free after the latest start.
@@ -193,7 +203,6 @@ def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
     shape = run.shape[rest]
     req, in_pool = np.asarray(req, np.float64), np.asarray(in_pool, np.float64)
     free = fleet.pool_free
-    fits = cand_units <= np.array(free)[cand_pool]
     free_at = np.flatnonzero(fits)
     last = bound = int(free_at[-1]) if len(free_at) else -1  # never past the first last (as in a plain scan)
     i = 0
