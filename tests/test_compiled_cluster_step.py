@@ -1,8 +1,9 @@
 """The cluster step's compiled figures against their rules written plainly with numpy: the per-cluster
-sums `pick` shows the policy (engine.sim.cycle.cluster_step_kernels.by_cluster), the head's cluster
-(`earliest_cluster`: EASY's reservation per cluster, the earliest wins, ties to the lowest index) and
-the running jobs read from the slots (engine.sim.state.slot_kernels.running), and the candidates that count
-against the head's reservation in its cluster (`scoped_units`)."""
+sums `pick` shows the policy (engine.sim.cycle.cluster_step_kernels.by_cluster; `gang_by_cluster`, with
+the fewest racks a gang spans), the head's cluster (`earliest_cluster`: EASY's reservation per cluster,
+the earliest wins, ties to the lowest index), the running jobs read from the slots
+(engine.sim.state.slot_kernels.running), and the candidates that count against the head's reservation
+in its cluster (`scoped_units`)."""
 import math
 
 import numpy as np
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.policies.easy_kernels import head_pool_units, reservation
-from engine.sim.cycle.cluster_step_kernels import by_cluster, earliest_cluster, scoped_units
+from engine.sim.cycle.cluster_step_kernels import by_cluster, earliest_cluster, gang_by_cluster, scoped_units
 from engine.sim.state.slot_kernels import running
 
 K = 4
@@ -101,3 +102,18 @@ def test_scoped_units_keep_the_candidates_that_could_start_in_the_cluster(jobs, 
         key = kind[rest[some]]
         in_pool[some] *= (holds[key, cluster] & (units[rest[some]] <= free)) | spans[key]
         assert out.tolist() == in_pool.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, K - 1), st.integers(0, 5), st.booleans()), max_size=30), st.integers(1, 4))
+def test_a_gang_spans_the_fewest_racks_of_each_cluster_it_fits(nodes, width):
+    codes = np.array([c for c, _, _ in nodes], np.int64)
+    racks = np.array([r for _, r, _ in nodes], np.int64)
+    free = np.flatnonzero([f for _, _, f in nodes]).astype(np.int64)
+    free_milli, in_pool = np.full(len(nodes), 1000, np.int64), np.ones(len(nodes), bool)
+    fits, _, spans = gang_by_cluster(codes, K, free, racks, width, free_milli, in_pool)
+    for c in range(K):
+        mine = racks[free[codes[free] == c]]
+        assert fits[c] == (len(mine) >= width)
+        counts = np.sort(np.unique(mine, return_counts=True)[1])[::-1]
+        assert spans[c] == (int(np.searchsorted(np.cumsum(counts), width) + 1) if fits[c] else 0)

@@ -48,11 +48,8 @@ class ClusterStep:
         if width > 1:
             free = fleet.whole_free_nodes(run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j], run.pool_list[j],
                                           run.spot_ok[j])
-            whole = np.zeros(len(codes), bool)
-            whole[free] = True
-            fits, free_gpus = kernels().by_cluster(codes, k, whole, width, state.gpu_free_total, in_pool)
-            racks = np.array([_fewest_racks(state.rack[free[codes[free] == c]], width) if fits[c] else 0
-                              for c in range(k)], np.int64)
+            fits, free_gpus, racks = kernels().gang_by_cluster(codes, k, free, state.rack, width,
+                                                               state.gpu_free_total, in_pool)
         else:
             request = run.request_of(j)
             fit = self._fit_args(fleet, request)
@@ -201,10 +198,3 @@ def kernels():
 
 
 _kernels = None
-
-
-def _fewest_racks(racks: np.ndarray, width: int) -> int:
-    """The fewest racks whose free nodes (`racks`: the rack of each) add up to `width`: the racks with
-    the most free nodes first."""
-    counts = np.sort(np.unique(racks, return_counts=True)[1])[::-1]
-    return int(np.searchsorted(np.cumsum(counts), width) + 1)

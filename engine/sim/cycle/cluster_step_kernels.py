@@ -2,7 +2,8 @@
 
 - `by_cluster`: what `ClusterStep.pick` shows the policy per cluster (the nodes where the job fits now,
   the free GPUs of its pool), in one pass over the region's nodes instead of two bincounts
-  (`fit_by_cluster`: the fit rule in the same call, on a fleet that keeps no fit masks);
+  (`fit_by_cluster`: the fit rule in the same call, on a fleet that keeps no fit masks; `gang_by_cluster`:
+  a gang's entirely free nodes, with the fewest racks it would span in each cluster);
 - `earliest_cluster`: the head's cluster (engine.sim.cycle.backfill_cluster.head_scope), EASY's
   reservation (engine.policies.easy_kernels.reservation) in each cluster that holds the head, in one
   call instead of a slot selection and a reservation call per cluster;
@@ -39,6 +40,23 @@ def by_cluster(codes, k, marked, width, free_milli, in_pool):
         if in_pool[i]:
             free[c] += free_milli[i]
     return count >= width, free / MILLI
+
+
+@njit(cache=True)
+def gang_by_cluster(codes, k, free, racks, width, free_milli, in_pool):
+    """`by_cluster` for a gang of `width` whole nodes over the entirely free nodes `free` (ascending
+    indices), and per cluster where it fits the fewest racks (`racks` per node) whose free nodes add up
+    to `width` (the racks with the most free nodes first), else 0."""
+    marked = np.zeros(len(codes), np.bool_)
+    marked[free] = True
+    fit, gpus = by_cluster(codes, k, marked, width, free_milli, in_pool)
+    spans = np.zeros(k, np.int64)
+    for c in range(k):
+        if fit[c]:
+            mine = racks[free[codes[free] == c]]
+            counts = np.sort(np.bincount(mine - mine.min()))[::-1]
+            spans[c] = np.searchsorted(np.cumsum(counts), width) + 1
+    return fit, gpus, spans
 
 
 @njit(cache=True)
