@@ -21,18 +21,17 @@ region-wide window.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from engine.core.views import assembled
 from engine.policies.backfill import EARLIEST
 from engine.sim.cycle import cluster_step
 
 
-@dataclass(frozen=True)
-class HeadScope:
-    """The cluster the head's reservation is made in, its free units and its running jobs."""
+class HeadScope(NamedTuple):
+    """The cluster the head's reservation is made in, its free units and its running jobs (a named
+    tuple: one is made per backfill pass)."""
 
     cluster: int
     free: float
@@ -52,4 +51,4 @@ def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadS
     best, free, ends, units = cluster_step.kernels().earliest_cluster(
         float(run.units[head]), fleet.cluster_codes, fleet.state.gpu_free_total, in_pool, holds, ends, units, clusters,
         float(now), EARLIEST)
-    return assembled(HeadScope, (best, free, ends, units))
+    return HeadScope(best, free, ends, units)
