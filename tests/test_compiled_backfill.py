@@ -1,13 +1,15 @@
 """The compiled rules of the backfill variants against their rules written plainly: selective
 backfilling's expansion factor (engine.policies.selective_kernels), the reservation walk that
-conservative and selective backfilling share (engine.policies.profile_kernels.scan) and lookahead's
-choice of candidates (engine.policies.lookahead_kernels)."""
+conservative and selective backfilling share (engine.policies.profile_kernels.scan), lookahead's
+choice of candidates (engine.policies.lookahead_kernels) and the pass's first check of which
+candidates' units are free (engine.policies.easy_kernels.free_now)."""
 import math
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.policies.easy_kernels import free_now
 from engine.policies.lookahead_kernels import MAX_CELLS, best_set, order
 from engine.policies.profile import Profile
 from engine.policies.selective_kernels import expansion, protected
@@ -158,3 +160,15 @@ def test_the_expected_profile_adds_each_running_jobs_units_back_at_its_end(now, 
     times, levels = _expected_steps(now, free, ends, units)
     assert (profile.times.tolist(), profile.free.tolist()) == (times, levels)
     assert Profile(times + times[-1:], levels + [7.0]) == Profile(times, levels[:-1] + [7.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 500.0, 1000.0, 8000.0]), st.integers(0, 3)), min_size=1, max_size=20),
+       st.lists(st.sampled_from([0.0, 999.0, 1000.0, 16000.0]), min_size=4, max_size=4), st.data())
+def test_free_now_is_the_numpy_comparison(jobs, free, data):
+    units = np.array([u for u, _ in jobs], np.float64)
+    pools = np.array([p for _, p in jobs], np.int64)
+    rest = np.array(data.draw(st.lists(st.integers(0, len(jobs) - 1), max_size=20)), np.int64)
+    mine, pool, fits, count = free_now(rest, units, pools, np.array(free))
+    assert mine.tolist() == units[rest].tolist() and pool.tolist() == pools[rest].tolist()
+    assert fits.tolist() == (units[rest] <= np.array(free)[pools[rest]]).tolist() and count == np.count_nonzero(fits)

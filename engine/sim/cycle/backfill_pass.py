@@ -61,7 +61,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
             return
     else:
         checked = (rest, *_free_now(run, rest, free))
-        if not np.count_nonzero(checked[3]):
+        if not checked[4]:
             run.mark(now, rest, CAPACITY)
             return
     pool = pools[head]
@@ -98,7 +98,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         _scan(run, fleet, window, now, queue, rest, req, in_pool)
         return
     # nothing since the check changed the free units or the candidates' units (unless it changed `rest`)
-    cand = checked[1:] if checked is not None and checked[0] is rest else _free_now(run, rest, free)
+    cand = checked[1:4] if checked is not None and checked[0] is rest else _free_now(run, rest, free)[:3]
     started, refused = _one_by_one(run, fleet, window, now, rest, req, *cand, in_pool)
     run.mark(now, rest[refused], RESERVATION)
     run.mark(now, rest[~started & ~refused], CAPACITY)
@@ -106,10 +106,9 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         queue.remove_many(run.job_key[rest[started]])
 
 
-def _free_now(run, rest: np.ndarray, free: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(units, pools, whether those units are free now) of the candidates `rest`."""
-    cand_units, cand_pool = run.units[rest], run.pool[rest]
-    return cand_units, cand_pool, cand_units <= np.array(free)[cand_pool]
+def _free_now(run, rest: np.ndarray, free: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(units, pools, whether those units are free now, how many are) of the candidates `rest`."""
+    return easy_kernels().free_now(rest, run.units, run.pool, np.array(free))
 
 
 def _candidates(run, queue, only: list[int] | None, rest: np.ndarray | None) -> np.ndarray:
