@@ -30,6 +30,7 @@ class ClusterStep:
         # cluster holds it)
         self._static: dict[int, dict[int, tuple]] = {}
         self._fits: dict[int, dict[int, tuple | None]] = {}  # per region fleet and request: `_fit_args`
+        self._requests: dict[tuple, ClusterRequest] = {}  # by (GPUs, nodes, GPU type): a job as the policy sees it
         # each job's shape key as an index (its GPUs, CPU, memory, pool, spot rule and nodes; built on first
         # use, kept current by `reshape`), the keys' indices, and per region fleet the scope tables
         # `scoped_units` reads: (which keys are filled, holds per key and cluster, whether no cluster holds the key)
@@ -59,9 +60,12 @@ class ClusterStep:
                 fits, free_gpus = kernels().by_cluster(codes, k, fits_on(fleet.view, request), 1,
                                                        state.gpu_free_total, in_pool)
                 racks = fits.astype(np.int64)
-        view = assembled(ClustersView, (fleet.cluster_names, holds, fits, free_gpus, capacity, racks))
-        choice = self.policy.choose(assembled(ClusterRequest, (float(run.gpus[j]), int(width), run.gpu_type[j])),
-                                    view)
+        asked = (run.gpus[j], width, run.gpu_type[j])
+        job = self._requests.get(asked)
+        if job is None:
+            job = self._requests[asked] = assembled(ClusterRequest, (float(asked[0]), int(width), asked[2]))
+        choice = self.policy.choose(job, assembled(ClustersView, (fleet.cluster_names, holds, fits, free_gpus,
+                                                                  capacity, racks)))
         if choice in (ANY, WAIT) or (0 <= choice < k and fits[choice]):
             return int(choice)
         raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for job "
@@ -138,7 +142,7 @@ class ClusterStep:
 
     def reshape(self, j: int) -> None:
         """Job j's GPUs, CPU, memory, pool, spot rule or nodes changed (an OOM restart, a move, elastic
-        degradation, spot fallback): `scoped_units` looks it up by its new key from now on."""
+        degradation, spot fallback): `pick` and `scoped_units` look it up by its new key from now on."""
         if self._kind is not None:
             self._kind[j] = self._kind_list[j] = self._index(self._key(j))
 
