@@ -1,15 +1,16 @@
 """The compiled rules of the backfill variants against their rules written plainly: selective
 backfilling's expansion factor (engine.policies.selective_kernels), the reservation walk that
 conservative and selective backfilling share (engine.policies.profile_kernels.scan), lookahead's
-choice of candidates (engine.policies.lookahead_kernels) and the pass's first check of which
-candidates' units are free (engine.policies.easy_kernels.free_now)."""
+choice of candidates (engine.policies.lookahead_kernels), the pass's first check of which
+candidates' units are free and its split of the candidates by outcome (engine.policies.easy_kernels
+`free_now`, `outcomes`)."""
 import math
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.policies.easy_kernels import free_now
+from engine.policies.easy_kernels import free_now, outcomes
 from engine.policies.lookahead_kernels import MAX_CELLS, best_set, order
 from engine.policies.profile import Profile
 from engine.policies.selective_kernels import expansion, protected
@@ -172,3 +173,15 @@ def test_free_now_is_the_numpy_comparison(jobs, free, data):
     mine, pool, fits, count = free_now(rest, units, pools, np.array(free))
     assert mine.tolist() == units[rest].tolist() and pool.tolist() == pools[rest].tolist()
     assert fits.tolist() == (units[rest] <= np.array(free)[pools[rest]]).tolist() and count == np.count_nonzero(fits)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=20))
+def test_outcomes_split_the_candidates_as_the_masks_do(flags):
+    rest = np.arange(len(flags), dtype=np.int64)[::-1] * 2
+    started = np.array([s for s, _ in flags], bool)
+    refused = np.array([r for _, r in flags], bool)
+    job_key = np.arange(2 * len(flags) + 1, dtype=np.int64) + 100
+    no, waiting, keys = outcomes(rest, started, refused, job_key)
+    assert no.tolist() == rest[refused].tolist() and waiting.tolist() == rest[~started & ~refused].tolist()
+    assert keys.tolist() == job_key[rest[started]].tolist()

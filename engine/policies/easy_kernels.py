@@ -4,6 +4,7 @@
 - `admits` / `allows`: may a candidate start without delaying the head (`Window.allows`);
 - `head_pool_units`: the candidates' units that count against the head's reservation;
 - `free_now`: the candidates' units and pools, and whether those units are free now;
+- `outcomes`: a sequential pass's refused, waiting and started candidates;
 - `scan`: a backfill pass's walk over its candidates in order, to the next one to try, and once none
   is left each candidate's outcome.
 
@@ -100,6 +101,25 @@ def free_now(jobs, units, pools, pool_free):
         fits[k] = mine[k] <= pool_free[pool[k]]
         count += fits[k]
     return mine, pool, fits, count
+
+
+@njit(cache=True)
+def outcomes(jobs, started, refused, job_key):
+    """(the `refused` jobs, those neither started nor refused, the queue keys (`job_key` per job) of the
+    `started`), each in the order of `jobs`."""
+    no, waiting, keys = np.empty(len(jobs), np.int64), np.empty(len(jobs), np.int64), np.empty(len(jobs), np.int64)
+    a = b = c = 0
+    for k in range(len(jobs)):
+        if refused[k]:
+            no[a] = jobs[k]
+            a += 1
+        elif not started[k]:
+            waiting[b] = jobs[k]
+            b += 1
+        if started[k]:
+            keys[c] = job_key[jobs[k]]
+            c += 1
+    return no[:a], waiting[:b], keys[:c]
 
 
 @njit(cache=True)

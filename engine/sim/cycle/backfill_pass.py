@@ -100,10 +100,11 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     # nothing since the check changed the free units or the candidates' units (unless it changed `rest`)
     cand = checked[1:4] if checked is not None and checked[0] is rest else _free_now(run, rest, free)[:3]
     started, refused = _one_by_one(run, fleet, window, now, rest, req, *cand, in_pool)
-    run.mark(now, rest[refused], RESERVATION)
-    run.mark(now, rest[~started & ~refused], CAPACITY)
-    if np.count_nonzero(started):
-        queue.remove_many(run.job_key[rest[started]])
+    refused, waiting, keys = easy_kernels().outcomes(rest, started, refused, run.job_key)
+    run.mark(now, refused, RESERVATION)
+    run.mark(now, waiting, CAPACITY)
+    if len(keys):
+        queue.remove_many(keys)
 
 
 def _free_now(run, rest: np.ndarray, free: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
