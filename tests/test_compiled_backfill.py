@@ -185,3 +185,14 @@ def test_outcomes_split_the_candidates_as_the_masks_do(flags):
     no, waiting, keys = outcomes(rest, started, refused, job_key)
     assert no.tolist() == rest[refused].tolist() and waiting.tolist() == rest[~started & ~refused].tolist()
     assert keys.tolist() == job_key[rest[started]].tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 10.0, 50.0, 400.0, math.inf]), st.integers(0, 3)), max_size=8),
+       st.integers(0, 4), st.integers(0, 9), st.sampled_from([0.0, 30.0, 500.0, math.inf]))
+def test_the_profile_with_the_head_is_the_profile_then_its_reservation(running, free, need, length):
+    ends = np.array([e for e, _ in running], np.float64)
+    held = np.array([u for _, u in running], np.float64)
+    plain = Profile.expected(5.0, float(free), ends, held)
+    plain.reserve_earliest(float(need), length)
+    assert Profile.expected(5.0, float(free), ends, held, head=(float(need), length)) == plain

@@ -201,9 +201,8 @@ class ConservativeBackfill:
 
     def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
                head_requested_s: float = math.inf, head_pool: int = 0) -> ProfileWindow:
-        profile = Profile.expected(now_s, float(free_units), running_end_s,
-                                   np.asarray(running_units, np.float64))
-        profile.reserve_earliest(float(head_units), head_requested_s)
+        profile = Profile.expected(now_s, float(free_units), running_end_s, running_units,
+                                   head=(float(head_units), head_requested_s))
         return ProfileWindow(profile, self.max_job_test)
 
 

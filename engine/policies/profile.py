@@ -39,15 +39,21 @@ class Profile:
         return self._f[:self.n]
 
     @classmethod
-    def expected(cls, now_s: float, free_units: float, end_s, units) -> "Profile":
+    def expected(cls, now_s: float, free_units: float, end_s, units,
+                 head: tuple[float, float] | None = None) -> "Profile":
         """Free units from `now_s` if nothing else starts: running jobs give theirs back at their
-        expected ends `end_s` (clamped to `now_s`), earliest first (equal ends: given order)."""
+        expected ends `end_s` (clamped to `now_s`), earliest first (equal ends: given order); with
+        `head` (units, length in s), that reservation made at its earliest (`reserve_earliest`) in the
+        same compiled call."""
         if kernels is None:
             _load_kernels()
         profile = cls.__new__(cls)
-        profile._t, profile._f, profile.n = kernels.expected(float(now_s), float(free_units),
-                                                             np.asarray(end_s, np.float64),
-                                                             np.asarray(units, np.float64))
+        end_s, units = np.asarray(end_s, np.float64), np.asarray(units, np.float64)
+        if head is None:
+            profile._t, profile._f, profile.n = kernels.expected(float(now_s), float(free_units), end_s, units)
+        else:
+            profile._t, profile._f, profile.n = kernels.expected_reserving(
+                float(now_s), float(free_units), end_s, units, float(head[0]), max(float(head[1]), 0.0))
         return profile
 
     def __eq__(self, other) -> bool:

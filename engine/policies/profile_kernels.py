@@ -52,6 +52,14 @@ def expected(now, free_units, end_s, units):
 
 
 @njit(cache=True)
+def expected_reserving(now, free_units, end_s, units, need, length):
+    """`expected`, then `reserve_earliest` of `need` units for `length` (>= 0) seconds in it (the room
+    `steps` leaves is at least two steps)."""
+    t, f, n = expected(now, free_units, end_s, units)
+    return t, f, reserve_earliest(t, f, n, need, length)
+
+
+@njit(cache=True)
 def earliest(t, f, n, need, length):
     """The earliest step start from which `need` units stay free for `length` (>= 0) seconds; +inf
     when there is none."""
