@@ -6,7 +6,8 @@ has the units free now, the window allows it, and the placement (or gang) policy
 
 Shortcuts that keep a pass over thousands of waiting jobs cheap, and change no decision:
 - When no candidate's pool has its units free, nothing can start: no window is asked for (checked
-  with Python scalars for fewer than FEW candidates, where numpy's cost per call dominates).
+  with Python scalars for fewer than FEW candidates, else in one compiled call, engine.policies.
+  easy_kernels.free_now, whose units, pools and mask the sequential walk reuses).
 - Windows whose `after_skip` changes nothing (`sequential` False: EASY's `Window` and the windows
   built on it) are scanned by one compiled kernel (engine.policies.easy_kernels.scan, EASY's rule
   `admits`): each call walks on to the next candidate to try and, once none is left, sorts the others
@@ -17,7 +18,8 @@ Shortcuts that keep a pass over thousands of waiting jobs cheap, and change no d
   over the later candidates of that shape itself).
 - Sequential windows (conservative) visit the candidates one by one, calling `after_start` or
   `after_skip`, and stop once no later candidate's units are free (reservations made after that
-  could only constrain candidates that cannot start anyway).
+  could only constrain candidates that cannot start anyway); the pass's outcome (refused, waiting,
+  started) is split in one compiled call (easy_kernels.outcomes).
 - A window that blocks by pool (`by_pool`: first come, first served per pool) is walked pool by
   pool: each start or blocked job is one numpy step over the candidates.
 A window with a `plan` method (engine.policies.backfill_order: EASY-SJBF, selective, list, lookahead)
@@ -53,7 +55,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     rest = _candidates(run, queue, only, rest)
     prepare(run, fleet, head, rest, now)  # [partitions] MIG jobs: their units and times for this pass
     units, pools, free = run.units_list, run.pool_list, fleet.pool_free
-    checked = None  # (the candidates, their units, pools and whether those are free now), when numpy checked
+    checked = None  # (the candidates, their units, pools, whether those are free now, how many), when compiled
     if len(rest) < FEW:
         jobs = rest.tolist()
         if all(units[j] > free[pools[j]] for j in jobs):
