@@ -170,9 +170,10 @@ def test_free_now_is_the_numpy_comparison(jobs, free, data):
     units = np.array([u for u, _ in jobs], np.float64)
     pools = np.array([p for _, p in jobs], np.int64)
     rest = np.array(data.draw(st.lists(st.integers(0, len(jobs) - 1), max_size=20)), np.int64)
-    mine, pool, fits, count = free_now(rest, units, pools, np.array(free))
+    mine, pool, fits, last = free_now(rest, units, pools, np.array(free))
     assert mine.tolist() == units[rest].tolist() and pool.tolist() == pools[rest].tolist()
-    assert fits.tolist() == (units[rest] <= np.array(free)[pools[rest]]).tolist() and count == np.count_nonzero(fits)
+    assert fits.tolist() == (units[rest] <= np.array(free)[pools[rest]]).tolist()
+    assert last == (int(np.flatnonzero(fits)[-1]) if fits.any() else -1)
 
 
 @settings(max_examples=200, deadline=None)

@@ -92,15 +92,16 @@ def head_pool_units(jobs, units, pools, head_pool):
 
 @njit(cache=True)
 def free_now(jobs, units, pools, pool_free):
-    """(units, pools, whether the units are free now: at most `pool_free` of their pool, how many are)
-    of `jobs` (indices into `units` and `pools`)."""
+    """(units, pools, whether the units are free now: at most `pool_free` of their pool, the position
+    of the last whose are (-1: none)) of `jobs` (indices into `units` and `pools`)."""
     mine, pool, fits = np.empty(len(jobs), np.float64), np.empty(len(jobs), np.int64), np.empty(len(jobs), np.bool_)
-    count = 0
+    last = -1
     for k in range(len(jobs)):
         mine[k], pool[k] = units[jobs[k]], pools[jobs[k]]
         fits[k] = mine[k] <= pool_free[pool[k]]
-        count += fits[k]
-    return mine, pool, fits, count
+        if fits[k]:
+            last = k
+    return mine, pool, fits, last
 
 
 @njit(cache=True)

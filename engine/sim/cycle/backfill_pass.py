@@ -55,7 +55,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     rest = _candidates(run, queue, only, rest)
     prepare(run, fleet, head, rest, now)  # [partitions] MIG jobs: their units and times for this pass
     units, pools, free = run.units_list, run.pool_list, fleet.pool_free
-    checked = None  # (the candidates, their units, pools, whether those are free now, how many), when compiled
+    checked = None  # (the candidates, their units, pools, whether those are free now, the last whose are)
     if len(rest) < FEW:
         jobs = rest.tolist()
         if all(units[j] > free[pools[j]] for j in jobs):
@@ -63,7 +63,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
             return
     else:
         checked = (rest, *_free_now(run, rest, free))
-        if not checked[4]:
+        if checked[4] < 0:
             run.mark(now, rest, CAPACITY)
             return
     pool = pools[head]
@@ -100,7 +100,7 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
         _scan(run, fleet, window, now, queue, rest, req, in_pool)
         return
     # nothing since the check changed the free units or the candidates' units (unless it changed `rest`)
-    cand = checked[1:4] if checked is not None and checked[0] is rest else _free_now(run, rest, free)[:3]
+    cand = checked[1:] if checked is not None and checked[0] is rest else _free_now(run, rest, free)
     started, refused = _one_by_one(run, fleet, window, now, rest, req, *cand, in_pool)
     refused, waiting, keys = easy_kernels().outcomes(rest, started, refused, run.job_key)
     run.mark(now, refused, RESERVATION)
@@ -110,7 +110,8 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
 
 
 def _free_now(run, rest: np.ndarray, free: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(units, pools, whether those units are free now, how many are) of the candidates `rest`."""
+    """(units, pools, whether those units are free now, the position of the last whose are: -1 for
+    none) of the candidates `rest`."""
     return easy_kernels().free_now(rest, run.units, run.pool, np.array(free))
 
 
@@ -191,7 +192,7 @@ def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:
         queue.remove_many(run.job_key[rest[started]])
 
 
-def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, fits, in_pool):
+def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, fits, last, in_pool):
     """Sequential windows: returns (started, refused by the window) masks over `rest`. The window's
     `scan` walks the candidates up to the next one whose units are free now and that it allows; that
     one is tried. The walk stops after the last candidate whose units were free after the latest start.
@@ -201,12 +202,11 @@ def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, fits,
     first last (`bound`) only: one past it would walk on through candidates whose units are not free,
     which neither start nor are marked refused. The later candidates of a shape that found no room are
     `passed` over by the walk itself, as skipped (not tried: no room for them either)."""
-    started, refused, passed = np.zeros(len(rest), bool), np.zeros(len(rest), bool), np.zeros(len(rest), bool)
+    started, refused, passed = np.zeros((3, len(rest)), bool)
     shape = run.shape[rest]
     req, in_pool = np.asarray(req, np.float64), np.asarray(in_pool, np.float64)
     free = fleet.pool_free
-    free_at = np.flatnonzero(fits)
-    last = bound = int(free_at[-1]) if len(free_at) else -1  # never past the first last (as in a plain scan)
+    bound = last  # never past the first last (as in a plain scan)
     i = 0
     while i <= last:
         i = window.scan(now, req, in_pool, fits, refused, i, last + 1, passed)
