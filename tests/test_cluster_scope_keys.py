@@ -1,4 +1,4 @@
-"""The backfill scope test (engine.sim.cycle.cluster_step.ClusterStep.reaches) reads each job's shape key
+"""The backfill scope test (engine.sim.cycle.cluster_step.ClusterStep.scoped_units) reads each job's shape key
 from a per-job index: after a change of the job's spot rule or nodes (`reshape`, as spot fallback and
 elastic degradation call it) it answers as `holds` does for the job as it now is."""
 from types import SimpleNamespace
@@ -9,6 +9,7 @@ from engine.sim.cycle.cluster_step import ClusterStep
 
 # Four nodes in two clusters: a holds n0, n1 (8 GPUs each, spot), b holds n2, n3 (2 GPUs each, on-demand).
 GPUS, SPOT = np.array([8, 8, 2, 2]), np.array([True, True, False, False])
+UNITS, FREE = np.array([1000.0, 5000.0]), 4000.0
 
 
 def big_enough(num_gpu, cpu, memory, pool, spot_ok):
@@ -31,10 +32,15 @@ def expected(step, j, region, cluster, room):
     return bool((holds[cluster] and room) or not held)
 
 
+def reaches(step, jobs, region, cluster):
+    """Which of `jobs` count in `cluster`: job 0 (1000 units) has room under FREE, job 1 (5000) has not."""
+    return (step.scoped_units(jobs, UNITS, np.zeros(2, np.int64), 0, region, cluster, FREE) > 0).tolist()
+
+
 def test_reaches_follows_a_job_whose_spot_rule_and_nodes_change():
     state, region, jobs = run(), fleet(), np.array([0, 1])
     step = ClusterStep(state, policy=None)
-    before = [step.reaches(jobs, region, c, np.array([True, False])).tolist() for c in (0, 1)]
+    before = [reaches(step, jobs, region, c) for c in (0, 1)]
     # job 0: only a holds it; job 1 (2 GPUs on 2 nodes): a and b hold it, and has no room
     assert before == [[True, False], [False, False]]
     state.spot_ok[0] = False  # now no node is big enough: no cluster holds it, it spans clusters
@@ -42,5 +48,5 @@ def test_reaches_follows_a_job_whose_spot_rule_and_nodes_change():
     for j in (0, 1):
         step.reshape(j)
     for c in (0, 1):
-        got = step.reaches(jobs, region, c, np.array([True, False])).tolist()
+        got = reaches(step, jobs, region, c)
         assert got == [expected(step, 0, region, c, True), expected(step, 1, region, c, False)] == [True, True]

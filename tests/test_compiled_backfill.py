@@ -1,13 +1,16 @@
 """The compiled rules of the backfill variants against their rules written plainly: selective
 backfilling's expansion factor (engine.policies.selective_kernels), the reservation walk that
-conservative and selective backfilling share (engine.policies.profile_kernels.scan) and lookahead's
-choice of candidates (engine.policies.lookahead_kernels)."""
+conservative and selective backfilling share (engine.policies.profile_kernels.scan), lookahead's
+choice of candidates (engine.policies.lookahead_kernels), the pass's first check of which
+candidates' units are free and its split of the candidates by outcome (engine.policies.easy_kernels
+`free_now`, `outcomes`)."""
 import math
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.policies.easy_kernels import free_now, outcomes
 from engine.policies.lookahead_kernels import MAX_CELLS, best_set, order
 from engine.policies.profile import Profile
 from engine.policies.selective_kernels import expansion, protected
@@ -32,37 +35,54 @@ def test_protected_jobs_are_those_whose_expansion_factor_reached_the_threshold(j
         assert expansion(w, r) == _expansion(w, r)
 
 
-def _walk(profile: Profile, now: float, req, units, fits, refused, protect, start: int, stop: int) -> int:
+def _walk(profile: Profile, now: float, req, units, fits, refused, protect, passed, start: int, stop: int,
+          reserve_none: bool = False) -> int:
+    """The walk written plainly; a candidate with no units reserves nothing unless `reserve_none`."""
     for k in range(start, stop):
         if fits[k]:
             if units[k] <= profile.lowest_one(now, req[k]):
-                return k
-            refused[k] = True
-        if protect[k]:
+                if not passed[k]:
+                    return k
+            else:
+                refused[k] = True
+        if protect[k] and (units[k] or reserve_none):
             profile.reserve_earliest(units[k], req[k])
     return stop
 
 
-CANDIDATES = st.lists(st.tuples(SECONDS, st.integers(0, 6), st.booleans(), st.booleans()), max_size=12)
+def _steps(profile: Profile) -> list[tuple[float, float]]:
+    """The profile as a step function: a step of the same units as the one before it is no step."""
+    times, free = profile.times.tolist(), profile.free.tolist()
+    return [(t, f) for k, (t, f) in enumerate(zip(times, free)) if k == 0 or f != free[k - 1]]
+
+
+CANDIDATES = st.lists(st.tuples(SECONDS, st.integers(0, 6), st.booleans(), st.booleans(), st.booleans()), max_size=12)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([10.0, 50.0, 100.0, 400.0]), st.integers(1, 3)), max_size=5),
        st.integers(0, 4), CANDIDATES, st.integers(0, 3))
-def test_the_reservation_walk_stops_at_the_first_allowed_and_reserves_for_the_protected(running, free, drawn, start):
+def test_the_reservation_walk_stops_at_the_first_allowed_not_passed_and_reserves_for_the_protected(
+        running, free, drawn, start):
     ends = np.array([e for e, _ in running], np.float64)
     held = np.array([u for _, u in running], np.float64)
-    req = np.array([r for r, _, _, _ in drawn], np.float64)
-    units = np.array([u for _, u, _, _ in drawn], np.float64)
-    fits = np.array([f for _, _, f, _ in drawn], bool)
-    protect = np.array([p for _, _, _, p in drawn], bool)
+    req = np.array([r for r, _, _, _, _ in drawn], np.float64)
+    units = np.array([u for _, u, _, _, _ in drawn], np.float64)
+    fits = np.array([f for _, _, f, _, _ in drawn], bool)
+    protect = np.array([p for _, _, _, p, _ in drawn], bool)
+    passed = np.array([s for _, _, _, _, s in drawn], bool)
     start = min(start, len(drawn))
     compiled, plain = Profile.expected(0.0, float(free), ends, held), Profile.expected(0.0, float(free), ends, held)
     marked, expected = np.zeros(len(drawn), bool), np.zeros(len(drawn), bool)
-    at = compiled.scan(0.0, req, units, fits, marked, protect, start, len(drawn))
-    assert at == _walk(plain, 0.0, req, units, fits, expected, protect, start, len(drawn))
+    at = compiled.scan(0.0, req, units, fits, marked, protect, passed, start, len(drawn))
+    assert at == _walk(plain, 0.0, req, units, fits, expected, protect, passed, start, len(drawn))
     assert compiled == plain
     assert marked.tolist() == expected.tolist()
+    # reservations of no units only split steps: the walk that makes them answers the same, same steps
+    splitting = Profile.expected(0.0, float(free), ends, held)
+    assert at == _walk(splitting, 0.0, req, units, fits, np.zeros(len(drawn), bool), protect, passed, start,
+                       len(drawn), True)
+    assert _steps(splitting) == _steps(plain)
 
 
 def _grid_knapsack(units, long, free: float, extra: float) -> list[int]:
@@ -141,3 +161,39 @@ def test_the_expected_profile_adds_each_running_jobs_units_back_at_its_end(now, 
     times, levels = _expected_steps(now, free, ends, units)
     assert (profile.times.tolist(), profile.free.tolist()) == (times, levels)
     assert Profile(times + times[-1:], levels + [7.0]) == Profile(times, levels[:-1] + [7.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 500.0, 1000.0, 8000.0]), st.integers(0, 3)), min_size=1, max_size=20),
+       st.lists(st.sampled_from([0.0, 999.0, 1000.0, 16000.0]), min_size=4, max_size=4), st.data())
+def test_free_now_is_the_numpy_comparison(jobs, free, data):
+    units = np.array([u for u, _ in jobs], np.float64)
+    pools = np.array([p for _, p in jobs], np.int64)
+    rest = np.array(data.draw(st.lists(st.integers(0, len(jobs) - 1), max_size=20)), np.int64)
+    mine, pool, fits, last = free_now(rest, units, pools, np.array(free))
+    assert mine.tolist() == units[rest].tolist() and pool.tolist() == pools[rest].tolist()
+    assert fits.tolist() == (units[rest] <= np.array(free)[pools[rest]]).tolist()
+    assert last == (int(np.flatnonzero(fits)[-1]) if fits.any() else -1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=20))
+def test_outcomes_split_the_candidates_as_the_masks_do(flags):
+    rest = np.arange(len(flags), dtype=np.int64)[::-1] * 2
+    started = np.array([s for s, _ in flags], bool)
+    refused = np.array([r for _, r in flags], bool)
+    job_key = np.arange(2 * len(flags) + 1, dtype=np.int64) + 100
+    no, waiting, keys = outcomes(rest, started, refused, job_key)
+    assert no.tolist() == rest[refused].tolist() and waiting.tolist() == rest[~started & ~refused].tolist()
+    assert keys.tolist() == job_key[rest[started]].tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 10.0, 50.0, 400.0, math.inf]), st.integers(0, 3)), max_size=8),
+       st.integers(0, 4), st.integers(0, 9), st.sampled_from([0.0, 30.0, 500.0, math.inf]))
+def test_the_profile_with_the_head_is_the_profile_then_its_reservation(running, free, need, length):
+    ends = np.array([e for e, _ in running], np.float64)
+    held = np.array([u for _, u in running], np.float64)
+    plain = Profile.expected(5.0, float(free), ends, held)
+    plain.reserve_earliest(float(need), length)
+    assert Profile.expected(5.0, float(free), ends, held, head=(float(need), length)) == plain

@@ -1,15 +1,17 @@
 """The cluster step's compiled figures against their rules written plainly with numpy: the per-cluster
-sums `pick` shows the policy (engine.sim.cycle.cluster_step_kernels.by_cluster), the head's cluster
-(`earliest_cluster`: EASY's reservation per cluster, the earliest wins, ties to the lowest index) and
-the running jobs read from the slots (engine.sim.state.slot_kernels.running)."""
+sums `pick` shows the policy (engine.sim.cycle.cluster_step_kernels.by_cluster; `gang_by_cluster`, with
+the fewest racks a gang spans), the head's cluster (`earliest_cluster`: EASY's reservation per cluster,
+the earliest wins, ties to the lowest index), the running jobs read from the slots
+(engine.sim.state.slot_kernels.running), and the candidates that count against the head's reservation
+in its cluster (`scoped_units`)."""
 import math
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.policies.easy_kernels import reservation
-from engine.sim.cycle.cluster_step_kernels import by_cluster, earliest_cluster
+from engine.policies.easy_kernels import head_pool_units, reservation
+from engine.sim.cycle.cluster_step_kernels import by_cluster, earliest_cluster, gang_by_cluster, scoped_units
 from engine.sim.state.slot_kernels import running
 
 K = 4
@@ -54,7 +56,9 @@ def test_the_head_cluster_is_the_earliest_reservation_among_those_that_hold_it(n
             if best < 0 or start < best_start:
                 best, best_start = c, start
     found = earliest_cluster(need, codes, free_milli, in_pool, np.array(holds), ends, units, clusters, now, earliest)
-    assert found == (best, float(free[best]) if best >= 0 else 0.0)
+    mine = clusters == best
+    assert found[:2] == (best, float(free[best]) if best >= 0 else 0.0)
+    assert found[2].tolist() == ends[mine].tolist() and found[3].tolist() == units[mine].tolist()
 
 
 @settings(max_examples=300, deadline=None)
@@ -71,3 +75,45 @@ def test_running_reads_the_active_slots_of_the_pool_in_slot_order(slots, pool, n
     assert units.tolist() == rows[:, 3].tolist() and cluster.tolist() == rows[:, 5].tolist()
     assert np.array_equal(overrun, rows[:, 1], equal_nan=True) and begin.tolist() == rows[:, 2].tolist()
     assert all(row.flags.c_contiguous for row in (ends, units, cluster))
+
+
+KEYS = 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 500.0, 1000.0, 8000.0]), st.integers(0, 2), st.integers(0, KEYS - 1)),
+                min_size=1, max_size=20),
+       st.lists(st.lists(st.booleans(), min_size=K, max_size=K), min_size=KEYS, max_size=KEYS),
+       st.lists(st.booleans(), min_size=KEYS, max_size=KEYS), st.lists(st.booleans(), min_size=KEYS, max_size=KEYS),
+       st.integers(0, 2), st.integers(0, K - 1), st.sampled_from([0.0, 1000.0, 5000.0]))
+def test_scoped_units_keep_the_candidates_that_could_start_in_the_cluster(jobs, holds, spans, filled, head_pool,
+                                                                          cluster, free):
+    units = np.array([u for u, _, _ in jobs], np.float64)
+    pools = np.array([p for _, p, _ in jobs], np.int64)
+    kind = np.array([k for _, _, k in jobs], np.int64)
+    holds, spans, filled = np.array(holds), np.array(spans), np.array(filled)
+    rest = np.arange(len(jobs), dtype=np.int64)[::-1].copy()
+    out, missing = scoped_units(rest, units, pools, head_pool, kind, filled, holds, spans, cluster, free)
+    in_pool = head_pool_units(rest, units, pools, head_pool)
+    some = np.flatnonzero(in_pool)
+    unfilled = some[~filled[kind[rest[some]]]]
+    assert missing == (int(unfilled[0]) if len(unfilled) else -1)
+    if missing < 0:
+        key = kind[rest[some]]
+        in_pool[some] *= (holds[key, cluster] & (units[rest[some]] <= free)) | spans[key]
+        assert out.tolist() == in_pool.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, K - 1), st.integers(0, 5), st.booleans()), max_size=30), st.integers(1, 4))
+def test_a_gang_spans_the_fewest_racks_of_each_cluster_it_fits(nodes, width):
+    codes = np.array([c for c, _, _ in nodes], np.int64)
+    racks = np.array([r for _, r, _ in nodes], np.int64)
+    free = np.flatnonzero([f for _, _, f in nodes]).astype(np.int64)
+    free_milli, in_pool = np.full(len(nodes), 1000, np.int64), np.ones(len(nodes), bool)
+    fits, _, spans = gang_by_cluster(codes, K, free, racks, width, free_milli, in_pool)
+    for c in range(K):
+        mine = racks[free[codes[free] == c]]
+        assert fits[c] == (len(mine) >= width)
+        counts = np.sort(np.unique(mine, return_counts=True)[1])[::-1]
+        assert spans[c] == (int(np.searchsorted(np.cumsum(counts), width) + 1) if fits[c] else 0)

@@ -15,9 +15,10 @@ and the window `allows` it. Every window class has:
   candidates at once; True when the loop must visit the candidates one by one in queue order,
   asking `allows` for that one candidate then calling `after_start` or `after_skip`. A sequential
   window walked one candidate at a time (not `by_pool`) also has `scan(now_s, requested_s, units,
-  fits, refused, start, stop) -> int`: that walk from candidate `start` up to the first whose units
-  are free now (`fits`) and that it allows, skipping the others (marking in `refused` those it
-  refused), in one call (the simulator then tries to place that one).
+  fits, refused, start, stop, passed=None) -> int`: that walk from candidate `start` up to the first
+  whose units are free now (`fits`) and that it allows, skipping the others (marking in `refused` those
+  it refused), in one call (the simulator then tries to place that one); a candidate `passed` (bool
+  per candidate: its shape found no room this pass) that it allows is skipped as `after_skip` would.
 A window may also have `plan(now_s, waiting) -> (window, order)`: shown the waiting jobs first, it
 returns the window to use and the candidates to try, in its order (engine.policies.backfill_order;
 EASY-SJBF, selective, list scheduling and lookahead, in the backfill_*.py modules).
@@ -51,6 +52,19 @@ EARLIEST = 64  # running jobs EASY first sorts by end when there are more (all o
 # engine.policies.easy_kernels, imported with the first EASY window: numba costs a process about 0.2 s,
 # which runs without backfilling need not pay
 kernels = None
+
+
+def flags(n: int, value: bool) -> np.ndarray:
+    """At least `n` flags all `value`, one array per value shared by every pass, never written: the walk's
+    masks (engine.policies.profile_kernels.scan) when every candidate reserves (conservative) or none is
+    passed over."""
+    shared = _flags[value]
+    if len(shared) < n:
+        shared = _flags[value] = np.full(max(n, 2 * len(shared)), value)
+    return shared
+
+
+_flags = {True: np.ones(0, bool), False: np.zeros(0, bool)}
 
 
 def compiled(name: str):
@@ -106,8 +120,6 @@ class ProfileWindow:
     by_pool: ClassVar[bool] = False
     profile: Profile
     limit: int = 0  # candidates the pass may consider (0: all): the policy's max_job_test
-    # every candidate reserves: the walk's mask (engine.policies.profile_kernels.scan), scratch not compared
-    everyone: np.ndarray = field(default_factory=lambda: np.ones(0, bool), compare=False, repr=False)
 
     def allows(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, pools=None) -> np.ndarray:
         """Candidates whose units stay free over [now_s, now_s + requested_s) around every reservation."""
@@ -124,10 +136,9 @@ class ProfileWindow:
         return self
 
     def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
-             start: int, stop: int) -> int:
-        if len(self.everyone) < len(fits):
-            self.everyone = np.ones(len(fits), bool)
-        return self.profile.scan(now_s, requested_s, units, fits, refused, self.everyone, start, stop)
+             start: int, stop: int, passed: np.ndarray | None = None) -> int:
+        return self.profile.scan(now_s, requested_s, units, fits, refused, flags(len(fits), True),
+                                 flags(len(fits), False) if passed is None else passed, start, stop)
 
 
 @register(FAMILY, "none", inert=True)
@@ -190,9 +201,8 @@ class ConservativeBackfill:
 
     def window(self, head_units, free_units, running_end_s, running_units, now_s, *,
                head_requested_s: float = math.inf, head_pool: int = 0) -> ProfileWindow:
-        profile = Profile.expected(now_s, float(free_units), running_end_s,
-                                   np.asarray(running_units, np.float64))
-        profile.reserve_earliest(float(head_units), head_requested_s)
+        profile = Profile.expected(now_s, float(free_units), running_end_s, running_units,
+                                   head=(float(head_units), head_requested_s))
         return ProfileWindow(profile, self.max_job_test)
 
 

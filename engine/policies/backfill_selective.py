@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from engine.policies.backfill import FAMILY, compiled
+from engine.policies.backfill import FAMILY, compiled, flags
 from engine.policies.backfill_order import Waiting
 from engine.policies.profile import Profile
 from engine.policies.registry import register
@@ -68,10 +68,11 @@ class SelectiveWindow:
         return self
 
     def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
-             start: int, stop: int) -> int:
-        """From `start`, the first candidate whose units are free now and stay free for its run around
-        the reservations; the protected ones passed over reserve, the refused are marked."""
-        self.at = self.profile.scan(now_s, requested_s, units, fits, refused, self.protect, start, stop)
+             start: int, stop: int, passed: np.ndarray | None = None) -> int:
+        """From `start`, the first candidate not `passed` whose units are free now and stay free for its run
+        around the reservations; the protected ones passed over reserve, the refused are marked."""
+        self.at = self.profile.scan(now_s, requested_s, units, fits, refused, self.protect,
+                                    flags(len(fits), False) if passed is None else passed, start, stop)
         return self.at
 
 

@@ -29,13 +29,21 @@ kernels = None
 def _lowest_fitting(clusters: ClustersView, first, second=None) -> int:
     """ANY when no cluster holds the job, WAIT when some holds it and none fits now, else the cluster
     that holds it and fits now with the lowest (first, second) keys, ties to the lowest index
-    (engine.policies.cluster_kernels)."""
+    (engine.policies.cluster_kernels; integer keys are compared as they are, which is how float64 would
+    compare them)."""
     global kernels
     if kernels is None:
         from engine.policies import cluster_kernels as kernels
-    first = np.asarray(first, np.float64)
+    first = _keys(first)
     return int(kernels.lowest_fitting(np.asarray(clusters.holds, bool), np.asarray(clusters.fits, bool), first,
-                                      np.zeros(len(first)) if second is None else np.asarray(second, np.float64)))
+                                      np.zeros(len(first)) if second is None else _keys(second)))
+
+
+def _keys(values) -> np.ndarray:
+    """`values` as a numeric array: an integer or float one as it is, anything else as float64."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
+        return values
+    return np.asarray(values, np.float64)
 
 
 @register(FAMILY, "any", inert=True)

@@ -3,6 +3,8 @@
 - `reservation`: the head's shadow time and extra units from the running jobs' expected ends;
 - `admits` / `allows`: may a candidate start without delaying the head (`Window.allows`);
 - `head_pool_units`: the candidates' units that count against the head's reservation;
+- `free_now`: the candidates' units and pools, and whether those units are free now;
+- `outcomes`: a sequential pass's refused, waiting and started candidates;
 - `scan`: a backfill pass's walk over its candidates in order, to the next one to try, and once none
   is left each candidate's outcome.
 
@@ -86,6 +88,39 @@ def head_pool_units(jobs, units, pools, head_pool):
         pool = pools[jobs[k]]
         out[k] = units[jobs[k]] if head_pool == 0 or pool == 0 or pool == head_pool else 0.0
     return out
+
+
+@njit(cache=True)
+def free_now(jobs, units, pools, pool_free):
+    """(units, pools, whether the units are free now: at most `pool_free` of their pool, the position
+    of the last whose are (-1: none)) of `jobs` (indices into `units` and `pools`)."""
+    mine, pool, fits = np.empty(len(jobs), np.float64), np.empty(len(jobs), np.int64), np.empty(len(jobs), np.bool_)
+    last = -1
+    for k in range(len(jobs)):
+        mine[k], pool[k] = units[jobs[k]], pools[jobs[k]]
+        fits[k] = mine[k] <= pool_free[pool[k]]
+        if fits[k]:
+            last = k
+    return mine, pool, fits, last
+
+
+@njit(cache=True)
+def outcomes(jobs, started, refused, job_key):
+    """(the `refused` jobs, those neither started nor refused, the queue keys (`job_key` per job) of the
+    `started`), each in the order of `jobs`."""
+    no, waiting, keys = np.empty(len(jobs), np.int64), np.empty(len(jobs), np.int64), np.empty(len(jobs), np.int64)
+    a = b = c = 0
+    for k in range(len(jobs)):
+        if refused[k]:
+            no[a] = jobs[k]
+            a += 1
+        elif not started[k]:
+            waiting[b] = jobs[k]
+            b += 1
+        if started[k]:
+            keys[c] = job_key[jobs[k]]
+            c += 1
+    return no[:a], waiting[:b], keys[:c]
 
 
 @njit(cache=True)

@@ -39,15 +39,21 @@ class Profile:
         return self._f[:self.n]
 
     @classmethod
-    def expected(cls, now_s: float, free_units: float, end_s, units) -> "Profile":
+    def expected(cls, now_s: float, free_units: float, end_s, units,
+                 head: tuple[float, float] | None = None) -> "Profile":
         """Free units from `now_s` if nothing else starts: running jobs give theirs back at their
-        expected ends `end_s` (clamped to `now_s`), earliest first (equal ends: given order)."""
+        expected ends `end_s` (clamped to `now_s`), earliest first (equal ends: given order); with
+        `head` (units, length in s), that reservation made at its earliest (`reserve_earliest`) in the
+        same compiled call."""
         if kernels is None:
             _load_kernels()
         profile = cls.__new__(cls)
-        profile._t, profile._f, profile.n = kernels.expected(float(now_s), float(free_units),
-                                                             np.asarray(end_s, np.float64),
-                                                             np.asarray(units, np.float64))
+        end_s, units = np.asarray(end_s, np.float64), np.asarray(units, np.float64)
+        if head is None:
+            profile._t, profile._f, profile.n = kernels.expected(float(now_s), float(free_units), end_s, units)
+        else:
+            profile._t, profile._f, profile.n = kernels.expected_reserving(
+                float(now_s), float(free_units), end_s, units, float(head[0]), max(float(head[1]), 0.0))
         return profile
 
     def __eq__(self, other) -> bool:
@@ -76,13 +82,14 @@ class Profile:
         self.n = kernels.reserve_earliest(self._t, self._f, self.n, float(need), max(float(length_s), 0.0))
 
     def scan(self, now_s: float, requested_s: np.ndarray, units: np.ndarray, fits: np.ndarray, refused: np.ndarray,
-             protect: np.ndarray, start: int, stop: int) -> int:
+             protect: np.ndarray, passed: np.ndarray, start: int, stop: int) -> int:
         """The walk of a backfilling pass with reservations over candidates start..stop-1
         (engine.policies.profile_kernels.scan): the protected candidates passed over reserve at their
-        earliest; the index of the first whose units are free now and that the profile allows (stop: none)."""
+        earliest; the index of the first not `passed` whose units are free now and that the profile
+        allows (stop: none)."""
         self._room(2 * max(stop - start, 0))
         self.n, k = kernels.scan(self._t, self._f, self.n, float(now_s), requested_s, units, fits, refused, protect,
-                                 start, stop)
+                                 passed, start, stop)
         return int(k)
 
     def lowest_one(self, now_s: float, length_s: float) -> float:

@@ -52,6 +52,14 @@ def expected(now, free_units, end_s, units):
 
 
 @njit(cache=True)
+def expected_reserving(now, free_units, end_s, units, need, length):
+    """`expected`, then `reserve_earliest` of `need` units for `length` (>= 0) seconds in it (the room
+    `steps` leaves is at least two steps)."""
+    t, f, n = expected(now, free_units, end_s, units)
+    return t, f, reserve_earliest(t, f, n, need, length)
+
+
+@njit(cache=True)
 def earliest(t, f, n, need, length):
     """The earliest step start from which `need` units stay free for `length` (>= 0) seconds; +inf
     when there is none."""
@@ -127,27 +135,32 @@ def reserve_earliest(t, f, n, need, length):
 
 
 @njit(cache=True)
-def scan(t, f, n, now, req, units, fits, refused, protect, start, stop):
+def scan(t, f, n, now, req, units, fits, refused, protect, passed, start, stop):
     """The walk of a backfilling pass with reservations over candidates start..stop-1 in queue order:
     one whose units are not free now (`fits` False) reserves at its earliest when it is protected
     (`protect[k]`; conservative protects every candidate, selective those whose expansion factor
     reached its threshold); one whose units are free but would dip below a reservation during
     [now, now + req) is marked `refused` and, protected, reserves at its earliest; the first the
-    profile allows stops the walk. Returns (steps in use, that candidate's index or `stop`); room
-    for two steps per candidate.
+    profile allows stops the walk, unless it is `passed` (its shape found no room this pass): that one
+    is skipped, as a candidate left queued is (protected, it reserves at its earliest; not refused).
+    Returns (steps in use, the stopping candidate's index or `stop`); room for two steps per candidate.
 
     A reservation only lowers the profile, so a candidate needing at least the units and the time
     of the last one that reserved cannot start before it: its search starts at that one's start
     (a step, made by the reservation), not at now. The answer is the same: any earlier start it
-    could take would also have been open to the last one, earlier than its earliest."""
+    could take would also have been open to the last one, earlier than its earliest. A candidate
+    with no units here (another pool's) reserves nothing: its reservation would change no step's
+    units, only split steps in two of the same units, which no search or test tells apart; skipping
+    it keeps the last reservation's start, which still bounds the next search."""
     last_need, last_length, last_at = math.inf, math.inf, 0.0
     for k in range(start, stop):
         length = max(req[k], 0.0)
         if fits[k]:
-            if units[k] <= lowest(t, f, n, now, length):
+            if not units[k] <= lowest(t, f, n, now, length):
+                refused[k] = True
+            elif not passed[k]:
                 return n, k
-            refused[k] = True
-        if protect[k]:
+        if protect[k] and units[k] != 0:
             need = units[k]
             if need < last_need or length < last_length:
                 at = earliest(t, f, n, need, length)

@@ -21,27 +21,22 @@ region-wide window.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from engine.core.views import assembled
 from engine.policies.backfill import EARLIEST
 from engine.sim.cycle import cluster_step
 
 
-@dataclass(frozen=True)
-class HeadScope:
-    """The cluster the head's reservation is made in, its free units and its running jobs."""
+class HeadScope(NamedTuple):
+    """The cluster the head's reservation is made in, its free units and its running jobs (a named
+    tuple: one is made per backfill pass)."""
 
     cluster: int
     free: float
     ends: np.ndarray
     units: np.ndarray
-
-    def reaches(self, run, fleet, jobs: np.ndarray) -> np.ndarray:
-        """Which of `jobs` could start in the reserved cluster now (the module docstring)."""
-        return run.clusters.reaches(jobs, fleet, self.cluster, run.units[jobs] <= self.free)
 
 
 def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadScope | None:
@@ -53,8 +48,7 @@ def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadS
     if not held:
         return None
     ends, units, clusters = fleet.running_by_cluster(pool, now, corrector)
-    best, free = cluster_step.kernels().earliest_cluster(float(run.units[head]), fleet.cluster_codes,
-                                                         fleet.state.gpu_free_total, in_pool, holds, ends, units,
-                                                         clusters, float(now), EARLIEST)
-    mine = clusters == best
-    return assembled(HeadScope, (int(best), float(free), ends[mine], units[mine]))
+    best, free, ends, units = cluster_step.kernels().earliest_cluster(
+        float(run.units[head]), fleet.cluster_codes, fleet.state.gpu_free_total, in_pool, holds, ends, units, clusters,
+        float(now), EARLIEST)
+    return HeadScope(best, free, ends, units)

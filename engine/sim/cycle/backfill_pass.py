@@ -6,17 +6,20 @@ has the units free now, the window allows it, and the placement (or gang) policy
 
 Shortcuts that keep a pass over thousands of waiting jobs cheap, and change no decision:
 - When no candidate's pool has its units free, nothing can start: no window is asked for (checked
-  with Python scalars for fewer than FEW candidates, where numpy's cost per call dominates).
+  with Python scalars for fewer than FEW candidates, else in one compiled call, engine.policies.
+  easy_kernels.free_now, whose units, pools and mask the sequential walk reuses).
 - Windows whose `after_skip` changes nothing (`sequential` False: EASY's `Window` and the windows
   built on it) are scanned by one compiled kernel (engine.policies.easy_kernels.scan, EASY's rule
   `admits`): each call walks on to the next candidate to try and, once none is left, sorts the others
   into refused and waiting, listing only those whose reason changes. A start only shrinks the window
   and the free units, so the walk never looks back.
 - A candidate whose placement fails marks its shape dead for the rest of the pass: starts only
-  take resources, so the same shape cannot fit later in the pass.
+  take resources, so the same shape cannot fit later in the pass (a sequential window's walk passes
+  over the later candidates of that shape itself).
 - Sequential windows (conservative) visit the candidates one by one, calling `after_start` or
   `after_skip`, and stop once no later candidate's units are free (reservations made after that
-  could only constrain candidates that cannot start anyway).
+  could only constrain candidates that cannot start anyway); the pass's outcome (refused, waiting,
+  started) is split in one compiled call (easy_kernels.outcomes).
 - A window that blocks by pool (`by_pool`: first come, first served per pool) is walked pool by
   pool: each start or blocked job is one numpy step over the candidates.
 A window with a `plan` method (engine.policies.backfill_order: EASY-SJBF, selective, list, lookahead)
@@ -52,14 +55,17 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     rest = _candidates(run, queue, only, rest)
     prepare(run, fleet, head, rest, now)  # [partitions] MIG jobs: their units and times for this pass
     units, pools, free = run.units_list, run.pool_list, fleet.pool_free
+    checked = None  # (the candidates, their units, pools, whether those are free now, the last whose are)
     if len(rest) < FEW:
         jobs = rest.tolist()
         if all(units[j] > free[pools[j]] for j in jobs):
             run.mark(now, rest, CAPACITY)
             return
-    elif not np.count_nonzero(run.units[rest] <= np.array(free)[run.pool[rest]]):
-        run.mark(now, rest, CAPACITY)
-        return
+    else:
+        checked = (rest, *_free_now(run, rest, free))
+        if checked[4] < 0:
+            run.mark(now, rest, CAPACITY)
+            return
     pool = pools[head]
     policy = run.p.backfill if run.adaptive is None else run.adaptive.policy(region, now, head)
     predicted = run.history is not None
@@ -93,12 +99,20 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     if not window.sequential:
         _scan(run, fleet, window, now, queue, rest, req, in_pool)
         return
-    cand_units, cand_pool = run.units[rest], run.pool[rest]
-    started, refused = _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool)
-    run.mark(now, rest[refused], RESERVATION)
-    run.mark(now, rest[~started & ~refused], CAPACITY)
-    if np.count_nonzero(started):
-        queue.remove_many(run.job_key[rest[started]])
+    # nothing since the check changed the free units or the candidates' units (unless it changed `rest`)
+    cand = checked[1:] if checked is not None and checked[0] is rest else _free_now(run, rest, free)
+    started, refused = _one_by_one(run, fleet, window, now, rest, req, *cand, in_pool)
+    refused, waiting, keys = easy_kernels().outcomes(rest, started, refused, run.job_key)
+    run.mark(now, refused, RESERVATION)
+    run.mark(now, waiting, CAPACITY)
+    if len(keys):
+        queue.remove_many(keys)
+
+
+def _free_now(run, rest: np.ndarray, free: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(units, pools, whether those units are free now, the position of the last whose are: -1 for
+    none) of the candidates `rest`."""
+    return easy_kernels().free_now(rest, run.units, run.pool, np.array(free))
 
 
 def _candidates(run, queue, only: list[int] | None, rest: np.ndarray | None) -> np.ndarray:
@@ -178,7 +192,7 @@ def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:
         queue.remove_many(run.job_key[rest[started]])
 
 
-def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_pool):
+def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, fits, last, in_pool):
     """Sequential windows: returns (started, refused by the window) masks over `rest`. The window's
     `scan` walks the candidates up to the next one whose units are free now and that it allows; that
     one is tried. The walk stops after the last candidate whose units were free after the latest start.
@@ -186,35 +200,32 @@ def _one_by_one(run, fleet, window, now, rest, req, cand_units, cand_pool, in_po
     start, or a reclaim): the mask reads nothing else, so after a failed try that changed none (most of
     them) it is the mask a recomputation would give. After a start the next last is sought up to the
     first last (`bound`) only: one past it would walk on through candidates whose units are not free,
-    which neither start nor are marked refused."""
-    started, refused = np.zeros(len(rest), bool), np.zeros(len(rest), bool)
-    dead: set[int] = set()
-    shape = run.shape[rest].tolist()
+    which neither start nor are marked refused. The later candidates of a shape that found no room are
+    `passed` over by the walk itself, as skipped (not tried: no room for them either)."""
+    started, refused, passed = np.zeros((3, len(rest)), bool)
+    shape = run.shape[rest]
     req, in_pool = np.asarray(req, np.float64), np.asarray(in_pool, np.float64)
     free = fleet.pool_free
-    fits = cand_units <= np.array(free)[cand_pool]
-    free_at = np.flatnonzero(fits)
-    last = bound = int(free_at[-1]) if len(free_at) else -1  # never past the first last (as in a plain scan)
+    bound = last  # never past the first last (as in a plain scan)
     i = 0
     while i <= last:
-        i = window.scan(now, req, in_pool, fits, refused, i, last + 1)
+        i = window.scan(now, req, in_pool, fits, refused, i, last + 1, passed)
         if i > last:
             break
         j = int(rest[i])
-        if shape[i] not in dead:
-            before = free.copy()
-            began = run.try_start(j, now, fleet, True)
-            if free != before:  # a try may free units (a reclaim) or take them
-                fits = cand_units <= np.array(free)[cand_pool]
-            if began:
-                window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
-                started[i] = True
-                free_at = np.flatnonzero(fits[i + 1:bound + 1])
-                last = i + 1 + int(free_at[-1]) if len(free_at) else -1
-                i += 1
-                continue
-            if not run.parked[j]:
-                dead.add(shape[i])
+        before = free.copy()
+        began = run.try_start(j, now, fleet, True)
+        if free != before:  # a try may free units (a reclaim) or take them
+            fits = cand_units <= np.array(free)[cand_pool]
+        if began:
+            window = window.after_start(now, req[i], in_pool[i], cand_pool[i])
+            started[i] = True
+            free_at = np.flatnonzero(fits[i + 1:bound + 1])
+            last = i + 1 + int(free_at[-1]) if len(free_at) else -1
+            i += 1
+            continue
+        if not run.parked[j]:
+            passed[i + 1:] |= shape[i + 1:] == shape[i]
         window = window.after_skip(now, req[i], in_pool[i], cand_pool[i])
         i += 1
     return started, refused

@@ -45,12 +45,11 @@ def planned(run, window, now: float, region: str, head: int, head_s: float, rest
 def in_head_pool(run, fleet, rest: np.ndarray, pool: int, scope) -> np.ndarray:
     """The candidates' units that count against the head's reservation: those of its pool (or any
     pool, when either is 0: engine.policies.easy_kernels.head_pool_units), and under a cluster step only
-    those its cluster could hold (`scope`; asked only about the candidates with units in the pool)."""
-    in_pool = easy_kernels().head_pool_units(rest, run.units, run.pool, pool)
-    if scope is not None:
-        some = np.flatnonzero(in_pool)
-        in_pool[some] *= scope.reaches(run, fleet, rest[some])
-    return in_pool
+    those that could start in its cluster now (`scope`: engine.sim.cycle.backfill_cluster; asked only
+    about the candidates with units in the pool)."""
+    if scope is None:
+        return easy_kernels().head_pool_units(rest, run.units, run.pool, pool)
+    return run.clusters.scoped_units(rest, run.units, run.pool, pool, fleet, scope.cluster, scope.free)
 
 
 def recent_xfactor(run, region: str) -> float:

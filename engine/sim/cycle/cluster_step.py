@@ -17,6 +17,7 @@ import numpy as np
 
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
 from engine.core.fleet_view import PlacementError, fit_args, fits_on
+from engine.core.views import assembled
 from engine.world.mig import COMPUTE
 
 
@@ -25,45 +26,61 @@ class ClusterStep:
 
     def __init__(self, run, policy) -> None:
         self.run, self.policy = run, policy
-        # (region fleet, shape key) -> (holds, capacity_gpus, pool mask, holds as a list, whether any cluster holds it)
-        self._static: dict[tuple, tuple] = {}
+        # per region fleet, per shape key's index: (holds, capacity_gpus, pool mask, holds as a list, whether any
+        # cluster holds it)
+        self._static: dict[int, dict[int, tuple]] = {}
+        self._fits: dict[int, dict[int, tuple | None]] = {}  # per region fleet and request: `_fit_args`
+        self._requests: dict[tuple, ClusterRequest] = {}  # by (GPUs, nodes, GPU type): a job as the policy sees it
         # each job's shape key as an index (its GPUs, CPU, memory, pool, spot rule and nodes; built on first
-        # use, kept current by `reshape`), the keys' indices, and per region fleet the scope tables `reaches`
-        # reads: (which keys are filled, holds per key and cluster, whether no cluster holds the key)
+        # use, kept current by `reshape`), the keys' indices, and per region fleet the scope tables
+        # `scoped_units` reads: (which keys are filled, holds per key and cluster, whether no cluster holds the key)
         self._kind: np.ndarray | None = None
+        self._kind_list: list[int] = []  # `_kind` as a list (read one job at a time)
         self._kinds: dict[tuple, int] = {}
         self._scope: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def pick(self, j: int, fleet) -> int:
         """Job j's cluster in `fleet` (its RegionFleet): an index, ANY or WAIT (engine.core.cluster_view)."""
         run = self.run
-        width, pool, spot_ok = run.width[j], run.pool_list[j], run.spot_ok[j]
-        num_gpu, cpu, memory = run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j]
+        width = run.width[j]
         codes, k = fleet.cluster_codes, len(fleet.cluster_names)
-        holds, capacity, in_pool = self._shape(fleet, num_gpu, cpu, memory, pool, spot_ok, width)[:3]
+        holds, capacity, in_pool = self._of(j, fleet)[:3]
         state = fleet.state
         if width > 1:
-            free = fleet.whole_free_nodes(num_gpu, cpu, memory, pool, spot_ok)
-            whole = np.zeros(len(codes), bool)
-            whole[free] = True
-            fits, free_gpus = kernels().by_cluster(codes, k, whole, width, state.gpu_free_total, in_pool)
-            racks = np.array([_fewest_racks(state.rack[free[codes[free] == c]], width) if fits[c] else 0
-                              for c in range(k)], np.int64)
+            free = fleet.whole_free_nodes(run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j], run.pool_list[j],
+                                          run.spot_ok[j])
+            fits, free_gpus, racks = kernels().gang_by_cluster(codes, k, free, state.rack, width,
+                                                               state.gpu_free_total, in_pool)
         else:
             request = run.request_of(j)
-            fit = fit_args(fleet.view, request)
+            fit = self._fit_args(fleet, request)
             if fit is not None:
-                fits, free_gpus = kernels().fit_by_cluster(*fit, codes, k, state.gpu_free_total, in_pool)
+                fits, free_gpus, racks = kernels().fit_by_cluster(*fit, codes, k, state.gpu_free_total, in_pool)
             else:
                 fits, free_gpus = kernels().by_cluster(codes, k, fits_on(fleet.view, request), 1,
                                                        state.gpu_free_total, in_pool)
-            racks = fits.astype(np.int64)
-        view = ClustersView.of(fleet.cluster_names, holds, fits, free_gpus, capacity, racks)
-        choice = self.policy.choose(ClusterRequest.of(float(run.gpus[j]), int(width), run.gpu_type[j]), view)
+                racks = fits.astype(np.int64)
+        asked = (run.gpus[j], width, run.gpu_type[j])
+        job = self._requests.get(asked)
+        if job is None:
+            job = self._requests[asked] = assembled(ClusterRequest, (float(asked[0]), int(width), asked[2]))
+        choice = self.policy.choose(job, assembled(ClustersView, (fleet.cluster_names, holds, fits, free_gpus,
+                                                                  capacity, racks)))
         if choice in (ANY, WAIT) or (0 <= choice < k and fits[choice]):
             return int(choice)
         raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for job "
                              f"{run.w.job_id[j]}, which is not one of the {k} where it fits now")
+
+    def _fit_args(self, fleet, request) -> tuple | None:
+        """`fit_args(fleet.view, request)`, kept per fleet and request (a request is one object per shape:
+        engine.sim.cycle.starts.Starts.request_of)."""
+        kept = self._fits.get(id(fleet))
+        if kept is None:
+            kept = self._fits[id(fleet)] = {}
+        fit = kept.get(id(request), kept)
+        if fit is kept:
+            fit = kept[id(request)] = fit_args(fleet.view, request)
+        return fit
 
     def pick_mig(self, j: int, fleet, placer) -> int:
         """MIG job j's cluster in `fleet`: the clusters are seen by their GPUs of a MIG part of its model
@@ -103,25 +120,31 @@ class ClusterStep:
         static = self._of(j, fleet)
         return static[0], static[2], static[4]
 
-    def reaches(self, jobs: np.ndarray, fleet, cluster: int, room: np.ndarray) -> np.ndarray:
-        """Per job of `jobs`: cluster `cluster` of `fleet` could hold it (`holds`) and it has `room` there,
-        or no cluster could (it spans clusters). Gathers from per-key tables (a backfill pass asks about
-        every candidate); a key seen first in `fleet` is filled from `holds`."""
-        kind = self._kinds_of()[jobs]
-        filled, holds, spans = self._table(fleet)
-        missing = ~filled[kind]
-        if missing.any():
-            for j in dict(zip(kind[missing].tolist(), jobs[missing].tolist())).values():
+    def scoped_units(self, jobs: np.ndarray, units: np.ndarray, pools: np.ndarray, head_pool: int, fleet,
+                     cluster: int, free: float) -> np.ndarray:
+        """The units of `jobs` in the head's pool `head_pool` (engine.policies.easy_kernels.head_pool_units),
+        0 for a job that could not start in cluster `cluster` of `fleet` now: one counts when that cluster
+        could hold it (`holds`) and it has at most `free` units, or when no cluster could (it spans
+        clusters). One compiled pass over per-key tables (a backfill pass asks about every candidate); a
+        key seen first in `fleet` is filled from `holds`, and the pass made again."""
+        kind = self._kinds_of()
+        while True:
+            filled, holds, spans = self._table(fleet)
+            out, k = kernels().scoped_units(jobs, units, pools, head_pool, kind, filled, holds, spans, cluster,
+                                            float(free))
+            if k < 0:
+                return out
+            missing = jobs[k:][~filled[kind[jobs[k:]]]]
+            for j in dict(zip(kind[missing].tolist(), missing.tolist())).values():
                 static = self._of(j, fleet)
-                k = self._kind[j]
-                filled[k], holds[k], spans[k] = True, static[0], not static[4]
-        return (holds[kind, cluster] & room) | spans[kind]
+                key = self._kind[j]
+                filled[key], holds[key], spans[key] = True, static[0], not static[4]
 
     def reshape(self, j: int) -> None:
         """Job j's GPUs, CPU, memory, pool, spot rule or nodes changed (an OOM restart, a move, elastic
-        degradation, spot fallback): `reaches` looks it up by its new key from now on."""
+        degradation, spot fallback): `pick` and `scoped_units` look it up by its new key from now on."""
         if self._kind is not None:
-            self._kind[j] = self._index(self._key(j))
+            self._kind[j] = self._kind_list[j] = self._index(self._key(j))
 
     def _key(self, j: int) -> tuple:
         run = self.run
@@ -134,6 +157,7 @@ class ClusterStep:
         if self._kind is None:
             self._kind = np.fromiter(map(self._index, map(self._key, range(len(self.run.width)))), np.int64,
                                      len(self.run.width))
+            self._kind_list = self._kind.tolist()
         return self._kind
 
     def _table(self, fleet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -150,20 +174,21 @@ class ClusterStep:
         return table
 
     def _of(self, j: int, fleet) -> tuple:
-        run = self.run
-        return self._shape(fleet, run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j], run.pool_list[j],
-                           run.spot_ok[j], run.width[j])
-
-    def _shape(self, fleet, num_gpu: int, cpu: int, memory: int, pool: int, spot_ok: bool, width: int) -> tuple:
-        key = (id(fleet), num_gpu, cpu, memory, pool, spot_ok, width)
-        static = self._static.get(key)
+        """Job j's static figures in `fleet` (the `_static` entry of its shape key)."""
+        self._kinds_of()
+        kind = self._kind_list[j]
+        statics = self._static.get(id(fleet))
+        if statics is None:
+            statics = self._static[id(fleet)] = {}
+        static = statics.get(kind)
         if static is None:
+            num_gpu, cpu, memory, pool, spot_ok, width = self._key(j)
             codes, k, state = fleet.cluster_codes, len(fleet.cluster_names), fleet.state
             big = fleet.big_enough(num_gpu, cpu, memory, pool, spot_ok)
             holds = np.bincount(codes, weights=big, minlength=k) >= width
             in_pool = fleet.node_pool == pool if pool > 0 else np.ones(len(codes), bool)
             capacity = np.bincount(codes, weights=state.gpu_count * in_pool, minlength=k).astype(np.float64)
-            static = self._static[key] = (holds, capacity, in_pool, holds.tolist(), bool(holds.any()))
+            static = statics[kind] = (holds, capacity, in_pool, holds.tolist(), bool(holds.any()))
         return static
 
 
@@ -177,10 +202,3 @@ def kernels():
 
 
 _kernels = None
-
-
-def _fewest_racks(racks: np.ndarray, width: int) -> int:
-    """The fewest racks whose free nodes (`racks`: the rack of each) add up to `width`: the racks with
-    the most free nodes first."""
-    counts = np.sort(np.unique(racks, return_counts=True)[1])[::-1]
-    return int(np.searchsorted(np.cumsum(counts), width) + 1)

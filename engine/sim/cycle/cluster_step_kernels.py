@@ -2,10 +2,14 @@
 
 - `by_cluster`: what `ClusterStep.pick` shows the policy per cluster (the nodes where the job fits now,
   the free GPUs of its pool), in one pass over the region's nodes instead of two bincounts
-  (`fit_by_cluster`: the fit rule in the same call, on a fleet that keeps no fit masks);
+  (`fit_by_cluster`: the fit rule in the same call, on a fleet that keeps no fit masks; `gang_by_cluster`:
+  a gang's entirely free nodes, with the fewest racks it would span in each cluster);
 - `earliest_cluster`: the head's cluster (engine.sim.cycle.backfill_cluster.head_scope), EASY's
   reservation (engine.policies.easy_kernels.reservation) in each cluster that holds the head, in one
-  call instead of a slot selection and a reservation call per cluster.
+  call instead of a slot selection and a reservation call per cluster;
+- `scoped_units`: the backfill candidates' units that count against that head's reservation
+  (engine.sim.cycle.backfill_plan.in_head_pool), the pool rule and the scope test in one pass instead of
+  a dozen numpy calls.
 
 Sums run in node order, as numpy's bincount adds them, so the figures are the same bit for bit.
 Compiled on first use and cached on disk beside this file (numba's `cache=True`).
@@ -19,7 +23,7 @@ import numpy as np
 from engine.core.fit_kernels import fits
 from engine.core.fleet_view import MILLI
 from engine.core.jit import njit
-from engine.policies.easy_kernels import reservation
+from engine.policies.easy_kernels import head_pool_units, reservation
 
 
 @njit(cache=True)
@@ -39,19 +43,39 @@ def by_cluster(codes, k, marked, width, free_milli, in_pool):
 
 
 @njit(cache=True)
+def gang_by_cluster(codes, k, free, racks, width, free_milli, in_pool):
+    """`by_cluster` for a gang of `width` whole nodes over the entirely free nodes `free` (ascending
+    indices), and per cluster where it fits the fewest racks (`racks` per node) whose free nodes add up
+    to `width` (the racks with the most free nodes first), else 0."""
+    marked = np.zeros(len(codes), np.bool_)
+    marked[free] = True
+    fit, gpus = by_cluster(codes, k, marked, width, free_milli, in_pool)
+    spans = np.zeros(k, np.int64)
+    for c in range(k):
+        if fit[c]:
+            mine = racks[free[codes[free] == c]]
+            counts = np.sort(np.bincount(mine - mine.min()))[::-1]
+            spans[c] = np.searchsorted(np.cumsum(counts), width) + 1
+    return fit, gpus, spans
+
+
+@njit(cache=True)
 def fit_by_cluster(block, allowed, figures, codes, k, free_milli, in_pool):
     """`by_cluster` over the nodes the fit rule passes (the first three arguments:
-    engine.core.fleet_view.fit_args; one node is enough), the rule applied in the same call."""
+    engine.core.fleet_view.fit_args; one node is enough), the rule applied in the same call, and the
+    racks a one-node job spans per cluster (1 where it fits, else 0; int64)."""
     ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
-    return by_cluster(codes, k, ok, 1, free_milli, in_pool)
+    fit, free = by_cluster(codes, k, ok, 1, free_milli, in_pool)
+    return fit, free, fit.astype(np.int64)
 
 
 @njit(cache=True)
 def earliest_cluster(need, codes, free_milli, in_pool, holds, ends, units, clusters, now_s, earliest):
     """(the cluster among `holds` (bool per cluster) where a head of `need` units can start first,
-    its free units): each cluster's free units are those of its nodes `in_pool` (`codes` and
-    `free_milli` per node), the running jobs hold `units` until `ends` in `clusters` (float64, slot
-    order); ties to the lowest index; (-1, 0.0) when no cluster holds it."""
+    its free units, the `ends` and `units` of its running jobs): each cluster's free units are those of
+    its nodes `in_pool` (`codes` and `free_milli` per node), the running jobs hold `units` until `ends`
+    in `clusters` (float64, slot order); ties to the lowest index; (-1, 0.0, the jobs of no cluster)
+    when no cluster holds it."""
     free = np.zeros(len(holds))
     for i in range(len(codes)):
         if in_pool[i]:
@@ -63,4 +87,24 @@ def earliest_cluster(need, codes, free_milli, in_pool, holds, ends, units, clust
             start = reservation(need, free[c], ends[mine], units[mine], now_s, earliest)[0]
             if best < 0 or start < best_start:
                 best, best_start = c, start
-    return best, free[best] if best >= 0 else 0.0
+    mine = clusters == best
+    return best, free[best] if best >= 0 else 0.0, ends[mine], units[mine]
+
+
+@njit(cache=True)
+def scoped_units(jobs, units, pools, head_pool, kind, filled, holds, spans, cluster, free):
+    """(`head_pool_units` of `jobs`, kept only for those that could start in `cluster` now: the
+    cluster holds their key (`kind` per job; `holds` per key and cluster) and they have at most `free`
+    units, or no cluster holds it (`spans` per key); -1), or (partial, k) at the first candidate k
+    with units in the pool whose key is not `filled` yet. A candidate left out is multiplied by 0.0,
+    as numpy multiplies by False."""
+    out = head_pool_units(jobs, units, pools, head_pool)
+    for k in range(len(jobs)):
+        if out[k] != 0:
+            j = jobs[k]
+            key = kind[j]
+            if not filled[key]:
+                return out, k
+            if not ((holds[key, cluster] and units[j] <= free) or spans[key]):
+                out[k] = out[k] * 0.0
+    return out, -1

@@ -52,9 +52,9 @@ class Links(WorldProcess):
 
     def level(self, fleet, nodes) -> int:
         """The level of `nodes` of `fleet` (a RegionFleet): the farthest pair's."""
-        nodes = np.asarray(nodes, np.int64)
         if len(nodes) < 2:
             return NODE
+        nodes = np.asarray(nodes, np.int64)
         clusters = self.cluster[id(fleet)][nodes]
         if (clusters != clusters[0]).any():
             return REGION
