@@ -3,8 +3,8 @@ numpy's exp2, which stays numpy's (its SIMD routine rounds otherwise than the C 
 entity, the exponent x = (since - now) / h of the decay, then the usage U 2^x + L (1 - 2^x) from the
 decay 2^x. The same IEEE operations as the numpy expressions they replace, in the same order (a NaN's
 sign bit aside where two NaNs meet), with numpy's error model: a division by zero gives inf or NaN, not
-an exception. A dozen teams cost two compiled calls instead of a dozen numpy ones. Cached on disk beside
-this file (numba's `cache=True`).
+an exception. A dozen teams cost two compiled calls instead of a dozen numpy ones. Cached on disk by numba's
+`cache=True` (in engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The fleet's fit rule (engine.core.fleet_view.fits_on) over a set of nodes, compiled with numba:
 one pass over the nodes' rows of the fleet state's block instead of a numpy call per resource
 (each costs as much as the whole compiled pass on a fleet of a few hundred nodes). Compiled on first
-use and cached on disk beside this file (numba's `cache=True`), so a new process does not pay the
+use and cached on disk by numba's `cache=True` (in engine/core/jit.py's folder), so a new process does not pay the
 compile again.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 numba: one pass over the nodes' rows instead of a dozen numpy calls over nodes x GPUs x groups
 arrays per refresh (the run's fragmentation sampler refreshes every node of every region at every
 sample). Integer arithmetic throughout, so the values are exactly numpy's. Compiled on first use and
-cached on disk beside this file (numba's `cache=True`).
+cached on disk by numba's `cache=True` (in engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

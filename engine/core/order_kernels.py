@@ -1,8 +1,7 @@
 """np.sort's order of two floats, for compiled kernels that pick or sort by keys (numba, cached on disk
-beside this file): a NaN sorts after every number, NaNs are equal; and `merged`, np.lexsort's order of a
-sorted queue and the few jobs that join it, by merging (engine.sim.cycle.order_cache). numba's cache of a
-kernel that calls `below` (engine/policies/cluster_kernels.py, preemption_kernels.py) is keyed on its own
-file only: after editing `below`, delete those files' caches (`engine/policies/__pycache__/*_kernels*.nb?`)."""
+as engine/core/jit.py says): a NaN sorts after every number, NaNs are equal; and `merged`, np.lexsort's order of a
+sorted queue and the few jobs that join it, by merging (engine.sim.cycle.order_cache). An edit of `below` is
+a new cache for every kernel, those that call it included (engine/core/jit.py)."""
 from __future__ import annotations
 
 import numpy as np

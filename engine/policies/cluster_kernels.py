@@ -2,7 +2,7 @@
 cluster holds the job, WAIT when some holds it and none fits now, else the cluster that holds it and
 fits now whose (first, second) keys are lexicographically lowest, ties to the lowest index: np.lexsort's
 order (a NaN key sorts after every number, NaNs equal). A handful of clusters costs one compiled call
-instead of a dozen numpy ones. Cached on disk beside this file (numba's `cache=True`).
+instead of a dozen numpy ones. Cached on disk by numba's `cache=True` (in engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

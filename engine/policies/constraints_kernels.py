@@ -6,7 +6,7 @@ eligible), the regions' scores, and per region and active constraint (in relax
 order) whether the region fails it and what relaxing it there costs. Constraint columns are numbered as in
 `engine.core.reasons.SOFT_CONSTRAINTS`: data-locality, latency, carbon, cost, team-affinity. float64
 throughout, compared and summed in the order the rule states, so the answers are the Python rule's bit
-for bit. Cached on disk beside this file (numba's `cache=True`).
+for bit. Cached on disk by numba's `cache=True` (in engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@
 One call replaces the dozen numpy calls per pass (or the Python loop over a few candidates) that cost
 more than the arithmetic. Arithmetic is float64 in the order numpy used (a cumulative sum from the
 first end on, then the free units added), so the answers are the same bit for bit. Compiled on first
-use and cached on disk beside this file (numba's `cache=True`), so a new process does not pay the
+use and cached on disk by numba's `cache=True` (in engine/core/jit.py's folder), so a new process does not pay the
 compile again.
 """
 from __future__ import annotations

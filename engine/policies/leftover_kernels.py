@@ -6,8 +6,8 @@ first-fit's and the leftover kernels apply the fit rule (engine.core.fit_kernels
 node in the same compiled pass.
 
 Arithmetic is float64 in the order the formula is written, without fast-math, so scores are the
-IEEE values plain Python or numpy would give. Compiled on first use and cached on disk beside this
-file (numba's `cache=True`), so a new process does not pay the compile again.
+IEEE values plain Python or numpy would give. Compiled on first use and cached on disk by numba's
+`cache=True` (in engine/core/jit.py's folder), so a new process does not pay the compile again.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ best fills the hole (`best_set`: the two-constraint 0-1 knapsack of the module
 engine.policies.backfill_lookahead describes, on a grid of units) and returns the candidates to try:
 the chosen in queue order, then those of other pools (0 units here). One call per pass instead of
 a numpy step per candidate. float64 throughout, as in numpy, so the answers are the same bit for bit.
-Cached on disk beside this file (numba's `cache=True`).
+Cached on disk by numba's `cache=True` (in engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

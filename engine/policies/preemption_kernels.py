@@ -1,8 +1,8 @@
 """The priority preemption rule (engine.policies.preemption.PriorityPreemption.choose), compiled with
 numba: one pass over the running jobs instead of a dozen numpy calls, the eligible jobs kept in
 cheapest-first order as they are found (lowest tier, lowest priority, latest start, then position:
-np.lexsort's stable order, a NaN key after every number). Cached on disk beside this file (numba's
-`cache=True`).
+np.lexsort's stable order, a NaN key after every number). Cached on disk by numba's `cache=True` (in
+engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ share, compiled with numba: one call keys any number of jobs, with the IEEE oper
 expressions of `MultifactorPriority.factors` and `keys`, in their order (np.clip as `clip`: NaN
 propagates, a value equal to a bound gives the bound), and numpy's error model (a division by zero gives
 inf or NaN, not an exception). numpy's power, which rounds otherwise than the C library numba calls,
-stays numpy's: the kernel gives its exponent. Cached on disk beside this file (numba's `cache=True`).
+stays numpy's: the kernel gives its exponent. Cached on disk by numba's `cache=True` (in engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 Each kernel works on a profile's step arrays `t` (start times, ascending) and `f` (free units from
 each start), of which the first `n` entries are in use; the arrays have room for at least two more
 steps (a reservation splits at most two). Arithmetic is float64 throughout, as in Python, so the
-answers are the same bit for bit. Compiled on first use and cached on disk beside this file
-(numba's `cache=True`), so a new process does not pay the compile again.
+answers are the same bit for bit. Compiled on first use and cached on disk by numba's `cache=True`
+(in engine/core/jit.py's folder), so a new process does not pay the compile again.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 A job's expansion factor is (wait + requested) / requested: +inf for a request of 0, 1 for an unknown
 (+inf) request. `protected` answers, for every candidate of a pass, whether it has reached the
 threshold, in one call instead of a handful of numpy calls per pass. float64 throughout, as in numpy,
-so the answers are the same bit for bit. Cached on disk beside this file (numba's `cache=True`).
+so the answers are the same bit for bit. Cached on disk by numba's `cache=True` (in engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@
   a dozen numpy calls.
 
 Sums run in node order, as numpy's bincount adds them, so the figures are the same bit for bit.
-Compiled on first use and cached on disk beside this file (numba's `cache=True`).
+Compiled on first use and cached on disk by numba's `cache=True` (in engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ the mean grid intensity and the mean price factor over a run of `length` quarter
 the end of the run, at least one quarter), from the cumulative sums
 `cum[r]` and `cum_price[r]` of region r, and whether the job is at work then (`work`). One call per
 held job instead of a dozen numpy calls over a week of quarters. float64 throughout, as in numpy,
-so the answers are the same bit for bit. Cached on disk beside this file (numba's `cache=True`).
+so the answers are the same bit for bit. Cached on disk by numba's `cache=True` (in engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Taking and giving back one pod (engine.sim.state.fleet_state.FleetState.allocate / release),
 compiled with numba: every check of the placement and the write of the node's row of the block in
 one call, instead of a Python row read, a dozen scalar checks, a per-GPU loop and a row write per
-start and finish. Compiled on first use and cached on disk beside this file (numba's `cache=True`).
+start and finish. Compiled on first use and cached on disk by numba's `cache=True` (in engine/core/jit.py's folder).
 
 `move_pod` answers OK or the first check that failed (the codes below, in the order they are
 checked); FleetState turns a code into its PlacementError and writes nothing then.

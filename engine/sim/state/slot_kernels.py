@@ -1,6 +1,7 @@
 """The running jobs a backfill pass plans around (engine.sim.state.region.RegionFleet.running_in_pool and
 running_by_cluster), selected from the region's slots in one compiled pass (numba) instead of a numpy
-call per column and test. Compiled on first use and cached on disk beside this file (numba's `cache=True`).
+call per column and test. Compiled on first use and cached on disk by numba's
+`cache=True` (in engine/core/jit.py's folder).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 A gang job takes every CPU, MiB and GPU of each of its nodes: one row of the fleet state's block
 per node, checked and written in one call instead of a handful of numpy calls per start and
 finish, which also sums the GPU milli moved (what the region's pools gain or lose). Compiled on
-first use and cached on disk beside this file (numba's `cache=True`), so a new process does not
+first use and cached on disk by numba's `cache=True` (in engine/core/jit.py's folder), so a new process does not
 pay the compile again; imported only when a run first takes whole nodes.
 """
 from __future__ import annotations
