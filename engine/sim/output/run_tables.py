@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.core.reasons import DECISIONS
+from engine.core.reasons import DECISIONS, SOFT_CONSTRAINTS
 from engine.policies.constraints import COST_UNITS
 from engine.scenario.queues import queue_table
 from engine.sim.output.result import SimulationResult
@@ -26,6 +26,7 @@ RELAXATION_COLUMNS = ["row", "job_id", "team", "home_region", "time_s", "region"
 CLUSTER_COLUMNS = ["region", "cluster", "node", "gpus"]
 SEGMENT_COLUMNS = ["row", "job_id", "region", "nodes", "start_s", "end_s", "gpus_allocated", "outcome", "lost_s"]
 SEPARATOR = pa.scalar(";", pa.large_string())  # between the node names of a piece
+_SOFT_CODE = {name: code for code, name in enumerate(SOFT_CONSTRAINTS)}  # a relaxed constraint's code in labels()
 
 
 def run_tables(run, scenario: str) -> SimulationResult:
@@ -81,11 +82,12 @@ def _relaxations(run, jobs: pd.DataFrame, regions: list[str]) -> pd.DataFrame | 
     records = run.router.relaxed
     time_s, row, region, constraint, cost = (list(c) for c in zip(*records)) if records else ([],) * 5
     row = np.asarray(row, np.int64)
+    code = np.fromiter(map(_SOFT_CODE.__getitem__, constraint), np.int64, len(constraint))
     return pd.DataFrame({
         "row": row, "job_id": jobs["job_id"].to_numpy()[row], "team": jobs["team"].to_numpy()[row],
         "home_region": jobs["home_region"].to_numpy()[row], "time_s": np.asarray(time_s, np.float64),
-        "region": labels(region, regions), "constraint": pd.array(constraint, dtype="str"),
-        "cost": np.asarray(cost, np.float64), "cost_unit": pd.array([COST_UNITS[c] for c in constraint], dtype="str"),
+        "region": labels(region, regions), "constraint": labels(code, SOFT_CONSTRAINTS),
+        "cost": np.asarray(cost, np.float64), "cost_unit": labels(code, [COST_UNITS[c] for c in SOFT_CONSTRAINTS]),
     }, columns=RELAXATION_COLUMNS)
 
 
