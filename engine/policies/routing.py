@@ -69,7 +69,7 @@ def dense_rank(keys: list) -> np.ndarray:
     key gets 0, equal keys share a rank; a None key gets -inf."""
     present = set(keys)
     present.discard(None)
-    ranks = dict(zip(sorted(present), map(float, range(len(present)))))
+    ranks = {key: float(rank) for rank, key in enumerate(sorted(present))}
     return np.array([ranks.get(k, _NEG_INF) for k in keys], np.float64)
 
 
