@@ -158,8 +158,10 @@ def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarr
         elif not parked[j]:
             failed = k
         k += 1
-    run.mark(now, marked[:refused], RESERVATION)
-    run.mark(now, marked[refused:waiting], CAPACITY)
+    if refused:  # the kernel lists only the candidates whose reason changes: usually none
+        run.mark(now, marked[:refused], RESERVATION)
+    if waiting > refused:
+        run.mark(now, marked[refused:waiting], CAPACITY)
     for key in sorted(started):
         queue.remove(key)
 
