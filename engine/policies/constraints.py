@@ -45,7 +45,8 @@ constraint and its cost. Scores: 1 for the chosen region, 0 for the other hard-f
 for the rest.
 
 The rule runs compiled (engine.policies.constraints_kernels, numba): one call per job instead of a few
-dozen list walks over the regions; `decide` hands it the view's columns and builds the `Routed`.
+dozen list walks over the regions; `decide` hands it the view's columns as they are (RegionsView's bool
+and float64 arrays: no conversion per job) and builds the `Routed`.
 """
 from __future__ import annotations
 
@@ -167,14 +168,12 @@ class SoftConstraints:
         global kernels
         if kernels is None:
             from engine.policies import constraints_kernels as kernels
-        asarray, f64 = np.asarray, np.float64
         latency, egress = regions.latency_ms, regions.egress_usd_per_gb
-        chosen, scores, fails, costs = kernels.decide(
-            asarray(regions.allowed, bool), asarray(regions.fits, bool), asarray(regions.free_gpus, f64),
-            asarray(regions.capacity_gpus, f64), asarray(regions.queued_gpus, f64),
-            asarray(latency, f64) if latency is not None else np.zeros(len(regions)), float(regions.slo_ms),
-            asarray(regions.g_co2e_per_kwh, f64), asarray(regions.usd_per_gpu_hour, f64),
-            asarray(egress, f64) if egress is not None else np.zeros(len(regions)), egress is not None,
+        chosen, scores, fails, costs = kernels.decide(  # the view's arrays as they are: bool and float64
+            regions.allowed, regions.fits, regions.free_gpus, regions.capacity_gpus, regions.queued_gpus,
+            latency if latency is not None else np.zeros(len(regions)), float(regions.slo_ms),
+            regions.g_co2e_per_kwh, regions.usd_per_gpu_hour,
+            egress if egress is not None else np.zeros(len(regions)), egress is not None,
             int(job.home), float(job.gpus), float(job.requested_s), float(job.deadline_s), int(job.data_region),
             float(job.data_gb), job.workload_class in LATENCY_BOUND, float(now_s), columns, weights,
             float(self.reserve_fraction), float(self.carbon_slack_fraction), float(self.cost_slack_fraction))
