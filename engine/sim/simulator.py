@@ -366,7 +366,6 @@ class _Run(Arrivals, Starts, DecisionLog):
                 return False
             rest = order[k + 1:]
             head = ordered[k]
-            rest = rest[~parked[rest]] if self.sharing.gated else rest  # only the quota gate parks jobs
         self.blocked_head[region] = head
         if self.partitions is not None:
             self.partitions.head_blocked(head, fleet, now)
@@ -379,6 +378,8 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.block(now, head, DATA_WAIT if self.data_gate and self.data_moves.holds_back(head, now)
                    else RESTORING if restoring else CAPACITY)
         if queue.count > 1 and (fresh or new or head != blocked) and self.backfills:
+            if rest is not None and self.sharing.gated:  # only the quota gate parks jobs
+                rest = rest[~parked[rest]]
             backfill(self, region, fleet, head, now, None if fresh or head != blocked else new, rest)
         return False
 
