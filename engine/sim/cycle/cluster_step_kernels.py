@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from engine.core.fit_kernels import fits
+from engine.core.fit_kernels import fits_node
 from engine.core.fleet_view import MILLI
 from engine.core.jit import njit
 from engine.policies.easy_kernels import head_pool_units, reservation
@@ -62,11 +62,18 @@ def gang_by_cluster(codes, k, free, racks, width, free_milli, in_pool):
 @njit(cache=True)
 def fit_by_cluster(block, allowed, figures, codes, k, free_milli, in_pool):
     """`by_cluster` over the nodes the fit rule passes (the first three arguments:
-    engine.core.fleet_view.fit_args; one node is enough), the rule applied in the same call, and the
-    racks a one-node job spans per cluster (1 where it fits, else 0; int64)."""
-    ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
-    fit, free = by_cluster(codes, k, ok, 1, free_milli, in_pool)
-    return fit, free, fit.astype(np.int64)
+    engine.core.fleet_view.fit_args; one node is enough), the rule applied in the same pass to the nodes of
+    clusters where no node has passed yet, and the racks a one-node job spans per cluster (1 where it fits,
+    else 0; int64)."""
+    fit = np.zeros(k, np.bool_)
+    free = np.zeros(k)
+    for i in range(len(codes)):
+        c = codes[i]
+        if not fit[c]:
+            fit[c] = fits_node(block, allowed, i, figures[0], figures[1], figures[2], figures[3])
+        if in_pool[i]:
+            free[c] += free_milli[i]
+    return fit, free / MILLI, fit.astype(np.int64)
 
 
 @njit(cache=True)
