@@ -82,20 +82,28 @@ def earliest_cluster(need, codes, free_milli, in_pool, holds, ends, units, clust
     its free units, the `ends` and `units` of its running jobs): each cluster's free units are those of
     its nodes `in_pool` (`codes` and `free_milli` per node), the running jobs hold `units` until `ends`
     in `clusters` (float64, slot order); ties to the lowest index; (-1, 0.0, the jobs of no cluster)
-    when no cluster holds it."""
+    when no cluster holds it. When one cluster holds it, that cluster, with no reservation computed;
+    each cluster's running jobs are selected once."""
     free = np.zeros(len(holds))
     for i in range(len(codes)):
         if in_pool[i]:
             free[codes[i]] += free_milli[i]
+    only = np.count_nonzero(holds) == 1
     best, best_start = -1, math.inf
+    best_ends, best_units = ends[:0].copy(), units[:0].copy()
     for c in range(len(holds)):
         if holds[c]:
             mine = clusters == c
-            start = reservation(need, free[c], ends[mine], units[mine], now_s, earliest)[0]
+            mine_ends, mine_units = ends[mine], units[mine]
+            if only:
+                return c, free[c], mine_ends, mine_units
+            start = reservation(need, free[c], mine_ends, mine_units, now_s, earliest)[0]
             if best < 0 or start < best_start:
-                best, best_start = c, start
-    mine = clusters == best
-    return best, free[best] if best >= 0 else 0.0, ends[mine], units[mine]
+                best, best_start, best_ends, best_units = c, start, mine_ends, mine_units
+    if best < 0:
+        mine = clusters == best
+        return best, 0.0, ends[mine], units[mine]
+    return best, free[best], best_ends, best_units
 
 
 @njit(cache=True)
