@@ -10,8 +10,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.core.fit_kernels import fits
 from engine.policies.easy_kernels import head_pool_units, reservation
-from engine.sim.cycle.cluster_step_kernels import by_cluster, earliest_cluster, gang_by_cluster, scoped_units
+from engine.sim.cycle.cluster_step_kernels import (
+    by_cluster,
+    earliest_cluster,
+    fit_by_cluster,
+    gang_by_cluster,
+    scoped_units,
+)
 from engine.sim.state.slot_kernels import running
 
 K = 4
@@ -36,6 +43,34 @@ def test_by_cluster_sums_as_bincount_does(nodes, width):
     fits, free_gpus = by_cluster(codes, K, marked, width, free_milli, in_pool)
     assert fits.tolist() == (np.bincount(codes, weights=marked, minlength=K) >= width).tolist()
     assert free_gpus.tolist() == (np.bincount(codes, weights=free_milli * in_pool, minlength=K) / 1000).tolist()
+
+
+GPUS = 2  # GPU slots per node in the blocks of the fit test
+ROWS = st.lists(st.tuples(st.sampled_from([0, 4000, 64000]), st.sampled_from([0, 1024, 65536]),
+                          st.sampled_from([-1, 0, 300, 1000]), st.sampled_from([-1, 0, 500, 1000]), st.booleans()),
+                min_size=30, max_size=30)
+FIGURES = st.tuples(st.sampled_from([0, 4000, 32000]), st.sampled_from([0, 1024]),
+                    st.sampled_from([(0, 0), (1, 300), (1, 1000), (2, 1000), (2, 500)]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(NODES, ROWS, FIGURES)
+def test_fit_by_cluster_is_by_cluster_over_the_fit_rule(nodes, rows, figures):
+    codes, _, free_milli, in_pool = _nodes(nodes)
+    n = len(codes)
+    block = np.zeros((n, 5 + 2 * GPUS), np.int64)
+    for i, (cpu, memory, first, second, _) in enumerate(rows[:n]):
+        gpus = [first, second]
+        block[i, :4] = cpu, memory, sum(max(g, 0) for g in gpus), sum(g == 1000 for g in gpus)
+        block[i, 4:4 + GPUS] = gpus
+    allowed = np.array([a for *_, a in rows[:n]], bool)
+    cpu, memory, (num_gpu, gpu_milli) = figures
+    ok = fits(block, allowed, np.arange(n), cpu, memory, num_gpu, gpu_milli)
+    fit, free, racks = fit_by_cluster(block, allowed, np.array([cpu, memory, num_gpu, gpu_milli], np.int64), codes,
+                                      K, free_milli, in_pool)
+    expected = by_cluster(codes, K, ok, 1, free_milli, in_pool)
+    assert fit.tolist() == expected[0].tolist() and free.tolist() == expected[1].tolist()
+    assert racks.tolist() == expected[0].astype(np.int64).tolist()
 
 
 @settings(max_examples=300, deadline=None)

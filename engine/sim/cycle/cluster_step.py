@@ -39,8 +39,10 @@ class ClusterStep:
         self._kinds: dict[tuple, int] = {}
         self._scope: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def pick(self, j: int, fleet) -> int:
-        """Job j's cluster in `fleet` (its RegionFleet): an index, ANY or WAIT (engine.core.cluster_view)."""
+    def pick(self, j: int, fleet, request=None) -> int:
+        """Job j's cluster in `fleet` (its RegionFleet): an index, ANY or WAIT (engine.core.cluster_view).
+        `request`: a one-node job's pod request (engine.sim.cycle.starts.Starts.request_of) when the caller
+        has it."""
         run = self.run
         width = run.width[j]
         codes, k = fleet.cluster_codes, len(fleet.cluster_names)
@@ -52,7 +54,8 @@ class ClusterStep:
             fits, free_gpus, racks = kernels().gang_by_cluster(codes, k, free, state.rack, width,
                                                                state.gpu_free_total, in_pool)
         else:
-            request = run.request_of(j)
+            if request is None:
+                request = run.request_of(j)
             fit = self._fit_args(fleet, request)
             if fit is not None:
                 fits, free_gpus, racks = kernels().fit_by_cluster(*fit, codes, k, state.gpu_free_total, in_pool)

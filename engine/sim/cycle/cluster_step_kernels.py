@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from engine.core.fit_kernels import fits
+from engine.core.fit_kernels import fits_node
 from engine.core.fleet_view import MILLI
 from engine.core.jit import njit
 from engine.policies.easy_kernels import head_pool_units, reservation
@@ -62,11 +62,18 @@ def gang_by_cluster(codes, k, free, racks, width, free_milli, in_pool):
 @njit(cache=True)
 def fit_by_cluster(block, allowed, figures, codes, k, free_milli, in_pool):
     """`by_cluster` over the nodes the fit rule passes (the first three arguments:
-    engine.core.fleet_view.fit_args; one node is enough), the rule applied in the same call, and the
-    racks a one-node job spans per cluster (1 where it fits, else 0; int64)."""
-    ok = fits(block, allowed, np.arange(block.shape[0]), figures[0], figures[1], figures[2], figures[3])
-    fit, free = by_cluster(codes, k, ok, 1, free_milli, in_pool)
-    return fit, free, fit.astype(np.int64)
+    engine.core.fleet_view.fit_args; one node is enough), the rule applied in the same pass to the nodes of
+    clusters where no node has passed yet, and the racks a one-node job spans per cluster (1 where it fits,
+    else 0; int64)."""
+    fit = np.zeros(k, np.bool_)
+    free = np.zeros(k)
+    for i in range(len(codes)):
+        c = codes[i]
+        if not fit[c]:
+            fit[c] = fits_node(block, allowed, i, figures[0], figures[1], figures[2], figures[3])
+        if in_pool[i]:
+            free[c] += free_milli[i]
+    return fit, free / MILLI, fit.astype(np.int64)
 
 
 @njit(cache=True)
@@ -75,20 +82,28 @@ def earliest_cluster(need, codes, free_milli, in_pool, holds, ends, units, clust
     its free units, the `ends` and `units` of its running jobs): each cluster's free units are those of
     its nodes `in_pool` (`codes` and `free_milli` per node), the running jobs hold `units` until `ends`
     in `clusters` (float64, slot order); ties to the lowest index; (-1, 0.0, the jobs of no cluster)
-    when no cluster holds it."""
+    when no cluster holds it. When one cluster holds it, that cluster, with no reservation computed;
+    each cluster's running jobs are selected once."""
     free = np.zeros(len(holds))
     for i in range(len(codes)):
         if in_pool[i]:
             free[codes[i]] += free_milli[i]
+    only = np.count_nonzero(holds) == 1
     best, best_start = -1, math.inf
+    best_ends, best_units = ends[:0].copy(), units[:0].copy()
     for c in range(len(holds)):
         if holds[c]:
             mine = clusters == c
-            start = reservation(need, free[c], ends[mine], units[mine], now_s, earliest)[0]
+            mine_ends, mine_units = ends[mine], units[mine]
+            if only:
+                return c, free[c], mine_ends, mine_units
+            start = reservation(need, free[c], mine_ends, mine_units, now_s, earliest)[0]
             if best < 0 or start < best_start:
-                best, best_start = c, start
-    mine = clusters == best
-    return best, free[best] if best >= 0 else 0.0, ends[mine], units[mine]
+                best, best_start, best_ends, best_units = c, start, mine_ends, mine_units
+    if best < 0:
+        mine = clusters == best
+        return best, 0.0, ends[mine], units[mine]
+    return best, free[best], best_ends, best_units
 
 
 @njit(cache=True)

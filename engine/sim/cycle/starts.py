@@ -16,6 +16,7 @@ clusters under an [interconnect]: engine.sim.processes.interconnect).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -64,7 +65,8 @@ class Starts:
             self.pods[j], held = placed
             node = self.pods[j][0].node
             return self._started(j, now, fleet, 0, held, node, [node], backfilled)
-        cluster = ANY if self.clusters is None else self.clusters.pick(j, fleet)
+        request = self.request_of(j) if self.width[j] == 1 else None
+        cluster = ANY if self.clusters is None else self.clusters.pick(j, fleet, request)
         if cluster == WAIT:  # no cluster has room now: until a node with room for the shape is released
             fleet.remember_no_room(shape)
             return False
@@ -81,7 +83,8 @@ class Starts:
             self.pods[j] = nodes
             first = int(nodes[0])
         else:
-            request = self.request_of(j, cluster)
+            if cluster != ANY:
+                request = self.on_cluster(request, cluster)
             placement = self.batch.take(j, fleet.view, request) if self.batch.on else None
             if placement is None:
                 placement = self.p.placement.choose(fleet.view, request, self.rng)
@@ -179,15 +182,22 @@ class Starts:
             return bool(np.count_nonzero(fleet.state.entirely_free[nodes] & big[nodes]))
         return bool(np.count_nonzero(fits_on(fleet.view, self.request_of(j), np.array(nodes))))
 
-    def request_of(self, j: int, cluster: int = ANY) -> PodRequest:
-        """Job j's pod request (one object per distinct shape), on `cluster`'s nodes only (ANY: any node)."""
+    def request_of(self, j: int) -> PodRequest:
+        """Job j's pod request (one object per distinct shape), on any node (`on_cluster`: on one cluster's)."""
         t, g = self.gpu_type[j], self.num_gpu[j]
         key = (self.cpu_milli[j], self.memory_mib[j], g, self.gpu_milli[j], (t,) if t is not None and g else (),
                self.spot_ok[j])
-        if cluster != ANY:
-            key = (*key, cluster)
         request = self.requests.get(key)
         if request is None:
             request = self.requests[key] = PodRequest(*key)
         return request
+
+    def on_cluster(self, request: PodRequest, cluster: int) -> PodRequest:
+        """`request` (one of `request_of`'s) on `cluster`'s nodes only: one object per request and cluster,
+        kept in `requests` under (the request's id, cluster), which no shape's key equals."""
+        key = (id(request), cluster)
+        placed = self.requests.get(key)
+        if placed is None:
+            placed = self.requests[key] = replace(request, cluster=cluster)
+        return placed
 
