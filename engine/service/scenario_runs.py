@@ -26,6 +26,7 @@ from engine.service.compare import Run, Unusable, assumed_of, priced, run_one, r
 if TYPE_CHECKING:
     from engine.analysis.runs.cost import CostAssumptions
 
+
 @dataclass(frozen=True)
 class ScenarioTask:
     """One scenario, as a worker runs it: its position, and what to compute."""

@@ -193,6 +193,10 @@ class QuotaGate:
         """Per holder: holds more than its nominal quota in `region` (bool)."""
         return np.array(usage, np.float64) > self.above[region]
 
+    def borrows(self, usage: list[float], region: int, holder: int) -> bool:
+        """`borrowing` of one holder, without the array."""
+        return usage[holder] > self.above_list[region][holder]
+
     def park(self, region: int, j: int, key: int, gpus: float) -> None:
         """Park job j (queue key `key`, asking `gpus`) until its holder has room."""
         heapq.heappush(self.parked[region].setdefault(self.holder[j], {}).setdefault(gpus, []), (key, j))

@@ -219,9 +219,8 @@ class Sharing(ClockReclaim):
         """Evict borrowers of j's cohort, in the policy's order, until j's start passes the gate."""
         i = self.index[region]
         usage, holder = self.usage(region), self.holder_list
-        above = self.gate.above_list[i]
         for v in self._choose(j, region, now, reclaim=True):
-            if not usage[holder[v]] > above[holder[v]]:  # its holder does not borrow (any more)
+            if not self.gate.borrows(usage, i, holder[v]):  # its holder does not borrow (any more)
                 continue
             self.evict(v, now)
             code = self.gate.check(usage, i, j, gpus)

@@ -71,7 +71,7 @@ class ClockReclaim:
             if usage[h] >= book.nominal[h] - 1e-9 or not gate.excess(usage, c.region, h) > 1e-9:
                 return
             k = self.holder[v]
-            if k == h or book.cohort[k] != cohort or not gate.borrowing(usage, c.region)[k]:
+            if k == h or book.cohort[k] != cohort or not gate.borrows(usage, c.region, k):
                 continue
             self.run.log(now, v, RECLAIMED)
             self.evict(v, now)
