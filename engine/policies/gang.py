@@ -27,7 +27,7 @@ class LowestIndexGang:
     def choose_nodes(self, view: FleetView, free_nodes: np.ndarray, width: int, rng) -> np.ndarray | None:
         if len(free_nodes) < width:
             return None
-        return np.array(free_nodes[:width], np.int64)  # a copy: the answer outlives free_nodes
+        return free_nodes[:width].copy()  # a copy: the answer outlives free_nodes
 
 
 @register(FAMILY, "topology")

@@ -23,6 +23,7 @@ import numpy as np
 
 from engine.core.fleet_view import MILLI, FleetView, Placement, PlacementError, PodRequest, WriteLog, read_only
 from engine.core.fragmentation import FragmentationIndex, TargetWorkload
+from engine.core.kernel_entry import entry
 
 _NO_GPUS = np.empty(0, np.int64)
 LARGE_FLEET = 512  # nodes from which a fleet is kept column-major, logs its writes and keeps answers
@@ -88,13 +89,15 @@ class FleetState:
         self.gpu_pods = read_only(plain[:, 4 + width:])
         self._pods_at = 4 + width  # the block's column of pod shape 0
         # per node, entirely free (nothing allocated) and taken whole (GangFleetState): the columns of one
-        # array, kept current by every move (one argument of the compiled moves)
-        self._flags = np.zeros((n, 2), bool)
+        # array, kept current by every move (one argument of the compiled moves); column-major, so each
+        # column is contiguous (the gang path's `entirely_free.nonzero()` scans it at about 2.5 times the speed)
+        self._flags = np.zeros((n, 2), bool, order="F")
         self._flags[:, 0] = True
         self.entirely_free, self.held_whole = self._flags[:, 0], self._flags[:, 1]
         self._cluster_of = self.cluster if self.cluster is not None else np.full(n, -1, np.int64)  # -1: none
         self._every_model = np.ones(n, bool)  # the model test of a request that names no model
         self._model_masks: dict[tuple[str, ...], np.ndarray] = {}  # model_ok's masks, shared with every view made
+        self._moves: dict[int, object] = {}  # move_pod's entry point per count of GPUs moved (engine.core.kernel_entry)
         self.fragmentation: FragmentationIndex | None = None
         self._view: FleetView | None = None
         self.set_target(target)
@@ -146,9 +149,10 @@ class FleetState:
     def move(self, placement: Placement, request: PodRequest, take: bool) -> None:
         """Check `placement` for `request` and take (`take`) or give back its resources in one compiled
         call (engine.sim.state.pod_kernels: nothing is written unless every check
-        passes); then note the node's write and refresh its fragmentation."""
-        if _kernels is None:
-            _load_kernels()
+        passes); then note the node's write and refresh its fragmentation. The call goes to the kernel's
+        entry point for this state's arrays (engine.core.kernel_entry): every argument's type is fixed
+        here (the state's own arrays, a 1-d bool model mask, a request's `figures`, a node, a tuple of
+        GPU indices of one length per entry or an empty int64 array, the milli and a bool)."""
         node, gpus = placement.node, placement.gpus
         if not gpus:  # numba types no empty tuple: an empty array instead
             gpus = _NO_GPUS
@@ -158,8 +162,12 @@ class FleetState:
         model_ok = self._every_model if not models else self._model_masks.get(models)
         if model_ok is None:  # the view's model_ok fills the shared cache
             model_ok = self.view().model_ok(models)
-        code = _kernels.move_pod(self._plain, self.capacity, self._flags, self._cluster_of, model_ok, request.figures,
-                                 node, gpus, placement.gpu_milli, take)
+        args = (self._plain, self.capacity, self._flags, self._cluster_of, model_ok, request.figures, node, gpus,
+                placement.gpu_milli, take)
+        move = self._moves.get(len(gpus))
+        if move is None:
+            move = self._moves[len(gpus)] = _move_entry(args)
+        code = move(*args)
         if code:
             raise PlacementError(_refusal(code, placement, request, len(self.cpu_total)))
         if self.log is not None:
@@ -188,7 +196,10 @@ def _refusal(code: int, placement: Placement, request: PodRequest, n: int) -> st
 _kernels = None
 
 
-def _load_kernels() -> None:
+def _move_entry(args: tuple):
+    """`move_pod`'s entry point for the types of `args` (loading the kernels first)."""
     global _kernels
-    from engine.sim.state import pod_kernels
-    _kernels = pod_kernels
+    if _kernels is None:
+        from engine.sim.state import pod_kernels
+        _kernels = pod_kernels
+    return entry(_kernels.move_pod, args)

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.fleet_view import MILLI, TIER_RANK, Placement, PlacementError, PodRequest
+from engine.core.kernel_entry import entry
 from engine.sim.state.fleet_state import FleetState
 
 # engine.sim.state.whole_kernels, imported when a run first takes whole nodes: loading its compiled code
@@ -47,27 +48,34 @@ class GangFleetState(FleetState):
         self._taken = np.where(self.capacity < 0, -1, 0)
         gpu = np.flatnonzero(self.gpu_count > 0)
         self._taken[gpu, self._pods_at + self.gpu_count[gpu]] = 1
+        self._whole_moves: dict[bool, object] = {}  # move_whole's entry point, taking and giving back
 
     def allocate_whole(self, nodes) -> list[int]:
         """Take all of `nodes` (ascending distinct indices); raise PlacementError unless each is
         an existing, entirely free node. Returns the nodes as a list."""
-        nodes = np.asarray(nodes, np.int64)
+        nodes = np.ascontiguousarray(nodes, np.int64)
         self.move_whole(nodes, True)
         return nodes.tolist()
 
     def release_whole(self, nodes) -> list[int]:
         """Give back nodes taken by `allocate_whole` (ascending, distinct); refuses nodes that are
         not all entirely taken. Returns the nodes as a list."""
-        nodes = np.asarray(nodes, np.int64)
+        nodes = np.ascontiguousarray(nodes, np.int64)
         self.move_whole(nodes, False)
         return nodes.tolist()
 
     def move_whole(self, nodes: np.ndarray, take: bool) -> int:
-        """Take (`take`) or give back whole `nodes` (int64) checked, in one compiled call
-        (engine.sim.state.whole_kernels); returns the GPU milli moved."""
-        if _kernels is None:
-            _load_kernels()
-        milli = _kernels.move_whole(self._plain, self._taken if take else self.capacity, self._flags, nodes, take)
+        """Take (`take`, a bool) or give back whole `nodes` checked, in one compiled call
+        (engine.sim.state.whole_kernels); returns the GPU milli moved. `nodes` must be a C-contiguous
+        int64 array (`np.ascontiguousarray(nodes, np.int64)`): the call goes to the kernel's entry point
+        for these types (engine.core.kernel_entry), which reads any array as one."""
+        args = (self._plain, self._taken if take else self.capacity, self._flags, nodes, take)
+        move = self._whole_moves.get(take)
+        if move is None:
+            if _kernels is None:
+                _load_kernels()
+            move = self._whole_moves[take] = entry(_kernels.move_whole, args)
+        milli = move(*args)
         if milli < 0:
             if milli == _kernels.BAD_NODES:
                 raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
@@ -211,11 +219,11 @@ class RegionFleet:
 
     def allocate_whole(self, nodes) -> int:
         """Take whole `nodes` (checked); returns the milli-GPU taken."""
-        nodes = np.asarray(nodes, np.int64)
+        nodes = np.ascontiguousarray(nodes, np.int64)
         return self._account_many(nodes, self.state.move_whole(nodes, True), -1)
 
     def release_whole(self, nodes) -> None:
-        nodes = np.asarray(nodes, np.int64)
+        nodes = np.ascontiguousarray(nodes, np.int64)
         milli = self.state.move_whole(nodes, False)
         self.released.extend(nodes.tolist())
         self._account_many(nodes, milli, +1)
