@@ -19,6 +19,7 @@ import numpy as np
 
 from engine.core.fleet_view import MILLI, FleetView, Placement, PodRequest, fit_args, fits_on
 from engine.core.fragmentation import FragmentationIndex, TargetWorkload
+from engine.core.kernel_entry import entry
 from engine.policies.registry import register
 
 # engine.policies.leftover_kernels, imported with the first first-fit, leftover score or tightest-fit GPU
@@ -63,6 +64,25 @@ def _load_kernels() -> None:
     kernels = leftover_kernels
 
 
+_fit_calls: dict[str, object] = {}  # leftover_kernels' entry points at fit_args' argument types
+
+
+def _fit_call(name: str, args: tuple, block: np.ndarray):
+    """leftover_kernels' kernel `name` on `args`: fit_args' arrays (a small fleet's read-only C-order
+    `block`, a read-only bool mask, a request's `figures`), then Python ints, floats and bools in fixed
+    places. With those types fixed, the call goes to the kernel's entry point (engine.core.kernel_entry),
+    without numba's dispatch; a block of another layout (a view of a large fleet's column-major state,
+    seen without its fit masks) goes through the dispatcher."""
+    if kernels is None:
+        _load_kernels()
+    if not block.flags.c_contiguous:
+        return getattr(kernels, name)(*args)
+    call = _fit_calls.get(name)
+    if call is None:
+        call = _fit_calls[name] = entry(getattr(kernels, name), args)
+    return call(*args)
+
+
 def leftover_place(view: FleetView, request: PodRequest, cpu_weight: float, least: bool, ok=None) -> Placement | None:
     """`leftover_top`'s node and the request's GPUs on it (`tightest_gpus`), in one compiled call (the fit
     rule in it too, on a fleet that keeps no fit masks); None if none."""
@@ -72,7 +92,8 @@ def leftover_place(view: FleetView, request: PodRequest, cpu_weight: float, leas
     fit = fit_args(view, request) if ok is None else None
     if fit is not None:
         block, allowed, figures = fit
-        node, gpus = kernels.leftover_place(allowed, block, figures, True, *scales, cpu_weight, least)
+        node, gpus = _fit_call("leftover_place", (allowed, block, figures, True, *scales, float(cpu_weight),
+                                                  bool(least)), block)
     else:
         node, gpus = kernels.leftover_place(fits_on(view, request) if ok is None else ok, view._block,
                                             request.figures, False, *scales, cpu_weight, least)
@@ -102,12 +123,12 @@ class FirstFit:
     """The lowest-indexed node that fits; its lowest-indexed GPUs that fit (engine.policies.leftover_kernels)."""
 
     def choose(self, view: FleetView, request: PodRequest, rng: np.random.Generator) -> Placement | None:
-        if kernels is None:
-            _load_kernels()
         fit = fit_args(view, request)
         if fit is not None:
-            node, gpus = kernels.fit_first_place(*fit)
+            node, gpus = _fit_call("fit_first_place", fit, fit[0])
         else:
+            if kernels is None:
+                _load_kernels()
             node, gpus = kernels.first_place(feasible(view, request), view.gpu_free, request.gpu_milli,
                                              request.num_gpu)
         return Placement(node, tuple(gpus.tolist()), request.gpu_milli) if node >= 0 else None

@@ -44,8 +44,8 @@ class WaitingQueue:
         self.count -= 1
         if not self.count:
             self.lo, self.hi = len(self.mask), 0
-        elif key == self.lo:
-            self.lo += int(self.mask[key:self.hi].argmax())
+        elif key == self.lo:  # the next waiting key: usually the one after (jobs mostly start in key order)
+            self.lo = key + 1 if self.mask[key + 1] else key + int(self.mask[key:self.hi].argmax())
 
     def remove_many(self, keys: np.ndarray) -> None:
         for key in sorted(keys.tolist()):
