@@ -44,6 +44,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from engine.core.kernel_entry import entry
 from engine.policies.profile import Profile
 from engine.policies.registry import register
 
@@ -167,10 +168,21 @@ class EasyBackfill:
                head_requested_s: float = math.inf, head_pool: int = 0) -> Window:
         if free_units >= head_units:
             return Window(now_s, free_units - head_units)
-        shadow_s, extra_units = easy_kernels().reservation(
-            float(head_units), float(free_units), np.asarray(running_end_s, np.float64),
-            np.asarray(running_units, np.float64), float(now_s), EARLIEST)
-        return Window(shadow_s, extra_units)
+        return Window(*_reservation(head_units, free_units, running_end_s, running_units, now_s))
+
+
+_reserve = None  # easy_kernels.reservation's entry point (engine.core.kernel_entry)
+
+
+def _reservation(head_units, free_units, end_s, units, now_s) -> tuple[float, float]:
+    """easy_kernels.reservation (shadow_s, extra_units), called through its entry point: the arguments'
+    types are fixed here (floats, C-contiguous float64 arrays, an int)."""
+    global _reserve
+    args = (float(head_units), float(free_units), np.ascontiguousarray(end_s, np.float64),
+            np.ascontiguousarray(units, np.float64), float(now_s), EARLIEST)
+    if _reserve is None:
+        _reserve = entry(easy_kernels().reservation, args)
+    return _reserve(*args)
 
 
 @register(FAMILY, "conservative")

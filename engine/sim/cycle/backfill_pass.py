@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.core.kernel_entry import entry
 from engine.core.reasons import CAPACITY, RESERVATION
 from engine.policies.backfill import easy_kernels
 from engine.sim.cycle.backfill_cluster import head_scope
@@ -141,13 +142,15 @@ def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarr
     says nothing about room for its shape)."""
     kernels = easy_kernels()
     units, pools, shapes, reason, pool_list, parked = run.units, run.pool, run.shape, run.reason, run.pool_list, run.parked
+    rest, req, in_pool = (np.ascontiguousarray(rest, np.int64), np.ascontiguousarray(req, np.float64),
+                          np.ascontiguousarray(in_pool, np.float64))
     n = len(rest)
     codes, marked, started = np.zeros(n, np.int8), np.empty(n, np.int64), []
     k, failed = 0, -1
     while True:
-        k, refused, waiting = kernels.scan(k, failed, now, window.shadow_s, window.extra_units, rest, req, in_pool,
-                                           units, pools, shapes, np.array(fleet.pool_free), codes, reason,
-                                           RESERVATION, CAPACITY, marked)
+        args = (k, failed, float(now), float(window.shadow_s), float(window.extra_units), rest, req, in_pool, units,
+                pools, shapes, np.array(fleet.pool_free, np.float64), codes, reason, RESERVATION, CAPACITY, marked)
+        k, refused, waiting = _scan_entry(kernels, args)(*args)
         if k == n:
             break
         j, failed = int(rest[k]), -1
@@ -164,6 +167,20 @@ def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarr
         run.mark(now, marked[refused:waiting], CAPACITY)
     for key in sorted(started):
         queue.remove(key)
+
+
+_scan_call = None  # easy_kernels.scan's entry point (engine.core.kernel_entry)
+
+
+def _scan_entry(kernels, args: tuple):
+    """easy_kernels.scan's entry point for the types of `_scan`'s arguments, fixed there: ints and floats,
+    the candidates, their times and units converted to C-contiguous int64 and float64 arrays, the run's
+    per-job arrays (float64 units, int64 pools and shapes, int8 reasons: engine.sim.simulator's
+    construction), the float64 free units, int8 codes and int64 marks made in `_scan`."""
+    global _scan_call
+    if _scan_call is None:
+        _scan_call = entry(kernels.scan, args)
+    return _scan_call
 
 
 def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:

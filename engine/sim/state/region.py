@@ -132,7 +132,8 @@ class RegionFleet:
         # per slot (engine.sim.state.slot_kernels' columns): expected end, expected end once that has
         # passed (NaN: none), start recorded for a corrector (NaN: not recorded), units, pool, the
         # cluster of the job's first node, active (1.0); one row written per start
-        self.slots = np.zeros((0, 7))
+        self.slots = np.zeros((0, 7))  # C-order float64, also once grown (running_by_cluster's entry point reads it so)
+        self._running = None  # slot_kernels.running's entry point
         self._free_slots: list[int] = []
         self._grow_slots()
         self._big_enough: dict[tuple, np.ndarray] = {}
@@ -279,9 +280,12 @@ class RegionFleet:
                            corrector=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`running_in_pool`, with the cluster of each job's first node (float64;
         engine.sim.cycle.backfill_cluster)."""
-        if _slot_kernels is None:
-            _load_slot_kernels()
-        ends, overrun, begin, units, cluster = _slot_kernels.running(self.slots, pool, now_s, corrector is None)
+        args = (self.slots, int(pool), float(now_s), corrector is None)
+        if self._running is None:  # the kernel's entry point for these types (engine.core.kernel_entry)
+            if _slot_kernels is None:
+                _load_slot_kernels()
+            self._running = entry(_slot_kernels.running, args)
+        ends, overrun, begin, units, cluster = self._running(*args)
         if corrector is not None:
             late = ends <= now_s
             if np.count_nonzero(late):
