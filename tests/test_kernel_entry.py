@@ -1,0 +1,51 @@
+"""Kernels called through their entry points (engine.core.kernel_entry): the same answers as numba's
+dispatcher, and every caller fixes the argument types the entry point reads."""
+import numpy as np
+import pandas as pd
+
+from engine.core.fleet_view import Placement, PodRequest
+from engine.core.kernel_entry import entry
+from engine.sim.state import whole_kernels
+from engine.sim.state.fleet_state import FleetState
+from engine.sim.state.region import GangFleetState, RegionFleet
+
+
+def test_the_entry_point_is_the_dispatchers_own_compiled_version():
+    state = GangFleetState([1000] * 4, [1024] * 4, [1] * 4, ["T4"] * 4)
+    nodes = np.array([1, 3], np.int64)
+    args = (state._plain, state._taken, state._flags, nodes, True)
+    call = entry(whole_kernels.move_whole, args)
+    assert call is whole_kernels.move_whole.overloads[tuple(map(whole_kernels.move_whole.typeof_pyval, args))].entry_point
+    assert call(*args) == 2000 and state.held_whole.tolist() == [False, True, False, True]
+
+
+def test_whole_nodes_given_as_a_strided_view_or_a_list_are_the_nodes_named():
+    """An entry point reads any array as C-contiguous int64: the whole-node moves convert what they get."""
+    state = GangFleetState([1000] * 8, [1024] * 8, [1] * 8, ["T4"] * 8)
+    state.allocate_whole([1, 5])  # the first call resolves the entry point: C-contiguous int64
+    state.allocate_whole(np.arange(8, dtype=np.int64)[::2])
+    assert state.held_whole.tolist() == [True, True, True, False, True, True, True, False]
+    state.release_whole(np.arange(8, dtype=np.int32)[::4])
+    assert state.entirely_free.tolist() == [True, False, False, True, True, False, False, True]
+    fleet = RegionFleet(pd.DataFrame({"node": [f"n{i}" for i in range(6)], "cpu_milli": 1000, "memory_mib": 1024,
+                                      "gpu": 1, "model": "T4", "rack_id": 0}))
+    assert fleet.allocate_whole(np.array([0], np.int64)) == 1000
+    assert fleet.allocate_whole(np.arange(6, dtype=np.int64)[1::2]) == 3000
+    assert fleet.state.held_whole.tolist() == [True, True, False, True, False, True]
+
+
+def test_pods_of_every_gpu_count_and_model_move_as_through_the_dispatcher():
+    """FleetState keeps one entry point per count of GPUs (a tuple of k indices is a type per k): pods of
+    0, 1 and 2 GPUs, with and without a model, in one state, take and give back exactly."""
+    state = FleetState([8000, 8000], [4096, 4096], [2, 2], ["T4", "V100"])
+    idle = state.free.copy()
+    moves = [(Placement(0, (), 0), PodRequest(1000, 512, 0, 0)),
+             (Placement(1, (1,), 500), PodRequest(1000, 512, 1, 500)),
+             (Placement(0, (0, 1), 1000), PodRequest(2000, 1024, 2, 1000, ("T4",))),
+             (Placement(1, (0,), 1000), PodRequest(1000, 512, 1, 1000, ("V100",)))]
+    for placement, request in moves:
+        state.allocate(placement, request)
+    assert state.gpu_free.tolist() == [[0, 0], [0, 500]] and state.cpu_free.tolist() == [5000, 6000]
+    for placement, request in reversed(moves):
+        state.release(placement, request)
+    assert np.array_equal(state.free, idle) and sorted(state._moves) == [0, 1, 2]
