@@ -49,3 +49,26 @@ def test_pods_of_every_gpu_count_and_model_move_as_through_the_dispatcher():
     for placement, request in reversed(moves):
         state.release(placement, request)
     assert np.array_equal(state.free, idle) and sorted(state._moves) == [0, 1, 2]
+
+
+def test_the_backfill_scan_has_an_entry_per_type_of_the_runs_arrays():
+    """The scan's entry point is keyed by the dtypes and strides of the run's per-job arrays: a run whose
+    arrays are of another type (int32 pools, strided shapes) gets its own entry and the same answer."""
+    from engine.policies.backfill import easy_kernels
+    from engine.sim.cycle.backfill_pass import _scan_entry
+
+    kernels = easy_kernels()
+
+    def scan(pools, shapes):
+        jobs = np.array([0, 1, 2], np.int64)
+        codes, reason, marked = np.zeros(3, np.int8), np.zeros(3, np.int8), np.empty(3, np.int64)
+        args = (0, -1, 0.0, 100.0, 0.0, jobs, np.array([50.0, 500.0, 50.0]), np.zeros(3), np.array([1000.0] * 3),
+                pools, shapes, np.array([1000.0]), codes, reason, 1, 2, marked)
+        return _scan_entry(kernels, args), _scan_entry(kernels, args)(*args)
+
+    plain, answer = scan(np.zeros(3, np.int64), np.arange(3, dtype=np.int64))
+    other, same = scan(np.zeros(3, np.int32), np.arange(6, dtype=np.int64)[::2])
+    assert other is not plain and same == answer == kernels.scan(
+        0, -1, 0.0, 100.0, 0.0, np.array([0, 1, 2], np.int64), np.array([50.0, 500.0, 50.0]), np.zeros(3),
+        np.array([1000.0] * 3), np.zeros(3, np.int64), np.arange(3, dtype=np.int64), np.array([1000.0]),
+        np.zeros(3, np.int8), np.zeros(3, np.int8), 1, 2, np.empty(3, np.int64))

@@ -169,18 +169,22 @@ def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarr
         queue.remove(key)
 
 
-_scan_call = None  # easy_kernels.scan's entry point (engine.core.kernel_entry)
+_scan_calls: dict[tuple, object] = {}  # easy_kernels.scan's entry points (engine.core.kernel_entry)
 
 
 def _scan_entry(kernels, args: tuple):
-    """easy_kernels.scan's entry point for the types of `_scan`'s arguments, fixed there: ints and floats,
-    the candidates, their times and units converted to C-contiguous int64 and float64 arrays, the run's
-    per-job arrays (float64 units, int64 pools and shapes, int8 reasons: engine.sim.simulator's
-    construction), the float64 free units, int8 codes and int64 marks made in `_scan`."""
-    global _scan_call
-    if _scan_call is None:
-        _scan_call = entry(kernels.scan, args)
-    return _scan_call
+    """easy_kernels.scan's entry point for the types of `_scan`'s arguments: ints and floats, the
+    candidates, their times and units converted to C-contiguous int64 and float64 arrays there, the free
+    units, codes and marks made there, and the run's per-job arrays (units, pools, shapes, reasons: 1-d
+    arrays of engine.sim.simulator's construction), whose dtypes and strides key the entry: a run whose
+    arrays are of other types gets its own entry rather than have them misread."""
+    units, pools, shapes, reason = args[8], args[9], args[10], args[13]
+    key = (units.dtype, units.strides, pools.dtype, pools.strides, shapes.dtype, shapes.strides, reason.dtype,
+           reason.strides)
+    call = _scan_calls.get(key)
+    if call is None:
+        call = _scan_calls[key] = entry(kernels.scan, args)
+    return call
 
 
 def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:
