@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs.held import finished_jobs, holding, piece_positions, window_end_s
+from engine.core.codes import first_rows
 from engine.sim.output.result import SimulationResult
 
 COLUMNS = ["region", "cluster", "gpus", "cluster_jobs", "cluster_gpu_hours", "cluster_utilization",
@@ -67,5 +68,5 @@ def _held_by_group(pieces: pd.DataFrame, nodes: pd.DataFrame, groups: pd.DataFra
     gpu_h = np.zeros(len(groups))
     np.add.at(gpu_h, group, pieces["gpu_s"].to_numpy(np.float64)[piece] / 3600.0 * share)
     job = pieces["row"].to_numpy(np.int64)[piece]
-    first = pd.Series(group).groupby(job, sort=False).first()
-    return gpu_h, first.index.to_numpy(np.int64), first.to_numpy(np.int64)
+    code, rows = pd.factorize(job)
+    return gpu_h, rows.astype(np.int64), group[first_rows(code)].astype(np.int64)

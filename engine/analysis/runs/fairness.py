@@ -38,13 +38,10 @@ the whole run.
 """
 from __future__ import annotations
 
-import threading
-import weakref
-
 import numpy as np
 import pandas as pd
 
-from engine.analysis.runs.held import holding, horizon_s
+from engine.analysis.runs.held import holding, horizon_s, remembered
 from engine.analysis.runs.lookup import positions
 from engine.core.intervals import integrate
 from engine.sim.output.result import SimulationResult
@@ -152,31 +149,17 @@ def _rate(hits: np.ndarray, decided: np.ndarray) -> float:
     return float(hits[decided].sum()) / count if count else 1.0
 
 
-_memo = threading.local()
-
-
-def _remembered(result: SimulationResult, name: str, compute):
-    """`compute()`, once per result and name: a run's KPIs, team table and queue table each need its
-    per-job frame and team table. The last result asked about in this thread is remembered (results
-    are immutable; a weak reference, so a result is not kept alive)."""
-    if getattr(_memo, "ref", None) is None or _memo.ref() is not result:
-        _memo.ref, _memo.values = weakref.ref(result), {}
-    if name not in _memo.values:
-        _memo.values[name] = compute()
-    return _memo.values[name]
-
-
 def _jobs(result: SimulationResult) -> pd.DataFrame:
     """The per-job frame of `_per_job` over the run's window and pieces."""
     def compute():
         horizon = horizon_s(result)
         return _per_job(result, horizon, holding(result, horizon))
-    return _remembered(result, "jobs", compute)
+    return remembered(result, "jobs", compute)
 
 
 def _teams_of(result: SimulationResult) -> pd.DataFrame:
     """`_team_table` of the run (with sampled_gpu_hours)."""
-    return _remembered(result, "teams", lambda: _team_table(result, _jobs(result)))
+    return remembered(result, "teams", lambda: _team_table(result, _jobs(result)))
 
 
 def _team_table(result: SimulationResult, per_job: pd.DataFrame) -> pd.DataFrame:

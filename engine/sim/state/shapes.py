@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from engine.core.codes import first_rows
+
 
 @dataclass(frozen=True)
 class Shapes:
@@ -53,8 +55,7 @@ def job_shapes(w, fleets: list, spot_ok: np.ndarray) -> Shapes:
             span = int(key.max()) + 1
         key, span = key * len(values) + rank, span * len(values)
     code, keys = pd.factorize(key)
-    seen = np.maximum.accumulate(code)  # codes are numbered as met: each one's first row is where it is new
-    first = np.flatnonzero(np.concatenate([seen[:1] >= 0, seen[1:] > seen[:-1]]))
+    first = first_rows(code)
     order = np.argsort(keys, kind="stable")
     rank = np.empty(len(keys), np.int64)
     rank[order] = np.arange(len(keys))
