@@ -43,6 +43,7 @@ import pandas as pd
 
 from engine.analysis.runs.held import holding, horizon_s, remembered
 from engine.analysis.runs.lookup import positions
+from engine.core.codes import distinct_rows
 from engine.core.intervals import integrate
 from engine.sim.output.result import SimulationResult
 
@@ -227,7 +228,7 @@ def water_fill_rows(capacity: float, demand: np.ndarray, weight: np.ndarray) -> 
     bits = demand.view(np.int64)
     first = np.ones(len(demand), bool)
     first[1:] = (bits[1:] != bits[:-1]).any(axis=1)
-    rows, again = _distinct_rows(bits[first])
+    rows, again = distinct_rows(bits[first])
     distinct = rows.view(np.float64)
     total = np.minimum(capacity, distinct.sum(axis=1))
     low = np.zeros(len(distinct))
@@ -237,18 +238,6 @@ def water_fill_rows(capacity: float, demand: np.ndarray, weight: np.ndarray) -> 
         over = np.minimum(distinct, weight * level[:, None]).sum(axis=1) >= total
         high, low = np.where(over, level, high), np.where(over, low, level)
     return np.minimum(distinct, weight * high[:, None])[again[np.cumsum(first) - 1]]
-
-
-def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct rows of the integer matrix `rows`, in sorted order, and each row's index among
-    them): one integer sort by its columns (np.unique's by whole rows compares them as bytes, slowly)."""
-    order = np.lexsort(rows.T[::-1])
-    ordered = rows[order]
-    new = np.ones(len(rows), bool)
-    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    index = np.empty(len(rows), np.int64)
-    index[order] = np.cumsum(new) - 1
-    return ordered[new], index
 
 
 def _over_time(result: SimulationResult, teams: pd.DataFrame) -> tuple[np.ndarray, ...]:

@@ -37,7 +37,7 @@ def node_positions(piece_region: np.ndarray, names, node_region: np.ndarray, nod
         mine = np.flatnonzero(node_region == region)
         asked = np.flatnonzero(piece_region == region)
         if len(asked):
-            found = pc.index_in(names.take(asked), value_set=pa.array(np.asarray(node_name, dtype=object)[mine],
+            found = pc.index_in(names if len(asked) == len(names) else names.take(asked), value_set=pa.array(np.asarray(node_name, dtype=object)[mine],
                                                                        pa.large_string()))
             found = pc.fill_null(found, -1).to_numpy().astype(np.int64)
             at[asked] = np.where(found >= 0, mine[np.maximum(found, 0)], -1)
@@ -58,11 +58,11 @@ def piece_positions(region: pd.Series, nodes: pd.Series, node_region: np.ndarray
     d_at = node_positions(np.asarray(regions, dtype=object)[region_code[first]][d_piece], d_names,
                           node_region, node_name)
     count = np.bincount(d_piece, minlength=len(first))
-    start = np.cumsum(count) - count
     per_piece = count[pair]
+    # each piece's entries: its pair's, from the pair's first entry (its offset from where the piece's own start)
+    shift = (np.cumsum(count) - count)[pair] - (np.cumsum(per_piece) - per_piece)
     piece = np.repeat(np.arange(len(pair), dtype=np.int64), per_piece)
-    within = np.arange(len(piece), dtype=np.int64) - np.repeat(np.cumsum(per_piece) - per_piece, per_piece)
-    return piece, d_at[start[pair][piece] + within]
+    return piece, d_at[np.arange(len(piece), dtype=np.int64) + shift[piece]]
 
 
 def finished_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
