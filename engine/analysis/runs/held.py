@@ -37,8 +37,8 @@ def node_positions(piece_region: np.ndarray, names, node_region: np.ndarray, nod
         mine = np.flatnonzero(node_region == region)
         asked = np.flatnonzero(piece_region == region)
         if len(asked):
-            found = pc.index_in(names if len(asked) == len(names) else names.take(asked), value_set=pa.array(np.asarray(node_name, dtype=object)[mine],
-                                                                       pa.large_string()))
+            known = pa.array(np.asarray(node_name, dtype=object)[mine], pa.large_string())
+            found = pc.index_in(names if len(asked) == len(names) else names.take(asked), value_set=known)
             found = pc.fill_null(found, -1).to_numpy().astype(np.int64)
             at[asked] = np.where(found >= 0, mine[np.maximum(found, 0)], -1)
     return at
