@@ -67,6 +67,6 @@ def _held_by_group(pieces: pd.DataFrame, nodes: pd.DataFrame, groups: pd.DataFra
     share = np.where(total > 0, weight / np.where(total > 0, total, 1.0), 1.0 / np.maximum(count, 1))
     gpu_h = np.zeros(len(groups))
     np.add.at(gpu_h, group, pieces["gpu_s"].to_numpy(np.float64)[piece] / 3600.0 * share)
-    job = pieces["row"].to_numpy(np.int64)[piece]
-    code, rows = pd.factorize(job)
-    return gpu_h, rows.astype(np.int64), group[first_rows(code)].astype(np.int64)
+    lead = np.flatnonzero(np.concatenate([piece[:1] >= 0, piece[1:] != piece[:-1]]))  # each piece's first known node
+    code, rows = pd.factorize(pieces["row"].to_numpy(np.int64)[piece[lead]])  # then each job's first such piece
+    return gpu_h, rows.astype(np.int64), group[lead[first_rows(code)]].astype(np.int64)
