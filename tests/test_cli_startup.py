@@ -1,5 +1,5 @@
 """What a `meridian` process imports before its command runs: its own command family's parsers only, and no
-module a trace simulation does not use (DuckDB, SciPy, scikit-learn, compare's headroom searches)."""
+module a trace simulation does not use (DuckDB, SciPy, scikit-learn, holidays, compare's headroom searches)."""
 import argparse
 import subprocess
 import sys
@@ -25,12 +25,13 @@ def test_a_command_line_builds_the_parsers_of_its_command_family_only():
 
 
 def test_a_simulate_command_line_imports_no_other_family_nor_what_only_others_use():
-    """Not DuckDB, SciPy or scikit-learn, nor compare's headroom searches and their process pools, nor the cost
-    and carbon modules (a priced run's, loaded by its first `with_world`)."""
+    """Not DuckDB, SciPy, scikit-learn or the holidays package, nor compare's headroom searches and their process
+    pools, nor the cost and carbon modules (a priced run's, loaded by its first `with_world`)."""
     code = ("import sys\n"
             "from engine.cli.main import build_parser\n"
             "build_parser(['simulate', '--trace', 'x.swf', '--scenario', 'fifo.toml'])\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'duckdb', 'scipy', 'sklearn', 'multiprocessing'}))\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules}\n"
+            "             & {'duckdb', 'scipy', 'sklearn', 'multiprocessing', 'holidays'}))\n"
             "print(sorted(m for m in sys.modules if m.startswith(('engine.service.headroom.', 'engine.service.sweep',\n"
             "                                                     'engine.analysis.runs.cost', 'engine.analysis.runs.world_kpis'))))\n"
             "print(sorted(m for m in sys.modules if m.startswith('engine.cli.')))")

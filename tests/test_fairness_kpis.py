@@ -296,3 +296,15 @@ def test_figures_are_remembered_per_result_and_per_thread():
         thread.join()
     pd.testing.assert_frame_equal(seen["first"], one)
     pd.testing.assert_frame_equal(seen["second"], two)
+
+
+def test_the_pieces_held_are_computed_once_per_result_and_each_caller_gets_its_own_frame():
+    from engine.analysis.runs.held import holding
+
+    run = preempted_run()
+    first = holding(run, 100.0)
+    first["extra"] = 1.0
+    first.loc[0, "gpu_s"] = -1.0
+    again = holding(run, 100.0)
+    assert "extra" not in again and again.loc[0, "gpu_s"] != -1.0
+    pd.testing.assert_frame_equal(again, holding(preempted_run(), 100.0))

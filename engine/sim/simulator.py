@@ -81,7 +81,6 @@ class _Run(Arrivals, Starts, DecisionLog):
         fleet = pd.concat([w.fleet, *added], ignore_index=True) if added else w.fleet
         self.regions = {r: RegionFleet(fleet[fleet["region"] == r]) for r in names}
         self.region_index = {r: i for i, r in enumerate(names)}
-        self.region_of = [self.regions[r] for r in w.region]
         self.units = (w.nodes * w.num_gpu * w.gpu_milli).astype(np.float64)
         self.sharing_setup = sharing or SharingSetup()
         queues = self.sharing_setup.queues
@@ -96,7 +95,12 @@ class _Run(Arrivals, Starts, DecisionLog):
         shapes = job_shapes(w, list(self.regions.values()), spot_ok)
         self.shape, self.shape_pools, self.shape_fits = shapes.shape, shapes.pools, shapes.fits
         self.asked_shape = shapes.asked  # under right-sizing, the shape of each job's full request
-        home = np.fromiter(map(self.region_index.__getitem__, w.region), np.int64, len(w))
+        at, homes = pd.factorize(w.region, use_na_sentinel=False)  # each job's home region, looked up once per region
+        fleets = np.empty(len(homes), object)
+        for i, r in enumerate(homes):
+            fleets[i] = self.regions[r]
+        self.region_of = fleets[at].tolist()
+        home = np.array([self.region_index[r] for r in homes], np.int64)[at]
         self.home = home.tolist()  # each job's home region, an index into the region names
         self.flexible = np.isin(w.workload_class, FLEXIBLE_CLASSES).tolist()
         located, where = pd.factorize(w.data_location if w.data_location is not None else np.full(len(w), None))

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import holidays
 import numpy as np
 import pandas as pd
 
@@ -86,6 +85,8 @@ def holiday_days(country: str, subdivision: str | None, year: int) -> np.ndarray
     1970-01-01 (read-only). Observed days may fall in a neighbouring year. Outside the years the
     package covers for a country (India's lunar holidays: 2001-2035) only the holidays it can
     compute are listed; its warning about that is silenced."""
+    import holidays  # loaded at the first holiday asked for: a run without calendars needs none
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         dates = holidays.country_holidays(country, subdiv=subdivision, years=year)
@@ -295,4 +296,6 @@ def _blank(value: object) -> bool:
 
 @lru_cache(maxsize=1)
 def _supported_countries() -> dict[str, list[str]]:
+    import holidays
+
     return holidays.list_supported_countries()

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.runs.held import finished_jobs, holding, piece_positions, window_end_s
+from engine.core.codes import first_rows
 from engine.sim.output.result import SimulationResult
 
 COLUMNS = ["region", "cluster", "gpus", "cluster_jobs", "cluster_gpu_hours", "cluster_utilization",
@@ -66,6 +67,6 @@ def _held_by_group(pieces: pd.DataFrame, nodes: pd.DataFrame, groups: pd.DataFra
     share = np.where(total > 0, weight / np.where(total > 0, total, 1.0), 1.0 / np.maximum(count, 1))
     gpu_h = np.zeros(len(groups))
     np.add.at(gpu_h, group, pieces["gpu_s"].to_numpy(np.float64)[piece] / 3600.0 * share)
-    job = pieces["row"].to_numpy(np.int64)[piece]
-    first = pd.Series(group).groupby(job, sort=False).first()
-    return gpu_h, first.index.to_numpy(np.int64), first.to_numpy(np.int64)
+    lead = np.flatnonzero(np.concatenate([piece[:1] >= 0, piece[1:] != piece[:-1]]))  # each piece's first known node
+    code, rows = pd.factorize(pieces["row"].to_numpy(np.int64)[piece[lead]])  # then each job's first such piece
+    return gpu_h, rows.astype(np.int64), group[lead[first_rows(code)]].astype(np.int64)

@@ -38,14 +38,12 @@ the whole run.
 """
 from __future__ import annotations
 
-import threading
-import weakref
-
 import numpy as np
 import pandas as pd
 
-from engine.analysis.runs.held import holding, horizon_s
+from engine.analysis.runs.held import holding, horizon_s, remembered
 from engine.analysis.runs.lookup import positions
+from engine.core.codes import distinct_rows
 from engine.core.intervals import integrate
 from engine.sim.output.result import SimulationResult
 
@@ -152,31 +150,17 @@ def _rate(hits: np.ndarray, decided: np.ndarray) -> float:
     return float(hits[decided].sum()) / count if count else 1.0
 
 
-_memo = threading.local()
-
-
-def _remembered(result: SimulationResult, name: str, compute):
-    """`compute()`, once per result and name: a run's KPIs, team table and queue table each need its
-    per-job frame and team table. The last result asked about in this thread is remembered (results
-    are immutable; a weak reference, so a result is not kept alive)."""
-    if getattr(_memo, "ref", None) is None or _memo.ref() is not result:
-        _memo.ref, _memo.values = weakref.ref(result), {}
-    if name not in _memo.values:
-        _memo.values[name] = compute()
-    return _memo.values[name]
-
-
 def _jobs(result: SimulationResult) -> pd.DataFrame:
     """The per-job frame of `_per_job` over the run's window and pieces."""
     def compute():
         horizon = horizon_s(result)
         return _per_job(result, horizon, holding(result, horizon))
-    return _remembered(result, "jobs", compute)
+    return remembered(result, "jobs", compute)
 
 
 def _teams_of(result: SimulationResult) -> pd.DataFrame:
     """`_team_table` of the run (with sampled_gpu_hours)."""
-    return _remembered(result, "teams", lambda: _team_table(result, _jobs(result)))
+    return remembered(result, "teams", lambda: _team_table(result, _jobs(result)))
 
 
 def _team_table(result: SimulationResult, per_job: pd.DataFrame) -> pd.DataFrame:
@@ -244,7 +228,7 @@ def water_fill_rows(capacity: float, demand: np.ndarray, weight: np.ndarray) -> 
     bits = demand.view(np.int64)
     first = np.ones(len(demand), bool)
     first[1:] = (bits[1:] != bits[:-1]).any(axis=1)
-    rows, again = _distinct_rows(bits[first])
+    rows, again = distinct_rows(bits[first])
     distinct = rows.view(np.float64)
     total = np.minimum(capacity, distinct.sum(axis=1))
     low = np.zeros(len(distinct))
@@ -254,18 +238,6 @@ def water_fill_rows(capacity: float, demand: np.ndarray, weight: np.ndarray) -> 
         over = np.minimum(distinct, weight * level[:, None]).sum(axis=1) >= total
         high, low = np.where(over, level, high), np.where(over, low, level)
     return np.minimum(distinct, weight * high[:, None])[again[np.cumsum(first) - 1]]
-
-
-def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct rows of the integer matrix `rows`, in sorted order, and each row's index among
-    them): one integer sort by its columns (np.unique's by whole rows compares them as bytes, slowly)."""
-    order = np.lexsort(rows.T[::-1])
-    ordered = rows[order]
-    new = np.ones(len(rows), bool)
-    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    index = np.empty(len(rows), np.int64)
-    index[order] = np.cumsum(new) - 1
-    return ordered[new], index
 
 
 def _over_time(result: SimulationResult, teams: pd.DataFrame) -> tuple[np.ndarray, ...]:

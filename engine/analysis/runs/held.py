@@ -1,14 +1,19 @@
 """What jobs held inside a run's measurement window: the window's end and each piece of running's
 GPU-seconds inside it, the ground every run-result KPI stands on (engine.analysis.runs.sim_metrics,
-fairness, cost, stranded capacity).
+fairness, cost, stranded capacity). `remembered` keeps what several of them ask of one result (its
+pieces inside a window, fairness' per-job frame and team table) for the last result asked about.
 """
 from __future__ import annotations
+
+import threading
+import weakref
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.core.codes import first_rows
 from engine.sim.output.result import SimulationResult
 
 
@@ -32,8 +37,8 @@ def node_positions(piece_region: np.ndarray, names, node_region: np.ndarray, nod
         mine = np.flatnonzero(node_region == region)
         asked = np.flatnonzero(piece_region == region)
         if len(asked):
-            found = pc.index_in(names.take(asked), value_set=pa.array(np.asarray(node_name, dtype=object)[mine],
-                                                                       pa.large_string()))
+            known = pa.array(np.asarray(node_name, dtype=object)[mine], pa.large_string())
+            found = pc.index_in(names if len(asked) == len(names) else names.take(asked), value_set=known)
             found = pc.fill_null(found, -1).to_numpy().astype(np.int64)
             at[asked] = np.where(found >= 0, mine[np.maximum(found, 0)], -1)
     return at
@@ -48,16 +53,16 @@ def piece_positions(region: pd.Series, nodes: pd.Series, node_region: np.ndarray
     region_code, regions = pd.factorize(region.astype(str))
     list_code, lists = pd.factorize(nodes.astype(str))
     pair = pd.factorize(region_code.astype(np.int64) * max(len(lists), 1) + list_code)[0]
-    first = np.unique(pair, return_index=True)[1]  # the first piece of each pair (pairs are numbered as met)
+    first = first_rows(pair)
     d_piece, d_names = node_names(nodes.iloc[first])
     d_at = node_positions(np.asarray(regions, dtype=object)[region_code[first]][d_piece], d_names,
                           node_region, node_name)
     count = np.bincount(d_piece, minlength=len(first))
-    start = np.cumsum(count) - count
     per_piece = count[pair]
+    # each piece's entries: its pair's, from the pair's first entry (its offset from where the piece's own start)
+    shift = (np.cumsum(count) - count)[pair] - (np.cumsum(per_piece) - per_piece)
     piece = np.repeat(np.arange(len(pair), dtype=np.int64), per_piece)
-    within = np.arange(len(piece), dtype=np.int64) - np.repeat(np.cumsum(per_piece) - per_piece, per_piece)
-    return piece, d_at[start[pair][piece] + within]
+    return piece, d_at[np.arange(len(piece), dtype=np.int64) + shift[piece]]
 
 
 def finished_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
@@ -75,7 +80,27 @@ def horizon_s(result: SimulationResult) -> float:
     return window_end_s(result, finished_jobs(result.jobs))
 
 
+_memo = threading.local()
+
+
+def remembered(result: SimulationResult, key, compute):
+    """`compute()`, once per result and key: a run's KPIs, by-group, by-cluster and team tables each need its
+    pieces and per-job figures. The last result asked about in this thread is remembered (results are
+    immutable; a weak reference, so a result is not kept alive)."""
+    if getattr(_memo, "ref", None) is None or _memo.ref() is not result:
+        _memo.ref, _memo.values = weakref.ref(result), {}
+    if key not in _memo.values:
+        _memo.values[key] = compute()
+    return _memo.values[key]
+
+
 def holding(result: SimulationResult, horizon: float) -> pd.DataFrame:
+    """`_pieces(result, horizon)`, computed once per result and horizon (`remembered`); each caller gets
+    its own shallow copy, which pandas' copy-on-write keeps apart from the others'."""
+    return remembered(result, ("holding", horizon), lambda: _pieces(result, horizon)).copy(deep=False)
+
+
+def _pieces(result: SimulationResult, horizon: float) -> pd.DataFrame:
     """`result.held()`'s pieces (row: the position of the piece's job in result.jobs) with completed
     (its job completed: started, ended, not failed), gpu_s (GPUs x seconds held inside [0, horizon]; a piece still running at the end holds to
     horizon) and served_gpu_s (for the pieces of jobs that completed: gpu_s less the GPU-seconds of

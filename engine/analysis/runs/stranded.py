@@ -45,6 +45,7 @@ import pandas as pd
 from engine.analysis.runs import burst
 from engine.analysis.runs.held import horizon_s, piece_positions
 from engine.analysis.runs.lookup import positions
+from engine.core.codes import distinct_rows
 from engine.sim.output.result import SimulationResult
 from engine.sim.state.workload import normalise_fleet
 from engine.world.residency import allowed_mask
@@ -158,7 +159,7 @@ def _shapes(result, times, regions, types, requests: JobRequests, regions_table)
     known = pd.Index(types).get_indexer(asked.fillna("").astype(str))
     kind = np.where(asked.isna().to_numpy(), 0, np.where(known >= 0, known + 1, -1))
     allowed = _allowed(requests.residency, regions_table, regions, rows)
-    allowed_code = np.unique(allowed, axis=0, return_inverse=True)[1] if len(rows) else np.zeros(0, np.int64)
+    allowed_code = distinct_rows(allowed.view(np.uint8))[1] if len(rows) else np.zeros(0, np.int64)
     table = pd.DataFrame({"r": region[rows], "t": kind, "p": pod[rows], "m": milli[rows] >= 1000,
                           "w": np.asarray(requests.width, np.int64)[rows], "a": allowed_code.ravel()})
     shape = table.groupby(list(table.columns), sort=True).ngroup().to_numpy(np.int64)

@@ -8,7 +8,7 @@ hundreds of thousands of Python strings one by one costs several times more. The
 joined the same way, all at once (`joined_names`), from the node indices each piece held."""
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, compress
 
 import numpy as np
 import pandas as pd
@@ -136,7 +136,12 @@ def joined_names(run, region: np.ndarray, held: list) -> pa.Array:
     counts = np.fromiter(map(len, held), np.int64, len(held))
     ends = np.zeros(len(held) + 1, np.int64)
     np.cumsum(counts, out=ends[1:])
-    nodes = np.concatenate(held).astype(np.int64) if held else np.zeros(0, np.int64)
+    nodes = np.empty(ends[-1], np.int64)  # Python lists (one node, often) read as ints, arrays concatenated
+    listed = np.fromiter(map(list.__instancecheck__, held), bool, len(held))
+    spread = np.repeat(listed, counts)
+    nodes[spread] = np.fromiter(chain.from_iterable(compress(held, listed)), np.int64, int(counts[listed].sum()))
+    if not listed.all():
+        nodes[~spread] = np.concatenate(list(compress(held, ~listed)))
     nodes += np.repeat(first[region], counts)
     return pc.binary_join(pa.LargeListArray.from_arrays(pa.array(ends), names.take(pa.array(nodes))), SEPARATOR)
 
