@@ -271,3 +271,27 @@ def test_the_routers_positional_views_hold_the_same_fields_and_stay_frozen():
         built.fits = None
     with pytest.raises(TypeError, match="RouteRequest.of takes 10 values"):
         RouteRequest.of(1, 0)
+
+
+def _cheapest_keys(allowed, fits, free, queued, cost, need, home) -> list:
+    """The cheapest-by rule's keys written plainly (engine.policies.routing_kernels.cheapest_ranks)."""
+    return [None if not (ok and fit) else (2, -math.inf if c != c else -c, 0.0) if f >= need
+            else (1, 0.0, 0.0) if i == home else (0, f, -q)
+            for i, (ok, fit, f, q, c) in enumerate(zip(allowed, fits, free, queued, cost))]
+
+
+FEW = st.sampled_from([0.0, -0.0, 1.0, 2.0, 3.5])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(1, 8).flatmap(lambda n: st.tuples(
+    st.lists(st.booleans(), min_size=n, max_size=n), st.lists(st.booleans(), min_size=n, max_size=n),
+    st.lists(FEW, min_size=n, max_size=n), st.lists(FEW, min_size=n, max_size=n),
+    st.lists(st.sampled_from([1.0, -0.0, 0.0, 2.0, math.nan, math.inf]), min_size=n, max_size=n),
+    st.sampled_from([0.5, 1.0, 2.0]), st.integers(0, n - 1))))
+def test_compiled_cheapest_ranks_are_the_dense_ranks_of_the_rule_keys(drawn):
+    from engine.policies.routing_kernels import cheapest_ranks
+    allowed, fits, free, queued, cost, need, home = drawn
+    ranks = cheapest_ranks(np.array(allowed), np.array(fits), np.array(free), np.array(queued), np.array(cost),
+                           need, home)
+    assert np.array_equal(ranks, dense_rank(_cheapest_keys(allowed, fits, free, queued, cost, need, home)))

@@ -24,7 +24,8 @@ Rule-based policies return dense ranks (0, 1, 2, ... over the eligible regions, 
 keys) so that ties stay ties for the
 simulator's tie-break; `weighted` returns its weighted sum. Regions are few (a handful), so the
 policies loop over them in plain Python: cheaper than numpy at that size (4-6 us a call on the
-sample's 7 regions).
+sample's 7 regions). The cheapest-by rule (lowest-carbon, cheapest), the most routed, is compiled
+(engine.policies.routing_kernels: ~2 us a call).
 """
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ from engine.policies.registry import register
 FAMILY = "routing"
 SLACK_GPUS = 1e-9   # GPUs: free_gpus counts as enough when it is at most this short of the request
 _NEG_INF = float("-inf")
+# engine.policies.routing_kernels, imported with the first cheapest-by choice: runs that route otherwise (or
+# not at all) need not load numba for it
+kernels = None
 
 
 def eligible(regions: RegionsView) -> list[bool]:
@@ -71,11 +75,6 @@ def dense_rank(keys: list) -> np.ndarray:
     present.discard(None)
     ranks = {key: float(rank) for rank, key in enumerate(sorted(present))}
     return np.array([ranks.get(k, _NEG_INF) for k in keys], np.float64)
-
-
-def _low_first(value: float) -> float:
-    """A 'higher is better' key for a 'lower is better' quantity: -value, unknown (NaN) last."""
-    return _NEG_INF if value != value else -value
 
 
 def _validate_fraction(policy, name: str) -> None:
@@ -157,24 +156,20 @@ class LowestCarbon:
     keeps_inflexible_home: ClassVar[bool] = True
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
-        return _cheapest_by(job, regions, regions.g_co2e_per_kwh.tolist())
+        return _cheapest_by(job, regions, regions.g_co2e_per_kwh)
 
 
-def _cheapest_by(job: RouteRequest, regions: RegionsView, cost: list[float]) -> np.ndarray:
-    """Tier 2: free for the job, by lowest cost; tier 1: home; tier 0: fallback."""
-    ok = eligible(regions)
+def _cheapest_by(job: RouteRequest, regions: RegionsView, cost) -> np.ndarray:
+    """Tier 2: free for the job, by lowest `cost` (unknown NaN last); tier 1: home; tier 0: fallback
+    (dense ranks of those keys, compiled: engine.policies.routing_kernels)."""
     if not job.flexible:
-        return stay_home(job, regions, ok)
-    need, keys = job.gpus - SLACK_GPUS, []
-    for i, (fine, free, queued, value) in enumerate(zip(
-            ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist(), cost)):
-        if not fine:
-            keys.append(None)
-        elif free >= need:
-            keys.append((2, _low_first(value), 0.0))
-        else:
-            keys.append((1, 0.0, 0.0) if i == job.home else (0, free, -queued))
-    return dense_rank(keys)
+        return stay_home(job, regions, eligible(regions))
+    global kernels
+    if kernels is None:
+        from engine.policies import routing_kernels as kernels
+    return kernels.cheapest_ranks(np.asarray(regions.allowed, bool), np.asarray(regions.fits, bool),
+                                  np.asarray(regions.free_gpus, np.float64), np.asarray(regions.queued_gpus, np.float64),
+                                  np.asarray(cost, np.float64), float(job.gpus - SLACK_GPUS), int(job.home))
 
 
 def move_usd(job: RouteRequest, regions: RegionsView) -> list[float]:
