@@ -18,8 +18,9 @@ A policy that keeps every job home whatever the view registers with the trait `i
 (engine.core.traits; the simulator then skips routing). One whose inflexible jobs stay home whenever
 home is eligible says so with `keeps_inflexible_home` True (a setting, engine.core.traits: the router
 then keeps such a job home without asking); overflow says it unless `move_inflexible` is set. One that
-keeps any job home while home is eligible and free for it says `keeps_home_when_free` (overflow and
-follow-the-sun).
+keeps any job home while home is eligible and free for it says `keeps_home_when_free` (overflow,
+follow-the-sun and latency-aware); the promise leaves out inference while some region is an edge one
+(latency-aware tries those first).
 Rule-based policies return dense ranks (0, 1, 2, ... over the eligible regions, equal for equal
 keys) so that ties stay ties for the
 simulator's tie-break; `weighted` returns its weighted sum. Regions are few (a handful), so the
@@ -257,7 +258,10 @@ class LatencyAware:
     GPUs; then the most free GPUs); else home while home is eligible and
     free for it; else, among eligible regions free for it whose round-trip time from home
     (`latency_ms`) is within `slo_ms`, the nearest (then the most free GPUs); else home. Other
-    flexible work overflows as in `overflow`; development stays home."""
+    flexible work overflows as in `overflow`; development stays home. So a job stays home while home is
+    eligible and free for it, inference excepted while some region is an edge one (`keeps_home_when_free`)."""
+
+    keeps_home_when_free: ClassVar[bool] = True
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
         ok = eligible(regions)

@@ -16,8 +16,9 @@ per region and job; the role masks are kept per (home, inference, home down).
 
 An inflexible job whose home is eligible and up stays there without a view when the policy promises as
 much (`keeps_inflexible_home`, engine.core.traits), and so does any job whose home is eligible, up, open to
-it by its roles and has its GPUs free when the policy promises that (`keeps_home_when_free`: overflow and
-follow-the-sun; most jobs of the sample).
+it by its roles and has its GPUs free when the policy promises that (`keeps_home_when_free`: overflow,
+follow-the-sun and latency-aware; most jobs of the sample), inference excepted while some region is an edge
+one.
 
 A policy that `relaxes` soft constraints (engine.policies.constraints) decides with its scores the
 constraints each region fails; the router records those of the region it sends the job to, each as a
@@ -77,6 +78,8 @@ class Router:
         self.relaxed: list[tuple[float, int, int, str, float]] = []  # (time, job, region, constraint, cost)
         roles = facts.world.roles
         self.roles = RoleMasks(roles, self.names) if roles is not None else None
+        # keeps_home_when_free leaves out inference while some region is an edge one (latency-aware tries those first)
+        self.edge_first = self.roles is not None and bool(self.roles.edge.any())
         self._names = tuple(self.names)
         # per home region: the view's last fields (round-trip times from it, the SLO, egress prices, edge regions)
         edge = None if self.roles is None else self.roles.edge
@@ -116,7 +119,8 @@ class Router:
                 may_go = self._may_go[key] = _frozen(self.roles.may_go(*key))
             fits = fits & may_go
         if self.home_when_free and fits[home] and self.allowed[j, home] \
-                and self.fleets[home].pool_free[pools[home]] / 1000.0 >= run.gpus[j] - SLACK_GPUS:
+                and self.fleets[home].pool_free[pools[home]] / 1000.0 >= run.gpus[j] - SLACK_GPUS \
+                and not (self.edge_first and self.classes[j] == "inference"):
             return home, None  # the policy's promise (keeps_home_when_free): no view to build
         price = self._prices.get(shape)
         if price is None:
