@@ -12,7 +12,8 @@ price there; those of a quarter-hour (at work, carbon, the price after off-peak 
 quarter. The arrays a view shares between jobs are read-only, and the argmax is a loop over the regions
 (a handful: cheaper than numpy at that size). The queued GPUs are the values of the run's `queued_gpus`,
 a dict keyed in region order. With world processes that hold regions (outages) each hook is asked once
-per region and job; the role masks are kept per (home, inference, home down).
+per region and job; the fit masks without the regions down are kept per (shape, regions down), the role
+masks per (home, inference, home down).
 
 An inflexible job whose home is eligible and up stays there without a view when the policy promises as
 much (`keeps_inflexible_home`, engine.core.traits), and so does any job whose home is eligible, up, open to
@@ -86,6 +87,7 @@ class Router:
         self._tails = [(row, facts.latency.slo_ms, facts.egress_usd_per_gb, edge) for row in facts.latency_ms]
         self._shapes: dict[int, tuple] = {}  # shape -> _shape_facts
         self._may_go: dict[tuple, np.ndarray] = {}  # (home, inference, home down) -> RoleMasks.may_go
+        self._up: dict[tuple, np.ndarray] = {}  # (shape, *down per region) -> fits, down regions excluded
         self._quarter, self._from_s, self._until_s = -1, math.inf, -math.inf  # the columns' quarter (_at_quarter)
 
     def route(self, j: int, now_s: float) -> int:
@@ -110,7 +112,11 @@ class Router:
         may_go, holds = None, run.processes.holds
         if holds:  # a region that is down cannot hold anything now
             down = _down(holds, names)
-            fits = fits & ~np.array(down)
+            key = (shape, *down)
+            up = self._up.get(key)
+            if up is None:
+                up = self._up[key] = _frozen(fits & ~np.array(down))
+            fits = up
         if self.roles is not None:
             home_down = bool(holds) and down[home]
             key = (home, self.classes[j] == "inference", home_down)
