@@ -227,7 +227,8 @@ def test_overflow_promises_to_keep_inflexible_work_home_only_without_move_inflex
 
 def _keeps_home_when_free(policy) -> tuple[bool, int]:
     """(whether every request whose home is allowed, fits and has its GPUs free is kept home by the router's rule,
-    on random views with and without round-trip times and edge regions; how many such requests were tried)."""
+    on random views with and without round-trip times and edge regions, inference excepted on a view with edge
+    regions; how many such requests were tried)."""
     tried = 0
     for n in (1, 4, 9):
         for seed, near in [(s, near) for s in range(5) for near in (False, True)]:
@@ -237,6 +238,8 @@ def _keeps_home_when_free(policy) -> tuple[bool, int]:
             for request in _route_requests(n, seed):
                 home = request.home
                 if not (view.allowed[home] and view.fits[home] and view.free_gpus[home] >= request.gpus - 1e-9):
+                    continue
+                if request.workload_class == "inference" and view.edge is not None and view.edge.any():
                     continue
                 tried += 1
                 scores = np.where(view.fits, policy.scores(request, view, request.submit_s), -np.inf)
@@ -253,9 +256,17 @@ def test_a_router_promising_to_keep_work_home_while_home_is_free_keeps_it_home(k
         assert held and tried > 500
 
 
+def test_latency_aware_sends_inference_from_a_free_home_to_an_edge_region_so_its_promise_leaves_that_out():
+    view = replace(_regions(2, 3, allowed=True), fits=np.ones(2, bool), free_gpus=np.array([8.0, 8.0]),
+                   queued_gpus=np.zeros(2), latency_ms=np.array([0.0, 5.0]), slo_ms=50.0, edge=np.array([False, True]))
+    request = replace(_route_requests(2)[0], home=0, gpus=1.0, workload_class="inference", flexible=False)
+    scores = registry.make("routing", "latency-aware").scores(request, view, 0.0)
+    assert scores[1] > scores[0]
+
+
 def test_the_home_when_free_check_catches_a_router_that_moves_work_from_a_free_home():
     assert setting(registry.make("routing", "lowest-carbon"), "routing", "keeps_home_when_free") is False
     assert _keeps_home_when_free(registry.make("routing", "lowest-carbon"))[0] is False
     assert {key for key, params in ROUTERS
             if setting(registry.make("routing", key, **params), "routing", "keeps_home_when_free")} == {
-        "follow-the-sun", "overflow"}
+        "follow-the-sun", "overflow", "latency-aware"}

@@ -271,3 +271,41 @@ def test_the_routers_positional_views_hold_the_same_fields_and_stay_frozen():
         built.fits = None
     with pytest.raises(TypeError, match="RouteRequest.of takes 10 values"):
         RouteRequest.of(1, 0)
+
+
+
+def _plain_keys(rule, allowed, fits, free, capacity, queued, at_work, cost, need, home) -> list:
+    """The compiled rules' keys written plainly (engine.policies.routing_kernels), None where not eligible."""
+    def key(i):
+        f, q = free[i], queued[i]
+        if rule == "cheapest":
+            return (2, -math.inf if cost[i] != cost[i] else -cost[i], 0.0) if f >= need else \
+                (1, 0.0, 0.0) if i == home else (0, f, -q)
+        if rule == "overflow":
+            return (i == home and f >= need, f, -q)
+        share = f / capacity[i] if capacity[i] > 0 else 0.0
+        return (3 if f >= need else 1, 0.0, 0.0) if i == home else \
+            (2, f, 0.0) if f >= need and not at_work[i] and share >= 0.25 else (0, f, -q)
+    return [key(i) if ok and fit else None for i, (ok, fit) in enumerate(zip(allowed, fits))]
+
+
+FEW = st.sampled_from([0.0, -0.0, 1.0, 2.0, 3.5])
+
+
+def _lists(n, values):
+    return st.lists(values, min_size=n, max_size=n)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["cheapest", "overflow", "sun"]), st.integers(1, 8).flatmap(lambda n: st.tuples(
+    _lists(n, st.booleans()), _lists(n, st.booleans()), _lists(n, FEW), _lists(n, st.sampled_from([0.0, 4.0, 8.0])),
+    _lists(n, FEW), _lists(n, st.booleans()), _lists(n, st.sampled_from([1.0, -0.0, 0.0, 2.0, math.nan, math.inf])),
+    st.sampled_from([0.5, 1.0, 2.0]), st.integers(0, n - 1))))
+def test_compiled_routing_rules_give_the_dense_ranks_of_their_keys(rule, drawn):
+    from engine.policies import routing_kernels as kernels
+    allowed, fits, free, capacity, queued, at_work, cost, need, home = drawn
+    columns = [np.array(c) for c in (allowed, fits, free)]
+    ranks = (kernels.cheapest_ranks(*columns, np.array(queued), np.array(cost), need, home) if rule == "cheapest"
+             else kernels.overflow_ranks(*columns, np.array(queued), need, home) if rule == "overflow"
+             else kernels.sun_ranks(*columns, np.array(capacity), np.array(queued), np.array(at_work), need, home, 0.25))
+    assert np.array_equal(ranks, dense_rank(_plain_keys(rule, *drawn)))

@@ -28,7 +28,8 @@ recomputed; 0: at every pass), a quota's holder `by` ("team" or "queue"), a pree
 routing policy's `keeps_inflexible_home`: True promises that an inflexible job (`flexible` False) whose
 home is eligible (allowed and fits) scores so that the router keeps it home, so the router keeps it home
 without building a view; `keeps_home_when_free` promises as much for any job whose home is eligible and
-has the job's GPUs free (`free_gpus` at least its GPUs less engine.policies.routing.SLACK_GPUS) (both checked
+has the job's GPUs free (`free_gpus` at least its GPUs less engine.policies.routing.SLACK_GPUS), inference
+excepted while some region is an edge one (`edge`) (both checked
 by tests/test_policy_traits.py; False: the router always asks).
 """
 from __future__ import annotations

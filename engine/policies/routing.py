@@ -18,13 +18,16 @@ A policy that keeps every job home whatever the view registers with the trait `i
 (engine.core.traits; the simulator then skips routing). One whose inflexible jobs stay home whenever
 home is eligible says so with `keeps_inflexible_home` True (a setting, engine.core.traits: the router
 then keeps such a job home without asking); overflow says it unless `move_inflexible` is set. One that
-keeps any job home while home is eligible and free for it says `keeps_home_when_free` (overflow and
-follow-the-sun).
+keeps any job home while home is eligible and free for it says `keeps_home_when_free` (overflow,
+follow-the-sun and latency-aware); the promise leaves out inference while some region is an edge one
+(latency-aware tries those first).
 Rule-based policies return dense ranks (0, 1, 2, ... over the eligible regions, equal for equal
 keys) so that ties stay ties for the
 simulator's tie-break; `weighted` returns its weighted sum. Regions are few (a handful), so the
 policies loop over them in plain Python: cheaper than numpy at that size (4-6 us a call on the
-sample's 7 regions).
+sample's 7 regions). The most routed rules, cheapest-by (lowest-carbon, cheapest), overflow's (overflow,
+latency-aware's other flexible work) and follow-the-sun's, are compiled for the jobs they may move
+(engine.policies.routing_kernels: ~2 us a call).
 """
 from __future__ import annotations
 
@@ -40,6 +43,9 @@ from engine.policies.registry import register
 FAMILY = "routing"
 SLACK_GPUS = 1e-9   # GPUs: free_gpus counts as enough when it is at most this short of the request
 _NEG_INF = float("-inf")
+# engine.policies.routing_kernels, imported with the first cheapest-by choice: runs that route otherwise (or
+# not at all) need not load numba for it
+kernels = None
 
 
 def eligible(regions: RegionsView) -> list[bool]:
@@ -71,11 +77,6 @@ def dense_rank(keys: list) -> np.ndarray:
     present.discard(None)
     ranks = {key: float(rank) for rank, key in enumerate(sorted(present))}
     return np.array([ranks.get(k, _NEG_INF) for k in keys], np.float64)
-
-
-def _low_first(value: float) -> float:
-    """A 'higher is better' key for a 'lower is better' quantity: -value, unknown (NaN) last."""
-    return _NEG_INF if value != value else -value
 
 
 def _validate_fraction(policy, name: str) -> None:
@@ -114,23 +115,11 @@ class FollowTheSun:
         _validate_fraction(self, "min_free_fraction")
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
-        ok = eligible(regions)
         if not job.flexible:
-            return stay_home(job, regions, ok)
-        need, keys = job.gpus - SLACK_GPUS, []
-        for i, (fine, free, capacity, queued, at_work) in enumerate(zip(
-                ok, regions.free_gpus.tolist(), regions.capacity_gpus.tolist(), regions.queued_gpus.tolist(),
-                regions.at_work.tolist())):
-            share = free / capacity if capacity > 0 else 0.0
-            if not fine:
-                keys.append(None)
-            elif i == job.home:
-                keys.append((3 if free >= need else 1, 0.0, 0.0))
-            elif free >= need and not at_work and share >= self.min_free_fraction:
-                keys.append((2, free, 0.0))
-            else:
-                keys.append((0, free, -queued))
-        return dense_rank(keys)
+            return stay_home(job, regions, eligible(regions))
+        return _kernels().sun_ranks(*_columns(regions), np.asarray(regions.capacity_gpus, np.float64),
+                                    np.asarray(regions.queued_gpus, np.float64), np.asarray(regions.at_work, bool),
+                                    float(job.gpus - SLACK_GPUS), int(job.home), float(self.min_free_fraction))
 
 
 @register(FAMILY, "cheapest")
@@ -157,24 +146,30 @@ class LowestCarbon:
     keeps_inflexible_home: ClassVar[bool] = True
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
-        return _cheapest_by(job, regions, regions.g_co2e_per_kwh.tolist())
+        return _cheapest_by(job, regions, regions.g_co2e_per_kwh)
 
 
-def _cheapest_by(job: RouteRequest, regions: RegionsView, cost: list[float]) -> np.ndarray:
-    """Tier 2: free for the job, by lowest cost; tier 1: home; tier 0: fallback."""
-    ok = eligible(regions)
+def _cheapest_by(job: RouteRequest, regions: RegionsView, cost) -> np.ndarray:
+    """Tier 2: free for the job, by lowest `cost` (unknown NaN last); tier 1: home; tier 0: fallback
+    (dense ranks of those keys, compiled: engine.policies.routing_kernels)."""
     if not job.flexible:
-        return stay_home(job, regions, ok)
-    need, keys = job.gpus - SLACK_GPUS, []
-    for i, (fine, free, queued, value) in enumerate(zip(
-            ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist(), cost)):
-        if not fine:
-            keys.append(None)
-        elif free >= need:
-            keys.append((2, _low_first(value), 0.0))
-        else:
-            keys.append((1, 0.0, 0.0) if i == job.home else (0, free, -queued))
-    return dense_rank(keys)
+        return stay_home(job, regions, eligible(regions))
+    return _kernels().cheapest_ranks(*_columns(regions), np.asarray(regions.queued_gpus, np.float64),
+                                     np.asarray(cost, np.float64), float(job.gpus - SLACK_GPUS), int(job.home))
+
+
+def _kernels():
+    """engine.policies.routing_kernels, imported on first use."""
+    global kernels
+    if kernels is None:
+        from engine.policies import routing_kernels as kernels
+    return kernels
+
+
+def _columns(regions: RegionsView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(allowed, fits, free GPUs) of `regions` as the compiled rules take them (bool, bool, float64)."""
+    return (np.asarray(regions.allowed, bool), np.asarray(regions.fits, bool),
+            np.asarray(regions.free_gpus, np.float64))
 
 
 def move_usd(job: RouteRequest, regions: RegionsView) -> list[float]:
@@ -247,10 +242,9 @@ class Overflow:
                              f"got {self.move_inflexible!r}")
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
-        ok = eligible(regions)
         if not (job.flexible or self.move_inflexible):
-            return stay_home(job, regions, ok)
-        return _overflow(job, regions, ok)
+            return stay_home(job, regions, eligible(regions))
+        return _overflow(job, regions)
 
 
 @register(FAMILY, "latency-aware")
@@ -262,9 +256,14 @@ class LatencyAware:
     GPUs; then the most free GPUs); else home while home is eligible and
     free for it; else, among eligible regions free for it whose round-trip time from home
     (`latency_ms`) is within `slo_ms`, the nearest (then the most free GPUs); else home. Other
-    flexible work overflows as in `overflow`; development stays home."""
+    flexible work overflows as in `overflow`; development stays home. So a job stays home while home is
+    eligible and free for it, inference excepted while some region is an edge one (`keeps_home_when_free`)."""
+
+    keeps_home_when_free: ClassVar[bool] = True
 
     def scores(self, job: RouteRequest, regions: RegionsView, now_s: float) -> np.ndarray:
+        if job.workload_class != "inference" and job.flexible:
+            return _overflow(job, regions)
         ok = eligible(regions)
         need, free = job.gpus - SLACK_GPUS, regions.free_gpus.tolist()
         if job.workload_class == "inference":
@@ -281,16 +280,14 @@ class LatencyAware:
             if not any(near):
                 return stay_home(job, regions, ok)
             return dense_rank([(-ms, f) if close else None for close, ms, f in zip(near, latency, free)])
-        return _overflow(job, regions, ok) if job.flexible else stay_home(job, regions, ok)
+        return stay_home(job, regions, ok)
 
 
-def _overflow(job: RouteRequest, regions: RegionsView, ok: list[bool]) -> np.ndarray:
+def _overflow(job: RouteRequest, regions: RegionsView) -> np.ndarray:
     """Home while eligible and free for the job; else the eligible region with the most free GPUs,
     then the fewest queued (home included: it wins when it still has the most)."""
-    need = job.gpus - SLACK_GPUS
-    return dense_rank([(i == job.home and free >= need, free, -queued) if fine else None
-                       for i, (fine, free, queued) in enumerate(zip(
-                           ok, regions.free_gpus.tolist(), regions.queued_gpus.tolist()))])
+    return _kernels().overflow_ranks(*_columns(regions), np.asarray(regions.queued_gpus, np.float64),
+                                     float(job.gpus - SLACK_GPUS), int(job.home))
 
 
 def _weight(default: float, what: str):

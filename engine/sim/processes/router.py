@@ -12,12 +12,14 @@ price there; those of a quarter-hour (at work, carbon, the price after off-peak 
 quarter. The arrays a view shares between jobs are read-only, and the argmax is a loop over the regions
 (a handful: cheaper than numpy at that size). The queued GPUs are the values of the run's `queued_gpus`,
 a dict keyed in region order. With world processes that hold regions (outages) each hook is asked once
-per region and job; the role masks are kept per (home, inference, home down).
+per region and job; the fit masks without the regions down are kept per (shape, regions down), the role
+masks per (home, inference, home down).
 
 An inflexible job whose home is eligible and up stays there without a view when the policy promises as
 much (`keeps_inflexible_home`, engine.core.traits), and so does any job whose home is eligible, up, open to
-it by its roles and has its GPUs free when the policy promises that (`keeps_home_when_free`: overflow and
-follow-the-sun; most jobs of the sample).
+it by its roles and has its GPUs free when the policy promises that (`keeps_home_when_free`: overflow,
+follow-the-sun and latency-aware; most jobs of the sample), inference excepted while some region is an edge
+one.
 
 A policy that `relaxes` soft constraints (engine.policies.constraints) decides with its scores the
 constraints each region fails; the router records those of the region it sends the job to, each as a
@@ -77,12 +79,15 @@ class Router:
         self.relaxed: list[tuple[float, int, int, str, float]] = []  # (time, job, region, constraint, cost)
         roles = facts.world.roles
         self.roles = RoleMasks(roles, self.names) if roles is not None else None
+        # keeps_home_when_free leaves out inference while some region is an edge one (latency-aware tries those first)
+        self.edge_first = self.roles is not None and bool(self.roles.edge.any())
         self._names = tuple(self.names)
         # per home region: the view's last fields (round-trip times from it, the SLO, egress prices, edge regions)
         edge = None if self.roles is None else self.roles.edge
         self._tails = [(row, facts.latency.slo_ms, facts.egress_usd_per_gb, edge) for row in facts.latency_ms]
         self._shapes: dict[int, tuple] = {}  # shape -> _shape_facts
         self._may_go: dict[tuple, np.ndarray] = {}  # (home, inference, home down) -> RoleMasks.may_go
+        self._up: dict[tuple, np.ndarray] = {}  # (shape, *down per region) -> fits, down regions excluded
         self._quarter, self._from_s, self._until_s = -1, math.inf, -math.inf  # the columns' quarter (_at_quarter)
 
     def route(self, j: int, now_s: float) -> int:
@@ -107,7 +112,11 @@ class Router:
         may_go, holds = None, run.processes.holds
         if holds:  # a region that is down cannot hold anything now
             down = _down(holds, names)
-            fits = fits & ~np.array(down)
+            key = (shape, *down)
+            up = self._up.get(key)
+            if up is None:
+                up = self._up[key] = _frozen(fits & ~np.array(down))
+            fits = up
         if self.roles is not None:
             home_down = bool(holds) and down[home]
             key = (home, self.classes[j] == "inference", home_down)
@@ -116,7 +125,8 @@ class Router:
                 may_go = self._may_go[key] = _frozen(self.roles.may_go(*key))
             fits = fits & may_go
         if self.home_when_free and fits[home] and self.allowed[j, home] \
-                and self.fleets[home].pool_free[pools[home]] / 1000.0 >= run.gpus[j] - SLACK_GPUS:
+                and self.fleets[home].pool_free[pools[home]] / 1000.0 >= run.gpus[j] - SLACK_GPUS \
+                and not (self.edge_first and self.classes[j] == "inference"):
             return home, None  # the policy's promise (keeps_home_when_free): no view to build
         price = self._prices.get(shape)
         if price is None:
