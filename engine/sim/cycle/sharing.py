@@ -92,8 +92,6 @@ class Sharing(ClockReclaim):
             self.reclaims = self.preempts and bool(getattr(self.policy, "reclaim", False))
         self.planner = Planner(run.regions) if self.preempts else None  # or when a process evicts nodes (need_planner)
         self.evicting = self.preempts  # a started job may come back to a queue (need_planner, evicts_regions)
-        self.failed: dict[str, list] = {}  # region -> its last failed make_room: job, reclaim, planner version,
-        # fleet changes, request, width, moment, its time key (None until asked)
         self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
         self.seg_start = np.full(n, math.nan)  # start of each job's current (or last) piece
         self.preemptions = np.zeros(n, np.int64)
@@ -242,11 +240,7 @@ class Sharing(ClockReclaim):
         return self.running_views.choose(region, now, h, request)
 
     def make_room(self, j: int, region: str, fleet, now: float) -> bool:
-        """Evict jobs so that j fits now (the policy's choice, the planner's fewest); whether it did.
-        A call that repeats the region's last failed one fails again without asking: the same job and
-        request, nothing started or stopped in the region and no fleet move since, and a moment of the
-        same time key (the same victims, so the same plan). Not with [partitions]: MIG instances change
-        without a move."""
+        """Evict jobs so that j fits now (the policy's choice, the planner's fewest); whether it did."""
         if not self.preempts:
             return False
         reclaim = False
@@ -254,34 +248,19 @@ class Sharing(ClockReclaim):
             h = self.holder_list[j]
             nominal = self.gate.limits[self.index[region]][1]
             reclaim = self.usage(region)[h] + self.run.gpus[j] <= nominal[h] + 1e-9
-        run, views = self.run, self.running_views
-        version, failed = self.planner.version[region], self.failed.get(region)
-        if failed is not None and failed[0] == j and failed[2] == version and failed[3] == fleet.state.changes \
-                and failed[1] == reclaim and failed[4] is run.request_of(j) and failed[5] == run.width[j]:
-            if failed[7] is None:
-                failed[7] = views.moment_key(region, failed[6])
-            if views.moment_key(region, now) == failed[7]:
-                return False
-        plan = self._plan(j, region, fleet, now, reclaim)
+        victims = self._choose(j, region, now, reclaim)
+        if not victims:
+            return False
+        run = self.run
+        mig = run.partitions is not None and run.partitions.takes[j]  # its instance's slices decide
+        if not mig and sum(run.units_list[v] for v in victims) + fleet.pool_free[run.pool_list[j]] < run.units_list[j]:
+            return False
+        plan = self.planner.plan(run, j, fleet, region, victims)
         if not plan:
-            if views.time_key is not None and run.partitions is None:
-                self.failed[region] = [j, reclaim, version, fleet.state.changes, run.request_of(j), run.width[j],
-                                       now, None]
             return False
         for v in plan:
             self.evict(v, now)
         return True
-
-    def _plan(self, j: int, region: str, fleet, now: float, reclaim: bool) -> list[int] | None:
-        """The victims to evict so that j fits now (empty or None: no choice makes room)."""
-        victims = self._choose(j, region, now, reclaim)
-        if not victims:
-            return None
-        run = self.run
-        mig = run.partitions is not None and run.partitions.takes[j]  # its instance's slices decide
-        if not mig and sum(run.units_list[v] for v in victims) + fleet.pool_free[run.pool_list[j]] < run.units_list[j]:
-            return None
-        return self.planner.plan(run, j, fleet, region, victims)
 
     def evict(self, v: int, now: float, requeue: bool = True, checkpointed: bool = False) -> float:
         """Stop job v now, keeping the work up to its last checkpoint (`checkpointed`: it checkpoints

@@ -97,7 +97,6 @@ class FleetState:
         self._model_masks: dict[tuple[str, ...], np.ndarray] = {}  # model_ok's masks, shared with every view made
         self.fragmentation: FragmentationIndex | None = None
         self._view: FleetView | None = None
-        self.changes = 0  # successful moves so far: "has the fleet changed since"
         self.set_target(target)
 
     @classmethod
@@ -163,7 +162,6 @@ class FleetState:
                                  node, gpus, placement.gpu_milli, take)
         if code:
             raise PlacementError(_refusal(code, placement, request, len(self.cpu_total)))
-        self.changes += 1
         if self.log is not None:
             self.log.note(node)
         if self.fragmentation is not None:

@@ -73,7 +73,6 @@ class GangFleetState(FleetState):
                 raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
             raise PlacementError(f"gang nodes {nodes.tolist()} are not all entirely free" if take
                                  else f"nodes {nodes.tolist()} were not taken whole")
-        self.changes += 1
         if self.log is not None:
             self.log.note(nodes)
         if self.fragmentation is not None:

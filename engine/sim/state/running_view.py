@@ -61,9 +61,11 @@ class RunningViews:
         last = self.last.get(region)
         if self.time_key is not None and last is not None and last[0] == version and last[1] == request \
                 and last[2] == h:
+            if entry[3] is None:
+                entry[3] = np.sort(self.sharing.seg_start[running]).tolist()
             if last[5] is None:
-                last[5] = self._key_at(entry, last[3])
-            if self._key_at(entry, now) == last[5]:
+                last[5] = self.time_key(last[3], entry[3])
+            if self.time_key(now, entry[3]) == last[5]:
                 return list(last[4])
         if self.choose_running is not None:
             choice = self.choose_running(request, running, self.figures, borrowing, h, now).tolist()
@@ -72,14 +74,3 @@ class RunningViews:
             choice = running[self.sharing.policy.choose(request, view)].tolist()
         self.last[region] = [version, request, h, now, choice, None]
         return choice
-
-    def moment_key(self, region: str, now: float):
-        """The policy's time key of `now` for the jobs running in `region` now (None without a time key):
-        for the same running jobs and request, moments of equal keys get the same choice."""
-        return None if self.time_key is None else self._key_at(self._running(region), now)
-
-    def _key_at(self, entry: list, now: float):
-        """The time key of `now` for the running jobs of `entry` (`_running`'s), their start times sorted once."""
-        if entry[3] is None:
-            entry[3] = np.sort(self.sharing.seg_start[entry[1]]).tolist()
-        return self.time_key(now, entry[3])
