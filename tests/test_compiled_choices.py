@@ -1,5 +1,5 @@
 """The compiled cluster and preemption choices (engine.policies.cluster_kernels, preemption_kernels), the
-queue sort and merge (engine.core.order_kernels.lexsorted, merged) and the order cache's filters (still_waiting, unknown) against
+queue merge (engine.core.order_kernels.merged) and the order cache's filters (still_waiting, unknown) against
 their rules written plainly: a Python sort by key
 tuples, NaN after every number, ties to the lowest position (the job id). Keys are drawn from a few values
 (NaN and -0.0 among them) so that ties are common."""
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
-from engine.core.order_kernels import lexsorted, merged, still_waiting, unknown
+from engine.core.order_kernels import merged, still_waiting, unknown
 from engine.policies.cluster import BestFit, MostFree, Topology
 from engine.policies.preemption import PreemptRequest, PriorityPreemption, RunFigures, RunningView
 
@@ -139,19 +139,6 @@ def test_a_merge_of_a_sorted_queue_and_new_jobs_is_the_lexsort_of_all(drawn):
     new_keys = np.array(columns[cached:], np.float64).T.copy()
     got_ids, got_keys = merged(np.array(old, np.int64), old_keys, new_ids, new_keys, first)
     assert got_ids.tolist() == _lexsorted(list(ids), columns, first)
-    assert np.array_equal(got_keys.view(np.int64), np.array([column_of[j] for j in got_ids.tolist()]).T.view(np.int64))
-
-
-@settings(max_examples=300, deadline=None)
-@given(QUEUE)
-def test_a_sort_of_jobs_by_their_keys_is_the_lexsort(drawn):
-    queue, keys, _, first = drawn
-    # five copies of the queue, keys shifted: runs past lexsorted's RUN, and merges of every width
-    ids = [j + len(queue) * copy for copy in range(5) for j in queue]
-    columns = [[x + copy for x in column] for copy in range(5) for column in keys]
-    got_ids, got_keys = lexsorted(np.array(ids, np.int64), np.array(columns, np.float64).T.copy(), first)
-    assert got_ids.tolist() == _lexsorted(ids, columns, first)
-    column_of = dict(zip(ids, columns))
     assert np.array_equal(got_keys.view(np.int64), np.array([column_of[j] for j in got_ids.tolist()]).T.view(np.int64))
 
 

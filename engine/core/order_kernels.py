@@ -1,9 +1,8 @@
 """np.sort's order of two floats, for compiled kernels that pick or sort by keys (numba, cached on disk
-as engine/core/jit.py says): a NaN sorts after every number, NaNs are equal. For the order cache
-(engine.sim.cycle.order_cache): `lexsorted`, np.lexsort's order of jobs by their keys; `merged`, that of a
-sorted queue and the few jobs that join it, by merging; `still_waiting` and `unknown`, the cached jobs that
-still wait and the waiting jobs not cached yet. An edit of `below` is a new cache for every kernel, those
-that call it included (engine/core/jit.py)."""
+as engine/core/jit.py says): a NaN sorts after every number, NaNs are equal; and `merged`, np.lexsort's order of a
+sorted queue and the few jobs that join it, by merging, with `still_waiting` and `unknown`, the cached jobs that
+still wait and the waiting jobs not cached yet (engine.sim.cycle.order_cache). An edit of `below` is
+a new cache for every kernel, those that call it included (engine/core/jit.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -40,44 +39,6 @@ def _copy(ids, keys, lo, hi, out_ids, out_keys, at):
             out_keys[level, at + c - lo] = keys[level, c]
     for c in range(lo, hi):
         out_ids[at + c - lo] = ids[c]
-
-
-RUN = 16  # `lexsorted` sorts runs of this many by insertion, then merges them
-
-
-@njit(cache=True)
-def lexsorted(ids, keys, first):
-    """`ids` (distinct) and their `keys` columns (levels, n) in np.lexsort's order of levels first.., then
-    id: runs of RUN sorted by insertion, then merged pairwise (a total order: any sort gives the same)."""
-    n = len(ids)
-    src, dst = np.arange(n), np.empty(n, np.int64)
-    for lo in range(0, n, RUN):
-        for k in range(lo + 1, min(lo + RUN, n)):
-            c = src[k]
-            i = k
-            while i > lo and _before(keys, c, ids[c], keys, src[i - 1], ids[src[i - 1]], first):
-                src[i] = src[i - 1]
-                i -= 1
-            src[i] = c
-    width = RUN
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
-            a, b = lo, mid
-            for k in range(lo, hi):
-                if b < hi and (a == mid or _before(keys, src[b], ids[src[b]], keys, src[a], ids[src[a]], first)):
-                    dst[k] = src[b]
-                    b += 1
-                else:
-                    dst[k] = src[a]
-                    a += 1
-        src, dst = dst, src
-        width *= 2
-    out_ids = np.empty(n, ids.dtype)
-    out_keys = np.empty((keys.shape[0], n), keys.dtype)
-    for k in range(n):
-        _copy(ids, keys, src[k], src[k] + 1, out_ids, out_keys, k)
-    return out_ids, out_keys
 
 
 @njit(cache=True)

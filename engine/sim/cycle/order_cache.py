@@ -51,7 +51,7 @@ class OrderCache:
         self.view: QueueView | None = None
         self.keyer = None
         self.pending: tuple[str, float, int, np.ndarray] | None = None  # a deferred lone job: region, since, j, [j]
-        self.first = 0  # the first level sorted on: 1 when the keyer's first level is the same for every job
+        self.skip = None  # keys[:skip:-1], the levels sorted on: all (None) or all but the first (0)
 
     def order(self, view: QueueView, shares_of, region: str, queue: WaitingQueue, now: float,
               defer: bool = False) -> np.ndarray:
@@ -101,7 +101,8 @@ class OrderCache:
             keys = self._keys(view, keys.shares, ids, keys.now)
         self.known[new] = True  # the cached jobs are known already
         # the cached order is sorted: merged with the new jobs, it is np.lexsort's order of them all
-        ids, keys = kernels.merged(ids, keys, new, self._keys(view, shares_of(), new, now), self.first)
+        first = 0 if self.skip is None else 1  # the first level sorted on
+        ids, keys = kernels.merged(ids, keys, new, self._keys(view, shares_of(), new, now), first)
         self.cached[region] = (since, ids, keys)
         return ids
 
@@ -137,7 +138,7 @@ class OrderCache:
         if view is not self.view:
             self.view = view
             self.keyer = self.policy.keyer(view) if hasattr(self.policy, "keyer") else None
-            self.first = 1 if getattr(self.keyer, "first_level_constant", False) else 0
+            self.skip = 0 if getattr(self.keyer, "first_level_constant", False) else None
 
     def _keys(self, view: QueueView, shares, jobs: np.ndarray, now: float) -> np.ndarray:
         """The policy's keys (levels, len(jobs)) of `jobs` with the ledger `shares` at `now`."""
@@ -149,8 +150,9 @@ class OrderCache:
     def _store(self, region: str, since: float, ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """Cache `ids` in the order of their `keys` (ties: ids), and flag them known."""
         # a first level the same for every job (multifactor without boost) decides nothing: not sorted on
-        _load_kernels()
-        ids, keys = kernels.lexsorted(ids, keys, self.first)
+        levels = keys[:self.skip:-1]
+        perm = np.lexsort((ids, *levels))
+        ids, keys = ids[perm], keys.take(perm, axis=1)
         self.known[ids] = True
         self.cached[region] = (since, ids, keys)
         return ids
