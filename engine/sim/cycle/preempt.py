@@ -33,15 +33,18 @@ class Planner:
         self.version = dict.fromkeys(regions, 0)  # bumped at every change of a region's running jobs
 
     def occupy(self, region: str, j: int, nodes, sign: int) -> None:
-        on = self.occupants[region]
-        for n in nodes:
-            (on[n].add if sign > 0 else on[n].discard)(j)
-        jobs = self.jobs[region]
+        on, jobs = self.occupants[region], self.jobs[region]
         i = bisect.bisect_left(jobs, j)
-        if sign > 0 and (i == len(jobs) or jobs[i] != j):
-            jobs.insert(i, j)
-        elif sign < 0 and i < len(jobs) and jobs[i] == j:
-            del jobs[i]
+        if sign > 0:
+            for n in nodes:
+                on[n].add(j)
+            if i == len(jobs) or jobs[i] != j:
+                jobs.insert(i, j)
+        else:
+            for n in nodes:
+                on[n].discard(j)
+            if i < len(jobs) and jobs[i] == j:
+                del jobs[i]
         self.version[region] += 1
 
     def plan(self, run, j: int, fleet, region: str, victims: list[int]) -> list[int] | None:
