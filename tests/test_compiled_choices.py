@@ -1,5 +1,6 @@
-"""The compiled cluster and preemption choices (engine.policies.cluster_kernels, preemption_kernels) and the
-queue merge (engine.core.order_kernels.merged) against their rules written plainly: a Python sort by key
+"""The compiled cluster and preemption choices (engine.policies.cluster_kernels, preemption_kernels), the
+queue merge (engine.core.order_kernels.merged) and the order cache's filters (still_waiting, unknown) against
+their rules written plainly: a Python sort by key
 tuples, NaN after every number, ties to the lowest position (the job id). Keys are drawn from a few values
 (NaN and -0.0 among them) so that ties are common."""
 import math
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
-from engine.core.order_kernels import merged
+from engine.core.order_kernels import merged, still_waiting, unknown
 from engine.policies.cluster import BestFit, MostFree, Topology
 from engine.policies.preemption import PreemptRequest, PriorityPreemption, RunFigures, RunningView
 
@@ -139,3 +140,21 @@ def test_a_merge_of_a_sorted_queue_and_new_jobs_is_the_lexsort_of_all(drawn):
     got_ids, got_keys = merged(np.array(old, np.int64), old_keys, new_ids, new_keys, first)
     assert got_ids.tolist() == _lexsorted(list(ids), columns, first)
     assert np.array_equal(got_keys.view(np.int64), np.array([column_of[j] for j in got_ids.tolist()]).T.view(np.int64))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans(), KEYS), min_size=0, max_size=12), st.integers(1, 3))
+def test_the_order_caches_filters_are_numpys(drawn, levels):
+    # job j: whether it waits, whether it is known, its keys; the cached jobs are the known ones
+    waiting = np.array([w for w, _, _ in drawn], bool)
+    known = np.array([k for _, k, _ in drawn], bool)
+    ids = np.flatnonzero(known)[::-1].copy()  # in a cached order, not by id
+    keys = np.array([[x + level for _, _, x in drawn] for level in range(levels)], np.float64)[:, ids].copy()
+    all_jobs = np.arange(len(drawn))
+    assert unknown(all_jobs, known).tolist() == all_jobs[~known].tolist()
+    expected_known = known.copy()
+    expected_known[ids[~waiting[ids]]] = False
+    got_ids, got_keys = still_waiting(ids, keys, waiting, known)
+    assert got_ids.tolist() == ids[waiting[ids]].tolist()
+    assert np.array_equal(got_keys.view(np.int64), keys[:, waiting[ids]].view(np.int64))
+    assert known.tolist() == expected_known.tolist()

@@ -1,6 +1,7 @@
 """The quota gate's verdicts from its running cohort sums are those of the exact lending pool
 (engine.sim.cycle.quota_gate): over long runs of starts and stops, near the threshold, after a
-change of lending, and when a sum's rounding bound makes it be summed anew."""
+change of lending, and when a sum's rounding bound makes it be summed anew; the exact pool's compiled
+sum is numpy's, bit for bit."""
 from types import SimpleNamespace
 
 import numpy as np
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from engine.core.reasons import QUOTA
 from engine.policies.quota import Kueue, QuotaEntry
 from engine.sim.cycle.quota_gate import OK, RECLAIM, QuotaGate
+from engine.sim.cycle.quota_kernels import pool_left
 
 HOLDERS = ("a", "b", "c", "d", "e")
 
@@ -94,3 +96,22 @@ def test_a_sum_past_its_rounding_bound_is_summed_anew(capacity):
         assert gate.check(usage, 0, 4, 0.5 * scale) == _exact(gate, usage, 4, 0.5 * scale)
         assert gate.check(usage, 0, 4, 1.7 * scale) == _exact(gate, usage, 4, 1.7 * scale)
     assert summed_anew > 0
+
+
+FIGURES = st.sampled_from([0.0, -0.0, 0.1, 0.3, 1.0, 2.5, 7.0, 1e16, np.inf, -np.inf, np.nan])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 300).flatmap(lambda n: st.tuples(st.lists(FIGURES, min_size=n, max_size=n),
+                                                       st.lists(FIGURES, min_size=n, max_size=n),
+                                                       st.integers(0, n - 1))), FIGURES, FIGURES)
+def test_the_compiled_pool_left_is_numpys(drawn, gpus, lent):
+    usage, guaranteed, h = drawn
+    members = np.arange(len(usage))[::2] if h % 2 == 0 else np.arange(len(usage))[1::2]
+    guaranteed = np.array(guaranteed)
+    after = np.array(usage)
+    with np.errstate(invalid="ignore"):
+        after[h] += gpus
+        expected = lent - float(np.add.reduce(np.maximum(after[members] - guaranteed[members], 0.0)))
+    got = pool_left(np.array(usage), members, guaranteed, h, gpus, lent)
+    assert (np.isnan(got) and np.isnan(expected)) or np.array([got]).view(np.int64) == np.array([expected]).view(np.int64)

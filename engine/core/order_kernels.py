@@ -1,6 +1,7 @@
 """np.sort's order of two floats, for compiled kernels that pick or sort by keys (numba, cached on disk
 as engine/core/jit.py says): a NaN sorts after every number, NaNs are equal; and `merged`, np.lexsort's order of a
-sorted queue and the few jobs that join it, by merging (engine.sim.cycle.order_cache). An edit of `below` is
+sorted queue and the few jobs that join it, by merging, with `still_waiting` and `unknown`, the cached jobs that
+still wait and the waiting jobs not cached yet (engine.sim.cycle.order_cache). An edit of `below` is
 a new cache for every kernel, those that call it included (engine/core/jit.py)."""
 from __future__ import annotations
 
@@ -70,3 +71,37 @@ def merged(ids, keys, new_ids, new_keys, first):
         done = lo
     _copy(ids, keys, done, n, out_ids, out_keys, done + m)
     return out_ids, out_keys
+
+
+@njit(cache=True)
+def still_waiting(ids, keys, waiting, known):
+    """The cached `ids` (job ids) still `waiting` (a mask by job id), in their order, with their `keys`
+    columns; the others are flagged not `known`. The same arrays when every one still waits."""
+    m = 0
+    for i in range(len(ids)):
+        if waiting[ids[i]]:
+            m += 1
+    if m == len(ids):
+        return ids, keys
+    out_ids = np.empty(m, ids.dtype)
+    out_keys = np.empty((keys.shape[0], m), keys.dtype)
+    k = 0
+    for i in range(len(ids)):
+        if waiting[ids[i]]:
+            _copy(ids, keys, i, i + 1, out_ids, out_keys, k)
+            k += 1
+        else:
+            known[ids[i]] = False
+    return out_ids, out_keys
+
+
+@njit(cache=True)
+def unknown(jobs, known):
+    """The `jobs` not `known` (a mask by job id), in their order."""
+    out = np.empty(len(jobs), jobs.dtype)
+    m = 0
+    for j in jobs:
+        if not known[j]:
+            out[m] = j
+            m += 1
+    return out[:m]

@@ -28,7 +28,7 @@ from engine.core.views import QueueView
 from engine.sim.state.queue import WaitingQueue
 
 _NONE = np.zeros(0, np.int64)  # no job
-# engine.core.order_kernels, imported with the first merge: numba costs a process about 0.2 s, which runs
+# engine.core.order_kernels, imported with the first cached order: numba costs a process about 0.2 s, which runs
 # without one need not pay
 kernels = None
 
@@ -80,15 +80,14 @@ class OrderCache:
                 return self._alone(view, shares_of, region, now, jobs, now, defer)
             return self._store(region, now, jobs, self._keys(view, shares_of(), jobs, now))
         since, ids, keys = entry
-        still = queue.mask[ids]
-        if np.count_nonzero(still) < len(ids):  # not still.all(): its wrappers cost more here
-            self.known[ids[~still]] = False
-            kept = still.nonzero()[0]
-            ids = ids[kept]
-            keys = keys.take(kept, axis=1) if len(ids) else None  # take: cheaper than keys[:, still]
+        _load_kernels()
+        if isinstance(keys, np.ndarray):
+            ids, keys = kernels.still_waiting(ids, keys, queue.mask, self.known)
+        elif len(ids) and not queue.mask[ids[0]]:  # the lone job (its keys `Later`) left
+            self.known[ids] = False
+            ids, keys = _NONE, None
         if len(ids) < queue.count:
-            jobs = _waiting(queue)
-            new = jobs[~self.known[jobs]]
+            new = kernels.unknown(_waiting(queue), self.known)
         else:  # every waiting job is in the cache: no scan of the queue
             new = ids[:0]
         if not len(new):  # the cached order, less the jobs that left: still in order
@@ -101,9 +100,6 @@ class OrderCache:
         if isinstance(keys, Later):
             keys = self._keys(view, keys.shares, ids, keys.now)
         self.known[new] = True  # the cached jobs are known already
-        global kernels
-        if kernels is None:
-            from engine.core import order_kernels as kernels
         # the cached order is sorted: merged with the new jobs, it is np.lexsort's order of them all
         first = 0 if self.skip is None else 1  # the first level sorted on
         ids, keys = kernels.merged(ids, keys, new, self._keys(view, shares_of(), new, now), first)
@@ -160,6 +156,12 @@ class OrderCache:
         self.known[ids] = True
         self.cached[region] = (since, ids, keys)
         return ids
+
+
+def _load_kernels() -> None:
+    global kernels
+    if kernels is None:
+        from engine.core import order_kernels as kernels
 
 
 def _waiting(queue: WaitingQueue) -> np.ndarray:

@@ -40,6 +40,9 @@ OK, RECLAIM = 0, -1
 ROUNDING = 2.3e-16  # over 2^-53: a bound on the relative error of one float addition or subtraction
 SLACK_MAX = 1e-10  # a cohort sum kept up to date by `moved` is summed anew past this rounding bound (far
 # below the gate's 1e-9, so that a pool left at exactly 0 is still told apart without `_pool_left`)
+# engine.sim.cycle.quota_kernels, imported with the first exact pool: numba costs a process about 0.2 s, which runs
+# without quotas need not pay
+kernels = None
 
 
 class QuotaGate:
@@ -157,11 +160,12 @@ class QuotaGate:
     def _pool_left(self, region: int, usage: list[float], h: int, gpus: float) -> float:
         """The lending pool of h's cohort left after h takes `gpus` more: its lending limits summed
         less what its members use beyond their guaranteed parts, in numpy's roundings."""
+        global kernels
+        if kernels is None:
+            from engine.sim.cycle import quota_kernels as kernels
         lent, _, guaranteed = self.pools[region]
-        members = self.members[region][h]
-        after = np.array(usage, np.float64)
-        after[h] += gpus
-        return lent[h] - float(np.add.reduce(np.maximum(after[members] - guaranteed[members], 0.0)))
+        return kernels.pool_left(np.array(usage, np.float64), self.members[region][h], guaranteed, h, float(gpus),
+                                 lent[h])
 
     def withhold(self, region: int, h: int) -> None:
         """Holder h lends nothing in `region` from now (its working day)."""

@@ -46,7 +46,7 @@ class RunningViews:
         entry = self.cached.get(region)
         if entry is None or entry[0] != version:
             s = self.sharing
-            running = np.array(planner.jobs[region], np.int64)
+            running = np.array(planner.jobs[region])  # int64: a machine array of "q"
             borrowing = s.gate.borrowing(s.usage(region), s.index[region]) if s.gated else self.none_borrow
             entry = self.cached[region] = [version, running, borrowing, None]
         return entry
