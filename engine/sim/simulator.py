@@ -195,7 +195,8 @@ class _Run(Arrivals, Starts, DecisionLog):
 
     def run(self, name: str = "scenario") -> None:
         events, queues, regions, hooks, last = self.events, self.queues, self.regions, self.processes, 0.0
-        handler, on_arrival, before_batch = hooks.handler, hooks.on_arrival, hooks.before_batch
+        handler, on_arrival, before_batch, after_batch = hooks.handler, hooks.on_arrival, hooks.before_batch, \
+            hooks.after_batch
         names, region_name, index = list(self.regions), self.region_name, self.region_index
         at, where, busy, queued = (column.append for column in self.timeline)
         allowed, batches, census = budget(self.n_jobs), 0, Counter()
@@ -230,7 +231,7 @@ class _Run(Arrivals, Starts, DecisionLog):
                 where(index[region])
                 busy(regions[region].busy_milli / 1000.0)
                 queued(queues[region].count)
-            for hook in hooks.after_batch:
+            for hook in after_batch:
                 hook(now)
         for hook in hooks.finish:
             hook(last)
@@ -247,14 +248,13 @@ class _Run(Arrivals, Starts, DecisionLog):
             self.history.finished(j, now - self.start[j])
         if failed:
             self.log(now, j, FAILED)
-        for hook in self.processes.on_finish:  # none unless a process listens (chains)
-            hook(j, now)
+        if self.processes.on_finish:  # none unless a process listens (chains)
+            for hook in self.processes.on_finish:
+                hook(j, now)
 
     def release(self, j: int, now: float) -> None:
         """Job j stops holding its pods (finished, failed or evicted)."""
-        region = self.region_name[j]
-        fleet = self.region_of[j]
-        pods = self.pods.pop(j)
+        region, fleet, pods = self.region_name[j], self.region_of[j], self.pods.pop(j)
         if isinstance(pods, tuple):
             fleet.release(*pods)
         else:
@@ -263,8 +263,9 @@ class _Run(Arrivals, Starts, DecisionLog):
             fleet.vacate_slot(self.slot[j])
         self.freed[region] = True
         self.sharing.stopped(j, region, now)
-        for hook in self.processes.on_release:  # none unless a process listens (partitions, archived datasets)
-            hook(j, now)
+        if self.processes.on_release:  # none unless a process listens (partitions, archived datasets)
+            for hook in self.processes.on_release:
+                hook(j, now)
 
     def work_done(self, j: int, running_s: float) -> float:
         """The work done by `running_s` seconds of job j's current piece of running (its pace set by an
@@ -295,10 +296,14 @@ class _Run(Arrivals, Starts, DecisionLog):
         self.block(now, j, reason)
 
     def count_waiting(self, j: int, region: str, sign: int) -> None:
-        gpus, requested = sign * self.gpus[j], self.requested[j]
+        """Job j joins (+1) or leaves (-1) `region`'s waiting counts: its GPUs (read by the router and cloud
+        bursts), and, only when an admission policy reads them, its GPU-seconds and its queue class's count."""
+        gpus = sign * self.gpus[j]
         self.queued_gpus[region] += gpus
-        self.queued_gpu_s[region] += gpus * (WEEK_S if WEEK_S < requested else requested)  # min(), without its call
-        self.sharing.count(j, region, sign)
+        if not self.admits_all:
+            requested = self.requested[j]
+            self.queued_gpu_s[region] += gpus * (WEEK_S if WEEK_S < requested else requested)  # min(), no call
+            self.sharing.count(j, region, sign)
 
     def _schedule(self, region: str, now: float) -> None:
         hooks = self.processes

@@ -36,6 +36,7 @@ class Patience(WorldProcess):
         self.run = run
         n = len(run.w)
         self.gave_up_s = np.full(n, np.nan)
+        self.gone: set[int] = set()  # the jobs that gave up (`left` asks it: cheaper than reading gave_up_s)
         if patience_s is None:
             return
         for j in np.flatnonzero(np.isfinite(patience_s)).tolist():
@@ -43,7 +44,7 @@ class Patience(WorldProcess):
 
     def left(self, j: int) -> bool:
         """Job j gave up already (its deferred arrival or data transfer ends after its patience)."""
-        return not math.isnan(self.gave_up_s[j])
+        return j in self.gone
 
     def expire(self, j: int, now: float) -> str | None:
         """Job j's patience ends now: take it out of wherever it waits; returns its region (a pass
@@ -67,6 +68,7 @@ class Patience(WorldProcess):
         if queued:
             run.count_waiting(j, region, -1)
         self.gave_up_s[j] = now
+        self.gone.add(j)
         run.decide(now, j, GAVE_UP)
         run.freed[region] = True  # the jobs behind it get a full pass
         return region

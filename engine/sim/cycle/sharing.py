@@ -137,12 +137,13 @@ class Sharing(ClockReclaim):
             self.planner.occupy(region, j, nodes, +1)
 
     def stopped(self, j: int, region: str, now: float) -> None:
-        i = self.index[region]
         if self.on:
+            i = self.index[region]
             self.ledger.hold(j, i, float(self.run.alloc_gpus[j]), now, -1)
         if self.planner is not None:
             self.planner.occupy(region, j, self.run.nodes_of[j], -1)
         if self.gated:
+            i = self.index[region]
             self.gate.moved(i, self.holder_list[j], self.usage(region))
             if self.gate.count[i]:
                 run = self.run

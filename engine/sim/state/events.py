@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from heapq import heappop, heappush
+from itertools import count
 
 import numpy as np
 
@@ -38,15 +39,14 @@ class EventQueue:
         self._arrivals = arrivals
         self._next = 0
         self._heap: list[tuple[float, int, int, int]] = []
-        self._seq = 0
+        self._seq = count()  # insertion order, the last tie-break
         self.background_kinds: frozenset[int] = frozenset()  # kinds that alone do not keep a run going
         self.background_pending = 0  # events of those kinds in the heap
 
     def push(self, time_s: float, kind: int, payload: int) -> None:
         """Add an event of `kind` about `payload` (a job index; a region index for REPASS; what a world
         process's own kinds carry, its module says) at `time_s`."""
-        heappush(self._heap, (time_s, kind, self._seq, payload))
-        self._seq += 1
+        heappush(self._heap, (time_s, kind, next(self._seq), payload))
         if kind in self.background_kinds:
             self.background_pending += 1
 
@@ -66,13 +66,13 @@ class EventQueue:
         """(time_s, [(kind, payload), ...]) for every event at the earliest time, in tie order;
         (inf, []) when no event is left."""
         heap, batch, arrivals, j = self._heap, [], self._arrivals, self._next
-        n = len(arrivals)
+        n, background = len(arrivals), self.background_kinds
         time_s = heap[0][0] if heap else math.inf
         if j < n and arrivals[j] < time_s:
             time_s = arrivals[j]
         while heap and heap[0][0] == time_s:
             _, kind, _, payload = heappop(heap)
-            if kind in self.background_kinds:
+            if kind in background:
                 self.background_pending -= 1
             batch.append((kind, payload))
         while j < n and arrivals[j] == time_s:
