@@ -171,6 +171,8 @@ class Sharing(ClockReclaim):
         return self.class_count[region][q], self.class_max[q]
 
     def count(self, j: int, region: str, sign: int) -> None:
+        """Job j joins (+1) or leaves (-1) its class's waiting count in `region`; counted only when an
+        admission policy reads `class_full` (engine.sim.simulator._Run.count_waiting)."""
         self.class_count[region][self.qclass_list[j]] += sign
 
     # -- the gate ------------------------------------------------------------------------------
