@@ -39,8 +39,11 @@ HELD = ("running_gpus", "running_cpus", "running_memory_gib")  # the rows of a r
 
 
 def codes(values) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Integer codes of `values` and the sorted distinct names."""
-    codes_, names = pd.factorize(pd.Series(values, dtype=object).fillna(""), sort=True)
+    """Integer codes of `values` and the sorted distinct names; a missing value (None, NaN) is the name ""."""
+    series = pd.Series(values, dtype=object)
+    codes_, names = pd.factorize(series, sort=True)  # a missing value's code is -1
+    if (codes_ < 0).any():  # only then pay for the scan that finds them
+        codes_, names = pd.factorize(series.fillna(""), sort=True)
     return codes_.astype(np.int64), tuple(str(n) for n in names)
 
 
