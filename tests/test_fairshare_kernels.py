@@ -49,6 +49,8 @@ def test_the_fair_share_is_the_numpy_expression(drawn):
         minus_share = -(weights / weights.sum())
         expected = np.power(2.0, (usage / total if total > 0 else np.zeros_like(usage)) / minus_share)
         got = team_fairshare(shares)
+        strided = ShareView(**{**vars(shares), "usage_gpu_s": np.repeat(usage, 2)[::2]})
+        assert _bits(team_fairshare(strided)) == _bits(got)  # an array of another layout gets its own entry
         assert _bits(kernels.share_exponents(usage, minus_share)) == \
             _bits((usage / total if total > 0 else np.zeros_like(usage)) / minus_share)
     assert _bits(got) == _bits(expected)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine.core.views import ShareView
-from engine.sim.state.ledger import Ledger
+from engine.sim.state.ledger import Ledger, codes
 
 H = 3_600.0
 
@@ -65,3 +65,13 @@ def test_a_view_read_after_the_ledger_changed_raises():
         view.served_gpu_s
     with pytest.raises(AttributeError):
         view.no_such_field
+
+
+@pytest.mark.parametrize("values", [["b", "a", "b"], ["b", None, "", "a", math.nan], [None], [], ["", "a"]])
+def test_codes_name_a_missing_value_the_empty_name(values):
+    """A missing value (None, NaN) is coded as the name "", with the values named "" when there are any."""
+    expected = ["" if v is None or v != v else v for v in values]
+    names_sorted = sorted(set(expected))
+    got, names = codes(np.array(values, object))
+    assert names == tuple(names_sorted)
+    assert got.dtype == np.int64 and got.tolist() == [names_sorted.index(v) for v in expected]

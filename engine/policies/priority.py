@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.core.kernel_entry import entry
 from engine.core.views import QueueView, ShareView
 from engine.policies.registry import register
 
@@ -102,9 +103,17 @@ def team_fairshare(shares: ShareView, minus_share: np.ndarray | None = None) -> 
     _load_kernels()
     if minus_share is None:
         minus_share = -(shares.weight / shares.weight.sum())
-    usage = np.asarray(shares.usage_gpu_s, np.float64)
-    exponents = kernels.share_exponents(usage, minus_share)
+    # C-contiguous float64, the one type of the kernel's entry point (engine.core.kernel_entry): the same values
+    usage = np.ascontiguousarray(shares.usage_gpu_s, np.float64)
+    minus_share = np.ascontiguousarray(minus_share, np.float64)
+    global _share_exponents
+    if _share_exponents is None:
+        _share_exponents = entry(kernels.share_exponents, (usage, minus_share))
+    exponents = _share_exponents(usage, minus_share)
     return np.power(_twos(len(exponents)), exponents)
+
+
+_share_exponents = None  # kernels.share_exponents' entry point for two C-contiguous float64 arrays
 
 
 def _twos(n: int) -> np.ndarray:
@@ -199,18 +208,24 @@ class MultifactorKeyer:
         self.minus_share = np.zeros(0)  # -S per team
         self.columns = np.array([queue.submit_s, queue.deadline_s, queue.requested_s, policy.weight_qos * queue.qos],
                                 np.float64)  # kernels.SUBMIT, DEADLINE, REQUESTED, QOS
-        self.team = np.asarray(queue.team, np.int64)
+        self.team = np.ascontiguousarray(queue.team, np.int64)
         self.params = np.array([policy.weight_age, policy.max_age_s, policy.weight_fairshare, policy.weight_deadline,
                                 policy.deadline_horizon_s, policy.boost_after_s], np.float64)  # kernels.WEIGHT_AGE, ...
         self.sizes: dict[float, np.ndarray] = {}  # the weighted size factor of every job, per capacity
+        # kernels.keys' entry point (engine.core.kernel_entry), made at the first call: every argument's type is
+        # fixed here (C-contiguous int64 positions and team, float64 arrays this keyer or numpy makes, floats)
+        self.call = None
 
     def keys(self, positions: np.ndarray, shares: ShareView | None, now_s: float) -> np.ndarray:
         """Sort keys (3, len(positions)) of the jobs at `positions`, with the ledger `shares`, at `now_s`."""
         p = self.policy
         if shares is None or not shares.capacity_gpus > 0:
             return p.keys(self.queue.take(positions).with_shares(shares), now_s)
-        return kernels.keys(np.asarray(positions, np.int64), self.columns, self.team, self._sizes(shares),
-                            self._fairshare(shares), float(now_s), self.params)
+        args = (np.ascontiguousarray(positions, np.int64), self.columns, self.team, self._sizes(shares),
+                self._fairshare(shares), float(now_s), self.params)
+        if self.call is None:
+            self.call = entry(kernels.keys, args)
+        return self.call(*args)
 
     def _fairshare(self, shares: ShareView) -> np.ndarray:
         """`team_fairshare(shares)`, each team's share S kept while the ledger's weights are the same array."""
@@ -219,9 +234,9 @@ class MultifactorKeyer:
         return team_fairshare(shares, self.minus_share)
 
     def _sizes(self, shares: ShareView) -> np.ndarray:
-        """The weighted size factor of every job of the run with the ledger's capacity."""
+        """The weighted size factor of every job of the run with the ledger's capacity (C-contiguous float64)."""
         size = self.sizes.get(shares.capacity_gpus)
         if size is None:
-            size = self.sizes[shares.capacity_gpus] = \
-                self.policy.weight_size * self.policy._size_factor(self.queue.with_shares(shares))
+            size = self.sizes[shares.capacity_gpus] = np.ascontiguousarray(
+                self.policy.weight_size * self.policy._size_factor(self.queue.with_shares(shares)), np.float64)
         return size

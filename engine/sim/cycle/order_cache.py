@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine.core.kernel_entry import entry
 from engine.core.traits import setting
 from engine.core.views import QueueView
 from engine.sim.state.queue import WaitingQueue
@@ -82,12 +83,14 @@ class OrderCache:
         since, ids, keys = entry
         _load_kernels()
         if isinstance(keys, np.ndarray):
-            ids, keys = kernels.still_waiting(ids, keys, queue.mask, self.known)
+            args = (ids, keys, queue.mask, self.known)
+            ids, keys = _entry(kernels.still_waiting, keys.dtype.char, args)(*args)
         elif len(ids) and not queue.mask[ids[0]]:  # the lone job (its keys `Later`) left
             self.known[ids] = False
             ids, keys = _NONE, None
         if len(ids) < queue.count:
-            new = kernels.unknown(_waiting(queue), self.known)
+            args = (_waiting(queue), self.known)
+            new = _entry(kernels.unknown, None, args)(*args)
         else:  # every waiting job is in the cache: no scan of the queue
             new = ids[:0]
         if not len(new):  # the cached order, less the jobs that left: still in order
@@ -98,11 +101,12 @@ class OrderCache:
                 return self._alone(view, shares_of, region, since, new, now, defer)
             return self._store(region, since, new, self._keys(view, shares_of(), new, now))
         if isinstance(keys, Later):
-            keys = self._keys(view, keys.shares, ids, keys.now)
+            keys = np.ascontiguousarray(self._keys(view, keys.shares, ids, keys.now))
         self.known[new] = True  # the cached jobs are known already
         # the cached order is sorted: merged with the new jobs, it is np.lexsort's order of them all
         first = 0 if self.skip is None else 1  # the first level sorted on
-        ids, keys = kernels.merged(ids, keys, new, self._keys(view, shares_of(), new, now), first)
+        args = (ids, keys, new, np.ascontiguousarray(self._keys(view, shares_of(), new, now)), first)
+        ids, keys = _entry(kernels.merged, (keys.dtype.char, args[3].dtype.char), args)(*args)
         self.cached[region] = (since, ids, keys)
         return ids
 
@@ -162,6 +166,20 @@ def _load_kernels() -> None:
     global kernels
     if kernels is None:
         from engine.core import order_kernels as kernels
+
+
+def _entry(kernel, key, args: tuple):
+    """`kernel`'s entry point (engine.core.kernel_entry) for `args`. The cache fixes their types: job ids are
+    C-contiguous int64 arrays (the queue's keys, or a kernel's or `_store`'s copies of them), masks the queue's
+    and `known` (bool), keys C-contiguous 2-d arrays (`_store` takes them, a kernel makes them, or `order` makes
+    them so) of the dtypes in `key`, which with `kernel` key the entry."""
+    call = _CALLS.get((kernel, key))
+    if call is None:
+        call = _CALLS[kernel, key] = entry(kernel, args)
+    return call
+
+
+_CALLS: dict[tuple, object] = {}
 
 
 def _waiting(queue: WaitingQueue) -> np.ndarray:

@@ -52,9 +52,10 @@ class Sharing(ClockReclaim):
         self.qclass_list = self.qclass.tolist()
         classes = self.queues
         self.tier = np.array([q.priority for q in classes])[self.qclass] if n else np.zeros(0)
-        self.guaranteed_mask = np.array([classes[q].guaranteed for q in self.qclass.tolist()], bool)
+        # per class, then per job
+        self.guaranteed_mask = np.array([q.guaranteed for q in classes], bool)[self.qclass]
         self.guaranteed = self.guaranteed_mask.tolist()
-        self.preemptible = np.array([classes[q].preemptible for q in self.qclass.tolist()], bool)
+        self.preemptible = np.array([q.preemptible for q in classes], bool)[self.qclass]
         self.policy = p.preemption or NoPreemption()
         self.preempts = not traits_of(self.policy).inert
         ckpt = np.array([q.checkpoint_s for q in classes])[self.qclass] if n else np.zeros(0)

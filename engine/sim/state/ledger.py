@@ -28,18 +28,22 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from engine.core.kernel_entry import entry
 from engine.core.views import ShareView
 
 LN2 = math.log(2.0)
-# engine.core.decay_kernels, imported with the first usage read: numba costs a process about 0.2 s, which runs
-# without a ledger need not pay
-kernels = None
+# engine.core.decay_kernels' entry points for a ledger's figures (engine.core.kernel_entry), made at the first
+# usage read: numba costs a process about 0.2 s, which runs without a ledger need not pay
+decay_calls: tuple | None = None
 HELD = ("running_gpus", "running_cpus", "running_memory_gib")  # the rows of a region's holdings
 
 
 def codes(values) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Integer codes of `values` and the sorted distinct names."""
-    codes_, names = pd.factorize(pd.Series(values, dtype=object).fillna(""), sort=True)
+    """Integer codes of `values` and the sorted distinct names; a missing value (None, NaN) is the name ""."""
+    series = pd.Series(values, dtype=object)
+    codes_, names = pd.factorize(series, sort=True)  # a missing value's code is -1
+    if (codes_ < 0).any():  # only then pay for the scan that finds them
+        codes_, names = pd.factorize(series.fillna(""), sort=True)
     return codes_.astype(np.int64), tuple(str(n) for n in names)
 
 
@@ -166,10 +170,15 @@ class _Decayed:
 
 
 def usage_at(figures: np.ndarray, now: float, half_life_s: float) -> np.ndarray:
-    """Decayed usage at `now` of entities with these `figures` (`_Decayed.figures`), GPU-seconds."""
-    global kernels
-    if kernels is None:
+    """Decayed usage at `now` of entities with these `figures` (`_Decayed.figures`, or a copy: a C-contiguous
+    (3, n) float64 array, the one type the kernels' entry points read), GPU-seconds."""
+    global decay_calls
+    now, half_life_s = float(now), float(half_life_s)
+    if decay_calls is None:
         from engine.core import decay_kernels as kernels
+        exponents = entry(kernels.decay_exponents, (figures, now, half_life_s))
+        decay_calls = exponents, entry(kernels.decayed, (figures, np.exp2(exponents(figures, now, half_life_s))))
+    exponents, decayed = decay_calls
     # since - now is exactly -(now - since): the same figures as U0 2^(-dt/h) + R h / ln 2 (1 - 2^(-dt/h)),
     # bit for bit, in fewer operations
-    return kernels.decayed(figures, np.exp2(kernels.decay_exponents(figures, float(now), half_life_s)))
+    return decayed(figures, np.exp2(exponents(figures, now, half_life_s)))
