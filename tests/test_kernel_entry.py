@@ -10,7 +10,10 @@ from engine.sim.state.fleet_state import FleetState
 from engine.sim.state.region import GangFleetState, RegionFleet
 
 
-def test_the_entry_point_is_the_dispatchers_own_compiled_version():
+def test_the_entry_point_is_the_dispatchers_own_compiled_version(monkeypatch):
+    from engine.core.kernel_entry import CHECK
+
+    monkeypatch.delenv(CHECK)  # bare, as outside the tests
     state = GangFleetState([1000] * 4, [1024] * 4, [1] * 4, ["T4"] * 4)
     nodes = np.array([1, 3], np.int64)
     args = (state._plain, state._taken, state._flags, nodes, True)
@@ -72,3 +75,26 @@ def test_the_backfill_scan_has_an_entry_per_type_of_the_runs_arrays():
         0, -1, 0.0, 100.0, 0.0, np.array([0, 1, 2], np.int64), np.array([50.0, 500.0, 50.0]), np.zeros(3),
         np.array([1000.0] * 3), np.zeros(3, np.int64), np.arange(3, dtype=np.int64), np.array([1000.0]),
         np.zeros(3, np.int8), np.zeros(3, np.int8), 1, 2, np.empty(3, np.int64))
+
+
+def test_a_checked_entry_point_refuses_an_argument_it_would_misread(monkeypatch):
+    """Under MERIDIAN_CHECK_ENTRIES (set for the whole suite), an entry point called with an array of another
+    dtype or layout than it was resolved for raises instead of misreading it; one resolved for any layout
+    reads a contiguous array as well, and a read-only array is read as a writable one."""
+    import pytest
+
+    from engine.core.kernel_entry import CHECK
+    from engine.sim.state import slot_kernels
+
+    monkeypatch.setenv(CHECK, "1")
+    slots = np.zeros((4, 7))
+    call = entry(slot_kernels.running, (slots, 0, 0.0, True))
+    assert len(call(slots, 0, 0.0, True)) == 5
+    with pytest.raises(TypeError, match="running's entry point"):
+        call(np.zeros((8, 7))[::2], 0, 0.0, True)
+    with pytest.raises(TypeError, match="running's entry point"):
+        call(np.zeros((4, 7), np.float32), 0, 0.0, True)
+    strided = np.zeros((8, 7))[::2]
+    anywise = entry(slot_kernels.running, (strided, 0, 0.0, True))
+    slots.flags.writeable = False
+    assert len(anywise(slots, 0, 0.0, True)) == 5 == len(call(slots, 0, 0.0, True))

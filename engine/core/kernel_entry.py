@@ -12,10 +12,41 @@ read as if it were of the resolved one. So it serves only callers that fix the t
 they own (a fleet state's block), arrays of one make (a request's `figures`), and arrays they convert
 on each call (`np.ascontiguousarray(nodes, np.int64)`), keeping one entry per variant they pass (a
 tuple of k GPU indices is a type per k).
+
+With the environment variable MERIDIAN_CHECK_ENTRIES set (the test suite sets it: tests/conftest.py), every
+call of an entry point first checks its arguments against the resolved types and raises TypeError on a
+difference that would be misread (another dtype, number of dimensions or layout; an array whose layout the
+entry reads by its strides, or a read-only flag, is not one), so the whole suite checks every caller's
+promise; without it the entry point is returned bare.
 """
 from __future__ import annotations
+
+import os
+
+CHECK = "MERIDIAN_CHECK_ENTRIES"
 
 
 def entry(kernel, args: tuple):
     """The entry point of numba dispatcher `kernel`'s version for the types of `args` (see the module)."""
-    return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
+    resolved = tuple(kernel.typeof_pyval(a) for a in args)
+    call = kernel.compile(resolved)
+    if not os.environ.get(CHECK):
+        return call
+
+    def checked(*given):
+        got = tuple(kernel.typeof_pyval(a) for a in given)
+        if len(got) != len(resolved) or not all(map(_reads_as, got, resolved)):
+            raise TypeError(f"{kernel.__name__}'s entry point for {resolved} called with {got}")
+        return call(*given)
+
+    return checked
+
+
+def _reads_as(got, resolved) -> bool:
+    """Whether an argument of numba type `got` is read correctly by an entry point resolved for `resolved`."""
+    if got == resolved:
+        return True
+    layout = getattr(resolved, "layout", None)
+    if layout is None or getattr(got, "layout", None) is None:
+        return False
+    return got.dtype == resolved.dtype and got.ndim == resolved.ndim and layout in (got.layout, "A")

@@ -176,11 +176,12 @@ def _scan_entry(kernels, args: tuple):
     """easy_kernels.scan's entry point for the types of `_scan`'s arguments: ints and floats, the
     candidates, their times and units converted to C-contiguous int64 and float64 arrays there, the free
     units, codes and marks made there, and the run's per-job arrays (units, pools, shapes, reasons: 1-d
-    arrays of engine.sim.simulator's construction), whose dtypes and strides key the entry: a run whose
-    arrays are of other types gets its own entry rather than have them misread."""
+    arrays of engine.sim.simulator's construction), whose dtypes and layouts (C-contiguous or not, which
+    is what numba's type of a 1-d array tells) key the entry: a run whose arrays are of other types gets its
+    own entry rather than have them misread."""
     units, pools, shapes, reason = args[8], args[9], args[10], args[13]
-    key = (units.dtype, units.strides, pools.dtype, pools.strides, shapes.dtype, shapes.strides, reason.dtype,
-           reason.strides)
+    key = (units.dtype, units.flags.c_contiguous, pools.dtype, pools.flags.c_contiguous, shapes.dtype,
+           shapes.flags.c_contiguous, reason.dtype, reason.flags.c_contiguous)
     call = _scan_calls.get(key)
     if call is None:
         call = _scan_calls[key] = entry(kernels.scan, args)
