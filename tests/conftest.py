@@ -6,12 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from engine.core.kernel_entry import CHECK
-
-# every call of a kernel's entry point checks its arguments' types in the tests (engine.core.kernel_entry),
-# in this process and in the CLI processes the tests start
-os.environ[CHECK] = "1"
-
 from engine.service.experiments.public_data import DEFAULT_SHARED, ENVIRONMENT, missing_message
 
 # Real public traces and published results, read-only, outside the repository (../shared, or the folder

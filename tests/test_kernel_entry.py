@@ -13,7 +13,7 @@ from engine.sim.state.region import GangFleetState, RegionFleet
 def test_the_entry_point_is_the_dispatchers_own_compiled_version(monkeypatch):
     from engine.core.kernel_entry import CHECK
 
-    monkeypatch.delenv(CHECK)  # bare, as outside the tests
+    monkeypatch.delenv(CHECK, raising=False)  # bare, as in a user's process
     state = GangFleetState([1000] * 4, [1024] * 4, [1] * 4, ["T4"] * 4)
     nodes = np.array([1, 3], np.int64)
     args = (state._plain, state._taken, state._flags, nodes, True)
@@ -78,7 +78,7 @@ def test_the_backfill_scan_has_an_entry_per_type_of_the_runs_arrays():
 
 
 def test_a_checked_entry_point_refuses_an_argument_it_would_misread(monkeypatch):
-    """Under MERIDIAN_CHECK_ENTRIES (set for the whole suite), an entry point called with an array of another
+    """Under MERIDIAN_CHECK_ENTRIES, an entry point called with an array of another
     dtype or layout than it was resolved for raises instead of misreading it; one resolved for any layout
     reads a contiguous array as well, and a read-only array is read as a writable one."""
     import pytest
@@ -98,3 +98,43 @@ def test_a_checked_entry_point_refuses_an_argument_it_would_misread(monkeypatch)
     anywise = entry(slot_kernels.running, (strided, 0, 0.0, True))
     slots.flags.writeable = False
     assert len(anywise(slots, 0, 0.0, True)) == 5 == len(call(slots, 0, 0.0, True))
+
+
+CHECKED_RUN = """
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from engine.scenario.spec import Scenario
+from engine.service.run import run_scenario
+from engine.telemetry.sample import read_bundle
+from engine.world.facts import World
+
+bundle = read_bundle().tables
+world = World(bundle["regions"], bundle["prices"], bundle["carbon"], teams=bundle["teams"])
+jobs = bundle["jobs"]
+submit = pd.to_datetime(jobs["submit_utc"])
+jobs = jobs[submit < submit.min() + pd.Timedelta(days=14)]
+for name in sys.argv[1:]:
+    run_scenario(Scenario.load(Path("sample_data/scenarios", name + ".toml")), jobs, bundle["fleet"], world)
+"""
+
+
+def test_the_scenarios_that_reach_every_entry_point_pass_its_type_checks():
+    """Two weeks of the sample under scenarios that between them call every kernel entry point of the engine
+    (pod and whole-node moves, first-fit, EASY's reservation, scan and running slots, the fair-share keying, the
+    ledger's decay, the order cache, the quota gate), in a process with MERIDIAN_CHECK_ENTRIES set: a caller
+    that passed an argument of a type its entry point would misread fails it with TypeError."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from engine.core.kernel_entry import CHECK
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", CHECKED_RUN, "easy-backfill", "priority-fairshare", "quotas-preemption"],
+                          cwd=root, env={**os.environ, CHECK: "1", "PYTHONPATH": str(root)}, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
