@@ -39,7 +39,7 @@ from engine.scenario.queues import assign_queues
 from engine.scenario.sharing import SharingSetup
 from engine.sim.budget import CENSUS, budget, overrun
 from engine.sim.cycle.adaptive import Adaptive
-from engine.sim.cycle.arrivals import WEEK_S, Arrivals
+from engine.sim.cycle.arrivals import Arrivals
 from engine.sim.cycle.backfill_pass import backfill
 from engine.sim.cycle.batch_plan import BatchPlan
 from engine.sim.cycle.cluster_step import ClusterStep
@@ -282,28 +282,6 @@ class _Run(Arrivals, Starts, DecisionLog):
     def rehold(self, j: int, fleet: RegionFleet) -> None:
         pods = self.pods[j]
         fleet.allocate(*pods) if isinstance(pods, tuple) else fleet.allocate_whole(pods)
-
-    def requeue(self, j: int, region: str) -> None:
-        """Put job j (evicted, or back from the quota gate) into its region's queue."""
-        self.parked[j] = False
-        self.arrived[region].append(j)
-        self.queues[region].add(self.key_of[j])
-
-    def park(self, j: int, region: str, reason: int, now: float) -> None:
-        """Take job j out of its region's queue while its quota holds it back."""
-        self.parked[j] = True
-        self.queues[region].remove(self.key_of[j])
-        self.block(now, j, reason)
-
-    def count_waiting(self, j: int, region: str, sign: int) -> None:
-        """Job j joins (+1) or leaves (-1) `region`'s waiting counts: its GPUs (read by the router and cloud
-        bursts), and, only when an admission policy reads them, its GPU-seconds and its queue class's count."""
-        gpus = sign * self.gpus[j]
-        self.queued_gpus[region] += gpus
-        if not self.admits_all:
-            requested = self.requested[j]
-            self.queued_gpu_s[region] += gpus * (WEEK_S if WEEK_S < requested else requested)  # min(), no call
-            self.sharing.count(j, region, sign)
 
     def _schedule(self, region: str, now: float) -> None:
         hooks = self.processes

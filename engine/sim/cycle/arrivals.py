@@ -1,5 +1,7 @@
 """Arrivals of the simulator's loop (engine.sim.simulator): routing, data transfers, admission and
-degradation of each arriving job, and routing waiting jobs again when their region goes down.
+degradation of each arriving job, and routing waiting jobs again when their region goes down; a job's
+queue membership (requeued after an eviction or its quota's hold, parked while its quota holds it) and the
+region's waiting counts it joins and leaves.
 
 `Arrivals` is a part of `_Run` kept in its own file; it reads and writes the run's state.
 """
@@ -110,6 +112,28 @@ class Arrivals:
         if self.clusters is not None:
             self.clusters.reshape(j)
         self.log(now, j, DEGRADED)
+
+    def requeue(self, j: int, region: str) -> None:
+        """Put job j (evicted, or back from the quota gate) into its region's queue."""
+        self.parked[j] = False
+        self.arrived[region].append(j)
+        self.queues[region].add(self.key_of[j])
+
+    def park(self, j: int, region: str, reason: int, now: float) -> None:
+        """Take job j out of its region's queue while its quota holds it back."""
+        self.parked[j] = True
+        self.queues[region].remove(self.key_of[j])
+        self.block(now, j, reason)
+
+    def count_waiting(self, j: int, region: str, sign: int) -> None:
+        """Job j joins (+1) or leaves (-1) `region`'s waiting counts: its GPUs (read by the router and cloud
+        bursts), and, only when an admission policy reads them, its GPU-seconds and its queue class's count."""
+        gpus = sign * self.gpus[j]
+        self.queued_gpus[region] += gpus
+        if not self.admits_all:
+            requested = self.requested[j]
+            self.queued_gpu_s[region] += gpus * (WEEK_S if WEEK_S < requested else requested)  # min(), no call
+            self.sharing.count(j, region, sign)
 
     def waiting_in(self, region: str) -> list[int]:
         """The jobs waiting in `region`'s queue and its guaranteed queue."""
