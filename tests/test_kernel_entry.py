@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.fleet_view import Placement, PodRequest
-from engine.core.kernel_entry import entry
+from engine.core.kernel_entry import Entries, entry
 from engine.sim.state import whole_kernels
 from engine.sim.state.fleet_state import FleetState
 from engine.sim.state.region import GangFleetState, RegionFleet
@@ -20,6 +20,21 @@ def test_the_entry_point_is_the_dispatchers_own_compiled_version(monkeypatch):
     call = entry(whole_kernels.move_whole, args)
     assert call is whole_kernels.move_whole.overloads[tuple(map(whole_kernels.move_whole.typeof_pyval, args))].entry_point
     assert call(*args) == 2000 and state.held_whole.tolist() == [False, True, False, True]
+
+
+def test_entries_keep_one_entry_point_per_key_and_make_it_once(monkeypatch):
+    from engine.core.kernel_entry import CHECK
+
+    monkeypatch.delenv(CHECK, raising=False)
+    state = GangFleetState([1000] * 4, [1024] * 4, [1] * 4, ["T4"] * 4)
+    entries, nodes = Entries(), np.array([0], np.int64)
+    take = (state._plain, state._taken, state._flags, nodes, True)
+    give = (state._plain, state.capacity, state._flags, nodes, False)
+    made = entries.get(True) or entries.made(True, whole_kernels.move_whole, take)
+    assert entries.get(True) is made and made(*take) == 1000
+    assert entries.get(False) is None
+    assert (entries.get(False) or entries.made(False, whole_kernels.move_whole, give))(*give) == 1000
+    assert list(entries) == [True, False] and state.held_whole.tolist() == [False] * 4
 
 
 def test_whole_nodes_given_as_a_strided_view_or_a_list_are_the_nodes_named():

@@ -5,7 +5,8 @@ the compiled version to run. On the loop's hottest calls that is most of the cal
 back a pod (engine.sim.state.pod_kernels.move_pod, ten arguments) costs about 0.6 us of dispatch against
 0.2 us of work. `entry(kernel, args)` compiles the version for the types of `args` (or loads it from
 numba's disk cache, or finds it already loaded) and returns its entry point, which then takes arguments
-of exactly those types.
+of exactly those types. A caller that passes several variants keeps their entry points in an `Entries`,
+keyed by what fixes the types (`entries.get(key) or entries.made(key, kernel, args)`).
 
 The entry point checks nothing: an array of another dtype, number of dimensions or memory layout is
 read as if it were of the resolved one. So it serves only callers that fix the types themselves: arrays
@@ -50,6 +51,17 @@ def entry(kernel, args: tuple):
         return call(*given)
 
     return checked
+
+
+class Entries(dict):
+    """Entry points of kernels, one per key that fixes the argument types (a count of GPUs, the dtypes and
+    layouts of arrays the caller is handed). Read with `get`, a dict's own lookup, so that a hit costs
+    what a dict costs: `entries.get(key) or entries.made(key, kernel, args)`."""
+
+    def made(self, key, kernel, args: tuple):
+        """`kernel`'s entry point for the types of `args`, kept under `key`."""
+        call = self[key] = entry(kernel, args)
+        return call
 
 
 def _reads_as(got, resolved) -> bool:

@@ -19,7 +19,7 @@ import numpy as np
 
 from engine.core.fleet_view import MILLI, FleetView, Placement, PodRequest, fit_args, fits_on
 from engine.core.fragmentation import FragmentationIndex, TargetWorkload
-from engine.core.kernel_entry import entry
+from engine.core.kernel_entry import Entries
 from engine.policies.registry import register
 
 # engine.policies.leftover_kernels, imported with the first first-fit, leftover score or tightest-fit GPU
@@ -64,7 +64,7 @@ def _load_kernels() -> None:
     kernels = leftover_kernels
 
 
-_fit_calls: dict[str, object] = {}  # leftover_kernels' entry points at fit_args' argument types
+_fit_calls = Entries()  # leftover_kernels' entry points at fit_args' argument types
 
 
 def _fit_call(name: str, args: tuple, block: np.ndarray):
@@ -77,10 +77,7 @@ def _fit_call(name: str, args: tuple, block: np.ndarray):
         _load_kernels()
     if not block.flags.c_contiguous:
         return getattr(kernels, name)(*args)
-    call = _fit_calls.get(name)
-    if call is None:
-        call = _fit_calls[name] = entry(getattr(kernels, name), args)
-    return call(*args)
+    return (_fit_calls.get(name) or _fit_calls.made(name, getattr(kernels, name), args))(*args)
 
 
 def leftover_place(view: FleetView, request: PodRequest, cpu_weight: float, least: bool, ok=None) -> Placement | None:

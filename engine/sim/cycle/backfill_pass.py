@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.core.kernel_entry import entry
+from engine.core.kernel_entry import Entries
 from engine.core.reasons import CAPACITY, RESERVATION
 from engine.policies.backfill import easy_kernels
 from engine.sim.cycle.backfill_cluster import head_scope
@@ -169,7 +169,7 @@ def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarr
         queue.remove(key)
 
 
-_scan_calls: dict[tuple, object] = {}  # easy_kernels.scan's entry points (engine.core.kernel_entry)
+_scan_calls = Entries()  # easy_kernels.scan's entry points (engine.core.kernel_entry)
 
 
 def _scan_entry(kernels, args: tuple):
@@ -182,10 +182,7 @@ def _scan_entry(kernels, args: tuple):
     units, pools, shapes, reason = args[8], args[9], args[10], args[13]
     key = (units.dtype, units.flags.c_contiguous, pools.dtype, pools.flags.c_contiguous, shapes.dtype,
            shapes.flags.c_contiguous, reason.dtype, reason.flags.c_contiguous)
-    call = _scan_calls.get(key)
-    if call is None:
-        call = _scan_calls[key] = entry(kernels.scan, args)
-    return call
+    return _scan_calls.get(key) or _scan_calls.made(key, kernels.scan, args)
 
 
 def _by_pool(run, fleet, window, now, queue, rest: np.ndarray) -> None:

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.core.kernel_entry import entry
+from engine.core.kernel_entry import Entries
 from engine.core.traits import setting
 from engine.core.views import QueueView
 from engine.sim.state.queue import WaitingQueue
@@ -173,13 +173,10 @@ def _entry(kernel, key, args: tuple):
     C-contiguous int64 arrays (the queue's keys, or a kernel's or `_store`'s copies of them), masks the queue's
     and `known` (bool), keys C-contiguous 2-d arrays (`_store` takes them, a kernel makes them, or `order` makes
     them so) of the dtypes in `key`, which with `kernel` key the entry."""
-    call = _CALLS.get((kernel, key))
-    if call is None:
-        call = _CALLS[kernel, key] = entry(kernel, args)
-    return call
+    return _CALLS.get((kernel, key)) or _CALLS.made((kernel, key), kernel, args)
 
 
-_CALLS: dict[tuple, object] = {}
+_CALLS = Entries()
 
 
 def _waiting(queue: WaitingQueue) -> np.ndarray:

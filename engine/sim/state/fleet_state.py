@@ -23,7 +23,7 @@ import numpy as np
 
 from engine.core.fleet_view import MILLI, FleetView, Placement, PlacementError, PodRequest, WriteLog, read_only
 from engine.core.fragmentation import FragmentationIndex, TargetWorkload
-from engine.core.kernel_entry import entry
+from engine.core.kernel_entry import Entries
 
 _NO_GPUS = np.empty(0, np.int64)
 LARGE_FLEET = 512  # nodes from which a fleet is kept column-major, logs its writes and keeps answers
@@ -97,7 +97,7 @@ class FleetState:
         self._cluster_of = self.cluster if self.cluster is not None else np.full(n, -1, np.int64)  # -1: none
         self._every_model = np.ones(n, bool)  # the model test of a request that names no model
         self._model_masks: dict[tuple[str, ...], np.ndarray] = {}  # model_ok's masks, shared with every view made
-        self._moves: dict[int, object] = {}  # move_pod's entry point per count of GPUs moved (engine.core.kernel_entry)
+        self._moves = Entries()  # move_pod's entry point per count of GPUs moved (engine.core.kernel_entry)
         self.fragmentation: FragmentationIndex | None = None
         self._view: FleetView | None = None
         self.set_target(target)
@@ -164,10 +164,7 @@ class FleetState:
             model_ok = self.view().model_ok(models)
         args = (self._plain, self.capacity, self._flags, self._cluster_of, model_ok, request.figures, node, gpus,
                 placement.gpu_milli, take)
-        move = self._moves.get(len(gpus))
-        if move is None:
-            move = self._moves[len(gpus)] = _move_entry(args)
-        code = move(*args)
+        code = (self._moves.get(len(gpus)) or self._moves.made(len(gpus), _pod_kernels().move_pod, args))(*args)
         if code:
             raise PlacementError(_refusal(code, placement, request, len(self.cpu_total)))
         if self.log is not None:
@@ -196,10 +193,10 @@ def _refusal(code: int, placement: Placement, request: PodRequest, n: int) -> st
 _kernels = None
 
 
-def _move_entry(args: tuple):
-    """`move_pod`'s entry point for the types of `args` (loading the kernels first)."""
+def _pod_kernels():
+    """engine.sim.state.pod_kernels, loaded on first use."""
     global _kernels
     if _kernels is None:
         from engine.sim.state import pod_kernels
         _kernels = pod_kernels
-    return entry(_kernels.move_pod, args)
+    return _kernels

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.fleet_view import MILLI, TIER_RANK, Placement, PlacementError, PodRequest
-from engine.core.kernel_entry import entry
+from engine.core.kernel_entry import Entries, entry
 from engine.sim.state.fleet_state import FleetState
 
 # engine.sim.state.whole_kernels, imported when a run first takes whole nodes: loading its compiled code
@@ -48,7 +48,7 @@ class GangFleetState(FleetState):
         self._taken = np.where(self.capacity < 0, -1, 0)
         gpu = np.flatnonzero(self.gpu_count > 0)
         self._taken[gpu, self._pods_at + self.gpu_count[gpu]] = 1
-        self._whole_moves: dict[bool, object] = {}  # move_whole's entry point, taking and giving back
+        self._whole_moves = Entries()  # move_whole's entry point, taking and giving back
 
     def allocate_whole(self, nodes) -> list[int]:
         """Take all of `nodes` (ascending distinct indices); raise PlacementError unless each is
@@ -70,12 +70,9 @@ class GangFleetState(FleetState):
         int64 array (`np.ascontiguousarray(nodes, np.int64)`): the call goes to the kernel's entry point
         for these types (engine.core.kernel_entry), which reads any array as one."""
         args = (self._plain, self._taken if take else self.capacity, self._flags, nodes, take)
-        move = self._whole_moves.get(take)
-        if move is None:
-            if _kernels is None:
-                _load_kernels()
-            move = self._whole_moves[take] = entry(_kernels.move_whole, args)
-        milli = move(*args)
+        if _kernels is None:
+            _load_kernels()
+        milli = (self._whole_moves.get(take) or self._whole_moves.made(take, _kernels.move_whole, args))(*args)
         if milli < 0:
             if milli == _kernels.BAD_NODES:
                 raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
