@@ -149,9 +149,10 @@ def sample_tables(tmp_path_factory, sample_file):
 
 def shown(element) -> str:
     """An AppTest text element (markdown, caption, info, error...), or a widget label, as a reader sees
-    it: the Markdown source with the backslash escapes of engine.core.escaping.markdown_text taken out."""
+    it: the Markdown source with the backslash escapes and the (invisible) word joiners of
+    engine.core.escaping.markdown_text taken out."""
     text = element if isinstance(element, str) else element.value
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text).replace("\u2060", "")
 
 
 def open_page(db: Path, monkeypatch, page: str, **state) -> AppTest:

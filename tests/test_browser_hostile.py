@@ -1,12 +1,12 @@
 """Every page, and the executive report, on a dataset whose every name is an attack (tests/hostile.py),
 in a real Chromium against a real `streamlit run` server: no dialog opens (no injected script runs),
 no request leaves 127.0.0.1 (no injected image, link, style or font loads), and the names show as
-written. Screenshots to tests/artifacts/hostile_*.png."""
+written (no name becomes a link). Screenshots to tests/artifacts/hostile_*.png."""
 from urllib.parse import urlparse
 
 from browser_helpers import ARTIFACTS, _assert_clean, _settle, pytestmark, watched  # noqa: F401  (the browser marks)
 from conftest import ALL_CHARTS_DRAWN, CHROMIUM, CHROMIUM_ARGS, sample_copy, streamlit_server
-from hostile import DATASET, REGIONS, hostile_batch
+from hostile import DATASET, EVIL_HOST, REGIONS, hostile_batch
 from playwright.sync_api import sync_playwright
 
 from engine.telemetry.store import Store
@@ -14,6 +14,8 @@ from engine.telemetry.store import Store
 PAGES = ("/", "/data", "/whatif", "/fidelity", "/timezones", "/cost", "/fairness", "/capacity", "/optimise", "/predictors",
          "/report")
 LOCAL = {"127.0.0.1", "localhost"}
+# a link made from data (a Markdown link, or an autolink of a URL or address in a name) would be one of these
+INJECTED_LINKS = f'a[href*="{EVIL_HOST}"], a[href*="example"], a[href^="javascript"], a[href^="mailto"]'
 
 
 def _database(sample_file, tmp_path):
@@ -88,6 +90,7 @@ def test_no_page_and_no_report_runs_or_loads_anything_a_name_injects(sample_file
                     download.value.save_as(report)
                 _settle(page)
                 _assert_clean(page)
+                assert page.locator(INJECTED_LINKS).count() == 0, (path, page.locator(INJECTED_LINKS).all_inner_texts())
                 _hover_charts(page)
                 if path in ("/", "/whatif", "/fairness"):
                     page.screenshot(path=str(ARTIFACTS / f"hostile_{path.strip('/') or 'overview'}.png"),

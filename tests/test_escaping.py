@@ -14,7 +14,15 @@ import pytest
 from conftest import REPO, shown
 from hostile import DATASET, REGIONS, TEAMS, hostile_batch
 
-from engine.core.escaping import html_text, markdown_code, markdown_text, plotly_figure, plotly_text, script_json
+from engine.core.escaping import (
+    WORD_JOINER,
+    html_text,
+    markdown_code,
+    markdown_text,
+    plotly_figure,
+    plotly_text,
+    script_json,
+)
 from engine.scenario.spec import Scenario
 from engine.service.compare import WORLD_TABLES
 from engine.service.report.builder import build_report
@@ -72,6 +80,18 @@ def test_markdown_text_leaves_no_markdown_and_reads_back_the_same(value):
     escaped = markdown_text(value)
     assert shown(escaped) == value
     assert re.fullmatch(r"(?:\\[!-/:-@\[-`{-~]|[^!-/:-@\[-`{-~])*", escaped)   # every punctuation escaped
+
+
+@pytest.mark.parametrize("value", ["http://203.0.113.7/a", "HTTPS://203.0.113.7", "www.evil.example", "WWW.evil.example",
+                                   "mail a@b.example", "mailto:a@b.example", '=HYPERLINK("http://203.0.113.7","x")'])
+def test_markdown_text_keeps_urls_and_addresses_from_becoming_literal_autolinks(value):
+    """GitHub-flavoured Markdown links "www.", "http://" and "name@host" in text even when escaped: a word
+    joiner breaks each start (the patterns of mdast-util-gfm-autolink-literal), and the text reads the same."""
+    escaped = markdown_text(value)
+    assert WORD_JOINER in escaped and shown(escaped) == value
+    plain = re.sub(r"\\(.)", r"\1", escaped)   # what the autolink finder sees: escapes read
+    assert not re.search(r"(?i)(https?://|www(?=\.))[-.\w]+", plain), plain
+    assert not re.search(r"[-.+\w]+@[-\w]+(?:\.[-\w]+)+", plain), plain
 
 
 def test_markdown_text_turns_line_breaks_and_control_characters_into_spaces():

@@ -18,7 +18,11 @@ written into another language, so each exit escapes it for that language, and on
   and widget labels). Every ASCII punctuation character gets a backslash, which CommonMark renders as
   the character itself, so data never becomes a link, an image (a request leaving the page), HTML,
   emphasis, a heading, a LaTeX formula ($), a colour or icon directive (:red[...]) or an autolink;
-  line breaks and other control characters become spaces. `markdown_code` is the same for a code span.
+  line breaks and other control characters become spaces. Escapes do not stop GitHub-flavoured
+  Markdown's literal autolinks (Streamlit's renderer finds "www.", "http://" and "name@host" in the
+  text after reading the escapes), so a word joiner (U+2060, invisible, not a word character) goes
+  between "www", "http" or "https" and what follows, and before an "@": no URL or address in data
+  becomes a link. `markdown_code` is the same for a code span.
 - `neutralise_text` and `to_spreadsheet_csv`: CSV cells. Spreadsheets evaluate any cell starting
   with =, +, -, @ (and tab, carriage return, line feed or NUL, plus their full-width forms) as a
   formula. Following OWASP's CSV-injection guidance, every such text cell is prefixed with a single
@@ -45,6 +49,10 @@ _PLAIN_NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
 _MARKDOWN_PUNCTUATION = re.compile("([" + re.escape(string.punctuation) + "])")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# where GitHub-flavoured Markdown's literal autolinks start (mdast-util-gfm-autolink-literal): a word joiner
+# there keeps the text as written and the link out
+_AUTOLINK_START = re.compile(r"(?i)(?<=www)(?=\.)|(?<=http)(?=:)|(?<=https)(?=:)|(?=@)")
+WORD_JOINER = "\u2060"
 _SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 # Trace attributes whose strings plotly.js draws (as labels, legend entries, hover or cell text).
@@ -114,7 +122,8 @@ def plotly_figure(figure: dict) -> dict:
 
 def markdown_text(value) -> str:
     """`value` as literal text inside Markdown (see the module docstring)."""
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", _CONTROL.sub(" ", str(value)))
+    text = _AUTOLINK_START.sub(WORD_JOINER, _CONTROL.sub(" ", str(value)))
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
 
 
 def markdown_code(value) -> str:
