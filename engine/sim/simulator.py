@@ -290,13 +290,8 @@ class _Run(Arrivals, Starts, DecisionLog):
         sharing = self.sharing
         if sharing.vip[region]:
             sharing.schedule_vip(region, self.regions[region], now)
-        if self.queues[region].count:
-            while self._pass(region, now):
-                pass
-        else:  # no job waits (a finish with an empty queue, the most common pass): what `_pass` would note
-            self.freed[region] = False
-            if self.arrived[region]:
-                self.arrived[region] = []
+        while self._pass(region, now):
+            pass
         if self.batch.on:
             self.batch.clear()
         for hook in hooks.after_pass:
