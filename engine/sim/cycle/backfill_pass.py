@@ -53,9 +53,19 @@ def backfill(run, region: str, fleet, head: int, now: float, only: list[int] | N
     (time-dependent orders; None: read them from the queue)."""
     all_rest = rest
     queue = run.queues[region]
-    rest = _candidates(run, queue, only, rest)
-    prepare(run, fleet, head, rest, now)  # [partitions] MIG jobs: their units and times for this pass
     units, pools, free = run.units_list, run.pool_list, fleet.pool_free
+    if rest is None and only is not None and run.partitions is None:
+        # nothing was freed (static order): the new arrivals behind the head, refused in Python scalars
+        # while none has its units free (most such passes), without the arrays of the pass below
+        jobs = _arrivals_behind(run, queue, only)
+        if all(units[j] > free[pools[j]] for j in jobs):
+            if jobs:
+                run.wait_for_capacity(jobs, now)
+            return
+        rest = np.array(jobs, np.int64)
+    else:
+        rest = _candidates(run, queue, only, rest)
+    prepare(run, fleet, head, rest, now)  # [partitions] MIG jobs: their units and times for this pass
     checked = None  # (the candidates, their units, pools, whether those are free now, the last whose are)
     if len(rest) < FEW:
         jobs = rest.tolist()
@@ -121,17 +131,22 @@ def _candidates(run, queue, only: list[int] | None, rest: np.ndarray | None) -> 
     if rest is None:
         if only is None:
             return run.key_job[queue.keys()[1:]]
-        key_of, mask, head = run.key_of, queue.mask, queue.lo
-        if len(only) == 1:  # one new arrival, the usual case
-            key = key_of[only[0]]
-            return np.array(only if mask[key] and key != head else (), np.int64)
-        keys = sorted(k for k in map(key_of.__getitem__, only) if mask[k] and k != head)
-        return np.array([run.job_at[k] for k in keys], np.int64)
+        return np.array(_arrivals_behind(run, queue, only), np.int64)
     if only is None:
         return rest
     if len(only) == 1:  # one new arrival, the usual case: one comparison instead of np.isin
         return rest[rest == only[0]]
     return rest[np.isin(rest, only)]
+
+
+def _arrivals_behind(run, queue, only: list[int]) -> list[int]:
+    """The jobs of `only` (new arrivals, under a time-independent order) still waiting behind the head, in
+    queue order."""
+    key_of, mask, head = run.key_of, queue.mask, queue.lo
+    if len(only) == 1:  # one new arrival, the usual case
+        key = key_of[only[0]]
+        return only if mask[key] and key != head else []
+    return [run.job_at[k] for k in sorted(k for k in map(key_of.__getitem__, only) if mask[k] and k != head)]
 
 
 def _scan(run, fleet, window, now: float, queue, rest: np.ndarray, req: np.ndarray, in_pool: np.ndarray) -> None:
