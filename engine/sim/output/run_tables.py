@@ -55,7 +55,8 @@ def run_tables(run, scenario: str) -> SimulationResult:
         jobs["relaxed"] = pd.array(_joined(run.router.relaxed, len(jobs)), dtype="str")
     timeline = _timeline(run, regions)
     logged = np.asarray(run.log_j, np.int64)
-    decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "row": logged, "job_id": w.job_id[logged],
+    decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "row": logged,
+                              "job_id": jobs["job_id"].array.take(logged),
                               "region": labels(region[logged], regions),
                               "decision": labels(np.asarray(run.log_c, np.int64), DECISIONS)})
     capacity = {r: f.capacity_gpus for r, f in run.regions.items()}
@@ -164,7 +165,7 @@ def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
         region = np.fromiter(map(run.region_index.__getitem__, evicted["region"]), np.int64, len(evicted))
         evicted["nodes"] = pd.array(joined_names(run, region, evicted["nodes"].tolist()), dtype="str")
     evicted.insert(0, "row", rows)
-    evicted.insert(1, "job_id", run.w.job_id[rows])
+    evicted.insert(1, "job_id", jobs["job_id"].array.take(rows))
     started = np.flatnonzero(np.isfinite(run.end) & ~np.isin(np.arange(len(jobs)), list(run.pods)))
     running = np.asarray(sorted(run.pods), np.int64)
     last = np.concatenate([started, running])
@@ -172,8 +173,7 @@ def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
     end = run.end[last]
     failed = run.w.failed[last]
     outcome = labels(np.where(np.isnan(end), 0, np.where(failed, 1, 2)), ("running", "failed", "completed"))
-    final = pd.DataFrame({"row": last, "job_id": run.w.job_id[last], "region": jobs["region"].array.take(last),
-                          "nodes": jobs["nodes"].array.take(last),
+    final = pd.DataFrame({"row": last, **{name: jobs[name].array.take(last) for name in ("job_id", "region", "nodes")},
                           "start_s": np.asarray(sharing.seg_start, np.float64)[last], "end_s": end,
                           "gpus_allocated": run.alloc_gpus[last], "outcome": outcome, "lost_s": 0.0})
     if not len(evicted):
