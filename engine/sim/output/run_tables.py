@@ -8,7 +8,7 @@ hundreds of thousands of Python strings one by one costs several times more. The
 joined the same way, all at once (`joined_names`), from the node indices each piece held."""
 from __future__ import annotations
 
-from itertools import chain, compress
+from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -134,17 +134,9 @@ def joined_names(run, region: np.ndarray, held: list) -> pa.Array:
     fleets = run.regions.values()
     first = np.cumsum([0, *(len(fleet.name_list) for fleet in fleets)])  # each region's first name in `names`
     names = pa.array(list(chain.from_iterable(fleet.name_list for fleet in fleets)), pa.large_string())
-    counts = np.fromiter(map(len, held), np.int64, len(held))
-    ends = np.zeros(len(held) + 1, np.int64)
-    np.cumsum(counts, out=ends[1:])
-    nodes = np.empty(ends[-1], np.int64)  # Python lists (one node, often) read as ints, arrays concatenated
-    listed = np.fromiter(map(list.__instancecheck__, held), bool, len(held))
-    spread = np.repeat(listed, counts)
-    nodes[spread] = np.fromiter(chain.from_iterable(compress(held, listed)), np.int64, int(counts[listed].sum()))
-    if not listed.all():
-        nodes[~spread] = np.concatenate(list(compress(held, ~listed)))
-    nodes += np.repeat(first[region], counts)
-    return pc.binary_join(pa.LargeListArray.from_arrays(pa.array(ends), names.take(pa.array(nodes))), SEPARATOR)
+    lists = pa.array(held, pa.large_list(pa.int64()))  # Python lists (one node, often) and arrays, read in one pass
+    nodes = lists.values.to_numpy() + np.repeat(first[region], np.diff(lists.offsets.to_numpy()))
+    return pc.binary_join(pa.LargeListArray.from_arrays(lists.offsets, names.take(pa.array(nodes))), SEPARATOR)
 
 
 def _timeline(run, regions: list[str]) -> pd.DataFrame:
