@@ -95,11 +95,12 @@ def test_node_positions_look_up_region_and_name_pairs():
     node_name = np.array(["n1", "n2", "n1", "x|y", "n3"], dtype=object)
     piece_region = np.array(["us", "eu", "eu", "us", "ap", "eu", "us"], dtype=object)
     names = np.array(["n1", "n1", "n3", "x|y", "n1", "nope", "n2"], dtype=object)
-    at = node_positions(piece_region, names, node_region, node_name)
+    code, regions = pd.factorize(piece_region)
+    at = node_positions(code, list(regions), names, node_region, node_name)
     assert at.tolist() == [2, 0, 4, 3, -1, -1, -1]
     joined = pd.Index(node_region + "\x1f" + node_name).get_indexer(piece_region + "\x1f" + names)
     assert at.tolist() == joined.tolist()
-    assert node_positions(piece_region[:0], names[:0], node_region, node_name).tolist() == []
+    assert node_positions(code[:0], list(regions), names[:0], node_region, node_name).tolist() == []
 
 
 def test_piece_positions_are_node_names_then_node_positions():
@@ -116,7 +117,8 @@ def test_piece_positions_are_node_names_then_node_positions():
     piece, at = piece_positions(region, nodes, node_region, node_name)
     one_by_one, names = node_names(nodes)
     assert piece.tolist() == one_by_one.tolist() == [0, 0, 1, 1, 2, 2, 3, 4, 4, 4, 5, 6, 6]
-    assert at.tolist() == node_positions(region.to_numpy(object)[one_by_one], names, node_region, node_name).tolist()
+    code, regions = pd.factorize(region)
+    assert at.tolist() == node_positions(code[one_by_one], list(regions), names, node_region, node_name).tolist()
     assert at.tolist() == [0, 1, 2, 3, 0, 1, -1, 1, -1, 0, -1, 0, -1]
     empty = pd.Series([], dtype="str")
     assert [a.tolist() for a in piece_positions(empty, empty, node_region, node_name)] == [[], []]

@@ -64,7 +64,7 @@ def _held_by_group(pieces: pd.DataFrame, nodes: pd.DataFrame, groups: pd.DataFra
     weight = nodes["gpus"].to_numpy(np.float64)[at]
     total = np.bincount(piece, weight, len(pieces))[piece]
     count = np.bincount(piece, None, len(pieces))[piece]
-    share = np.where(total > 0, weight / np.where(total > 0, total, 1.0), 1.0 / np.maximum(count, 1))
+    share = np.divide(weight, total, out=1.0 / np.maximum(count, 1), where=total > 0)
     gpu_h = np.zeros(len(groups))
     np.add.at(gpu_h, group, pieces["gpu_s"].to_numpy(np.float64)[piece] / 3600.0 * share)
     lead = np.flatnonzero(np.concatenate([piece[:1] >= 0, piece[1:] != piece[:-1]]))  # each piece's first known node

@@ -26,16 +26,18 @@ def node_names(nodes: pd.Series) -> tuple[np.ndarray, pa.Array]:
     return np.repeat(np.arange(len(counts), dtype=np.int64), counts), pc.list_flatten(lists)
 
 
-def node_positions(piece_region: np.ndarray, names, node_region: np.ndarray, node_name: np.ndarray) -> np.ndarray:
-    """Position of each (piece_region[i], names[i]) among the (node_region, node_name) pairs (each pair
-    once), -1 where none: the names (a sequence or pyarrow array of str) are looked up region by region,
-    without building joined keys, by pyarrow's hashed `index_in`."""
+def node_positions(piece_region: np.ndarray, regions, names, node_region: np.ndarray,
+                   node_name: np.ndarray) -> np.ndarray:
+    """Position of each (regions[piece_region[i]], names[i]) among the (node_region, node_name) pairs (each
+    pair once), -1 where none: the names (a sequence or pyarrow array of str) are looked up region by region,
+    without building joined keys, by pyarrow's hashed `index_in`; piece_region: integer codes into `regions`."""
     at = np.full(len(names), -1, dtype=np.int64)
     node_region = np.asarray(node_region, dtype=object)
     names = names if isinstance(names, pa.Array) else pa.array(np.asarray(names, dtype=object), pa.large_string())
+    code = {region: i for i, region in enumerate(regions)}
     for region in pd.unique(node_region):
         mine = np.flatnonzero(node_region == region)
-        asked = np.flatnonzero(piece_region == region)
+        asked = np.flatnonzero(piece_region == code[region]) if region in code else mine[:0]
         if len(asked):
             known = pa.array(np.asarray(node_name, dtype=object)[mine], pa.large_string())
             found = pc.index_in(names if len(asked) == len(names) else names.take(asked), value_set=known)
@@ -55,8 +57,7 @@ def piece_positions(region: pd.Series, nodes: pd.Series, node_region: np.ndarray
     pair = pd.factorize(region_code.astype(np.int64) * max(len(lists), 1) + list_code)[0]
     first = first_rows(pair)
     d_piece, d_names = node_names(nodes.iloc[first])
-    d_at = node_positions(np.asarray(regions, dtype=object)[region_code[first]][d_piece], d_names,
-                          node_region, node_name)
+    d_at = node_positions(region_code[first][d_piece], list(regions), d_names, node_region, node_name)
     count = np.bincount(d_piece, minlength=len(first))
     per_piece = count[pair]
     # each piece's entries: its pair's, from the pair's first entry (its offset from where the piece's own start)

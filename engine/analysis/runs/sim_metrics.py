@@ -48,15 +48,15 @@ GROUP_COLUMNS = ("jobs", "finished", "wait_mean_s", "wait_p50_s", "wait_p95_s", 
                  "jct_p50_s", "jct_p95_s", "jct_p99_s", "avg_bounded_slowdown", "gpu_hours")
 
 
-def _quantile(values: np.ndarray, q: float) -> float:
-    return float(np.quantile(values, q)) if len(values) else 0.0
+QUANTILES = (0.5, 0.95, 0.99)
 
 
 def _stats(prefix: str, seconds: np.ndarray) -> dict[str, float]:
-    """<prefix>_mean_s, _p50_s, _p95_s, _p99_s of `seconds` (0 for no values)."""
+    """<prefix>_mean_s, _p50_s, _p95_s, _p99_s of `seconds` (0 for no values). The three quantiles come from
+    one np.quantile call (one partition of the values), each the same value as its own call gives."""
+    p50, p95, p99 = (float(q) for q in np.quantile(seconds, QUANTILES)) if len(seconds) else (0.0, 0.0, 0.0)
     return {f"{prefix}_mean_s": float(seconds.mean()) if len(seconds) else 0.0,
-            f"{prefix}_p50_s": _quantile(seconds, 0.5), f"{prefix}_p95_s": _quantile(seconds, 0.95),
-            f"{prefix}_p99_s": _quantile(seconds, 0.99)}
+            f"{prefix}_p50_s": p50, f"{prefix}_p95_s": p95, f"{prefix}_p99_s": p99}
 
 
 MEASURED = ("started", "submit_s", "end_s", "wait_s", "run_s")  # the jobs' columns _job_measures reads

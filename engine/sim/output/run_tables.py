@@ -8,7 +8,7 @@ hundreds of thousands of Python strings one by one costs several times more. The
 joined the same way, all at once (`joined_names`), from the node indices each piece held."""
 from __future__ import annotations
 
-from itertools import chain, compress
+from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -55,7 +55,8 @@ def run_tables(run, scenario: str) -> SimulationResult:
         jobs["relaxed"] = pd.array(_joined(run.router.relaxed, len(jobs)), dtype="str")
     timeline = _timeline(run, regions)
     logged = np.asarray(run.log_j, np.int64)
-    decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "row": logged, "job_id": w.job_id[logged],
+    decisions = pd.DataFrame({"time_s": np.asarray(run.log_t, np.float64), "row": logged,
+                              "job_id": jobs["job_id"].array.take(logged),
                               "region": labels(region[logged], regions),
                               "decision": labels(np.asarray(run.log_c, np.int64), DECISIONS)})
     capacity = {r: f.capacity_gpus for r, f in run.regions.items()}
@@ -133,17 +134,9 @@ def joined_names(run, region: np.ndarray, held: list) -> pa.Array:
     fleets = run.regions.values()
     first = np.cumsum([0, *(len(fleet.name_list) for fleet in fleets)])  # each region's first name in `names`
     names = pa.array(list(chain.from_iterable(fleet.name_list for fleet in fleets)), pa.large_string())
-    counts = np.fromiter(map(len, held), np.int64, len(held))
-    ends = np.zeros(len(held) + 1, np.int64)
-    np.cumsum(counts, out=ends[1:])
-    nodes = np.empty(ends[-1], np.int64)  # Python lists (one node, often) read as ints, arrays concatenated
-    listed = np.fromiter(map(list.__instancecheck__, held), bool, len(held))
-    spread = np.repeat(listed, counts)
-    nodes[spread] = np.fromiter(chain.from_iterable(compress(held, listed)), np.int64, int(counts[listed].sum()))
-    if not listed.all():
-        nodes[~spread] = np.concatenate(list(compress(held, ~listed)))
-    nodes += np.repeat(first[region], counts)
-    return pc.binary_join(pa.LargeListArray.from_arrays(pa.array(ends), names.take(pa.array(nodes))), SEPARATOR)
+    lists = pa.array(held, pa.large_list(pa.int64()))  # Python lists (one node, often) and arrays, read in one pass
+    nodes = lists.values.to_numpy() + np.repeat(first[region], np.diff(lists.offsets.to_numpy()))
+    return pc.binary_join(pa.LargeListArray.from_arrays(lists.offsets, names.take(pa.array(nodes))), SEPARATOR)
 
 
 def _timeline(run, regions: list[str]) -> pd.DataFrame:
@@ -164,7 +157,7 @@ def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
         region = np.fromiter(map(run.region_index.__getitem__, evicted["region"]), np.int64, len(evicted))
         evicted["nodes"] = pd.array(joined_names(run, region, evicted["nodes"].tolist()), dtype="str")
     evicted.insert(0, "row", rows)
-    evicted.insert(1, "job_id", run.w.job_id[rows])
+    evicted.insert(1, "job_id", jobs["job_id"].array.take(rows))
     started = np.flatnonzero(np.isfinite(run.end) & ~np.isin(np.arange(len(jobs)), list(run.pods)))
     running = np.asarray(sorted(run.pods), np.int64)
     last = np.concatenate([started, running])
@@ -172,8 +165,7 @@ def _segments(run, jobs: pd.DataFrame) -> pd.DataFrame:
     end = run.end[last]
     failed = run.w.failed[last]
     outcome = labels(np.where(np.isnan(end), 0, np.where(failed, 1, 2)), ("running", "failed", "completed"))
-    final = pd.DataFrame({"row": last, "job_id": run.w.job_id[last], "region": jobs["region"].array.take(last),
-                          "nodes": jobs["nodes"].array.take(last),
+    final = pd.DataFrame({"row": last, **{name: jobs[name].array.take(last) for name in ("job_id", "region", "nodes")},
                           "start_s": np.asarray(sharing.seg_start, np.float64)[last], "end_s": end,
                           "gpus_allocated": run.alloc_gpus[last], "outcome": outcome, "lost_s": 0.0})
     if not len(evicted):
