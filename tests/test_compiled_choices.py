@@ -117,6 +117,23 @@ def test_choose_running_is_the_choice_of_the_running_jobs_view(drawn, request, h
     assert policy.choose_running(request, jobs, figures, borrowing, holder, now_s).tolist() == expected
 
 
+@settings(max_examples=400, deadline=None)
+@given(RUN, st.builds(PreemptRequest, KEYS, KEYS, st.booleans(), st.booleans()), st.integers(0, 3),
+       st.sampled_from([0.0, 5000.0, 5600.0, 1e9]), st.booleans(), st.booleans())
+def test_the_suspects_hold_every_job_preemption_chooses(drawn, request, holder, now_s, only, reclaim):
+    """The simulator asks about a request only while a suspect's queue class runs: no other job is ever chosen."""
+    run, running, borrowing = drawn
+    policy = PriorityPreemption(only_preemptible=only, reclaim=reclaim)
+    figures = RunFigures(**{name: np.array(values, np.int64 if name in ("preemptions", "holder") else
+                                           bool if name in ("preemptible", "guaranteed") else np.float64)
+                            for name, values in run.items()})
+    suspects = policy.suspects(request, figures)
+    chosen = policy.choose_running(request, np.array(sorted(running), np.int64), figures, np.array(borrowing),
+                                   holder, now_s)
+    assert suspects.dtype == bool and len(suspects) == len(run["tier"])
+    assert suspects[chosen].all()
+
+
 def _lexsorted(ids: list[int], columns: list[list[float]], first: int) -> list[int]:
     """Job ids in the order of their key columns' levels first.. (NaN after every number), then id."""
     return [j for _, j in sorted((tuple(_order(x) for x in column[first:]), j) for j, column in zip(ids, columns))]

@@ -28,11 +28,14 @@ MAX_NODES = 32
 class Planner:
     """Nodes' occupants in every region, and plans of evictions for one run."""
 
-    def __init__(self, regions: dict) -> None:
+    def __init__(self, regions: dict, qclass: list[int], n_classes: int) -> None:
+        """`qclass[j]`: job j's queue class, one of `n_classes`."""
         self.occupants = {r: [set() for _ in range(len(f.names))] for r, f in regions.items()}
         # running jobs, ascending: a machine array, which numpy copies at C speed (engine.sim.state.running_view)
         self.jobs: dict[str, array] = {r: array("q") for r in regions}
         self.version = dict.fromkeys(regions, 0)  # bumped at every change of a region's running jobs
+        self.qclass = qclass
+        self.classes = {r: [0] * n_classes for r in regions}  # per region and queue class: its running jobs
 
     def occupy(self, region: str, j: int, nodes, sign: int) -> None:
         on, jobs = self.occupants[region], self.jobs[region]
@@ -42,11 +45,13 @@ class Planner:
                 on[n].add(j)
             if i == len(jobs) or jobs[i] != j:
                 jobs.insert(i, j)
+                self.classes[region][self.qclass[j]] += 1
         else:
             for n in nodes:
                 on[n].discard(j)
             if i < len(jobs) and jobs[i] == j:
                 del jobs[i]
+                self.classes[region][self.qclass[j]] -= 1
         self.version[region] += 1
 
     def plan(self, run, j: int, fleet, region: str, victims: list[int]) -> list[int] | None:
