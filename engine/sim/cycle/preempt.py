@@ -69,17 +69,18 @@ class Planner:
                  allowed: np.ndarray | None = None) -> list[int] | None:
         """The victims to evict so that one pod of `request` (of `pool`) fits on a node (of `allowed`
         only, a mask; None: any), or None."""
-        rank = {v: i for i, v in enumerate(victims)}
-        first_on: dict[int, int] = {}
-        for v in victims:
+        on_node: dict[int, list[int]] = {}  # the victims on each node, in the policy's order; the nodes in the
+        for v in victims:  # order of their most willing victim (a dict keeps the order nodes are first met)
             for n in run.nodes_of[v]:
-                first_on.setdefault(int(n), rank[v])
-        nodes = sorted((n for n in first_on if allowed is None or allowed[n]), key=first_on.get)[:MAX_NODES]
+                here = on_node.setdefault(int(n), [])
+                if not here or here[-1] != v:
+                    here.append(v)
+        nodes = [n for n in on_node if allowed is None or allowed[n]][:MAX_NODES]
         state = fleet.state
         for node in nodes:
             if pool > 0 and fleet.node_pool[node] != pool:
                 continue
-            here = sorted((v for v in self.occupants[region][node] if v in rank), key=rank.get)
+            here = on_node[node]
             cpu, memory, milli = (int(state.cpu_free[node]), int(state.memory_free[node]),
                                   int(state.gpu_free_total[node]))
             for v in here:  # what evicting all of them would free here: a bound before trying
