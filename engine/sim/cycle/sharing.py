@@ -258,7 +258,7 @@ class Sharing(ClockReclaim):
 
     def _suspect_classes(self, request: PreemptRequest) -> list[int]:
         """The queue classes of the jobs the policy could ever choose for `request`."""
-        suspects = getattr(self.policy, "suspects", None)
+        suspects = setting(self.policy, "preemption", "suspects")
         if suspects is None:
             return list(range(len(self.queues)))
         return np.unique(self.qclass[suspects(request, self.running_views.figures)]).tolist()
