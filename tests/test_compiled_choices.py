@@ -101,20 +101,41 @@ RUN = st.integers(1, 16).flatmap(lambda n: st.tuples(
     st.sets(st.integers(0, n - 1)), st.lists(st.booleans(), min_size=4, max_size=4)))
 
 
+def _figures(run: dict) -> RunFigures:
+    return RunFigures(**{name: np.array(values, np.int64 if name in ("preemptions", "holder") else
+                                        bool if name in ("preemptible", "guaranteed") else np.float64)
+                         for name, values in run.items()})
+
+
+ASKED = (RUN, st.builds(PreemptRequest, KEYS, KEYS, st.booleans(), st.booleans()), st.integers(0, 3),
+         st.sampled_from([0.0, 5000.0, 5600.0, 1e9]), st.booleans(), st.booleans())
+
+
 @settings(max_examples=400, deadline=None)
-@given(RUN, st.builds(PreemptRequest, KEYS, KEYS, st.booleans(), st.booleans()), st.integers(0, 3),
-       st.sampled_from([0.0, 5000.0, 5600.0, 1e9]), st.booleans(), st.booleans())
+@given(*ASKED)
 def test_choose_running_is_the_choice_of_the_running_jobs_view(drawn, request, holder, now_s, only, reclaim):
     run, running, borrowing = drawn
     policy = PriorityPreemption(only_preemptible=only, reclaim=reclaim)
-    figures = RunFigures(**{name: np.array(values, np.int64 if name in ("preemptions", "holder") else
-                                           bool if name in ("preemptible", "guaranteed") else np.float64)
-                            for name, values in run.items()})
+    figures = _figures(run)
     jobs, borrowing = np.array(sorted(running), np.int64), np.array(borrowing)
     view = figures.view(jobs, borrowing, holder, now_s)
     assert view.same_holder.tolist() == [run["holder"][j] == holder for j in jobs.tolist()]
     expected = jobs[policy.choose(request, view)].tolist()
     assert policy.choose_running(request, jobs, figures, borrowing, holder, now_s).tolist() == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(*ASKED)
+def test_the_suspects_hold_every_job_preemption_chooses(drawn, request, holder, now_s, only, reclaim):
+    """The simulator asks about a request only while a suspect's queue class runs: no other job is ever chosen."""
+    run, running, borrowing = drawn
+    policy = PriorityPreemption(only_preemptible=only, reclaim=reclaim)
+    figures = _figures(run)
+    suspects = policy.suspects(request, figures)
+    chosen = policy.choose_running(request, np.array(sorted(running), np.int64), figures, np.array(borrowing),
+                                   holder, now_s)
+    assert suspects.dtype == bool and len(suspects) == len(run["tier"])
+    assert suspects[chosen].all()
 
 
 def _lexsorted(ids: list[int], columns: list[list[float]], first: int) -> list[int]:

@@ -65,7 +65,7 @@ DEFAULT_HALF_LIFE_S = 7 * 86_400.0
 FAMILY_SETTINGS: dict[str, dict[str, object]] = {
     "order": {"half_life_s": DEFAULT_HALF_LIFE_S, "recalc_s": 0.0},
     "quota": {"by": "team"},
-    "preemption": {"time_key": None, "choose_running": None},
+    "preemption": {"time_key": None, "choose_running": None, "suspects": None},
     "routing": {"keeps_inflexible_home": False, "keeps_home_when_free": False},
 }
 

@@ -14,7 +14,9 @@ times, ascending, a list): for the same request and the same running jobs, two m
 keys get the same choice, so the simulator reuses its last one (engine.sim.state.running_view); without
 it, every question is asked. And it may have `choose_running(request, jobs, run, borrowing, holder, now_s)
 -> job ids`: the same choice as `choose(request, run.view(jobs, borrowing, holder, now_s))`, from the
-run's per-job figures (`RunFigures`) without building the view.
+run's per-job figures (`RunFigures`) without building the view. And `suspects(request, run) -> bool per job`:
+the jobs of the run it could ever choose for `request`, whatever runs and whenever (a superset: the
+simulator asks it about a request only while a job of one of their queue classes runs).
 
 - "none": never evicts (jobs of guaranteed queues then wait like any other).
 - "priority": evicts jobs of a lower tier (queue class priority, then the recorded priority),
@@ -145,6 +147,19 @@ class PriorityPreemption:
                                      run.preemptible, run.guaranteed, borrowing, holder, now_s, request.tier,
                                      request.priority, request.guaranteed, request.reclaim, self.only_preemptible,
                                      self.reclaim, self.min_runtime_s, self.max_preemptions)
+
+    def suspects(self, request: PreemptRequest, run: RunFigures) -> np.ndarray:
+        """Per job of the run (bool): `choose` could evict it for `request`, by the job's constant figures
+        (tier, priority, queue flags): any non-guaranteed job for a guaranteed or reclaiming request (a
+        holder's borrowing changes), else those of a lower tier or priority (preemptible ones only, with
+        `only_preemptible`)."""
+        could = ~run.guaranteed
+        if request.guaranteed or self.reclaim and request.reclaim:
+            return could
+        lower = (run.tier < request.tier) | ((run.tier == request.tier) & (run.priority < request.priority))
+        if self.only_preemptible:
+            lower &= run.preemptible
+        return could & lower
 
     def time_key(self, now_s: float, starts: list[float]) -> int:
         """`choose` reads the time only through ran_s >= min_runtime_s, which stays true once a job

@@ -28,11 +28,14 @@ MAX_NODES = 32
 class Planner:
     """Nodes' occupants in every region, and plans of evictions for one run."""
 
-    def __init__(self, regions: dict) -> None:
+    def __init__(self, regions: dict, qclass: list[int], n_classes: int) -> None:
+        """`qclass[j]`: job j's queue class, one of `n_classes`."""
         self.occupants = {r: [set() for _ in range(len(f.names))] for r, f in regions.items()}
         # running jobs, ascending: a machine array, which numpy copies at C speed (engine.sim.state.running_view)
         self.jobs: dict[str, array] = {r: array("q") for r in regions}
         self.version = dict.fromkeys(regions, 0)  # bumped at every change of a region's running jobs
+        self.qclass = qclass
+        self.classes = {r: [0] * n_classes for r in regions}  # per region and queue class: its running jobs
 
     def occupy(self, region: str, j: int, nodes, sign: int) -> None:
         on, jobs = self.occupants[region], self.jobs[region]
@@ -42,11 +45,13 @@ class Planner:
                 on[n].add(j)
             if i == len(jobs) or jobs[i] != j:
                 jobs.insert(i, j)
+                self.classes[region][self.qclass[j]] += 1
         else:
             for n in nodes:
                 on[n].discard(j)
             if i < len(jobs) and jobs[i] == j:
                 del jobs[i]
+                self.classes[region][self.qclass[j]] -= 1
         self.version[region] += 1
 
     def plan(self, run, j: int, fleet, region: str, victims: list[int]) -> list[int] | None:
@@ -64,17 +69,18 @@ class Planner:
                  allowed: np.ndarray | None = None) -> list[int] | None:
         """The victims to evict so that one pod of `request` (of `pool`) fits on a node (of `allowed`
         only, a mask; None: any), or None."""
-        rank = {v: i for i, v in enumerate(victims)}
-        first_on: dict[int, int] = {}
-        for v in victims:
+        on_node: dict[int, list[int]] = {}  # the victims on each node, in the policy's order; the nodes in the
+        for v in victims:  # order of their most willing victim (a dict keeps the order nodes are first met)
             for n in run.nodes_of[v]:
-                first_on.setdefault(int(n), rank[v])
-        nodes = sorted((n for n in first_on if allowed is None or allowed[n]), key=first_on.get)[:MAX_NODES]
+                here = on_node.setdefault(int(n), [])
+                if not here or here[-1] != v:
+                    here.append(v)
+        nodes = [n for n in on_node if allowed is None or allowed[n]][:MAX_NODES]
         state = fleet.state
         for node in nodes:
             if pool > 0 and fleet.node_pool[node] != pool:
                 continue
-            here = sorted((v for v in self.occupants[region][node] if v in rank), key=rank.get)
+            here = on_node[node]
             cpu, memory, milli = (int(state.cpu_free[node]), int(state.memory_free[node]),
                                   int(state.gpu_free_total[node]))
             for v in here:  # what evicting all of them would free here: a bound before trying

@@ -91,7 +91,8 @@ class Sharing(ClockReclaim):
             entries = {r: {e.holder: e for e in setup.quotas if e.region in (None, r)} for r in self.names}
             self.gate = QuotaGate(quota, self.holder, holders, weights, list(run.regions.items()), entries)
             self.reclaims = self.preempts and bool(getattr(self.policy, "reclaim", False))
-        self.planner = Planner(run.regions) if self.preempts else None  # or when a process evicts nodes (need_planner)
+        self.planner = self._planner() if self.preempts else None  # or when a process evicts nodes (need_planner)
+        self.suspects: dict[PreemptRequest, list[int]] = {}  # per request: see `_candidates`
         self.evicting = self.preempts  # a started job may come back to a queue (need_planner, evicts_regions)
         self.vip: dict[str, list[int]] = {r: [] for r in run.regions}
         self.seg_start = np.full(n, math.nan)  # start of each job's current (or last) piece
@@ -112,7 +113,10 @@ class Sharing(ClockReclaim):
         """A world process evicts the jobs of nodes (spot interruptions): keep the planner's occupants."""
         self.evicting = True
         if self.planner is None:
-            self.planner = Planner(self.run.regions)
+            self.planner = self._planner()
+
+    def _planner(self) -> Planner:
+        return Planner(self.run.regions, self.qclass_list, len(self.queues))
 
     def evicts_regions(self) -> None:
         """A world process evicts all the running jobs of a region (outages, engine.sim.processes.outage:
@@ -240,8 +244,24 @@ class Sharing(ClockReclaim):
         return self._candidates(region, now, self.holder_list[j], request)
 
     def _candidates(self, region: str, now: float, h: int, request: PreemptRequest) -> list[int]:
-        """The running jobs of `region` the policy would evict for `request` of holder h, in its order."""
-        return self.running_views.choose(region, now, h, request)
+        """The running jobs of `region` the policy would evict for `request` of holder h, in its order.
+        Empty when no job of the queue classes it could ever choose for `request` runs there (a policy's
+        `suspects` names those jobs; without it, every class): the policy is not asked then."""
+        classes = self.suspects.get(request)
+        if classes is None:
+            classes = self.suspects[request] = self._suspect_classes(request)
+        running = self.planner.classes[region]
+        for c in classes:
+            if running[c]:
+                return self.running_views.choose(region, now, h, request)
+        return []
+
+    def _suspect_classes(self, request: PreemptRequest) -> list[int]:
+        """The queue classes of the jobs the policy could ever choose for `request`."""
+        suspects = setting(self.policy, "preemption", "suspects")
+        if suspects is None:
+            return list(range(len(self.queues)))
+        return np.unique(self.qclass[suspects(request, self.running_views.figures)]).tolist()
 
     def make_room(self, j: int, region: str, fleet, now: float) -> bool:
         """Evict jobs so that j fits now (the policy's choice, the planner's fewest); whether it did."""
