@@ -9,11 +9,14 @@ GPU compatibility comes first in every policy but `any`: only a cluster that `ho
 its GPU type and node shape, enough of them) qualifies, and only one where it `fits` now is chosen;
 when some cluster holds it but none fits, the answer is WAIT. A job no single cluster can hold gets
 ANY, so it spans clusters as it would without a cluster step rather than wait forever. Ties go to
-the lowest index (the sorted cluster names). Deterministic; no policy uses randomness.
+the lowest index (the sorted cluster names). Deterministic; no policy uses randomness. Every policy
+here but `any` so answers a job that at most one cluster holds, and says so (`takes_sole_holder`,
+engine.core.traits): the cluster step then answers for it without asking.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -62,6 +65,8 @@ class AnyCluster:
 class MostFree:
     """Spread the load: the compatible cluster, among those the job fits now, with the most free GPUs."""
 
+    takes_sole_holder: ClassVar[bool] = True
+
     def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
         return _lowest_fitting(clusters, -np.asarray(clusters.free_gpus, np.float64))
 
@@ -71,6 +76,8 @@ class MostFree:
 class BestFit:
     """Pack clusters: the compatible cluster, among those the job fits now, with the fewest free GPUs,
     so the emptiest clusters stay whole for wide gangs."""
+
+    takes_sole_holder: ClassVar[bool] = True
 
     def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
         return _lowest_fitting(clusters, clusters.free_gpus)
@@ -82,6 +89,8 @@ class Topology:
     """Keep a job's nodes close: the compatible cluster, among those the job fits now, where its nodes
     span the fewest racks (`racks`), then the fewest free GPUs (best fit). A gang never spans clusters
     while one cluster can hold it; a one-node job (one rack everywhere) is placed as best-fit."""
+
+    takes_sole_holder: ClassVar[bool] = True
 
     def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
         return _lowest_fitting(clusters, clusters.racks, clusters.free_gpus)
