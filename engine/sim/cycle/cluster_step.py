@@ -23,6 +23,7 @@ import numpy as np
 
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
 from engine.core.fleet_view import PlacementError, fit_args, fits_on
+from engine.core.kernel_entry import entry
 from engine.core.traits import setting
 from engine.core.views import assembled
 from engine.world.mig import COMPUTE
@@ -46,6 +47,7 @@ class ClusterStep:
         self._kind_list: list[int] = []  # `_kind` as a list (read one job at a time)
         self._kinds: dict[tuple, int] = {}
         self._scope: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._entries: dict[tuple[str, int], object] = {}  # per kernel and region fleet: `call`
 
     def pick(self, j: int, fleet, request=None) -> int:
         """Job j's cluster in `fleet` (its RegionFleet): an index, ANY or WAIT (engine.core.cluster_view).
@@ -68,7 +70,8 @@ class ClusterStep:
                 request = run.request_of(j)
             fit = self._fit_args(fleet, request)
             if fit is not None:
-                fits, free_gpus, racks = kernels().fit_by_cluster(*fit, codes, k, state.gpu_free_total, in_pool)
+                fits, free_gpus, racks = self.call("fit_by_cluster", fleet, (*fit, codes, k, state.gpu_free_total,
+                                                                              in_pool))
             else:
                 fits, free_gpus = kernels().by_cluster(codes, k, fits_on(fleet.view, request), 1,
                                                        state.gpu_free_total, in_pool)
@@ -83,6 +86,18 @@ class ClusterStep:
             return int(choice)
         raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for job "
                              f"{run.w.job_id[j]}, which is not one of the {k} where it fits now")
+
+    def call(self, name: str, fleet, args: tuple):
+        """cluster_step_kernels' kernel `name` on `args` through its entry point for `fleet`
+        (engine.core.kernel_entry), without numba's dispatch: the arguments are the fleet's own arrays
+        (its state's block and columns, cluster codes, running jobs' slots as read from it), a request's
+        mask and figures (fleet_view.fit_args), the step's bool masks per node and cluster (`_of`) and
+        Python ints and floats, whose types are fixed per fleet."""
+        key = (name, id(fleet))
+        call = self._entries.get(key)
+        if call is None:
+            call = self._entries[key] = entry(getattr(kernels(), name), args)
+        return call(*args)
 
     def _fit_args(self, fleet, request) -> tuple | None:
         """`fit_args(fleet.view, request)`, kept per fleet and request (a request is one object per shape:
