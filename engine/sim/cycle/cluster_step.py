@@ -16,6 +16,9 @@ is not asked about a job that no cluster, or exactly one, could hold: `pick` ans
 without building the view, and the start's placement or gang choice finds whether the job fits there now
 (when it does not, the start ends as WAIT would: the shape's "no room" memo, no start). A run that places
 in batches (engine.sim.cycle.batch_plan) always asks: a planned placement is taken only where the job fits.
+A policy that names the keys it takes the lowest fitting cluster by (`lowest_by`: every bundled one) has a
+one-node job's cluster chosen in the compiled call that sums the figures (`fit_lowest_by`, the policy's
+own rule: engine.policies.cluster_kernels.lowest_by), without a view or a call of the policy.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ class ClusterStep:
     def __init__(self, run, policy) -> None:
         self.run, self.policy = run, policy
         self.sole = setting(policy, "cluster", "takes_sole_holder")  # the module docstring
+        self.by = setting(policy, "cluster", "lowest_by")
         # per region fleet, per shape key's index: (holds, capacity_gpus, pool mask, whether any cluster
         # holds it, the answer when at most one does: ANY or its index; else None)
         self._static: dict[int, dict[int, tuple]] = {}
@@ -69,6 +73,9 @@ class ClusterStep:
             if request is None:
                 request = run.request_of(j)
             fit = self._fit_args(fleet, request)
+            if fit is not None and self.by:  # the policy's own choice, without a view
+                return self.call("fit_lowest_by", fleet, (*fit, codes, k, state.gpu_free_total, in_pool, holds,
+                                                          *self.by))
             if fit is not None:
                 fits, free_gpus, racks = self.call("fit_by_cluster", fleet, (*fit, codes, k, state.gpu_free_total,
                                                                               in_pool))
