@@ -77,8 +77,7 @@ class ClusterStep:
                 return self.call("fit_lowest_by", fleet, (*fit, codes, k, state.gpu_free_total, in_pool, holds,
                                                           *self.by))
             if fit is not None:
-                fits, free_gpus, racks = self.call("fit_by_cluster", fleet, (*fit, codes, k, state.gpu_free_total,
-                                                                              in_pool))
+                fits, free_gpus, racks = kernels().fit_by_cluster(*fit, codes, k, state.gpu_free_total, in_pool)
             else:
                 fits, free_gpus = kernels().by_cluster(codes, k, fits_on(fleet.view, request), 1,
                                                        state.gpu_free_total, in_pool)
