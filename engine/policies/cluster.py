@@ -12,8 +12,9 @@ ANY, so it spans clusters as it would without a cluster step rather than wait fo
 the lowest index (the sorted cluster names). Deterministic; no policy uses randomness. Every policy
 here but `any` so answers a job that at most one cluster holds, and says so (`takes_sole_holder`,
 engine.core.traits): the cluster step then answers for it without asking. Each names the keys it takes the
-lowest by (`lowest_by`, codes of engine.policies.cluster_kernels), and the cluster step makes that choice for a
-one-node job in the compiled call that computes the clusters' figures, without a view.
+lowest by (`lowest_by`: codes of engine.core.cluster_view, the rule engine.policies.cluster_kernels.lowest_by),
+and the cluster step makes that choice for a one-node job in the compiled call that computes the clusters'
+figures, without a view.
 """
 from __future__ import annotations
 

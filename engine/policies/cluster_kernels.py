@@ -2,9 +2,10 @@
 cluster holds the job, WAIT when some holds it and none fits now, else the cluster that holds it and
 fits now whose (first, second) keys are lexicographically lowest, ties to the lowest index: np.lexsort's
 order (a NaN key sorts after every number, NaNs equal). A handful of clusters costs one compiled call
-instead of a dozen numpy ones. A policy's keys are named by codes (its `lowest_by`, engine.core.cluster_view):
-the fewest free GPUs, the most, the fewest racks, or none (`keyed`), so the cluster step can make the same choice from
-its own per-cluster figures in the compiled call that computes them (engine.sim.cycle.cluster_step_kernels).
+instead of a dozen numpy ones. A policy's keys are named by codes (its `lowest_by`,
+engine.core.cluster_view): the fewest free GPUs, the most, the fewest racks, or none (`keyed`), so the
+cluster step can make the same choice from its own per-cluster figures in the compiled call that computes
+them (engine.sim.cycle.cluster_step_kernels).
 Racks are compared as float64, which orders counts of racks as integers do. Cached on disk by numba's
 `cache=True` (in engine/core/jit.py's folder).
 """
