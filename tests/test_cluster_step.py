@@ -143,3 +143,20 @@ def test_the_default_any_is_the_run_without_clusters(case):
     without = simulate(jobs, "any", nodes=nodes.drop(columns="cluster"))
     pd.testing.assert_frame_equal(with_clusters.jobs, without.jobs)
     pd.testing.assert_frame_equal(with_clusters.decisions, without.decisions)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(case=fleets_and_jobs(), key=st.sampled_from(["most-free", "best-fit", "topology"]))
+def test_the_steps_own_choices_are_the_policys(case, key, monkeypatch):
+    """The cluster step answers a job at most one cluster holds itself (`takes_sole_holder`) and chooses a one-node
+    job's cluster in its compiled pass (`lowest_by`): the same run as one that asks the policy every time."""
+    nodes, jobs = case
+    own = simulate(jobs, key, gang="topology", nodes=nodes)
+    from engine.core.traits import FAMILY_SETTINGS
+    from engine.sim.cycle import cluster_step
+    with monkeypatch.context() as patched:  # the step reads the stand-ins: it trusts no promise and asks
+        patched.setattr(cluster_step, "setting", lambda policy, family, name: FAMILY_SETTINGS[family][name])
+        asked = simulate(jobs, key, gang="topology", nodes=nodes)
+    pd.testing.assert_frame_equal(own.jobs, asked.jobs)
+    pd.testing.assert_frame_equal(own.decisions, asked.decisions)

@@ -139,9 +139,9 @@ for name in sys.argv[1:]:
 def test_the_scenarios_that_reach_every_entry_point_pass_its_type_checks():
     """Two weeks of the sample under scenarios that between them call every kernel entry point of the engine
     (pod and whole-node moves, first-fit's and best-fit's placement, EASY's reservation, scan and running slots,
-    the fair-share keying, the ledger's decay, the order cache: all 14 kernels called through one), in a
-    process with MERIDIAN_CHECK_ENTRIES set: a caller that passed an argument of a type its entry point would
-    misread fails it with TypeError."""
+    the fair-share keying, the ledger's decay, the order cache, the cluster step's choice and the head's cluster:
+    all 16 kernels called through one), in a process with MERIDIAN_CHECK_ENTRIES set: a caller that passed an
+    argument of a type its entry point would misread fails it with TypeError."""
     import os
     import subprocess
     import sys
@@ -151,7 +151,7 @@ def test_the_scenarios_that_reach_every_entry_point_pass_its_type_checks():
 
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run([sys.executable, "-c", CHECKED_RUN, "fifo", "easy-backfill", "priority-fairshare",
-                           "quotas-preemption"],
+                           "quotas-preemption", "cluster-topology"],
                           cwd=root, env={**os.environ, CHECK: "1", "PYTHONPATH": str(root)}, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -270,3 +270,40 @@ def test_the_home_when_free_check_catches_a_router_that_moves_work_from_a_free_h
     assert {key for key, params in ROUTERS
             if setting(registry.make("routing", key, **params), "routing", "keeps_home_when_free")} == {
         "follow-the-sun", "overflow", "latency-aware"}
+
+
+def _takes_sole_holder(policy) -> tuple[bool, int]:
+    """(whether, on random views of 1-6 clusters where at most one holds the job, the policy answers ANY when none
+    does and the holder when it fits, else WAIT; how many such views were asked)."""
+    from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
+    rng, asked = np.random.default_rng(7), 0
+    for _ in range(400):
+        k = int(rng.integers(1, 7))
+        holds = np.zeros(k, bool)
+        sole = int(rng.integers(-1, k))
+        if sole >= 0:
+            holds[sole] = True
+        fits = rng.random(k) < 0.6
+        free = rng.choice([0.0, 2.0, 8.0, np.nan], k)
+        view = ClustersView(tuple(f"c{c}" for c in range(k)), holds, fits, free, np.full(k, 8.0),
+                            np.where(fits, rng.integers(1, 4, k), 0))
+        want = ANY if sole < 0 else sole if fits[sole] else WAIT
+        asked += 1
+        if policy.choose(ClusterRequest(gpus=float(rng.choice([1.0, 8.0])), nodes=int(rng.integers(1, 3))),
+                         view) != want:
+            return False, asked
+    return True, asked
+
+
+@pytest.mark.parametrize("family,key", [(f, k) for f, k in ALL if f == "cluster"])
+def test_a_cluster_policy_promising_to_take_the_sole_holder_does(family, key):
+    policy = registry.make(family, key)
+    promised = setting(policy, "cluster", "takes_sole_holder")
+    assert promised is not traits_of(policy).inert  # every bundled one but the inert `any` promises
+    if promised:
+        held, asked = _takes_sole_holder(policy)
+        assert held and asked == 400
+
+
+def test_the_sole_holder_check_catches_a_policy_that_answers_any_for_a_held_job():
+    assert _takes_sole_holder(registry.make("cluster", "any"))[0] is False

@@ -14,6 +14,8 @@ from engine.core.views import assembled
 
 ANY = -1   # no cluster: the job may take nodes anywhere in its region (today's behaviour)
 WAIT = -2  # no cluster now: the job waits for one to have room
+# the keys a policy may choose the lowest fitting cluster by (its `lowest_by`: engine.policies.cluster_kernels.keyed)
+FEWEST_FREE, MOST_FREE, FEWEST_RACKS, NO_KEY = range(4)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,11 @@ home is eligible (allowed and fits) scores so that the router keeps it home, so 
 without building a view; `keeps_home_when_free` promises as much for any job whose home is eligible and
 has the job's GPUs free (`free_gpus` at least its GPUs less engine.policies.routing.SLACK_GPUS), inference
 excepted while some region is an edge one (`edge`) (both checked
-by tests/test_policy_traits.py; False: the router always asks).
+by tests/test_policy_traits.py; False: the router always asks); and a cluster policy's `takes_sole_holder`:
+True promises ANY for a job no cluster holds and, for a job exactly one cluster holds, that cluster when
+the job fits there now, else WAIT, so the cluster step answers those without a view (checked there too),
+and its `lowest_by`: the codes of the keys its choice is the lowest fitting cluster by (engine.core.cluster_view;
+(): none), which the cluster step then applies itself.
 """
 from __future__ import annotations
 
@@ -67,6 +71,7 @@ FAMILY_SETTINGS: dict[str, dict[str, object]] = {
     "quota": {"by": "team"},
     "preemption": {"time_key": None, "choose_running": None, "suspects": None},
     "routing": {"keeps_inflexible_home": False, "keeps_home_when_free": False},
+    "cluster": {"takes_sole_holder": False, "lowest_by": ()},
 }
 
 NAMES = frozenset(f.name for f in fields(Traits))

@@ -9,15 +9,21 @@ GPU compatibility comes first in every policy but `any`: only a cluster that `ho
 its GPU type and node shape, enough of them) qualifies, and only one where it `fits` now is chosen;
 when some cluster holds it but none fits, the answer is WAIT. A job no single cluster can hold gets
 ANY, so it spans clusters as it would without a cluster step rather than wait forever. Ties go to
-the lowest index (the sorted cluster names). Deterministic; no policy uses randomness.
+the lowest index (the sorted cluster names). Deterministic; no policy uses randomness. Every policy
+here but `any` so answers a job that at most one cluster holds, and says so (`takes_sole_holder`,
+engine.core.traits): the cluster step then answers for it without asking. Each names the keys it takes the
+lowest by (`lowest_by`: codes of engine.core.cluster_view, the rule engine.policies.cluster_kernels.lowest_by),
+and the cluster step makes that choice for a one-node job in the compiled call that computes the clusters'
+figures, without a view.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from engine.core.cluster_view import ANY, ClusterRequest, ClustersView
+from engine.core.cluster_view import ANY, FEWEST_FREE, FEWEST_RACKS, MOST_FREE, NO_KEY, ClusterRequest, ClustersView
 from engine.policies.registry import register
 
 FAMILY = "cluster"
@@ -26,24 +32,16 @@ FAMILY = "cluster"
 kernels = None
 
 
-def _lowest_fitting(clusters: ClustersView, first, second=None) -> int:
+def _lowest_fitting(clusters: ClustersView, by: tuple[int, int]) -> int:
     """ANY when no cluster holds the job, WAIT when some holds it and none fits now, else the cluster
-    that holds it and fits now with the lowest (first, second) keys, ties to the lowest index
-    (engine.policies.cluster_kernels; integer keys are compared as they are, which is how float64 would
-    compare them)."""
+    that holds it and fits now with the lowest keys `by` (engine.policies.cluster_kernels: codes of the
+    free GPUs, their negation or the racks), ties to the lowest index."""
     global kernels
     if kernels is None:
         from engine.policies import cluster_kernels as kernels
-    first = _keys(first)
-    return int(kernels.lowest_fitting(np.asarray(clusters.holds, bool), np.asarray(clusters.fits, bool), first,
-                                      np.zeros(len(first)) if second is None else _keys(second)))
-
-
-def _keys(values) -> np.ndarray:
-    """`values` as a numeric array: an integer or float one as it is, anything else as float64."""
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
-        return values
-    return np.asarray(values, np.float64)
+    return int(kernels.lowest_by(np.asarray(clusters.holds, bool), np.asarray(clusters.fits, bool),
+                                 np.asarray(clusters.free_gpus, np.float64), np.asarray(clusters.racks, np.float64),
+                                 *by))
 
 
 @register(FAMILY, "any", inert=True)
@@ -62,8 +60,11 @@ class AnyCluster:
 class MostFree:
     """Spread the load: the compatible cluster, among those the job fits now, with the most free GPUs."""
 
+    takes_sole_holder: ClassVar[bool] = True
+    lowest_by: ClassVar[tuple[int, int]] = (MOST_FREE, NO_KEY)
+
     def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
-        return _lowest_fitting(clusters, -np.asarray(clusters.free_gpus, np.float64))
+        return _lowest_fitting(clusters, self.lowest_by)
 
 
 @register(FAMILY, "best-fit")
@@ -72,8 +73,11 @@ class BestFit:
     """Pack clusters: the compatible cluster, among those the job fits now, with the fewest free GPUs,
     so the emptiest clusters stay whole for wide gangs."""
 
+    takes_sole_holder: ClassVar[bool] = True
+    lowest_by: ClassVar[tuple[int, int]] = (FEWEST_FREE, NO_KEY)
+
     def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
-        return _lowest_fitting(clusters, clusters.free_gpus)
+        return _lowest_fitting(clusters, self.lowest_by)
 
 
 @register(FAMILY, "topology")
@@ -83,5 +87,8 @@ class Topology:
     span the fewest racks (`racks`), then the fewest free GPUs (best fit). A gang never spans clusters
     while one cluster can hold it; a one-node job (one rack everywhere) is placed as best-fit."""
 
+    takes_sole_holder: ClassVar[bool] = True
+    lowest_by: ClassVar[tuple[int, int]] = (FEWEST_RACKS, FEWEST_FREE)
+
     def choose(self, job: ClusterRequest, clusters: ClustersView) -> int:
-        return _lowest_fitting(clusters, clusters.racks, clusters.free_gpus)
+        return _lowest_fitting(clusters, self.lowest_by)

@@ -26,7 +26,6 @@ from typing import NamedTuple
 import numpy as np
 
 from engine.policies.backfill import EARLIEST
-from engine.sim.cycle import cluster_step
 
 
 class HeadScope(NamedTuple):
@@ -48,7 +47,7 @@ def head_scope(run, fleet, head: int, pool: int, now: float, corrector) -> HeadS
     if not held:
         return None
     ends, units, clusters = fleet.running_by_cluster(pool, now, corrector)
-    best, free, ends, units = cluster_step.kernels().earliest_cluster(
+    best, free, ends, units = run.clusters.call("earliest_cluster", fleet, (
         float(run.units[head]), fleet.cluster_codes, fleet.state.gpu_free_total, in_pool, holds, ends, units, clusters,
-        float(now), EARLIEST)
+        float(now), EARLIEST))
     return HeadScope(best, free, ends, units)

@@ -10,6 +10,15 @@ pod), the free and installed GPUs of the job's GPU type, and the fewest racks a 
 per-node figures are summed per cluster in one compiled pass (engine.sim.cycle.cluster_step_kernels).
 A job of a [partitions] MIG rule is seen by its instance (`pick_mig`): a GPU in MIG mode counts by its
 free valid positions and free compute slices, not as a whole GPU.
+
+A policy that promises `takes_sole_holder` (engine.core.traits; every bundled one but the inert `any`)
+is not asked about a job that no cluster, or exactly one, could hold: `pick` answers ANY or that cluster
+without building the view, and the start's placement or gang choice finds whether the job fits there now
+(when it does not, the start ends as WAIT would: the shape's "no room" memo, no start). A run that places
+in batches (engine.sim.cycle.batch_plan) always asks: a planned placement is taken only where the job fits.
+A policy that names the keys it takes the lowest fitting cluster by (`lowest_by`: every bundled one) has a
+one-node job's cluster chosen in the compiled call that sums the figures (`fit_lowest_by`, the policy's
+own rule: engine.policies.cluster_kernels.lowest_by), without a view or a call of the policy.
 """
 from __future__ import annotations
 
@@ -17,6 +26,8 @@ import numpy as np
 
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
 from engine.core.fleet_view import PlacementError, fit_args, fits_on
+from engine.core.kernel_entry import entry
+from engine.core.traits import setting
 from engine.core.views import assembled
 from engine.world.mig import COMPUTE
 
@@ -26,8 +37,10 @@ class ClusterStep:
 
     def __init__(self, run, policy) -> None:
         self.run, self.policy = run, policy
-        # per region fleet, per shape key's index: (holds, capacity_gpus, pool mask, holds as a list, whether any
-        # cluster holds it)
+        self.sole = setting(policy, "cluster", "takes_sole_holder")  # the module docstring
+        self.by = setting(policy, "cluster", "lowest_by")
+        # per region fleet, per shape key's index: (holds, capacity_gpus, pool mask, whether any cluster
+        # holds it, the answer when at most one does: ANY or its index; else None)
         self._static: dict[int, dict[int, tuple]] = {}
         self._fits: dict[int, dict[int, tuple | None]] = {}  # per region fleet and request: `_fit_args`
         self._requests: dict[tuple, ClusterRequest] = {}  # by (GPUs, nodes, GPU type): a job as the policy sees it
@@ -38,6 +51,7 @@ class ClusterStep:
         self._kind_list: list[int] = []  # `_kind` as a list (read one job at a time)
         self._kinds: dict[tuple, int] = {}
         self._scope: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._entries: dict[tuple[str, int], object] = {}  # per kernel and region fleet: `call`
 
     def pick(self, j: int, fleet, request=None) -> int:
         """Job j's cluster in `fleet` (its RegionFleet): an index, ANY or WAIT (engine.core.cluster_view).
@@ -46,7 +60,9 @@ class ClusterStep:
         run = self.run
         width = run.width[j]
         codes, k = fleet.cluster_codes, len(fleet.cluster_names)
-        holds, capacity, in_pool = self._of(j, fleet)[:3]
+        holds, capacity, in_pool, _, sole = self._of(j, fleet)
+        if sole is not None and self.sole and not run.batch.on:
+            return sole
         state = fleet.state
         if width > 1:
             free = fleet.whole_free_nodes(run.num_gpu[j], run.cpu_milli[j], run.memory_mib[j], run.pool_list[j],
@@ -57,6 +73,9 @@ class ClusterStep:
             if request is None:
                 request = run.request_of(j)
             fit = self._fit_args(fleet, request)
+            if fit is not None and self.by:  # the policy's own choice, without a view
+                return self.call("fit_lowest_by", fleet, (*fit, codes, k, state.gpu_free_total, in_pool, holds,
+                                                          *self.by))
             if fit is not None:
                 fits, free_gpus, racks = kernels().fit_by_cluster(*fit, codes, k, state.gpu_free_total, in_pool)
             else:
@@ -73,6 +92,18 @@ class ClusterStep:
             return int(choice)
         raise PlacementError(f"cluster policy {self.policy.registry_key!r} chose cluster {choice!r} for job "
                              f"{run.w.job_id[j]}, which is not one of the {k} where it fits now")
+
+    def call(self, name: str, fleet, args: tuple):
+        """cluster_step_kernels' kernel `name` on `args` through its entry point for `fleet`
+        (engine.core.kernel_entry), without numba's dispatch: the arguments are the fleet's own arrays
+        (its state's block and columns, cluster codes, running jobs' slots as read from it), a request's
+        mask and figures (fleet_view.fit_args), the step's bool masks per node and cluster (`_of`) and
+        Python ints and floats, whose types are fixed per fleet."""
+        key = (name, id(fleet))
+        call = self._entries.get(key)
+        if call is None:
+            call = self._entries[key] = entry(getattr(kernels(), name), args)
+        return call(*args)
 
     def _fit_args(self, fleet, request) -> tuple | None:
         """`fit_args(fleet.view, request)`, kept per fleet and request (a request is one object per shape:
@@ -121,7 +152,7 @@ class ClusterStep:
         """(which clusters of `fleet` could ever hold job j: enough nodes big enough for one of its pods
         in its pool; which nodes are in its pool; whether any cluster could), as `pick` sees them."""
         static = self._of(j, fleet)
-        return static[0], static[2], static[4]
+        return static[0], static[2], static[3]
 
     def scoped_units(self, jobs: np.ndarray, units: np.ndarray, pools: np.ndarray, head_pool: int, fleet,
                      cluster: int, free: float) -> np.ndarray:
@@ -141,7 +172,7 @@ class ClusterStep:
             for j in dict(zip(kind[missing].tolist(), missing.tolist())).values():
                 static = self._of(j, fleet)
                 key = self._kind[j]
-                filled[key], holds[key], spans[key] = True, static[0], not static[4]
+                filled[key], holds[key], spans[key] = True, static[0], not static[3]
 
     def reshape(self, j: int) -> None:
         """Job j's GPUs, CPU, memory, pool, spot rule or nodes changed (an OOM restart, a move, elastic
@@ -191,7 +222,9 @@ class ClusterStep:
             holds = np.bincount(codes, weights=big, minlength=k) >= width
             in_pool = fleet.node_pool == pool if pool > 0 else np.ones(len(codes), bool)
             capacity = np.bincount(codes, weights=state.gpu_count * in_pool, minlength=k).astype(np.float64)
-            static = statics[kind] = (holds, capacity, in_pool, holds.tolist(), bool(holds.any()))
+            held = np.flatnonzero(holds)
+            sole = ANY if not len(held) else int(held[0]) if len(held) == 1 else None
+            static = statics[kind] = (holds, capacity, in_pool, bool(len(held)), sole)
         return static
 
 

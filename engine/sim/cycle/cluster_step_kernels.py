@@ -3,7 +3,8 @@
 - `by_cluster`: what `ClusterStep.pick` shows the policy per cluster (the nodes where the job fits now,
   the free GPUs of its pool), in one pass over the region's nodes instead of two bincounts
   (`fit_by_cluster`: the fit rule in the same call, on a fleet that keeps no fit masks; `gang_by_cluster`:
-  a gang's entirely free nodes, with the fewest racks it would span in each cluster);
+  a gang's entirely free nodes, with the fewest racks it would span in each cluster; `fit_lowest_by`: a
+  one-node job's cluster under a policy that names its keys, chosen in the same call);
 - `earliest_cluster`: the head's cluster (engine.sim.cycle.backfill_cluster.head_scope), EASY's
   reservation (engine.policies.easy_kernels.reservation) in each cluster that holds the head, in one
   call instead of a slot selection and a reservation call per cluster;
@@ -23,6 +24,7 @@ import numpy as np
 from engine.core.fit_kernels import fits_node
 from engine.core.fleet_view import MILLI
 from engine.core.jit import njit
+from engine.policies.cluster_kernels import lowest_by
 from engine.policies.easy_kernels import head_pool_units, reservation
 
 
@@ -74,6 +76,15 @@ def fit_by_cluster(block, allowed, figures, codes, k, free_milli, in_pool):
         if in_pool[i]:
             free[c] += free_milli[i]
     return fit, free / MILLI, fit.astype(np.int64)
+
+
+@njit(cache=True)
+def fit_lowest_by(block, allowed, figures, codes, k, free_milli, in_pool, holds, first, second):
+    """The choice of a policy that takes the lowest fitting cluster by the keys of codes `first` and
+    `second` (engine.policies.cluster_kernels.lowest_by) over `fit_by_cluster`'s figures (its arguments;
+    `holds`: the clusters that could hold the job): ANY, WAIT or a cluster index."""
+    fits, free, racks = fit_by_cluster(block, allowed, figures, codes, k, free_milli, in_pool)
+    return lowest_by(holds, fits, free, racks, first, second)
 
 
 @njit(cache=True)

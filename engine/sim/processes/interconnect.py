@@ -62,7 +62,11 @@ class Links(WorldProcess):
         return CLUSTER if (racks != racks[0]).any() else RACK
 
     def running_s(self, j: int, fleet, nodes, now: float, work_s: float) -> float:
-        """Seconds job j, starting now on `nodes` with `work_s` of work left, takes to run."""
+        """Seconds job j, starting now on `nodes` with `work_s` of work left, takes to run (its work, at
+        pace 1, on one node: most starts)."""
+        if len(nodes) < 2:
+            self.pace[j] = 1.0
+            return work_s
         level = self.level(fleet, nodes)
         pace = self.pace[j] = self.model.slowdown(level, self.comm[j])
         if level != NODE:
