@@ -26,7 +26,7 @@ import numpy as np
 
 from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
 from engine.core.fleet_view import PlacementError, fit_args, fits_on
-from engine.core.kernel_entry import entry
+from engine.core.kernel_entry import Entries
 from engine.core.traits import setting
 from engine.core.views import assembled
 from engine.world.mig import COMPUTE
@@ -51,7 +51,7 @@ class ClusterStep:
         self._kind_list: list[int] = []  # `_kind` as a list (read one job at a time)
         self._kinds: dict[tuple, int] = {}
         self._scope: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._entries: dict[tuple[str, int], object] = {}  # per kernel and region fleet: `call`
+        self._entries = Entries()  # per kernel and region fleet: `call`
 
     def pick(self, j: int, fleet, request=None) -> int:
         """Job j's cluster in `fleet` (its RegionFleet): an index, ANY or WAIT (engine.core.cluster_view).
@@ -100,10 +100,7 @@ class ClusterStep:
         mask and figures (fleet_view.fit_args), the step's bool masks per node and cluster (`_of`) and
         Python ints and floats, whose types are fixed per fleet."""
         key = (name, id(fleet))
-        call = self._entries.get(key)
-        if call is None:
-            call = self._entries[key] = entry(getattr(kernels(), name), args)
-        return call(*args)
+        return (self._entries.get(key) or self._entries.made(key, getattr(kernels(), name), args))(*args)
 
     def _fit_args(self, fleet, request) -> tuple | None:
         """`fit_args(fleet.view, request)`, kept per fleet and request (a request is one object per shape:
