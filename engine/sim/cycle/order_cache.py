@@ -16,6 +16,10 @@ needs a `keyer` (it reads only the teams' decayed usage, which a view keeps past
 ledger); other orders key a lone job at once. With `defer` (the caller's promise that a job that starts
 cannot come back to the queue and that trying a job changes no ledger), a lone job does not even ask
 for the view until `settle`, after the pass tried it, and only if it still waits.
+
+The cached jobs that left the queue are dropped at the next order, unless the queue counts no removal
+since the region's last order (a pass that starts nothing, most passes of a full cluster): then every
+cached job still waits and the cached order is read as it is.
 """
 from __future__ import annotations
 
@@ -52,6 +56,7 @@ class OrderCache:
         self.view: QueueView | None = None
         self.keyer = None
         self.pending: tuple[str, float, int, np.ndarray] | None = None  # a deferred lone job: region, since, j, [j]
+        self.removed: dict[str, tuple] = {}  # per region: its queue and the queue's `removed` at its last order
         self.skip = None  # keys[:skip:-1], the levels sorted on: all (None) or all but the first (0)
 
     def order(self, view: QueueView, shares_of, region: str, queue: WaitingQueue, now: float,
@@ -59,6 +64,12 @@ class OrderCache:
         """The jobs waiting in `queue` (its keys are job ids) in order. `view`: the run's view of
         every job; `shares_of()`: the ledger at `now` (asked only when jobs are keyed); `defer`: see
         the module docstring (then call `settle` once the pass has tried the first job)."""
+        ids = self._order(view, shares_of, region, queue, now, defer)
+        self.removed[region] = (queue, queue.removed)  # every job cached now waits in this queue
+        return ids
+
+    def _order(self, view: QueueView, shares_of, region: str, queue: WaitingQueue, now: float,
+               defer: bool) -> np.ndarray:
         if self.every_s <= 0:
             jobs = _waiting(queue)
             if len(jobs) == 1:
@@ -83,8 +94,9 @@ class OrderCache:
         since, ids, keys = entry
         _load_kernels()
         if isinstance(keys, np.ndarray):
-            args = (ids, keys, queue.mask, self.known)
-            ids, keys = _entry(kernels.still_waiting, keys.dtype.char, args)(*args)
+            if self.removed[region] != (queue, queue.removed):  # else no job left since the last order: all wait
+                args = (ids, keys, queue.mask, self.known)
+                ids, keys = _entry(kernels.still_waiting, keys.dtype.char, args)(*args)
         elif len(ids) and not queue.mask[ids[0]]:  # the lone job (its keys `Later`) left
             self.known[ids] = False
             ids, keys = _NONE, None
