@@ -19,7 +19,9 @@ for the view until `settle`, after the pass tried it, and only if it still waits
 
 The cached jobs that left the queue are dropped at the next order, unless the queue counts no removal
 since the region's last order (a pass that starts nothing, most passes of a full cluster): then every
-cached job still waits and the cached order is read as it is.
+cached job still waits and the cached order is read as it is, and a recalculation keys the cached jobs
+when they are all the waiting ones. The jobs to merge in are found by a scan of the queue, unless one
+job joined: the latest arrival, checked against the cache (`_unknown`).
 """
 from __future__ import annotations
 
@@ -85,24 +87,26 @@ class OrderCache:
             if not self.known[j]:
                 return self._defer(region, entry[0], j)
         if entry is None or now - entry[0] >= self.every_s:
-            if entry is not None:
-                self.known[entry[1]] = False
-            jobs = _waiting(queue)
-            if len(jobs) == 1:
-                return self._alone(view, shares_of, region, now, jobs, now, defer)
+            if entry is not None and 1 < len(entry[1]) == queue.count and self._all_wait(region, queue):
+                jobs = np.sort(entry[1])  # every waiting job is cached: the queue's keys, without a scan
+            else:
+                if entry is not None:
+                    self.known[entry[1]] = False
+                jobs = _waiting(queue)
+                if len(jobs) == 1:
+                    return self._alone(view, shares_of, region, now, jobs, now, defer)
             return self._store(region, now, jobs, self._keys(view, shares_of(), jobs, now))
         since, ids, keys = entry
         _load_kernels()
         if isinstance(keys, np.ndarray):
-            if self.removed[region] != (queue, queue.removed):  # else no job left since the last order: all wait
+            if not self._all_wait(region, queue):
                 args = (ids, keys, queue.mask, self.known)
                 ids, keys = _entry(kernels.still_waiting, keys.dtype.char, args)(*args)
         elif len(ids) and not queue.mask[ids[0]]:  # the lone job (its keys `Later`) left
             self.known[ids] = False
             ids, keys = _NONE, None
         if len(ids) < queue.count:
-            args = (_waiting(queue), self.known)
-            new = _entry(kernels.unknown, None, args)(*args)
+            new = self._unknown(queue, ids)
         else:  # every waiting job is in the cache: no scan of the queue
             new = ids[:0]
         if not len(new):  # the cached order, less the jobs that left: still in order
@@ -121,6 +125,10 @@ class OrderCache:
         ids, keys = _entry(kernels.merged, (keys.dtype.char, args[3].dtype.char), args)(*args)
         self.cached[region] = (since, ids, keys)
         return ids
+
+    def _all_wait(self, region: str, queue: WaitingQueue) -> bool:
+        """No job left `queue` since the region's last order: every job cached then still waits."""
+        return self.removed[region] == (queue, queue.removed)
 
     def settle(self, view: QueueView, shares_of, queue: WaitingQueue, now: float) -> None:
         """Cache the deferred lone job, if any, when it still waits (with the pass's ledger and time)."""
@@ -148,6 +156,18 @@ class OrderCache:
         self.known[jobs] = True
         self.cached[region] = (since, jobs, Later(shares_of(), now))
         return jobs
+
+    def _unknown(self, queue: WaitingQueue, ids: np.ndarray) -> np.ndarray:
+        """The waiting jobs not known, ascending; `ids`: the region's cached jobs, all waiting. One job waits
+        besides them, most often the latest arrival (the largest key): when that one is not known, is not
+        one of `ids` and they are all known, it is the answer without a scan of the queue."""
+        last = queue.hi - 1
+        if queue.count == len(ids) + 1 and queue.mask[last] and not self.known[last]:
+            args = (ids, self.known, last)
+            if _entry(kernels.known_without, None, args)(*args):
+                return np.array([last])
+        args = (_waiting(queue), self.known)
+        return _entry(kernels.unknown, None, args)(*args)
 
     def _keyer(self, view: QueueView) -> None:
         """The policy's keyer (None without one) for the run's `view`."""
