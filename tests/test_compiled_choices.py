@@ -1,8 +1,8 @@
 """The compiled cluster and preemption choices (engine.policies.cluster_kernels, preemption_kernels), the
-queue merge (engine.core.order_kernels.merged) and the order cache's filters (still_waiting, unknown) against
-their rules written plainly: a Python sort by key
-tuples, NaN after every number, ties to the lowest position (the job id). Keys are drawn from a few values
-(NaN and -0.0 among them) so that ties are common."""
+queue merge (engine.core.order_kernels.merged) and the order cache's filters (still_waiting, unknown, and the
+cache's shortcut to a lone unknown job) against their rules written plainly: a Python sort by key tuples,
+NaN after every number, ties to the lowest position (the job id). Keys are drawn from a few values (NaN and
+-0.0 among them) so that ties are common."""
 import math
 
 import numpy as np
@@ -13,6 +13,8 @@ from engine.core.cluster_view import ANY, WAIT, ClusterRequest, ClustersView
 from engine.core.order_kernels import merged, still_waiting, unknown
 from engine.policies.cluster import BestFit, MostFree, Topology
 from engine.policies.preemption import PreemptRequest, PriorityPreemption, RunFigures, RunningView
+from engine.sim.cycle import order_cache
+from engine.sim.state.queue import WaitingQueue
 
 KEYS = st.sampled_from([0.0, -0.0, 1.0, 2.0, 2.5, math.nan])
 
@@ -179,3 +181,23 @@ def test_the_order_caches_filters_are_numpys(drawn, levels):
     assert got_ids.tolist() == ids[waiting[ids]].tolist()
     assert np.array_equal(got_keys.view(np.int64), keys[:, waiting[ids]].view(np.int64))
     assert known.tolist() == expected_known.tolist()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), min_size=1, max_size=10),
+       st.randoms(use_true_random=False))
+def test_the_order_caches_unknown_jobs_are_the_scans(drawn, rng):
+    # job j: whether it waits, whether it is known, whether the region's cache holds it (if it waits); jobs join
+    # the queue in any order, and a known job may be in no cache of this region (it is in another's)
+    waiting = [j for j, (w, _, _) in enumerate(drawn) if w]
+    known = np.array([k for _, k, _ in drawn], bool)
+    ids = np.array([j for j in waiting if drawn[j][2]], np.int64)
+    rng.shuffle(waiting)
+    queue = WaitingQueue(len(drawn))
+    for j in waiting:
+        queue.add(j)
+    order_cache._load_kernels()
+    cache = order_cache.OrderCache(object(), len(drawn))
+    cache.known = known
+    expected = unknown(queue.keys(), known.copy())
+    assert cache._unknown(queue, ids).tolist() == expected.tolist()

@@ -140,7 +140,7 @@ def test_the_scenarios_that_reach_every_entry_point_pass_its_type_checks():
     """Two weeks of the sample under scenarios that between them call every kernel entry point of the engine
     (pod and whole-node moves, first-fit's and best-fit's placement, EASY's reservation, scan and running slots,
     the fair-share keying, the ledger's decay, the order cache, the cluster step's choice and the head's cluster:
-    all 16 kernels called through one), in a process with MERIDIAN_CHECK_ENTRIES set: a caller that passed an
+    all 17 kernels called through one), in a process with MERIDIAN_CHECK_ENTRIES set: a caller that passed an
     argument of a type its entry point would misread fails it with TypeError."""
     import os
     import subprocess

@@ -105,3 +105,12 @@ def unknown(jobs, known):
             out[m] = j
             m += 1
     return out[:m]
+
+
+@njit(cache=True)
+def known_without(ids, known, job):
+    """Every one of `ids` is `known` (a mask by job id) and none is `job`."""
+    for i in ids:
+        if i == job or not known[i]:
+            return False
+    return True

@@ -16,6 +16,12 @@ needs a `keyer` (it reads only the teams' decayed usage, which a view keeps past
 ledger); other orders key a lone job at once. With `defer` (the caller's promise that a job that starts
 cannot come back to the queue and that trying a job changes no ledger), a lone job does not even ask
 for the view until `settle`, after the pass tried it, and only if it still waits.
+
+The cached jobs that left the queue are dropped at the next order, unless the queue counts no removal
+since the region's last order (a pass that starts nothing, most passes of a full cluster): then every
+cached job still waits and the cached order is read as it is, and a recalculation keys the cached jobs
+when they are all the waiting ones. The jobs to merge in are found by a scan of the queue, unless one
+job joined: the latest arrival, checked against the cache (`_unknown`).
 """
 from __future__ import annotations
 
@@ -52,6 +58,7 @@ class OrderCache:
         self.view: QueueView | None = None
         self.keyer = None
         self.pending: tuple[str, float, int, np.ndarray] | None = None  # a deferred lone job: region, since, j, [j]
+        self.removed: dict[str, tuple] = {}  # per region: its queue and the queue's `removed` at its last order
         self.skip = None  # keys[:skip:-1], the levels sorted on: all (None) or all but the first (0)
 
     def order(self, view: QueueView, shares_of, region: str, queue: WaitingQueue, now: float,
@@ -59,6 +66,12 @@ class OrderCache:
         """The jobs waiting in `queue` (its keys are job ids) in order. `view`: the run's view of
         every job; `shares_of()`: the ledger at `now` (asked only when jobs are keyed); `defer`: see
         the module docstring (then call `settle` once the pass has tried the first job)."""
+        ids = self._order(view, shares_of, region, queue, now, defer)
+        self.removed[region] = (queue, queue.removed)  # every job cached now waits in this queue
+        return ids
+
+    def _order(self, view: QueueView, shares_of, region: str, queue: WaitingQueue, now: float,
+               defer: bool) -> np.ndarray:
         if self.every_s <= 0:
             jobs = _waiting(queue)
             if len(jobs) == 1:
@@ -74,23 +87,26 @@ class OrderCache:
             if not self.known[j]:
                 return self._defer(region, entry[0], j)
         if entry is None or now - entry[0] >= self.every_s:
-            if entry is not None:
-                self.known[entry[1]] = False
-            jobs = _waiting(queue)
-            if len(jobs) == 1:
-                return self._alone(view, shares_of, region, now, jobs, now, defer)
+            if entry is not None and 1 < len(entry[1]) == queue.count and self._all_wait(region, queue):
+                jobs = np.sort(entry[1])  # every waiting job is cached: the queue's keys, without a scan
+            else:
+                if entry is not None:
+                    self.known[entry[1]] = False
+                jobs = _waiting(queue)
+                if len(jobs) == 1:
+                    return self._alone(view, shares_of, region, now, jobs, now, defer)
             return self._store(region, now, jobs, self._keys(view, shares_of(), jobs, now))
         since, ids, keys = entry
         _load_kernels()
         if isinstance(keys, np.ndarray):
-            args = (ids, keys, queue.mask, self.known)
-            ids, keys = _entry(kernels.still_waiting, keys.dtype.char, args)(*args)
+            if not self._all_wait(region, queue):
+                args = (ids, keys, queue.mask, self.known)
+                ids, keys = _entry(kernels.still_waiting, keys.dtype.char, args)(*args)
         elif len(ids) and not queue.mask[ids[0]]:  # the lone job (its keys `Later`) left
             self.known[ids] = False
             ids, keys = _NONE, None
         if len(ids) < queue.count:
-            args = (_waiting(queue), self.known)
-            new = _entry(kernels.unknown, None, args)(*args)
+            new = self._unknown(queue, ids)
         else:  # every waiting job is in the cache: no scan of the queue
             new = ids[:0]
         if not len(new):  # the cached order, less the jobs that left: still in order
@@ -109,6 +125,10 @@ class OrderCache:
         ids, keys = _entry(kernels.merged, (keys.dtype.char, args[3].dtype.char), args)(*args)
         self.cached[region] = (since, ids, keys)
         return ids
+
+    def _all_wait(self, region: str, queue: WaitingQueue) -> bool:
+        """No job left `queue` since the region's last order: every job cached then still waits."""
+        return self.removed[region] == (queue, queue.removed)
 
     def settle(self, view: QueueView, shares_of, queue: WaitingQueue, now: float) -> None:
         """Cache the deferred lone job, if any, when it still waits (with the pass's ledger and time)."""
@@ -136,6 +156,18 @@ class OrderCache:
         self.known[jobs] = True
         self.cached[region] = (since, jobs, Later(shares_of(), now))
         return jobs
+
+    def _unknown(self, queue: WaitingQueue, ids: np.ndarray) -> np.ndarray:
+        """The waiting jobs not known, ascending; `ids`: the region's cached jobs, all waiting. One job waits
+        besides them, most often the latest arrival (the largest key): when that one is not known, is not
+        one of `ids` and they are all known, it is the answer without a scan of the queue."""
+        last = queue.hi - 1
+        if queue.count == len(ids) + 1 and queue.mask[last] and not self.known[last]:
+            args = (ids, self.known, last)
+            if _entry(kernels.known_without, None, args)(*args):
+                return np.array([last])
+        args = (_waiting(queue), self.known)
+        return _entry(kernels.unknown, None, args)(*args)
 
     def _keyer(self, view: QueueView) -> None:
         """The policy's keyer (None without one) for the run's `view`."""

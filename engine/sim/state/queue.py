@@ -25,6 +25,7 @@ class WaitingQueue:
         self.known = np.zeros(0, np.int64)  # ascending; every key waiting at the last keys(), and no other
         self.added: list[int] = []  # keys added since then, in the order added
         self.top = -1  # the largest key put in `known` (removed since or not)
+        self.removed = 0  # keys removed so far: while it holds, every key that waited still waits
 
     def __len__(self) -> int:
         return self.count
@@ -42,6 +43,7 @@ class WaitingQueue:
         """Take a waiting `key` out; moves `lo` on to the next waiting key."""
         self.mask[key] = False
         self.count -= 1
+        self.removed += 1
         if not self.count:
             self.lo, self.hi = len(self.mask), 0
         elif key == self.lo:  # the next waiting key: usually the one after (jobs mostly start in key order)
