@@ -70,9 +70,7 @@ class GangFleetState(FleetState):
         int64 array (`np.ascontiguousarray(nodes, np.int64)`): the call goes to the kernel's entry point
         for these types (engine.core.kernel_entry), which reads any array as one."""
         args = (self._plain, self._taken if take else self.capacity, self._flags, nodes, take)
-        if _kernels is None:
-            _load_kernels()
-        milli = (self._whole_moves.get(take) or self._whole_moves.made(take, _kernels.move_whole, args))(*args)
+        milli = (self._whole_moves.get(take) or self._whole_moves.made(take, _whole_kernels().move_whole, args))(*args)
         if milli < 0:
             if milli == _kernels.BAD_NODES:
                 raise PlacementError(f"gang nodes must be ascending distinct existing nodes: {nodes.tolist()}")
@@ -85,10 +83,13 @@ class GangFleetState(FleetState):
         return milli
 
 
-def _load_kernels() -> None:
+def _whole_kernels():
+    """engine.sim.state.whole_kernels, loaded on first use."""
     global _kernels
-    from engine.sim.state import whole_kernels
-    _kernels = whole_kernels
+    if _kernels is None:
+        from engine.sim.state import whole_kernels
+        _kernels = whole_kernels
+    return _kernels
 
 
 def cluster_codes(nodes: pd.DataFrame) -> tuple[tuple[str, ...], np.ndarray]:
